@@ -1,0 +1,7 @@
+"""Attention Lens: a hand-written encoder-decoder Transformer for German -> English."""
+
+from .config import ConfigError, TransformerConfig
+from .hub import CheckpointError
+from .transformer import AttentionMaps, Transformer
+
+__all__ = ["AttentionMaps", "CheckpointError", "ConfigError", "Transformer", "TransformerConfig"]

@@ -1,0 +1,187 @@
+"""Greedy and beam search over the decoder, with or without the key/value cache.
+
+Shape legend: B batch, K beams, N = B * K decoder rows, S source length, t steps decoded so far,
+V vocabulary. Both searches return (B, T') ids: the tokens after BOS, up to and including EOS,
+right-padded with pad_id. The cache changes the cost, never the tokens: the uncached decoder
+re-runs the full decoder over the prefix at every step and is kept to prove it.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .attention import padding_mask
+
+
+class CachedDecoder:
+    """Next-token logits from one new token a step; earlier keys/values come from the cache."""
+
+    def __init__(self, model, memory: Tensor, src_mask: Tensor, capacity: int):
+        self.model = model
+        self.src_mask = src_mask  # (N, 1, 1, S)
+        self.cache = model.new_decoder_cache(memory, capacity)
+
+    def __call__(self, tokens: Tensor) -> Tensor:
+        """tokens (N, t) -> logits (N, V) for position t+1; only tokens[:, -1] is new to the cache."""
+        hidden, _, _ = self.model.decode(tokens[:, -1:], None, self.src_mask, cache=self.cache)  # (N, 1, D)
+        return self.model.lm_head(hidden[:, -1])  # (N, V)
+
+    def reorder(self, rows: Tensor, batch_changed: bool) -> None:
+        """Keep decoder rows `rows`. Beams of one sentence share the source, so the cross-attention
+        cache only moves when sentences leave the batch."""
+        for layer in self.cache:
+            layer.self_attn.reorder(rows)
+            if batch_changed:
+                layer.cross_attn.reorder(rows)
+        if batch_changed:
+            self.src_mask = self.src_mask[rows]
+
+
+class UncachedDecoder:
+    """Next-token logits by running the whole decoder over the prefix (the reference)."""
+
+    def __init__(self, model, memory: Tensor, src_mask: Tensor, capacity: int):
+        self.model = model
+        self.memory = memory  # (N, S, D)
+        self.src_mask = src_mask  # (N, 1, 1, S)
+
+    def __call__(self, tokens: Tensor) -> Tensor:
+        hidden, _, _ = self.model.decode(tokens, self.memory, self.src_mask)  # (N, t, D)
+        return self.model.lm_head(hidden[:, -1])  # (N, V)
+
+    def reorder(self, rows: Tensor, batch_changed: bool) -> None:
+        if batch_changed:
+            self.memory = self.memory[rows]
+            self.src_mask = self.src_mask[rows]
+
+
+def _start(model, src: Tensor, max_new_tokens: int, num_beams: int, use_cache: bool):
+    """Encode the source once and build the step function for N = B * num_beams rows."""
+    config = model.config
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if src.size(1) > config.max_len:
+        raise ValueError(f"source of {src.size(1)} tokens is longer than max_len={config.max_len}")
+    # The decoder sees BOS plus all but the last new token: max_new_tokens positions in all.
+    max_new_tokens = min(max_new_tokens, config.max_len)
+    src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
+    memory, _ = model.encode(src, src_mask)  # (B, S, D)
+    if num_beams > 1:
+        memory = memory.repeat_interleave(num_beams, dim=0)  # (N, S, D): rows b*K .. b*K+K-1
+        src_mask = src_mask.repeat_interleave(num_beams, dim=0)  # (N, 1, 1, S)
+    decoder_cls = CachedDecoder if use_cache else UncachedDecoder
+    return decoder_cls(model, memory, src_mask, capacity=max_new_tokens), max_new_tokens
+
+
+def _never_generate(logits: Tensor, config) -> Tensor:
+    """Padding and BOS are never outputs: ruling them out keeps 'pad' meaning 'no token'."""
+    logits[:, config.pad_id] = float("-inf")
+    logits[:, config.bos_id] = float("-inf")
+    return logits
+
+
+def _trim(ids: Tensor, pad_id: int) -> Tensor:
+    """Drop the columns that are padding in every row."""
+    lengths = (ids != pad_id).sum(dim=1)
+    return ids[:, : int(lengths.max()) if lengths.numel() else 0]
+
+
+def greedy_search(model, src: Tensor, max_new_tokens: int, use_cache: bool = True) -> Tensor:
+    """Pick the most likely next token at every step until every sentence has produced EOS."""
+    config = model.config
+    decoder, max_new_tokens = _start(model, src, max_new_tokens, 1, use_cache)
+    B = src.size(0)
+    tokens = torch.full((B, 1), config.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+    finished = torch.zeros(B, dtype=torch.bool, device=src.device)
+    for _ in range(max_new_tokens):
+        logits = _never_generate(decoder(tokens), config)  # (B, V)
+        next_token = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
+        tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, t+1)
+        finished |= next_token == config.eos_id
+        if bool(finished.all()):
+            break
+    return tokens[:, 1:]
+
+
+def beam_search(
+    model, src: Tensor, max_new_tokens: int, num_beams: int, length_penalty: float = 1.0, use_cache: bool = True
+) -> Tensor:
+    """Keep the K best prefixes of every sentence; return the best finished one.
+
+    A finished hypothesis scores sum(log p) / length ** length_penalty. A sentence stops once it
+    has K finished hypotheses and its best live prefix, normalised at the current length, cannot
+    beat the worst of them; it then leaves the batch, so the others decode faster.
+    """
+    config = model.config
+    K = num_beams
+    V = config.vocab_size
+    if K < 1 or 2 * K > V:
+        raise ValueError(f"num_beams must be between 1 and vocab_size / 2, got {K}")
+    decoder, max_new_tokens = _start(model, src, max_new_tokens, K, use_cache)
+    B, device = src.size(0), src.device
+
+    tokens = torch.full((B * K, 1), config.bos_id, dtype=torch.long, device=device)  # (N, 1)
+    # All beams start as the same BOS prefix; only the first is live, or step one would pick
+    # the same K tokens K times over.
+    beam_scores = torch.full((B, K), float("-inf"), device=device)
+    beam_scores[:, 0] = 0.0
+    finished_scores = torch.full((B, K), float("-inf"), device=device)  # sorted best first
+    finished_ids = torch.full((B, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device)
+    active = torch.arange(B, device=device)  # sentences still searching, as indices into B
+
+    def keep_best(sentences: Tensor, ids: Tensor, scores: Tensor) -> None:
+        """Merge new hypotheses ids (n, m, max_new), scores (n, m) into the K best of each sentence."""
+        all_scores = torch.cat([finished_scores[sentences], scores], dim=1)  # (n, K+m)
+        all_ids = torch.cat([finished_ids[sentences], ids], dim=1)  # (n, K+m, max_new)
+        best, pick = all_scores.topk(K, dim=1)  # (n, K)
+        finished_scores[sentences] = best
+        finished_ids[sentences] = all_ids.gather(1, pick[:, :, None].expand(-1, -1, max_new_tokens))
+
+    for t in range(max_new_tokens):
+        n = active.numel()
+        logits = _never_generate(decoder(tokens), config)  # (n*K, V)
+        log_probs = logits.float().log_softmax(dim=-1)
+        candidates = (beam_scores.view(n * K, 1) + log_probs).view(n, K * V)  # every beam x every token
+        top_scores, top_ids = candidates.topk(2 * K, dim=1)  # (n, 2K): at least K of them are not EOS
+        from_beam = top_ids // V  # (n, 2K)
+        token = top_ids % V  # (n, 2K)
+        is_eos = token == config.eos_id
+        norm = float(t + 1) ** length_penalty
+
+        # 1. EOS among the K best candidates ends a hypothesis.
+        ends = is_eos[:, :K]  # (n, K)
+        if bool(ends.any()):
+            prefix = tokens[:, 1:].view(n, K, t)  # (n, K, t)
+            ids = torch.full((n, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device)
+            ids[:, :, :t] = prefix.gather(1, from_beam[:, :K, None].expand(-1, -1, t))
+            ids[:, :, t] = config.eos_id
+            keep_best(active, ids, torch.where(ends, top_scores[:, :K] / norm, float("-inf")))
+
+        # 2. The K best candidates that do not end become the next beams.
+        live_scores = top_scores.masked_fill(is_eos, float("-inf"))
+        beam_scores, pick = live_scores.topk(K, dim=1)  # (n, K)
+        rows = torch.arange(n, device=device)[:, None] * K + from_beam.gather(1, pick)  # (n, K) rows of tokens
+        next_token = token.gather(1, pick)  # (n, K)
+
+        # 3. Sentences whose best live beam can no longer beat their worst finished one leave.
+        worst_finished = finished_scores[active, -1]  # (n,)
+        done = (worst_finished > float("-inf")) & (beam_scores[:, 0] / norm <= worst_finished)
+        batch_changed = bool(done.any())
+        if batch_changed:
+            still = ~done
+            active, rows, beam_scores, next_token = active[still], rows[still], beam_scores[still], next_token[still]
+        rows = rows.reshape(-1)  # (n'*K,)
+        tokens = torch.cat([tokens[rows], next_token.reshape(-1, 1)], dim=1)  # (n'*K, t+2)
+        if active.numel() == 0:
+            break
+        decoder.reorder(rows, batch_changed)
+
+    if active.numel() > 0:
+        # Out of steps: the live beams compete with the finished hypotheses as they are.
+        n, steps = active.numel(), tokens.size(1) - 1
+        ids = torch.full((n, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device)
+        ids[:, :, :steps] = tokens[:, 1:].view(n, K, steps)
+        keep_best(active, ids, beam_scores / float(steps) ** length_penalty)
+
+    return _trim(finished_ids[:, 0], config.pad_id)

@@ -1,0 +1,124 @@
+"""The building blocks of the paper: positional encoding, feed-forward, encoder and decoder layers.
+
+Shape legend: B batch, S source length, T target length, H heads, D model width (d_model).
+Every sublayer is wrapped in a residual connection and LayerNorm: Post-LN
+(x = norm(x + sublayer(x)), the paper) or Pre-LN (x = x + sublayer(norm(x)), `norm_first`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .attention import KVCache, MultiHeadAttention
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the sinusoids PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(...).
+
+    A buffer, not a parameter: it is a fixed function of the position, so it is not learned
+    and not written to model.safetensors (persistent=False).
+    """
+
+    def __init__(self, d_model: int, max_len: int):
+        super().__init__()
+        position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+        inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * inv_freq)
+        pe[:, 1::2] = torch.cos(position * inv_freq)
+        self.register_buffer("pe", pe, persistent=False)  # (max_len, D)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """x (B, L, D) holds positions offset .. offset+L-1 (offset > 0 when decoding step by step)."""
+        length = x.size(1)
+        if offset + length > self.pe.size(0):
+            raise ValueError(f"sequence of {offset + length} positions is longer than max_len={self.pe.size(0)}")
+        return x + self.pe[offset : offset + length].to(x.dtype)
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, L, D) -> (B, L, d_ff) -> (B, L, D)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention over the source, then the feed-forward network."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)  # on each sublayer's output, before the residual sum
+
+    def forward(self, x: Tensor, src_mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+        """x (B, S, D), src_mask (B, 1, 1, S) -> (B, S, D) and the self-attention weights (B, H, S, S)."""
+        if self.norm_first:
+            attn, weights = self.self_attn(self.norm1(x), mask=src_mask, need_weights=need_weights)
+            x = x + self.dropout(attn)
+            x = x + self.dropout(self.ff(self.norm2(x)))
+        else:
+            attn, weights = self.self_attn(x, mask=src_mask, need_weights=need_weights)
+            x = self.norm1(x + self.dropout(attn))
+            x = self.norm2(x + self.dropout(self.ff(x)))
+        return x, weights
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention over the target so far, cross-attention to the source, feed-forward."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout, cross=True)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor | None,
+        src_mask: Tensor | None,
+        tgt_mask: Tensor | None,
+        self_cache: KVCache | None = None,
+        cross_cache: KVCache | None = None,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """x (B, T, D), memory (B, S, D) -> (B, T, D), self weights (B, H, T, T), cross weights (B, H, T, S).
+
+        With caches, x holds only the new step(s): keys/values of earlier steps come from
+        `self_cache`, and the memory's from `cross_cache` (memory may then be None).
+        """
+        if self.norm_first:
+            attn, self_weights = self.self_attn(self.norm1(x), mask=tgt_mask, cache=self_cache, need_weights=need_weights)
+            x = x + self.dropout(attn)
+            attn, cross_weights = self.cross_attn(
+                self.norm2(x), memory, mask=src_mask, cache=cross_cache, need_weights=need_weights
+            )
+            x = x + self.dropout(attn)
+            x = x + self.dropout(self.ff(self.norm3(x)))
+        else:
+            attn, self_weights = self.self_attn(x, mask=tgt_mask, cache=self_cache, need_weights=need_weights)
+            x = self.norm1(x + self.dropout(attn))
+            attn, cross_weights = self.cross_attn(x, memory, mask=src_mask, cache=cross_cache, need_weights=need_weights)
+            x = self.norm2(x + self.dropout(attn))
+            x = self.norm3(x + self.dropout(self.ff(x)))
+        return x, self_weights, cross_weights

@@ -1,0 +1,221 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need", loadable from the Hub.
+
+Shape legend: B batch, S source length, T target length, H heads, D model width, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from huggingface_hub import PyTorchModelHubMixin
+from safetensors import SafetensorError
+from safetensors.torch import load_model
+from torch import Tensor, nn
+
+from .attention import KVCache, padding_mask, target_mask
+from .config import ConfigError, TransformerConfig
+from .hub import HUB_REPO_ID, CheckpointError, resolve_file
+from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
+
+
+@dataclass
+class AttentionMaps:
+    """Post-softmax attention weights of every layer, one tensor per layer."""
+
+    encoder: list[Tensor]  # each (B, H, S, S)
+    decoder: list[Tensor]  # each (B, H, T, T)
+    cross: list[Tensor]  # each (B, H, T, S)
+
+
+@dataclass
+class DecoderLayerCache:
+    """What one decoder layer remembers between generation steps."""
+
+    self_attn: KVCache  # grows by one position a step
+    cross_attn: KVCache  # the encoder memory's keys/values, computed once per source
+
+
+class Transformer(
+    nn.Module,
+    PyTorchModelHubMixin,
+    library_name="pytorch",
+    pipeline_tag="translation",
+    language=["de", "en"],
+    license="mit",
+    tags=["translation", "transformer", "attention-visualization", "multi30k"],
+    repo_url=f"https://huggingface.co/{HUB_REPO_ID}",
+):
+    """Encoder-decoder Transformer with one embedding shared by source, target and output."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        if isinstance(config, dict):
+            config = TransformerConfig.from_dict(config)
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
+        self.config = config
+        c = config
+        self.embed = nn.Embedding(c.vocab_size, c.d_model)
+        self.pos = PositionalEncoding(c.d_model, c.max_len)
+        self.dropout = nn.Dropout(c.dropout)
+        self.encoder_layers = nn.ModuleList(
+            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first) for _ in range(c.n_encoder_layers)
+        )
+        self.decoder_layers = nn.ModuleList(
+            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first) for _ in range(c.n_decoder_layers)
+        )
+        # Pre-LN leaves the residual stream unnormalised, so each stack ends with a LayerNorm.
+        self.encoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        self.lm_head.weight = self.embed.weight  # tied: the paper's section 3.4
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Xavier for matrices; embeddings N(0, D^-1/2) so that embed * sqrt(D) has unit variance."""
+        for name, param in self.named_parameters():
+            if param.dim() > 1 and name != "embed.weight":
+                nn.init.xavier_uniform_(param)
+            elif name.endswith("bias"):
+                nn.init.zeros_(param)
+        nn.init.normal_(self.embed.weight, mean=0.0, std=self.config.d_model**-0.5)
+
+    def embed_tokens(self, ids: Tensor, offset: int = 0) -> Tensor:
+        """(B, L) ids -> (B, L, D). The sqrt(D) scale keeps the tied embedding, whose entries are
+        ~D^-1/2 so that logits start small, on the same scale as the positional encoding."""
+        x = self.embed(ids) * math.sqrt(self.config.d_model)  # (B, L, D)
+        return self.dropout(self.pos(x, offset))
+
+    def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False) -> tuple[Tensor, list[Tensor]]:
+        """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for."""
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+        x = self.embed_tokens(src)
+        maps = []
+        for layer in self.encoder_layers:
+            x, weights = layer(x, src_mask, need_weights)
+            if need_weights:
+                maps.append(weights)
+        return self.encoder_norm(x), maps
+
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor | None,
+        src_mask: Tensor | None,
+        tgt_mask: Tensor | None = None,
+        cache: list[DecoderLayerCache] | None = None,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+        """tgt (B, T) -> decoder states (B, T, D), self-attention maps, cross-attention maps.
+
+        Without a cache, `tgt` is the whole target prefix and `tgt_mask` defaults to causal +
+        padding. With a cache, `tgt` holds only the new step(s) and earlier ones come from it.
+        """
+        offset = 0
+        if cache is not None:
+            offset = cache[0].self_attn.length  # positions already decoded
+        elif tgt_mask is None:
+            tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
+        x = self.embed_tokens(tgt, offset)
+        self_maps, cross_maps = [], []
+        for i, layer in enumerate(self.decoder_layers):
+            self_cache = cache[i].self_attn if cache is not None else None
+            cross_cache = cache[i].cross_attn if cache is not None else None
+            x, self_weights, cross_weights = layer(x, memory, src_mask, tgt_mask, self_cache, cross_cache, need_weights)
+            if need_weights:
+                self_maps.append(self_weights)
+                cross_maps.append(cross_weights)
+        return self.decoder_norm(x), self_maps, cross_maps
+
+    def forward(self, src: Tensor, tgt_in: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, AttentionMaps]:
+        """Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) [, AttentionMaps]."""
+        src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+        memory, encoder_maps = self.encode(src, src_mask, need_weights=return_attention)
+        hidden, decoder_maps, cross_maps = self.decode(tgt_in, memory, src_mask, need_weights=return_attention)
+        logits = self.lm_head(hidden)  # (B, T, V)
+        if return_attention:
+            return logits, AttentionMaps(encoder=encoder_maps, decoder=decoder_maps, cross=cross_maps)
+        return logits
+
+    def new_decoder_cache(self, memory: Tensor, capacity: int) -> list[DecoderLayerCache]:
+        """Empty self-attention caches for `capacity` steps, cross-attention caches filled from memory."""
+        c = self.config
+        cache = []
+        for layer in self.decoder_layers:
+            self_cache = KVCache.empty(memory.size(0), c.n_heads, capacity, c.d_k, like=memory)
+            key, value = layer.cross_attn.project_memory(memory)  # (B, H, S, d_k): once per source
+            cache.append(DecoderLayerCache(self_cache, KVCache(key, value, length=key.size(2))))
+        return cache
+
+    @torch.inference_mode()
+    def generate(
+        self,
+        src: Tensor,
+        max_new_tokens: int = 64,
+        num_beams: int = 1,
+        length_penalty: float = 1.0,
+        use_cache: bool = True,
+    ) -> Tensor:
+        """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
+
+        Greedy when num_beams == 1, beam search otherwise; see model/decoding.py.
+        """
+        from .decoding import beam_search, greedy_search
+
+        if num_beams == 1:
+            return greedy_search(self, src, max_new_tokens, use_cache=use_cache)
+        return beam_search(self, src, max_new_tokens, num_beams, length_penalty, use_cache=use_cache)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        pretrained_model_name_or_path: str | Path,
+        *,
+        force_download: bool = False,
+        token: str | bool | None = None,
+        cache_dir: str | Path | None = None,
+        local_files_only: bool = False,
+        revision: str | None = None,
+        map_location: str | torch.device = "cpu",
+        **unexpected,
+    ) -> "Transformer":
+        """Load config.json and model.safetensors from a folder or a Hub repo id.
+
+        Stricter than the mixin's default: config.json must have exactly the config's keys,
+        and every weight must be present with its shape.
+        """
+        if unexpected:
+            raise TypeError(f"unexpected argument(s): {', '.join(sorted(unexpected))}")
+        where = dict(
+            revision=revision,
+            cache_dir=cache_dir,
+            force_download=force_download,
+            token=token,
+            local_files_only=local_files_only,
+        )
+        config_path = resolve_file(pretrained_model_name_or_path, "config.json", **where)
+        weights_path = resolve_file(pretrained_model_name_or_path, "model.safetensors", **where)
+        config = TransformerConfig.from_json_file(config_path)
+        model = cls(config)
+        load_weights(model, weights_path, device=map_location)
+        return model.eval()
+
+
+def load_weights(model: nn.Module, path: str | Path, device: str | torch.device = "cpu") -> None:
+    """Fill `model` from a safetensors file; no pickle is ever read. Errors name the file."""
+    try:
+        missing, unexpected = load_model(model, str(path), strict=False, device=str(device))
+    except SafetensorError as err:
+        raise CheckpointError(
+            f"{path} is not a readable safetensors file ({err}); it may be truncated or corrupt: download or save it again"
+        ) from None
+    except RuntimeError as err:
+        raise CheckpointError(f"the weights in {path} do not fit the model described by config.json: {err}") from None
+    if missing or unexpected:
+        raise CheckpointError(
+            f"the weights in {path} do not match config.json: missing {sorted(missing)}, unexpected {sorted(unexpected)}"
+        )
