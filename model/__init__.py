@@ -3,5 +3,6 @@
 from .config import ConfigError, TransformerConfig
 from .hub import CheckpointError
 from .transformer import AttentionMaps, Transformer
+from .translator import Explanation, Translator
 
-__all__ = ["AttentionMaps", "CheckpointError", "ConfigError", "Transformer", "TransformerConfig"]
+__all__ = ["AttentionMaps", "CheckpointError", "ConfigError", "Explanation", "Transformer", "TransformerConfig", "Translator"]

@@ -1,0 +1,247 @@
+"""Translator = tokenizer + model: text in, text (and attention maps) out; save, load, push.
+
+Shape legend: L layers, H heads, S source tokens, T target tokens.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from huggingface_hub import HfApi
+from tokenizers import Tokenizer
+
+from tokenizer import check_special_tokens, load_tokenizer, token_strings
+
+from .card import render_model_card
+from .hub import CheckpointError, resolve_file
+from .transformer import Transformer
+
+
+@dataclass
+class Explanation:
+    """A translation with the attention maps of the teacher-forced pass over it.
+
+    Rows of `decoder` and `cross` are the steps that produced target_tokens[i]; the columns of
+    `decoder` are the tokens the decoder read at those steps (decoder_input_tokens).
+    """
+
+    translation: str
+    source_tokens: list[str]  # S, ending in </s>
+    target_tokens: list[str]  # T, the generated tokens, ending in </s> when the model finished
+    decoder_input_tokens: list[str]  # T: <s> followed by target_tokens[:-1]
+    encoder: np.ndarray  # (L, H, S, S)
+    decoder: np.ndarray  # (L, H, T, T)
+    cross: np.ndarray  # (L, H, T, S)
+    truncated: bool = False  # the source was longer than the model's max_len and was cut
+
+    def to_dict(self) -> dict:
+        """JSON-ready: lists instead of arrays."""
+        return {
+            "translation": self.translation,
+            "source_tokens": self.source_tokens,
+            "target_tokens": self.target_tokens,
+            "decoder_input_tokens": self.decoder_input_tokens,
+            "encoder": self.encoder.tolist(),
+            "decoder": self.decoder.tolist(),
+            "cross": self.cross.tolist(),
+            "truncated": self.truncated,
+        }
+
+
+def pick_device(device: str | torch.device | None = None) -> torch.device:
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Translator:
+    """German -> English with a Transformer and its BPE tokenizer."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, device: str | torch.device | None = None,
+                 model_card: str | None = None):
+        check_special_tokens(tokenizer)
+        if tokenizer.get_vocab_size() > model.config.vocab_size:
+            raise CheckpointError(
+                f"tokenizer has {tokenizer.get_vocab_size()} tokens but the model only {model.config.vocab_size}: "
+                "they come from different checkpoints"
+            )
+        self.device = pick_device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.model_card = model_card  # the README.md this checkpoint came with, kept on save
+
+    @property
+    def config(self):
+        return self.model.config
+
+    # ----- text <-> ids -------------------------------------------------------------------
+
+    def encode_source(self, text: str) -> tuple[list[int], bool]:
+        """Source ids ending in EOS, cut to max_len; and whether anything was cut."""
+        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+        limit = self.config.max_len - 1  # room for EOS
+        truncated = len(ids) > limit
+        return ids[:limit] + [self.config.eos_id], truncated
+
+    def decode(self, ids: Sequence[int]) -> str:
+        ids = [i for i in ids if i not in (self.config.pad_id, self.config.bos_id, self.config.eos_id)]
+        return self.tokenizer.decode(ids).strip()
+
+    def _max_new_tokens(self, src_len: int, max_new_tokens: int | None) -> int:
+        if max_new_tokens is None:
+            max_new_tokens = 2 * src_len + 10  # English runs about as long as German
+        return max(1, min(int(max_new_tokens), self.config.max_len))
+
+    # ----- translation --------------------------------------------------------------------
+
+    def translate(
+        self,
+        text: str | Sequence[str],
+        num_beams: int = 4,
+        length_penalty: float = 1.0,
+        max_new_tokens: int | None = None,
+        batch_size: int = 64,
+    ) -> str | list[str]:
+        """Translate one sentence (-> str) or a list (-> list[str], batched by length)."""
+        single = isinstance(text, str)
+        texts = [text] if single else list(text)
+        outputs = [""] * len(texts)
+        encoded = []
+        for index, sentence in enumerate(texts):
+            if not isinstance(sentence, str):
+                raise TypeError(f"expected text, got {type(sentence).__name__}")
+            if sentence.strip():
+                ids, truncated = self.encode_source(sentence)
+                if truncated:
+                    warnings.warn(f"input {index} is longer than {self.config.max_len} tokens; only its start was translated")
+                encoded.append((index, ids))
+        encoded.sort(key=lambda item: len(item[1]))  # similar lengths together: little padding
+        for start in range(0, len(encoded), batch_size):
+            chunk = encoded[start : start + batch_size]
+            generated = self._generate([ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens)
+            for (index, _), ids in zip(chunk, generated):
+                outputs[index] = self.decode(ids)
+        return outputs[0] if single else outputs
+
+    @torch.inference_mode()
+    def _generate(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None):
+        longest = max(len(ids) for ids in sources)
+        src = torch.full((len(sources), longest), self.config.pad_id, dtype=torch.long)
+        for row, ids in enumerate(sources):
+            src[row, : len(ids)] = torch.tensor(ids)
+        out = self.model.generate(
+            src.to(self.device),
+            max_new_tokens=self._max_new_tokens(longest, max_new_tokens),
+            num_beams=num_beams,
+            length_penalty=length_penalty,
+        )
+        return out.tolist()
+
+    @torch.inference_mode()
+    def explain(
+        self, text: str, num_beams: int = 4, length_penalty: float = 1.0, max_new_tokens: int | None = None
+    ) -> Explanation:
+        """Translate, then run one teacher-forced pass over the translation to read every map."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected text, got {type(text).__name__}")
+        L, H = self.config.n_encoder_layers, self.config.n_heads
+        if not text.strip():
+            empty = np.zeros((L, H, 0, 0), dtype=np.float32)
+            return Explanation("", [], [], [], empty, np.zeros((self.config.n_decoder_layers, H, 0, 0), np.float32),
+                               np.zeros((self.config.n_decoder_layers, H, 0, 0), np.float32))
+        src_ids, truncated = self.encode_source(text)
+        out_ids = [i for i in self._generate([src_ids], num_beams, length_penalty, max_new_tokens)[0]
+                   if i != self.config.pad_id]
+        # The decoder reads BOS + all but the last output and predicts each output at its step.
+        tgt_in = [self.config.bos_id] + out_ids[:-1]
+        src = torch.tensor([src_ids], device=self.device)  # (1, S)
+        tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
+        _, maps = self.model(src, tgt, return_attention=True)
+
+        def stack(layers: list[torch.Tensor]) -> np.ndarray:
+            return torch.stack([m[0] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
+
+        return Explanation(
+            translation=self.decode(out_ids),
+            source_tokens=token_strings(self.tokenizer, src_ids),
+            target_tokens=token_strings(self.tokenizer, out_ids),
+            decoder_input_tokens=token_strings(self.tokenizer, tgt_in),
+            encoder=stack(maps.encoder),
+            decoder=stack(maps.decoder),
+            cross=stack(maps.cross),
+            truncated=truncated,
+        )
+
+    # ----- save / load / push ---------------------------------------------------------------
+
+    def save_pretrained(self, save_directory: str | Path, card_info: dict | None = None) -> Path:
+        """Write config.json, model.safetensors, tokenizer.json and README.md (the model card).
+
+        `card_info` (training command, hardware, time, results) makes a new card; without it the
+        card this checkpoint was loaded with is kept, or a card without results is written.
+        """
+        folder = Path(save_directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "README.md").unlink(missing_ok=True)  # the mixin would otherwise keep a stale card
+        self.model.save_pretrained(folder)
+        self.tokenizer.save(str(folder / "tokenizer.json"))
+        if card_info is not None or self.model_card is None:
+            self.model_card = render_model_card(self.model.config, self.model, card_info or {})
+        (folder / "README.md").write_text(self.model_card, encoding="utf-8")
+        return folder
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        model_id: str | Path,
+        revision: str | None = None,
+        device: str | torch.device | None = None,
+        **hub_kwargs,
+    ) -> "Translator":
+        """Model and tokenizer from one checkpoint folder or one revision of a Hub repo."""
+        device = pick_device(device)
+        if not Path(str(model_id)).is_dir():
+            # Pin the commit that config.json came from, so every file comes from the same one
+            # even if the branch moves while we download (the cache stores files by commit).
+            config_path = resolve_file(model_id, "config.json", revision=revision, **hub_kwargs)
+            revision = config_path.parent.name
+        model = Transformer.from_pretrained(model_id, revision=revision, map_location=str(device), **hub_kwargs)
+        tokenizer_path = resolve_file(model_id, "tokenizer.json", revision=revision, **hub_kwargs)
+        try:
+            tokenizer = load_tokenizer(tokenizer_path)
+        except ValueError as err:
+            raise CheckpointError(f"{err}; download or save the checkpoint again") from None
+        card = None
+        try:
+            card = resolve_file(model_id, "README.md", revision=revision, **hub_kwargs).read_text(encoding="utf-8")
+        except CheckpointError:
+            pass  # a card is documentation; a checkpoint loads without one
+        return cls(model, tokenizer, device=device, model_card=card)
+
+    def push_to_hub(
+        self,
+        repo_id: str,
+        private: bool = False,
+        branch: str | None = None,
+        commit_message: str = "Upload Attention Lens checkpoint",
+        token: str | None = None,
+        card_info: dict | None = None,
+    ) -> str:
+        """Create the repo if needed and upload the four checkpoint files in one commit."""
+        api = HfApi(token=token)
+        repo_id = api.create_repo(repo_id=repo_id, private=private, exist_ok=True).repo_id
+        if branch is not None:
+            api.create_branch(repo_id=repo_id, branch=branch, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = self.save_pretrained(Path(tmp) / "checkpoint", card_info=card_info)
+            commit = api.upload_folder(
+                repo_id=repo_id, folder_path=folder, commit_message=commit_message, revision=branch
+            )
+        return str(commit)
+

@@ -1,0 +1,67 @@
+"""One byte-level BPE vocabulary shared by German and English, built with `tokenizers`.
+
+Byte-level: every string, whatever its characters, becomes tokens, and decoding gives the
+(NFC-normalised) text back exactly, so nothing a user types is lost or crashes the model.
+Case, umlauts and ß are kept as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+# The order fixes the ids, and the model config uses the same ones.
+SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<unk>"]
+PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2) -> Tokenizer:
+    """Learn BPE merges from `texts` (both languages together) up to `vocab_size` tokens."""
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+    tokenizer.normalizer = normalizers.NFC()  # one code point for 'ä', however it was typed
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # all 256 bytes: no input is unknown
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    check_special_tokens(tokenizer)
+    return tokenizer
+
+
+def load_tokenizer(path: str | Path) -> Tokenizer:
+    """Read a tokenizer.json written by `train_tokenizer` (or a folder holding one)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "tokenizer.json"
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as err:  # the Rust library raises plain Exceptions
+        if not path.exists():
+            raise FileNotFoundError(f"{path} does not exist") from None
+        raise ValueError(f"{path} is not a readable tokenizer.json: {err}") from None
+    check_special_tokens(tokenizer, path)
+    return tokenizer
+
+
+def check_special_tokens(tokenizer: Tokenizer, source: object = "tokenizer") -> None:
+    """The model relies on <pad>=0, <s>=1, </s>=2; a tokenizer with other ids would scramble it."""
+    for expected_id, token in enumerate(SPECIAL_TOKENS):
+        actual = tokenizer.token_to_id(token)
+        if actual != expected_id:
+            raise ValueError(f"{source}: special token {token} has id {actual}, expected {expected_id}")
+
+
+def token_strings(tokenizer: Tokenizer, ids: Iterable[int]) -> list[str]:
+    """Readable label of each token: byte-level marks decoded, a leading space shown as '▁'."""
+    labels = []
+    for i in ids:
+        text = tokenizer.decode([i], skip_special_tokens=False)
+        labels.append("▁" + text[1:] if text.startswith(" ") else text)
+    return labels
