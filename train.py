@@ -71,7 +71,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--hub-branch", default=None)
     p.add_argument("--push-every", type=int, default=None, help="also push every N steps to branch step-N")
     args = p.parse_args(argv)
-    settings = TrainSettings(**vars(args))
+    settings = TrainSettings(**vars(args), argv=list(sys.argv[1:] if argv is None else argv))
     try:
         settings.validate()
     except ValueError as err:
@@ -84,8 +84,11 @@ class Interrupt:
 
     def __init__(self):
         self.requested = False
-        signal.signal(signal.SIGINT, self._handle)
-        signal.signal(signal.SIGTERM, self._handle)
+        self.previous = {sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore(self) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
 
     def _handle(self, signum, frame):
         if self.requested:  # a second Ctrl-C means now
@@ -101,7 +104,14 @@ def lr_at(step: int, peak: float, warmup: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = parse_args(argv)
+    interrupt = Interrupt()
+    try:
+        return train(parse_args(argv), interrupt)
+    finally:
+        interrupt.restore()
+
+
+def train(settings: TrainSettings, interrupt: Interrupt) -> int:
     distributed = "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1
     device = torch.device(f"cuda:{os.environ.get('LOCAL_RANK', 0)}" if torch.cuda.is_available() else "cpu")
     if distributed:
@@ -122,7 +132,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"resuming from step {run.step} (epoch {run.epoch}, batch {run.position})", file=sys.stderr)
     ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
 
-    interrupt = Interrupt()
     pad = run.config.pad_id
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
     started, tokens_seen, window_start = time.time(), 0, time.time()
@@ -188,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"stopped at step {run.step}; rerun the same command to continue", file=sys.stderr)
         return 0
     if rank == 0:
-        run.finish(model, device, command=" ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]]),
+        run.finish(model, device, command=" ".join(shlex.quote(a) for a in ["train.py", *settings.argv]),
                    hardware=describe_hardware(device, world))
         save_state(state_path, model, optimizer, run)
     if distributed:

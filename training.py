@@ -18,7 +18,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file, save_model
 
 import data
-from model import Transformer, TransformerConfig
+from model import ConfigError, Transformer, TransformerConfig
 from model.transformer import load_weights
 from tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer, train_tokenizer
 
@@ -68,6 +68,7 @@ class TrainSettings:
     push_to_hub: str | None = None
     hub_branch: str | None = None
     push_every: int | None = None
+    argv: list[str] = field(default_factory=list)  # the command line, for the model card
 
     def validate(self) -> None:
         """Fill task defaults, then reject contradictions."""
@@ -90,6 +91,10 @@ class TrainSettings:
         if self.batch_tokens < self.max_len:
             raise ValueError(f"--batch-tokens ({self.batch_tokens}) must hold one sentence of --max-len ({self.max_len})")
         self.penalties()  # parses
+        try:
+            self.model_config(self.vocab_size)
+        except ConfigError as err:
+            raise ValueError(str(err)) from None
 
     def penalties(self) -> list[float]:
         try:

@@ -1,0 +1,150 @@
+"""train.py end to end: the copy task, resuming after kill -9 and SIGTERM, two processes, a
+Multi30k smoke run that loads back as a Translator."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import train
+from model import Transformer, Translator
+from training import load_state
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
+COPY_ARGS = ["--task", "copy", "--threads", "1"]
+
+
+def read_state_step(work_dir: Path) -> int:
+    from safetensors import safe_open
+
+    with safe_open(str(work_dir / "state.safetensors"), framework="pt") as f:
+        return json.loads(f.metadata()["state"])["progress"]["step"]
+
+
+def test_copy_task_learns_to_copy_held_out_sequences(tmp_path):
+    """The tutorials' first sanity check: a tiny model copies random sequences after < 1 minute."""
+    out = tmp_path / "copy"
+    assert train.main([*COPY_ARGS, "--output", str(out), "--work-dir", str(tmp_path / "work"), "--max-steps", "300"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    print("copy accuracy:", results["results"]["copy_accuracy"])
+    assert results["results"]["copy_accuracy"] >= 0.99
+    model = Transformer.from_pretrained(out)  # the output folder loads like a Hub repo
+    import torch
+
+    src = torch.tensor([[5, 9, 13, 7, 21, 6, 2]])
+    assert model.generate(src, max_new_tokens=10).tolist() == [[5, 9, 13, 7, 21, 6, 2]]
+
+
+def _start(args, log):
+    return subprocess.Popen([sys.executable, "train.py", *args], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _wait_for_state(work: Path, proc: subprocess.Popen, min_step: int, timeout: float = 120) -> int:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if (work / "state.safetensors").exists() and read_state_step(work) >= min_step:
+            return read_state_step(work)
+        assert proc.poll() is None, "training ended before it was interrupted"
+        time.sleep(0.2)
+    raise AssertionError("no training state was written in time")
+
+
+@pytest.mark.parametrize("how", ["sigkill", "sigterm"])
+def test_interrupted_run_resumes_where_it_stopped(tmp_path, how):
+    work, out = tmp_path / "work", tmp_path / "out"
+    args = [*COPY_ARGS, "--output", str(out), "--work-dir", str(work), "--max-steps", "400",
+            "--save-every", "20", "--eval-every", "400"]
+    with open(tmp_path / "first.log", "wb") as log:
+        proc = _start(args, log)
+        saved = _wait_for_state(work, proc, min_step=40)
+        proc.send_signal(signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    first_log = (tmp_path / "first.log").read_text()
+    if how == "sigterm":
+        assert code == 0, first_log
+        assert "rerun the same command to continue" in first_log
+        stopped = read_state_step(work)
+        assert stopped >= saved  # saved on the way out, not only at the last --save-every
+    else:
+        assert code == -signal.SIGKILL
+        stopped = read_state_step(work)
+        assert stopped % 20 == 0  # at most the steps since the last save are lost
+    assert not out.exists()
+
+    second = subprocess.run([sys.executable, "train.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert f"resuming from step {stopped}" in second.stderr
+    assert read_state_step(work) == 400
+    assert json.loads((out / "results.json").read_text())["training"]["steps"] == 400
+
+
+def test_resume_with_other_model_settings_is_refused(tmp_path):
+    work = tmp_path / "work"
+    args = [*COPY_ARGS, "--output", str(tmp_path / "out"), "--work-dir", str(work), "--max-steps", "5"]
+    assert train.main(args) == 0
+    with pytest.raises(SystemExit, match="other settings.*d_model"):
+        train.main([*args, "--d-model", "32"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--task", "copy", "--output", "x", "--max-steps", "5", "--push-every", "2"], "--push-every needs --push-to-hub"),
+        (["--task", "copy", "--output", "x", "--max-steps", "5", "--data-dir", "d"], "copy makes its own data"),
+        (["--task", "copy", "--output", "x", "--max-steps", "5", "--n-heads", "3"], "divisible"),
+        (["--task", "copy", "--output", "x", "--max-steps", "5", "--bogus"], "unrecognized arguments: --bogus"),
+        (["--output", "x", "--max-steps", "5", "--length-penalties", "a,b"], "comma-separated"),
+    ],
+)
+def test_unknown_or_contradictory_flags_are_errors(args, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        train.parse_args(args)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_two_processes_train_with_distributed_data_parallel(tmp_path):
+    out, work = tmp_path / "out", tmp_path / "work"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--standalone",
+         "train.py", *COPY_ARGS, "--output", str(out), "--work-dir", str(work), "--max-steps", "30", "--eval-every", "30"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (out / "model.safetensors").exists()
+    assert read_state_step(work) == 30
+    lines = [json.loads(x) for x in (work / "metrics.jsonl").read_text().splitlines()]
+    assert sum("copy_accuracy" in r for r in lines) == 1  # only rank 0 evaluates and writes
+
+
+@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="Multi30k folder not found")
+def test_multi30k_smoke_run_loads_back_as_a_translator(tmp_path):
+    out = tmp_path / "de-en"
+    code = train.main([
+        "--data-dir", str(DATA_DIR), "--output", str(out), "--work-dir", str(tmp_path / "work"),
+        "--max-train-pairs", "300", "--max-steps", "6", "--eval-every", "3", "--max-eval-sentences", "20",
+        "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
+        "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
+    ])
+    assert code == 0
+    assert {"config.json", "model.safetensors", "tokenizer.json", "README.md"} <= {p.name for p in out.iterdir()}
+    assert (out / "curves.png").stat().st_size > 1000
+    results = json.loads((out / "results.json").read_text())
+    assert "BLEU" not in results and 0 <= results["results"]["test"]["bleu"] <= 100
+    assert results["results"]["test"]["bleu_signature"].startswith("nrefs:1|case:mixed")
+    translator = Translator.from_pretrained(out)
+    english = translator.translate("Ein Mann fährt Fahrrad.", num_beams=2)
+    assert isinstance(english, str)
+    assert translator.translate(["", "Zwei Hunde."], num_beams=1)[0] == ""
+
+
+def test_missing_corpus_gives_a_clear_error(tmp_path, capsys):
+    with pytest.raises(Exception, match="has no train.de.gz or train.de"):
+        train.main(["--data-dir", str(tmp_path), "--output", str(tmp_path / "o"), "--max-steps", "1"])
