@@ -6,3 +6,25 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 torch.set_num_threads(1)  # tests are tiny; one thread leaves the other core to parallel workers
+
+import pytest  # noqa: E402
+
+DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory):
+    """A real checkpoint folder (config.json, model.safetensors, tokenizer.json, README.md) with a
+    tiny untrained model and a BPE tokenizer learned from 2,000 Multi30k pairs."""
+    import data
+    from model import Transformer, TransformerConfig, Translator
+    from tokenizer import train_tokenizer
+
+    train = data.load_split(DATA_DIR, "train")
+    tokenizer = train_tokenizer(train.src[:2000] + train.tgt[:2000], vocab_size=600)
+    torch.manual_seed(0)
+    config = TransformerConfig(vocab_size=tokenizer.get_vocab_size(), d_model=32, n_heads=4, n_encoder_layers=2,
+                               n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64)
+    folder = tmp_path_factory.mktemp("checkpoint") / "de-en"
+    Translator(Transformer(config), tokenizer, device="cpu").save_pretrained(folder)
+    return folder
