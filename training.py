@@ -65,6 +65,7 @@ class TrainSettings:
     max_train_pairs: int | None = None
     max_eval_sentences: int | None = None
     threads: int | None = None
+    precision: str = "auto"
     push_to_hub: str | None = None
     hub_branch: str | None = None
     push_every: int | None = None
