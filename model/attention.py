@@ -58,10 +58,10 @@ def scaled_dot_product_attention(
 
 @dataclass
 class KVCache:
-    """Keys and values of one attention layer, preallocated for `capacity` positions.
+    """Keys and values of one self-attention layer, preallocated for `capacity` positions.
 
-    Decoder self-attention appends one step at a time; cross-attention is filled once
-    with the projected source (`length` == source length) and only read afterwards.
+    During generation each step appends the new token's key and value, and attends to all
+    the steps so far, instead of recomputing them from the whole prefix.
     """
 
     key: Tensor  # (B, H, capacity, d_k)
@@ -83,23 +83,20 @@ class KVCache:
         self.length = end
         return self.key[:, :, :end], self.value[:, :, :end]  # (B, H, end, d_k)
 
-    def keys_values(self) -> tuple[Tensor, Tensor]:
-        return self.key[:, :, : self.length], self.value[:, :, : self.length]
-
     def reorder(self, index: Tensor) -> None:
         """Keep batch rows `index` (beam search picks its survivors); only the used steps move."""
-        n = self.length
-        self.key = self.key[index] if n == self.key.size(2) else _reorder_prefix(self.key, index, n)
-        self.value = self.value[index] if n == self.value.size(2) else _reorder_prefix(self.value, index, n)
+        self.key = _reorder_prefix(self.key, index, self.length)
+        self.value = _reorder_prefix(self.value, index, self.length)
 
 
 def _reorder_prefix(buffer: Tensor, index: Tensor, n: int) -> Tensor:
     """Rows `index` of buffer with its first n steps copied; the rest stays uninitialised scratch."""
+    rows = buffer[:, :, :n].index_select(0, index)  # (len(index), H, n, d_k)
     if index.numel() == buffer.size(0):
-        buffer[:, :, :n] = buffer[index, :, :n]  # same batch size: reuse the buffer in place
+        buffer[:, :, :n] = rows  # same batch size: reuse the buffer in place
         return buffer
     out = buffer.new_empty(index.numel(), *buffer.shape[1:])
-    out[:, :, :n] = buffer[index, :, :n]
+    out[:, :, :n] = rows
     return out
 
 
@@ -134,34 +131,20 @@ class MultiHeadAttention(nn.Module):
         return self.split_heads(k), self.split_heads(v)
 
     def forward(
-        self,
-        x: Tensor,
-        memory: Tensor | None = None,
-        mask: Tensor | None = None,
-        cache: KVCache | None = None,
-        need_weights: bool = False,
+        self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, need_weights: bool = False
     ) -> tuple[Tensor, Tensor | None]:
-        """Attend from x (B, L, D) to itself, or (cross) to `memory` (B, M, D).
+        """Attend from x (B, L, D) to itself, or (cross) to the encoder `memory` (B, M, D).
 
-        With a cache, self-attention appends this step's keys/values and attends to all of
-        them; cross-attention reads the memory's keys/values from it (filling it if empty).
-        Returns the output (B, L, D) and the weights (B, H, L, M) or None.
+        Returns the output (B, L, D) and the weights (B, H, L, M) or None. (Generation does the
+        same sums one token at a time, with a KVCache: see model/step.py.)
         """
         D = self.d_model
         if self.cross:
             q = self.split_heads(F.linear(x, self.in_proj.weight[:D], self.in_proj.bias[:D]))  # (B, H, L, d_k)
-            if cache is not None and cache.length > 0:
-                k, v = cache.keys_values()
-            else:
-                assert memory is not None, "cross-attention needs the encoder memory or a filled cache"
-                k, v = self.project_memory(memory)  # (B, H, M, d_k)
-                if cache is not None:
-                    cache.append(k, v)
+            k, v = self.project_memory(memory)  # (B, H, M, d_k)
         else:
             q, k, v = self.in_proj(x).split(D, dim=-1)  # 3 x (B, L, D)
             q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, H, L, d_k)
-            if cache is not None:
-                k, v = cache.append(k, v)  # (B, H, M, d_k), M = steps so far
 
         dropout_p = self.dropout if self.training else 0.0
         out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, need_weights)

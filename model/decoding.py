@@ -12,48 +12,7 @@ import torch
 from torch import Tensor
 
 from .attention import padding_mask
-
-
-class CachedDecoder:
-    """Next-token logits from one new token a step; earlier keys/values come from the cache."""
-
-    def __init__(self, model, memory: Tensor, src_mask: Tensor, capacity: int):
-        self.model = model
-        self.src_mask = src_mask  # (N, 1, 1, S)
-        self.cache = model.new_decoder_cache(memory, capacity)
-
-    def __call__(self, tokens: Tensor) -> Tensor:
-        """tokens (N, t) -> logits (N, V) for position t+1; only tokens[:, -1] is new to the cache."""
-        hidden, _, _ = self.model.decode(tokens[:, -1:], None, self.src_mask, cache=self.cache)  # (N, 1, D)
-        return self.model.lm_head(hidden[:, -1])  # (N, V)
-
-    def reorder(self, rows: Tensor, batch_changed: bool) -> None:
-        """Keep decoder rows `rows`. Beams of one sentence share the source, so the cross-attention
-        cache only moves when sentences leave the batch."""
-        for layer in self.cache:
-            layer.self_attn.reorder(rows)
-            if batch_changed:
-                layer.cross_attn.reorder(rows)
-        if batch_changed:
-            self.src_mask = self.src_mask[rows]
-
-
-class UncachedDecoder:
-    """Next-token logits by running the whole decoder over the prefix (the reference)."""
-
-    def __init__(self, model, memory: Tensor, src_mask: Tensor, capacity: int):
-        self.model = model
-        self.memory = memory  # (N, S, D)
-        self.src_mask = src_mask  # (N, 1, 1, S)
-
-    def __call__(self, tokens: Tensor) -> Tensor:
-        hidden, _, _ = self.model.decode(tokens, self.memory, self.src_mask)  # (N, t, D)
-        return self.model.lm_head(hidden[:, -1])  # (N, V)
-
-    def reorder(self, rows: Tensor, batch_changed: bool) -> None:
-        if batch_changed:
-            self.memory = self.memory[rows]
-            self.src_mask = self.src_mask[rows]
+from .step import CachedDecoder, UncachedDecoder
 
 
 def _start(model, src: Tensor, max_new_tokens: int, num_beams: int, use_cache: bool):
@@ -67,18 +26,15 @@ def _start(model, src: Tensor, max_new_tokens: int, num_beams: int, use_cache: b
     max_new_tokens = min(max_new_tokens, config.max_len)
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
     memory, _ = model.encode(src, src_mask)  # (B, S, D)
-    if num_beams > 1:
-        memory = memory.repeat_interleave(num_beams, dim=0)  # (N, S, D): rows b*K .. b*K+K-1
-        src_mask = src_mask.repeat_interleave(num_beams, dim=0)  # (N, 1, 1, S)
     decoder_cls = CachedDecoder if use_cache else UncachedDecoder
-    return decoder_cls(model, memory, src_mask, capacity=max_new_tokens), max_new_tokens
+    return decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens), max_new_tokens
 
 
-def _never_generate(logits: Tensor, config) -> Tensor:
-    """Padding and BOS are never outputs: ruling them out keeps 'pad' meaning 'no token'."""
-    logits[:, config.pad_id] = float("-inf")
-    logits[:, config.bos_id] = float("-inf")
-    return logits
+def _never_generate(logits: Tensor, config, step: int, min_new_tokens: int) -> Tensor:
+    """Padding and BOS are never outputs (so 'pad' keeps meaning 'no token'); EOS not before
+    min_new_tokens."""
+    banned = [config.pad_id, config.bos_id] + ([config.eos_id] if step < min_new_tokens else [])
+    return logits.index_fill_(1, torch.tensor(banned, device=logits.device), float("-inf"))
 
 
 def _trim(ids: Tensor, pad_id: int) -> Tensor:
@@ -87,15 +43,15 @@ def _trim(ids: Tensor, pad_id: int) -> Tensor:
     return ids[:, : int(lengths.max()) if lengths.numel() else 0]
 
 
-def greedy_search(model, src: Tensor, max_new_tokens: int, use_cache: bool = True) -> Tensor:
+def greedy_search(model, src: Tensor, max_new_tokens: int, use_cache: bool = True, min_new_tokens: int = 0) -> Tensor:
     """Pick the most likely next token at every step until every sentence has produced EOS."""
     config = model.config
     decoder, max_new_tokens = _start(model, src, max_new_tokens, 1, use_cache)
     B = src.size(0)
     tokens = torch.full((B, 1), config.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
-    for _ in range(max_new_tokens):
-        logits = _never_generate(decoder(tokens), config)  # (B, V)
+    for t in range(max_new_tokens):
+        logits = _never_generate(decoder(tokens), config, t, min_new_tokens)  # (B, V)
         next_token = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, t+1)
         finished |= next_token == config.eos_id
@@ -105,7 +61,13 @@ def greedy_search(model, src: Tensor, max_new_tokens: int, use_cache: bool = Tru
 
 
 def beam_search(
-    model, src: Tensor, max_new_tokens: int, num_beams: int, length_penalty: float = 1.0, use_cache: bool = True
+    model,
+    src: Tensor,
+    max_new_tokens: int,
+    num_beams: int,
+    length_penalty: float = 1.0,
+    use_cache: bool = True,
+    min_new_tokens: int = 0,
 ) -> Tensor:
     """Keep the K best prefixes of every sentence; return the best finished one.
 
@@ -140,12 +102,16 @@ def beam_search(
 
     for t in range(max_new_tokens):
         n = active.numel()
-        logits = _never_generate(decoder(tokens), config)  # (n*K, V)
-        log_probs = logits.float().log_softmax(dim=-1)
-        candidates = (beam_scores.view(n * K, 1) + log_probs).view(n, K * V)  # every beam x every token
-        top_scores, top_ids = candidates.topk(2 * K, dim=1)  # (n, 2K): at least K of them are not EOS
-        from_beam = top_ids // V  # (n, 2K)
-        token = top_ids % V  # (n, 2K)
+        logits = _never_generate(decoder(tokens), config, t, min_new_tokens)  # (n*K, V)
+        logits = logits.float()
+        # score(beam + token) = beam score + log softmax(logits)[token]. The 2K best of a sentence
+        # are among the 2K best tokens of each of its beams, so take those first and never
+        # materialise all K x V sums.
+        row_top, row_tokens = logits.topk(2 * K, dim=1)  # (n*K, 2K)
+        row_scores = row_top - logits.logsumexp(dim=1, keepdim=True) + beam_scores.view(n * K, 1)
+        top_scores, top_ids = row_scores.view(n, K * 2 * K).topk(2 * K, dim=1)  # (n, 2K): >= K not EOS
+        from_beam = top_ids // (2 * K)  # (n, 2K)
+        token = row_tokens.view(n, K * 2 * K).gather(1, top_ids)  # (n, 2K)
         is_eos = token == config.eos_id
         norm = float(t + 1) ** length_penalty
 
@@ -168,14 +134,15 @@ def beam_search(
         worst_finished = finished_scores[active, -1]  # (n,)
         done = (worst_finished > float("-inf")) & (beam_scores[:, 0] / norm <= worst_finished)
         batch_changed = bool(done.any())
+        kept = None
         if batch_changed:
-            still = ~done
-            active, rows, beam_scores, next_token = active[still], rows[still], beam_scores[still], next_token[still]
+            kept = (~done).nonzero().squeeze(1)  # (n',) positions of the sentences that go on
+            active, rows, beam_scores, next_token = active[kept], rows[kept], beam_scores[kept], next_token[kept]
         rows = rows.reshape(-1)  # (n'*K,)
         tokens = torch.cat([tokens[rows], next_token.reshape(-1, 1)], dim=1)  # (n'*K, t+2)
         if active.numel() == 0:
             break
-        decoder.reorder(rows, batch_changed)
+        decoder.reorder(rows, kept)
 
     if active.numel() > 0:
         # Out of steps: the live beams compete with the finished hypotheses as they are.

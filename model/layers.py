@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import KVCache, MultiHeadAttention
+from .attention import MultiHeadAttention
 
 
 class PositionalEncoding(nn.Module):
@@ -95,30 +95,22 @@ class DecoderLayer(nn.Module):
     def forward(
         self,
         x: Tensor,
-        memory: Tensor | None,
+        memory: Tensor,
         src_mask: Tensor | None,
         tgt_mask: Tensor | None,
-        self_cache: KVCache | None = None,
-        cross_cache: KVCache | None = None,
         need_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        """x (B, T, D), memory (B, S, D) -> (B, T, D), self weights (B, H, T, T), cross weights (B, H, T, S).
-
-        With caches, x holds only the new step(s): keys/values of earlier steps come from
-        `self_cache`, and the memory's from `cross_cache` (memory may then be None).
-        """
+        """x (B, T, D), memory (B, S, D) -> (B, T, D), self weights (B, H, T, T), cross weights (B, H, T, S)."""
         if self.norm_first:
-            attn, self_weights = self.self_attn(self.norm1(x), mask=tgt_mask, cache=self_cache, need_weights=need_weights)
+            attn, self_weights = self.self_attn(self.norm1(x), mask=tgt_mask, need_weights=need_weights)
             x = x + self.dropout(attn)
-            attn, cross_weights = self.cross_attn(
-                self.norm2(x), memory, mask=src_mask, cache=cross_cache, need_weights=need_weights
-            )
+            attn, cross_weights = self.cross_attn(self.norm2(x), memory, mask=src_mask, need_weights=need_weights)
             x = x + self.dropout(attn)
             x = x + self.dropout(self.ff(self.norm3(x)))
         else:
-            attn, self_weights = self.self_attn(x, mask=tgt_mask, cache=self_cache, need_weights=need_weights)
+            attn, self_weights = self.self_attn(x, mask=tgt_mask, need_weights=need_weights)
             x = self.norm1(x + self.dropout(attn))
-            attn, cross_weights = self.cross_attn(x, memory, mask=src_mask, cache=cross_cache, need_weights=need_weights)
+            attn, cross_weights = self.cross_attn(x, memory, mask=src_mask, need_weights=need_weights)
             x = self.norm2(x + self.dropout(attn))
             x = self.norm3(x + self.dropout(self.ff(x)))
         return x, self_weights, cross_weights

@@ -15,7 +15,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_model
 from torch import Tensor, nn
 
-from .attention import KVCache, padding_mask, target_mask
+from .attention import padding_mask, target_mask
 from .config import ConfigError, TransformerConfig
 from .hub import HUB_REPO_ID, CheckpointError, resolve_file
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
@@ -28,14 +28,6 @@ class AttentionMaps:
     encoder: list[Tensor]  # each (B, H, S, S)
     decoder: list[Tensor]  # each (B, H, T, T)
     cross: list[Tensor]  # each (B, H, T, S)
-
-
-@dataclass
-class DecoderLayerCache:
-    """What one decoder layer remembers between generation steps."""
-
-    self_attn: KVCache  # grows by one position a step
-    cross_attn: KVCache  # the encoder memory's keys/values, computed once per source
 
 
 class Transformer(
@@ -102,30 +94,19 @@ class Transformer(
         return self.encoder_norm(x), maps
 
     def decode(
-        self,
-        tgt: Tensor,
-        memory: Tensor | None,
-        src_mask: Tensor | None,
-        tgt_mask: Tensor | None = None,
-        cache: list[DecoderLayerCache] | None = None,
+        self, tgt: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = None,
         need_weights: bool = False,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """tgt (B, T) -> decoder states (B, T, D), self-attention maps, cross-attention maps.
 
-        Without a cache, `tgt` is the whole target prefix and `tgt_mask` defaults to causal +
-        padding. With a cache, `tgt` holds only the new step(s) and earlier ones come from it.
+        tgt_mask defaults to causal + target padding.
         """
-        offset = 0
-        if cache is not None:
-            offset = cache[0].self_attn.length  # positions already decoded
-        elif tgt_mask is None:
+        if tgt_mask is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
-        x = self.embed_tokens(tgt, offset)
+        x = self.embed_tokens(tgt)
         self_maps, cross_maps = [], []
-        for i, layer in enumerate(self.decoder_layers):
-            self_cache = cache[i].self_attn if cache is not None else None
-            cross_cache = cache[i].cross_attn if cache is not None else None
-            x, self_weights, cross_weights = layer(x, memory, src_mask, tgt_mask, self_cache, cross_cache, need_weights)
+        for layer in self.decoder_layers:
+            x, self_weights, cross_weights = layer(x, memory, src_mask, tgt_mask, need_weights)
             if need_weights:
                 self_maps.append(self_weights)
                 cross_maps.append(cross_weights)
@@ -141,16 +122,6 @@ class Transformer(
             return logits, AttentionMaps(encoder=encoder_maps, decoder=decoder_maps, cross=cross_maps)
         return logits
 
-    def new_decoder_cache(self, memory: Tensor, capacity: int) -> list[DecoderLayerCache]:
-        """Empty self-attention caches for `capacity` steps, cross-attention caches filled from memory."""
-        c = self.config
-        cache = []
-        for layer in self.decoder_layers:
-            self_cache = KVCache.empty(memory.size(0), c.n_heads, capacity, c.d_k, like=memory)
-            key, value = layer.cross_attn.project_memory(memory)  # (B, H, S, d_k): once per source
-            cache.append(DecoderLayerCache(self_cache, KVCache(key, value, length=key.size(2))))
-        return cache
-
     @torch.inference_mode()
     def generate(
         self,
@@ -159,6 +130,7 @@ class Transformer(
         num_beams: int = 1,
         length_penalty: float = 1.0,
         use_cache: bool = True,
+        min_new_tokens: int = 0,
     ) -> Tensor:
         """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
 
@@ -166,9 +138,15 @@ class Transformer(
         """
         from .decoding import beam_search, greedy_search
 
-        if num_beams == 1:
-            return greedy_search(self, src, max_new_tokens, use_cache=use_cache)
-        return beam_search(self, src, max_new_tokens, num_beams, length_penalty, use_cache=use_cache)
+        was_training = self.training
+        self.eval()  # generation never drops out
+        try:
+            if num_beams == 1:
+                return greedy_search(self, src, max_new_tokens, use_cache=use_cache, min_new_tokens=min_new_tokens)
+            return beam_search(self, src, max_new_tokens, num_beams, length_penalty, use_cache=use_cache,
+                               min_new_tokens=min_new_tokens)
+        finally:
+            self.train(was_training)
 
     @classmethod
     def from_pretrained(

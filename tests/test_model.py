@@ -165,8 +165,9 @@ def batch_of_sources() -> torch.Tensor:
 
 
 @pytest.mark.parametrize("num_beams", [1, 3])
-def test_cached_and_uncached_decoding_give_the_same_tokens(num_beams):
-    model = tiny_model(seed=3)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_and_uncached_decoding_give_the_same_tokens(num_beams, norm_first):
+    model = tiny_model(seed=3, norm_first=norm_first)
     src = batch_of_sources()
     cached = model.generate(src, max_new_tokens=20, num_beams=num_beams)
     uncached = model.generate(src, max_new_tokens=20, num_beams=num_beams, use_cache=False)
@@ -183,6 +184,16 @@ def test_batch_decodes_like_each_sentence_alone(num_beams):
         alone_src = src[row : row + 1, : int((src[row] != PAD).sum())]
         alone = model.generate(alone_src, max_new_tokens=15, num_beams=num_beams)[0].tolist()
         assert [t for t in together[row].tolist() if t != PAD] == [t for t in alone if t != PAD]
+
+
+def test_min_new_tokens_and_generation_ignores_dropout():
+    model = tiny_model(seed=8, dropout=0.3)
+    src = batch_of_sources()
+    eval_tokens = model.generate(src, max_new_tokens=10, min_new_tokens=10)
+    model.train()
+    assert torch.equal(model.generate(src, max_new_tokens=10, min_new_tokens=10), eval_tokens)
+    assert model.training  # left as it was
+    assert eval_tokens.shape == (4, 10) and not (eval_tokens == model.config.eos_id).any()
 
 
 def test_beam_size_one_equals_greedy():
