@@ -40,16 +40,19 @@ class Explanation:
     cross: np.ndarray  # (L, H, T, S)
     truncated: bool = False  # the source was longer than the model's max_len and was cut
 
-    def to_dict(self) -> dict:
-        """JSON-ready: lists instead of arrays."""
+    def to_dict(self, decimals: int = 5) -> dict:
+        """JSON-ready: lists instead of arrays, weights rounded to `decimals` places."""
+        def rounded(maps: np.ndarray) -> list:
+            return np.round(maps.astype(np.float64), decimals).tolist()
+
         return {
             "translation": self.translation,
             "source_tokens": self.source_tokens,
             "target_tokens": self.target_tokens,
             "decoder_input_tokens": self.decoder_input_tokens,
-            "encoder": self.encoder.tolist(),
-            "decoder": self.decoder.tolist(),
-            "cross": self.cross.tolist(),
+            "encoder": rounded(self.encoder),
+            "decoder": rounded(self.decoder),
+            "cross": rounded(self.cross),
             "truncated": self.truncated,
         }
 

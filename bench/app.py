@@ -1,0 +1,101 @@
+"""Latency of the demo: /translate and /explain through gradio_client against a real app.py server,
+next to the same calls on Translator in this process, interleaved, on 50 validation sentences.
+
+    python bench/app.py [--checkpoint checkpoints/de-en] [--data-dir ../shared/data/multi30k]
+
+Reports p50 / p95 of each, the server's overhead as a ratio, and the p50 for 13-17-word sentences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import data  # noqa: E402
+from model import Translator  # noqa: E402
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def start_server(checkpoint: str) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "MODEL_ID": checkpoint, "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1",
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit("the app did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--sentences", type=int, default=50)
+    parser.add_argument("--num-beams", type=int, default=4)
+    args = parser.parse_args()
+
+    val = data.load_split(data.resolve_data_dir(args.data_dir), "val")
+    sentences = val.src[: args.sentences]
+    translator = Translator.from_pretrained(args.checkpoint)
+    proc, url = start_server(args.checkpoint)
+    try:
+        from gradio_client import Client
+
+        client = Client(url, verbose=False)
+        options = ("beam search", args.num_beams, 1.0, 128)
+        calls = {
+            "Translator.translate": lambda s: translator.translate(s, num_beams=args.num_beams, max_new_tokens=128),
+            "/translate": lambda s: client.predict(s, *options, api_name="/translate"),
+            "Translator.explain": lambda s: translator.explain(s, num_beams=args.num_beams, max_new_tokens=128),
+            "/explain": lambda s: client.predict(s, *options, api_name="/explain"),
+        }
+        for fn in calls.values():
+            fn(sentences[0])  # warm-up
+        times = {name: [] for name in calls}
+        for sentence in sentences:
+            for name, fn in calls.items():
+                start = time.perf_counter()
+                fn(sentence)
+                times[name].append(time.perf_counter() - start)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    print(f"{len(sentences)} Multi30k val sentences, beam {args.num_beams}, checkpoint {args.checkpoint}, "
+          f"{os.cpu_count()} CPU cores")
+    for name, values in times.items():
+        print(f"   {name:22s} p50 {statistics.median(values) * 1000:7.1f} ms   p95 {percentile(values, 0.95) * 1000:7.1f} ms")
+    for api, direct in (("/translate", "Translator.translate"), ("/explain", "Translator.explain")):
+        ratio = statistics.median(times[api]) / statistics.median(times[direct])
+        print(f"   {api} / {direct}: {ratio:.2f}x at p50")
+    mid = [i for i, s in enumerate(sentences) if 13 <= len(s.split()) <= 17]
+    if mid:
+        p50 = statistics.median(times["/explain"][i] for i in mid)
+        print(f"   /explain on the {len(mid)} sentences of 13-17 words: p50 {p50 * 1000:.1f} ms (maps included)")
+
+
+if __name__ == "__main__":
+    main()
