@@ -1,5 +1,6 @@
 """The demo for real: app.py launched in a subprocess, driven by gradio_client and by Chromium."""
 
+import json
 import os
 import shutil
 import socket
@@ -158,6 +159,12 @@ def test_a_real_browser_translates_and_draws_the_attention_maps(server):
         expect(page.locator("#single-plot")).to_contain_text("Cross-attention")
         page.wait_for_timeout(1500)  # let the figure finish its transition before the picture
         page.screenshot(path=str(SCREENSHOTS / "01-translated-cross-attention.png"), full_page=True)
+
+        with page.expect_download(timeout=30_000) as download:
+            page.locator("#download-json").click()
+        exported = json.loads(Path(download.value.path()).read_text())
+        assert exported["translation"] == page.locator("#english textarea").input_value()
+        assert len(exported["cross"][0][0]) == len(exported["target_tokens"])
 
         page.locator("#kind").get_by_text("Encoder self-attention").click()
         expect(page.locator("#single-plot")).to_contain_text("Encoder self-attention", timeout=30_000)
