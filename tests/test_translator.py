@@ -1,0 +1,55 @@
+"""Translator: text in, text and maps out, with bad input handled."""
+
+import numpy as np
+import pytest
+
+from model import Translator
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_checkpoint):
+    return Translator.from_pretrained(tiny_checkpoint, device="cpu")
+
+
+def test_a_list_translates_like_each_sentence_alone_and_keeps_its_order(translator):
+    sentences = ["Ein Hund.", "Zwei Männer gehen über eine Straße in der Stadt.", "", "Eine Frau lacht."]
+    batch = translator.translate(sentences, num_beams=2, max_new_tokens=12, batch_size=2)
+    alone = [translator.translate(s, num_beams=2, max_new_tokens=12) for s in sentences]
+    assert batch == alone and batch[2] == ""
+    assert translator.translate([]) == []
+
+
+def test_empty_input_is_an_empty_translation(translator):
+    assert translator.translate("") == "" and translator.translate("  \n ") == ""
+    result = translator.explain("   ")
+    assert result.translation == "" and result.source_tokens == [] and result.cross.shape[2:] == (0, 0)
+
+
+def test_overlong_input_is_truncated_with_a_warning(translator):
+    text = "Ein Hund läuft über eine Wiese. " * 200
+    with pytest.warns(UserWarning, match="longer than 64 tokens"):
+        translator.translate(text, num_beams=1, max_new_tokens=8)
+    result = translator.explain(text, num_beams=1, max_new_tokens=8)
+    assert result.truncated and len(result.source_tokens) == translator.config.max_len
+    assert not translator.explain("Ein Hund.", num_beams=1).truncated
+
+
+def test_explain_maps_fit_the_tokens_and_the_translation(translator):
+    result = translator.explain("Zwei Hunde spielen im Schnee.", num_beams=3, max_new_tokens=10)
+    S, T = len(result.source_tokens), len(result.target_tokens)
+    c = translator.config
+    assert result.encoder.shape == (c.n_encoder_layers, c.n_heads, S, S)
+    assert result.decoder.shape == (c.n_decoder_layers, c.n_heads, T, T)
+    assert result.cross.shape == (c.n_decoder_layers, c.n_heads, T, S)
+    assert result.decoder_input_tokens[0] == "<s>" and result.decoder_input_tokens[1:] == result.target_tokens[:-1]
+    np.testing.assert_allclose(result.cross.sum(-1), 1.0, rtol=1e-5)
+    assert result.translation == translator.translate("Zwei Hunde spielen im Schnee.", num_beams=3, max_new_tokens=10)
+    exported = result.to_dict()
+    assert exported["source_tokens"] == result.source_tokens and len(exported["cross"]) == c.n_decoder_layers
+
+
+def test_non_text_input_is_a_clear_error(translator):
+    with pytest.raises(TypeError, match="expected text"):
+        translator.translate(["ok", 5])
+    with pytest.raises(TypeError, match="expected text"):
+        translator.explain(None)
