@@ -137,7 +137,7 @@ def train(settings: TrainSettings, interrupt: Interrupt) -> int:
     pad = run.config.pad_id
     use_bf16 = settings.precision == "bf16" or (settings.precision == "auto" and device.type == "cuda")
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16)
-    started, tokens_seen, window_start = time.time(), 0, time.time()
+    last_tick, tokens_seen, window_start = time.time(), 0, time.time()
 
     from tqdm import tqdm
 
@@ -164,6 +164,9 @@ def train(settings: TrainSettings, interrupt: Interrupt) -> int:
             optimizer.step()
             run.advance()
             tokens_seen += batch.n_tokens * world
+            now = time.time()
+            run.wall_time += now - last_tick  # training time so far, saved with the state
+            last_tick = now
 
             if rank == 0:
                 elapsed = time.time() - window_start
@@ -193,7 +196,6 @@ def train(settings: TrainSettings, interrupt: Interrupt) -> int:
                 break
         finished = run.step >= run.total_steps()
     bar.close()
-    run.wall_time += time.time() - started
 
     if interrupt.requested and not finished:
         if rank == 0:
@@ -202,7 +204,7 @@ def train(settings: TrainSettings, interrupt: Interrupt) -> int:
         return 0
     if rank == 0:
         run.finish(model, device, command=" ".join(shlex.quote(a) for a in ["train.py", *settings.argv]),
-                   hardware=describe_hardware(device, world))
+                   hardware=describe_hardware(device, world, use_bf16))
         save_state(state_path, model, optimizer, run)
     if distributed:
         dist.barrier()
@@ -210,10 +212,11 @@ def train(settings: TrainSettings, interrupt: Interrupt) -> int:
     return 0
 
 
-def describe_hardware(device: torch.device, world: int) -> str:
+def describe_hardware(device: torch.device, world: int, bf16: bool) -> str:
+    precision = "bf16 autocast" if bf16 else "fp32"
     if device.type == "cuda":
-        return f"{world} x {torch.cuda.get_device_name(device)}"
-    return f"{world} process(es) on {os.cpu_count()} CPU core(s), {platform.processor() or platform.machine()}"
+        return f"{world} x {torch.cuda.get_device_name(device)}, {precision}"
+    return f"{world} process(es) on {os.cpu_count()} CPU core(s) ({platform.machine()}, no GPU), {precision}"
 
 
 if __name__ == "__main__":
