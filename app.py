@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -138,11 +139,25 @@ def render(result, kind: str, layer: str, head: str):
     alignment_plot = viz.alignment_figure(alignment, f"Word alignment from cross-attention — {which}")
     table = [[en, de, round(w, 3)] for en, de, w in alignment.links]
 
-    folder = Path(tempfile.mkdtemp(prefix="attention-lens-"))
+    folder = export_folder()
     json_path = folder / "attention-lens.json"
     json_path.write_text(json.dumps(result.to_dict()), encoding="utf-8")
     png_path = viz.save_png(matrix, x_labels, y_labels, title, folder / f"attention-{kind}-{layer_index + 1}.png")
     return overview, single, alignment_plot, table, str(json_path), str(png_path)
+
+
+EXPORT_ROOT = Path(tempfile.gettempdir()) / "attention-lens-exports"
+EXPORT_MAX_AGE_S = 3600
+
+
+def export_folder() -> Path:
+    """A fresh folder for one render's downloads; folders older than an hour are removed."""
+    EXPORT_ROOT.mkdir(exist_ok=True)
+    now = time.time()
+    for old in EXPORT_ROOT.iterdir():
+        if now - old.stat().st_mtime > EXPORT_MAX_AGE_S:
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(dir=EXPORT_ROOT))
 
 
 def layer_choices(kind: str):
@@ -173,7 +188,8 @@ def api_explain(text: str, decoding: str = "beam search", num_beams: int = 4, le
 
 # ----- the UI ----------------------------------------------------------------------------------
 
-with gr.Blocks(title="Attention Lens: German → English") as demo:
+# delete_cache: Gradio's copies of the downloads are dropped after an hour too.
+with gr.Blocks(title="Attention Lens: German → English", delete_cache=(1800, 3600)) as demo:
     gr.Markdown(
         "# Attention Lens\nA Transformer written from scratch translates German into English. Below the "
         "translation: what every layer and head attended to while producing it."
