@@ -103,12 +103,12 @@ def beam_search(
     for t in range(max_new_tokens):
         n = active.numel()
         logits = _never_generate(decoder(tokens), config, t, min_new_tokens)  # (n*K, V)
-        logits = logits.float()
-        # score(beam + token) = beam score + log softmax(logits)[token]. The 2K best of a sentence
-        # are among the 2K best tokens of each of its beams, so take those first and never
-        # materialise all K x V sums.
-        row_top, row_tokens = logits.topk(2 * K, dim=1)  # (n*K, 2K)
-        row_scores = row_top - logits.logsumexp(dim=1, keepdim=True) + beam_scores.view(n * K, 1)
+        log_probs = logits.float().log_softmax(dim=-1)  # (n*K, V)
+        # score(beam + token) = beam score + log p(token). The 2K best of a sentence are among the
+        # 2K best tokens of each of its beams, so take those first and never materialise all
+        # K x V sums.
+        row_top, row_tokens = log_probs.topk(2 * K, dim=1)  # (n*K, 2K)
+        row_scores = row_top + beam_scores.view(n * K, 1)
         top_scores, top_ids = row_scores.view(n, K * 2 * K).topk(2 * K, dim=1)  # (n, 2K): >= K not EOS
         from_beam = top_ids // (2 * K)  # (n, 2K)
         token = row_tokens.view(n, K * 2 * K).gather(1, top_ids)  # (n, 2K)
