@@ -7,9 +7,11 @@
    at 48 and 128 new tokens (same tokens required).
 2. Against Hugging Face transformers' MarianMTModel.generate, built from a MarianConfig of the
    same size with random weights (nothing is downloaded): greedy per-token time at batch 1, and
-   sentences per second with beam 4 over a batch of 64.
-Lengths are fixed with min_new_tokens = max_new_tokens so both sides produce the same number of
-tokens whatever their random weights prefer.
+   sentences per second with beam 4 over a batch of 64. Lengths are fixed with
+   min_new_tokens = max_new_tokens so both sides produce the same number of tokens.
+3. With a trained checkpoint of that size (--checkpoint, default checkpoints/de-en): the same
+   comparison on 128 Multi30k val sentences, Marian holding our weights (so both translate alike),
+   each sentence stopping at its own EOS.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from model import Transformer, TransformerConfig  # noqa: E402
+from model import Transformer, TransformerConfig, Translator  # noqa: E402
 
 SIZE = dict(vocab_size=8000, d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3, d_ff=1024,
             dropout=0.0, max_len=256, pad_id=0, bos_id=1, eos_id=2)
@@ -42,6 +44,64 @@ def marian_model():
         share_encoder_decoder_embeddings=True, tie_word_embeddings=True,
     )
     return MarianMTModel(config).eval()
+
+
+def marian_with_our_weights(ours: Transformer):
+    """A MarianMTModel computing what our model computes, for a comparison on real translations.
+
+    Same architecture; only the positional encoding lays its sinusoids out differently (all sines,
+    then all cosines, where ours interleaves them). Permuting the model dimension of every weight
+    that reads or writes the residual stream turns one layout into the other.
+    """
+    c = ours.config
+    marian = marian_model()
+    D = c.d_model
+    perm = torch.cat([torch.arange(0, D, 2), torch.arange(1, D, 2)])  # Marian dim m = our dim perm[m]
+    theirs = {}
+
+    def reads(weight):  # a linear layer fed by the residual stream: permute its inputs
+        return weight[:, perm]
+
+    def writes(weight, bias):  # a linear layer adding to the residual stream: permute its outputs
+        return weight[perm], bias[perm]
+
+    def attention(prefix, mha):
+        wq, wk, wv = mha.in_proj.weight.chunk(3)
+        bq, bk, bv = mha.in_proj.bias.chunk(3)
+        for name, w, b in (("q", wq, bq), ("k", wk, bk), ("v", wv, bv)):
+            theirs[f"{prefix}.{name}_proj.weight"], theirs[f"{prefix}.{name}_proj.bias"] = reads(w), b
+        theirs[f"{prefix}.out_proj.weight"], theirs[f"{prefix}.out_proj.bias"] = writes(mha.out_proj.weight,
+                                                                                        mha.out_proj.bias)
+
+    def norm(prefix, ln):
+        theirs[f"{prefix}.weight"], theirs[f"{prefix}.bias"] = ln.weight[perm], ln.bias[perm]
+
+    def feed_forward(prefix, ff):
+        theirs[f"{prefix}.fc1.weight"], theirs[f"{prefix}.fc1.bias"] = reads(ff.linear1.weight), ff.linear1.bias
+        theirs[f"{prefix}.fc2.weight"], theirs[f"{prefix}.fc2.bias"] = writes(ff.linear2.weight, ff.linear2.bias)
+
+    with torch.no_grad():
+        embedding = ours.embed.weight[:, perm]
+        for key in ("model.shared.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
+                    "lm_head.weight"):
+            theirs[key] = embedding
+        for i, layer in enumerate(ours.encoder_layers):
+            p = f"model.encoder.layers.{i}"
+            attention(f"{p}.self_attn", layer.self_attn)
+            norm(f"{p}.self_attn_layer_norm", layer.norm1)
+            feed_forward(p, layer.ff)
+            norm(f"{p}.final_layer_norm", layer.norm2)
+        for i, layer in enumerate(ours.decoder_layers):
+            p = f"model.decoder.layers.{i}"
+            attention(f"{p}.self_attn", layer.self_attn)
+            norm(f"{p}.self_attn_layer_norm", layer.norm1)
+            attention(f"{p}.encoder_attn", layer.cross_attn)
+            norm(f"{p}.encoder_attn_layer_norm", layer.norm2)
+            feed_forward(p, layer.ff)
+            norm(f"{p}.final_layer_norm", layer.norm3)
+        missing, unexpected = marian.load_state_dict({k: v.contiguous() for k, v in theirs.items()}, strict=False)
+    assert not unexpected and all(k.endswith(("embed_positions.weight", "final_logits_bias")) for k in missing), missing
+    return marian.eval()
 
 
 def timed(fn) -> float:
@@ -74,6 +134,9 @@ def sources(batch: int, length: int, seed: int) -> tuple[torch.Tensor, torch.Ten
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--checkpoint", default=str(Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"),
+                        help="a trained checkpoint of the same size, for part 3")
+    parser.add_argument("--data-dir", default=None, help="Multi30k folder for part 3 (default: $MULTI30K_DIR)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -117,6 +180,52 @@ def main() -> None:
         t = interleaved({"ours": ours_beam, "marian": marian_beam}, max(3, args.repeats // 2))
     print(f"   beam 4, batch {batch}, {n} tokens: ours {batch / t['ours']:.1f} sentences/s, "
           f"Marian {batch / t['marian']:.1f} sentences/s -> {t['marian'] / t['ours']:.2f}x the throughput")
+
+    if Path(args.checkpoint, "model.safetensors").exists():
+        real_translations(args, Translator.from_pretrained(args.checkpoint, device="cpu"))
+
+
+def real_translations(args, translator) -> None:
+    """Part 3: the trained checkpoint, and Marian holding the very same weights, on val sentences."""
+    import data
+
+    if translator.config != TransformerConfig(**{**SIZE, "vocab_size": translator.config.vocab_size,
+                                                  "dropout": translator.config.dropout}):
+        print(f"\n3. skipped: {args.checkpoint} is not of the benchmark's size")
+        return
+    ours = translator.model
+    marian = marian_with_our_weights(ours)
+    val = data.load_split(data.resolve_data_dir(args.data_dir), "val")
+    sentences = val.src[:128]
+    encoded = sorted((translator.encode_source(s)[0] for s in sentences), key=len)
+    batches = []
+    for start in range(0, len(encoded), 64):
+        chunk = encoded[start : start + 64]
+        src = torch.zeros(len(chunk), max(map(len, chunk)), dtype=torch.long)
+        for row, ids in enumerate(chunk):
+            src[row, : len(ids)] = torch.tensor(ids)
+        batches.append((src, (src != SIZE["pad_id"]).long()))
+
+    def run_ours():
+        return [ours.generate(src, max_new_tokens=64, num_beams=4) for src, _ in batches]
+
+    def run_marian():
+        return [marian.generate(input_ids=src, attention_mask=mask, max_new_tokens=64, num_beams=4,
+                                length_penalty=1.0, do_sample=False) for src, mask in batches]
+
+    print(f"\n3. The trained checkpoint ({args.checkpoint}) and Marian with the same weights: "
+          f"{len(sentences)} val sentences, beam 4, batches of 64, up to 64 new tokens, each stops at EOS")
+    with torch.inference_mode():
+        ours_out, marian_out = run_ours(), run_marian()
+        same = sum(
+            translator.decode(a.tolist()) == translator.decode(b.tolist()[1:])
+            for o, m in zip(ours_out, marian_out) for a, b in zip(o, m)
+        )
+        t = interleaved({"ours": run_ours, "marian": run_marian}, max(3, args.repeats // 2))
+    n = len(sentences)
+    print(f"   identical translations: {same}/{n}")
+    print(f"   ours {n / t['ours']:.1f} sentences/s, Marian {n / t['marian']:.1f} sentences/s "
+          f"-> {t['marian'] / t['ours']:.2f}x the throughput")
 
 
 if __name__ == "__main__":
