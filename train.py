@@ -18,22 +18,14 @@ import shlex
 import signal
 import sys
 import time
-from pathlib import Path
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from model import Transformer, TransformerConfig
-from training import (
-    RunState,
-    TrainSettings,
-    evaluate_copy,
-    evaluate_translation,
-    load_state,
-    plot_curves,
-    save_state,
-)
+from evaluation import evaluate_copy, evaluate_translation, plot_curves
+from model import Transformer
+from training import RunState, TrainSettings, load_state, save_state
 
 
 def parse_args(argv: list[str] | None = None) -> TrainSettings:

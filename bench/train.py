@@ -22,7 +22,6 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from model import Transformer, TransformerConfig  # noqa: E402
-from model.attention import padding_mask  # noqa: E402
 from model.layers import PositionalEncoding  # noqa: E402
 
 CONFIG = TransformerConfig(vocab_size=8000, d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3,

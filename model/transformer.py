@@ -16,7 +16,7 @@ from safetensors.torch import load_model
 from torch import Tensor, nn
 
 from .attention import padding_mask, target_mask
-from .config import ConfigError, TransformerConfig
+from .config import TransformerConfig
 from .hub import HUB_REPO_ID, CheckpointError, resolve_file
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
 

@@ -13,7 +13,6 @@ import pytest
 
 import train
 from model import Transformer, Translator
-from training import load_state
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
