@@ -120,30 +120,43 @@ def parse_choice(kind: str, layer: str, head: str) -> tuple[int, int | None]:
     return layer_index, head_index
 
 
-@friendly_errors
-def render(result, kind: str, layer: str, head: str):
-    """Figures, alignment table and downloads for the explanation in the user's state."""
-    if result is None or not result.target_tokens:
-        return None, None, None, [], None, None
-    maps = getattr(result, kind)
+def current_map(result, kind: str, layer: str, head: str):
+    """The map the controls select: (matrix, column labels, row labels, title, layer index, head index)."""
     layer_index, head_index = parse_choice(kind, layer, head)
     x_labels, y_labels = viz.axis_labels(kind, result.source_tokens, result.target_tokens, result.decoder_input_tokens)
     which = f"layer {layer_index + 1}, {MEAN if head_index is None else f'head {head_index + 1}'}"
-    matrix = viz.select_map(maps, layer_index, head_index)
-    title = f"{viz.KINDS[kind]} — {which}"
+    matrix = viz.select_map(getattr(result, kind), layer_index, head_index)
+    return matrix, x_labels, y_labels, f"{viz.KINDS[kind]} — {which}", layer_index, head_index
+
+
+@friendly_errors
+def render(result, kind: str, layer: str, head: str):
+    """Figures and the alignment table for the explanation in the user's state."""
+    if result is None or not result.target_tokens:
+        return None, None, None, []
+    matrix, x_labels, y_labels, title, layer_index, head_index = current_map(result, kind, layer, head)
     single = viz.attention_figure(matrix, x_labels, y_labels, title)
-    overview = viz.overview_figure(maps, x_labels, y_labels, f"{viz.KINDS[kind]}: every layer and head")
+    overview = viz.overview_figure(getattr(result, kind), x_labels, y_labels, f"{viz.KINDS[kind]}: every layer and head")
 
     cross = viz.select_map(result.cross, min(layer_index, LAYERS["cross"] - 1), head_index)
     alignment = viz.word_alignment(cross, result.source_tokens, result.target_tokens)
+    which = title.split(" — ")[-1]
     alignment_plot = viz.alignment_figure(alignment, f"Word alignment from cross-attention — {which}")
     table = [[en, de, round(w, 3)] for en, de, w in alignment.links]
+    return overview, single, alignment_plot, table
 
+
+@friendly_errors
+def exports(result, kind: str, layer: str, head: str):
+    """The downloads: every map and token as JSON, the selected map as PNG."""
+    if result is None or not result.target_tokens:
+        return None, None
+    matrix, x_labels, y_labels, title, layer_index, _ = current_map(result, kind, layer, head)
     folder = export_folder()
     json_path = folder / "attention-lens.json"
     json_path.write_text(json.dumps(result.to_dict()), encoding="utf-8")
     png_path = viz.save_png(matrix, x_labels, y_labels, title, folder / f"attention-{kind}-{layer_index + 1}.png")
-    return overview, single, alignment_plot, table, str(json_path), str(png_path)
+    return str(json_path), str(png_path)
 
 
 EXPORT_ROOT = Path(tempfile.gettempdir()) / "attention-lens-exports"
@@ -234,15 +247,22 @@ with gr.Blocks(title="Attention Lens: German → English", delete_cache=(1800, 3
         json_file = gr.DownloadButton("Download maps + tokens (JSON)", elem_id="download-json")
         png_file = gr.DownloadButton("Download this map (PNG)", elem_id="download-png")
 
-    outputs = [overview_plot, single_plot, alignment_plot, alignment_table, json_file, png_file]
+    figures = [overview_plot, single_plot, alignment_plot, alignment_table]
+    downloads = [json_file, png_file]
     view = [explanation, kind, layer, head]
+
+    def redraw(event):
+        """Figures first, then the files to download (the PNG takes a moment to draw)."""
+        event.then(render, view, figures, api_visibility="private").then(exports, view, downloads,
+                                                                          api_visibility="private")
+
     for trigger in (translate_button.click, source.submit):
-        trigger(run, [source, decoding, num_beams, length_penalty, max_length], [english, status, explanation],
-                api_visibility="private").then(render, view, outputs, api_visibility="private")
-    kind.change(layer_choices, kind, layer, api_visibility="private").then(render, view, outputs,
-                                                                            api_visibility="private")
+        redraw(trigger(run, [source, decoding, num_beams, length_penalty, max_length], [english, status, explanation],
+                       api_visibility="private"))
+    redraw(kind.change(layer_choices, kind, layer, api_visibility="private"))
     for control in (layer, head):
-        control.input(render, view, outputs, api_visibility="private")
+        control.input(render, view, figures, api_visibility="private").then(exports, view, downloads,
+                                                                            api_visibility="private")
 
     gr.api(api_translate, api_name="translate")
     gr.api(api_explain, api_name="explain")
