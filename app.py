@@ -121,12 +121,13 @@ def parse_choice(kind: str, layer: str, head: str) -> tuple[int, int | None]:
 
 
 def current_map(result, kind: str, layer: str, head: str):
-    """The map the controls select: (matrix, column labels, row labels, title, layer index, head index)."""
+    """The map the controls select: (matrix, column labels, row labels, which, layer index, head index),
+    `which` naming the layer and head ("layer 3, head 2")."""
     layer_index, head_index = parse_choice(kind, layer, head)
     x_labels, y_labels = viz.axis_labels(kind, result.source_tokens, result.target_tokens, result.decoder_input_tokens)
     which = f"layer {layer_index + 1}, {MEAN if head_index is None else f'head {head_index + 1}'}"
     matrix = viz.select_map(getattr(result, kind), layer_index, head_index)
-    return matrix, x_labels, y_labels, f"{viz.KINDS[kind]} — {which}", layer_index, head_index
+    return matrix, x_labels, y_labels, which, layer_index, head_index
 
 
 @friendly_errors
@@ -134,13 +135,12 @@ def render(result, kind: str, layer: str, head: str):
     """Figures and the alignment table for the explanation in the user's state."""
     if result is None or not result.target_tokens:
         return None, None, None, []
-    matrix, x_labels, y_labels, title, layer_index, head_index = current_map(result, kind, layer, head)
-    single = viz.attention_figure(matrix, x_labels, y_labels, title)
+    matrix, x_labels, y_labels, which, layer_index, head_index = current_map(result, kind, layer, head)
+    single = viz.attention_figure(matrix, x_labels, y_labels, f"{viz.KINDS[kind]} — {which}")
     overview = viz.overview_figure(getattr(result, kind), x_labels, y_labels, f"{viz.KINDS[kind]}: every layer and head")
 
     cross = viz.select_map(result.cross, min(layer_index, LAYERS["cross"] - 1), head_index)
     alignment = viz.word_alignment(cross, result.source_tokens, result.target_tokens)
-    which = title.split(" — ")[-1]
     alignment_plot = viz.alignment_figure(alignment, f"Word alignment from cross-attention — {which}")
     table = [[en, de, round(w, 3)] for en, de, w in alignment.links]
     return overview, single, alignment_plot, table
@@ -151,7 +151,8 @@ def exports(result, kind: str, layer: str, head: str):
     """The downloads: every map and token as JSON, the selected map as PNG."""
     if result is None or not result.target_tokens:
         return None, None
-    matrix, x_labels, y_labels, title, layer_index, _ = current_map(result, kind, layer, head)
+    matrix, x_labels, y_labels, which, layer_index, _ = current_map(result, kind, layer, head)
+    title = f"{viz.KINDS[kind]} — {which}"
     folder = export_folder()
     json_path = folder / "attention-lens.json"
     json_path.write_text(json.dumps(result.to_dict()), encoding="utf-8")

@@ -75,7 +75,7 @@ def bleu_chrf(hypotheses: list[str], references: list[str]) -> dict:
 
 @torch.inference_mode()
 def validation_loss(model: Transformer, run: RunState, device) -> float:
-    pairs, _ = data.encode_pairs(run.tokenizer, run.val, run.settings.max_len)
+    pairs = run.val_pairs
     total, count = 0.0, 0
     for indices in data.token_batches(pairs, run.settings.batch_tokens, seed=0, epoch=0, shuffle=False):
         batch = data.collate(pairs, indices, PAD_ID).to(device)

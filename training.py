@@ -129,6 +129,7 @@ class RunState:
     train_pairs: list = field(default_factory=list)
     val: data.ParallelCorpus | None = None
     test: data.ParallelCorpus | None = None
+    val_pairs: list = field(default_factory=list)  # val as ids, encoded once for the validation loss
     step: int = 0
     epoch: int = 0
     position: int = 0
@@ -172,7 +173,8 @@ class RunState:
         pairs, dropped = data.encode_pairs(tokenizer, train, settings.max_len)
         if dropped and rank == 0:
             print(f"train: skipped {dropped} pair(s) longer than {settings.max_len} tokens", file=sys.stderr)
-        return cls(settings, rank, world, work_dir, output, config, tokenizer, pairs, val, test)
+        val_pairs, _ = data.encode_pairs(tokenizer, val, settings.max_len)
+        return cls(settings, rank, world, work_dir, output, config, tokenizer, pairs, val, test, val_pairs)
 
     # ----- progress ---------------------------------------------------------------------------
 

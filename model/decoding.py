@@ -30,11 +30,18 @@ def _start(model, src: Tensor, max_new_tokens: int, num_beams: int, use_cache: b
     return decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens), max_new_tokens
 
 
-def _never_generate(logits: Tensor, config, step: int, min_new_tokens: int) -> Tensor:
+class _Banned:
     """Padding and BOS are never outputs (so 'pad' keeps meaning 'no token'); EOS not before
-    min_new_tokens."""
-    banned = [config.pad_id, config.bos_id] + ([config.eos_id] if step < min_new_tokens else [])
-    return logits.index_fill_(1, torch.tensor(banned, device=logits.device), float("-inf"))
+    min_new_tokens. The id tensors are built once per search, not at every step."""
+
+    def __init__(self, config, min_new_tokens: int, device: torch.device):
+        self.always = torch.tensor([config.pad_id, config.bos_id], device=device)
+        self.early = torch.tensor([config.pad_id, config.bos_id, config.eos_id], device=device)
+        self.min_new_tokens = min_new_tokens
+
+    def __call__(self, logits: Tensor, step: int) -> Tensor:
+        banned = self.early if step < self.min_new_tokens else self.always
+        return logits.index_fill_(1, banned, float("-inf"))
 
 
 def _trim(ids: Tensor, pad_id: int) -> Tensor:
@@ -47,11 +54,12 @@ def greedy_search(model, src: Tensor, max_new_tokens: int, use_cache: bool = Tru
     """Pick the most likely next token at every step until every sentence has produced EOS."""
     config = model.config
     decoder, max_new_tokens = _start(model, src, max_new_tokens, 1, use_cache)
+    never_generate = _Banned(config, min_new_tokens, src.device)
     B = src.size(0)
     tokens = torch.full((B, 1), config.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     for t in range(max_new_tokens):
-        logits = _never_generate(decoder(tokens), config, t, min_new_tokens)  # (B, V)
+        logits = never_generate(decoder(tokens), t)  # (B, V)
         next_token = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, t+1)
         finished |= next_token == config.eos_id
@@ -81,6 +89,7 @@ def beam_search(
     if K < 1 or 2 * K > V:
         raise ValueError(f"num_beams must be between 1 and vocab_size / 2, got {K}")
     decoder, max_new_tokens = _start(model, src, max_new_tokens, K, use_cache)
+    never_generate = _Banned(config, min_new_tokens, src.device)
     B, device = src.size(0), src.device
 
     tokens = torch.full((B * K, 1), config.bos_id, dtype=torch.long, device=device)  # (N, 1)
@@ -102,7 +111,7 @@ def beam_search(
 
     for t in range(max_new_tokens):
         n = active.numel()
-        logits = _never_generate(decoder(tokens), config, t, min_new_tokens)  # (n*K, V)
+        logits = never_generate(decoder(tokens), t)  # (n*K, V)
         log_probs = logits.float().log_softmax(dim=-1)  # (n*K, V)
         # score(beam + token) = beam score + log p(token). The 2K best of a sentence are among the
         # 2K best tokens of each of its beams, so take those first and never materialise all
