@@ -8,7 +8,7 @@ from __future__ import annotations
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from .config import TransformerConfig
-from .hub import HUB_REPO_ID
+from .hub import HUB_METADATA, HUB_REPO_ID
 
 DEMO_URL = f"https://huggingface.co/spaces/{HUB_REPO_ID}"
 TEST_SET = "Multi30k test_2016_flickr"
@@ -34,11 +34,7 @@ def card_data(info: dict) -> ModelCardData:
                 )
             )
     return ModelCardData(
-        language=["de", "en"],
-        license="mit",
-        library_name="pytorch",
-        pipeline_tag="translation",
-        tags=["translation", "transformer", "attention-visualization", "multi30k", "pytorch_model_hub_mixin"],
+        **{**HUB_METADATA, "tags": [*HUB_METADATA["tags"], "pytorch_model_hub_mixin"]},
         datasets=["bentrevett/multi30k"],
         metrics=["bleu", "chrf"],
         model_name="attention-lens-de-en" if eval_results else None,

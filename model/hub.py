@@ -17,6 +17,14 @@ from huggingface_hub.errors import (
 
 # The Hub repo the project publishes its checkpoint to; the demo loads it when MODEL_ID says so.
 HUB_REPO_ID = "attention-lens/transformer-de-en"
+# The Hub metadata of every checkpoint, declared once: the mixin writes it, the model card renders it.
+HUB_METADATA = dict(
+    library_name="pytorch",
+    pipeline_tag="translation",
+    language=["de", "en"],
+    license="mit",
+    tags=["translation", "transformer", "attention-visualization", "multi30k"],
+)
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
 
 

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from .attention import padding_mask, target_mask
 from .config import TransformerConfig
-from .hub import HUB_REPO_ID, CheckpointError, resolve_file
+from .hub import HUB_METADATA, HUB_REPO_ID, CheckpointError, resolve_file
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
 
 
@@ -33,11 +33,7 @@ class AttentionMaps:
 class Transformer(
     nn.Module,
     PyTorchModelHubMixin,
-    library_name="pytorch",
-    pipeline_tag="translation",
-    language=["de", "en"],
-    license="mit",
-    tags=["translation", "transformer", "attention-visualization", "multi30k"],
+    **HUB_METADATA,
     repo_url=f"https://huggingface.co/{HUB_REPO_ID}",
 ):
     """Encoder-decoder Transformer with one embedding shared by source, target and output."""

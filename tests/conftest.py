@@ -9,13 +9,15 @@ torch.set_num_threads(1)  # tests are tiny; one thread leaves the other core to 
 
 import pytest  # noqa: E402
 
-DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
+from tests.corpus import DATA_DIR, HAS_CORPUS  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):
     """A real checkpoint folder (config.json, model.safetensors, tokenizer.json, README.md) with a
     tiny untrained model and a BPE tokenizer learned from 2,000 Multi30k pairs."""
+    if not HAS_CORPUS:
+        pytest.skip(f"Multi30k not found in {DATA_DIR}: set MULTI30K_DIR")
     import data
     from model import Transformer, TransformerConfig, Translator
     from tokenizer import train_tokenizer

@@ -8,9 +8,8 @@ import pytest
 
 import data
 from tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer, token_strings, train_tokenizer
+from tests.corpus import DATA_DIR, needs_corpus
 
-DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multi30k"
-needs_corpus = pytest.mark.skipif(not DATA_DIR.is_dir(), reason="Multi30k folder not found")
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from huggingface_hub import ModelCard
 from model import CheckpointError, Transformer, TransformerConfig, Translator
 
 from .fake_hub import FakeHub
+from tests.corpus import DATA_DIR, needs_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {"config.json", "model.safetensors", "tokenizer.json", "README.md"}
@@ -158,10 +159,9 @@ print(t.push_to_hub("user/attention-lens", branch="step-100", commit_message="Ch
     assert set(hub.commits[1]["files"]) == FILES
 
 
-DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
 
 
-@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="Multi30k folder not found")
+@needs_corpus
 def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
     args = ["train.py", "--data-dir", str(DATA_DIR), "--output", str(tmp_path / "out"), "--work-dir",
             str(tmp_path / "work"), "--max-train-pairs", "200", "--max-steps", "4", "--eval-every", "4",

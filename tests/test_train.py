@@ -13,9 +13,9 @@ import pytest
 
 import train
 from model import Transformer, Translator
+from tests.corpus import DATA_DIR, needs_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = ROOT.parent / "shared" / "data" / "multi30k"
 COPY_ARGS = ["--task", "copy", "--threads", "1"]
 
 
@@ -123,7 +123,7 @@ def test_two_processes_train_with_distributed_data_parallel(tmp_path):
     assert sum("copy_accuracy" in r for r in lines) == 1  # only rank 0 evaluates and writes
 
 
-@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="Multi30k folder not found")
+@needs_corpus
 def test_multi30k_smoke_run_loads_back_as_a_translator(tmp_path):
     out = tmp_path / "de-en"
     code = train.main([

@@ -1,0 +1,1 @@
+"""The page, one module per view: widgets and wiring only; the model work lives in lens/."""
