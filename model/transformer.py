@@ -5,20 +5,30 @@ Shape legend: B batch, S source length, T target length, H heads, D model width,
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from huggingface_hub import PyTorchModelHubMixin
-from safetensors import SafetensorError
-from safetensors.torch import load_model
 from torch import Tensor, nn
 
 from .attention import padding_mask, target_mask
 from .config import TransformerConfig
-from .hub import HUB_METADATA, HUB_REPO_ID, CheckpointError, resolve_file
+from .hub import HUB_METADATA, HUB_REPO_ID, resolve_file
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
+from .weights import (  # noqa: F401  (load_weights: training loads its checkpoints through this module)
+    CheckpointWarning,
+    check_header,
+    check_recorded_config,
+    load_weights,
+    read_finite_state,
+    read_header,
+    save_weights,
+)
 
 
 @dataclass
@@ -144,52 +154,77 @@ class Transformer(
         finally:
             self.train(was_training)
 
+    # ----- the Hub mixin's hooks: save and load --------------------------------------------
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        """The mixin's saving hook: model.safetensors, with the config recorded in its header, and config.json."""
+        save_weights(self, Path(save_directory) / "model.safetensors")
+        write_config(self.config, Path(save_directory) / "config.json")
+
     @classmethod
-    def from_pretrained(
+    def from_pretrained(cls, pretrained_model_name_or_path: str | Path, *, revision: str | None = None,
+                        **kwargs) -> "Transformer":
+        """The mixin's from_pretrained (which calls `_from_pretrained`), after finding config.json.
+
+        The mixin reads config.json itself, leniently and without naming the file, and retries an
+        unreachable Hub for 23 s; finding and checking the file first makes both fast and clear.
+        """
+        where = {key: kwargs[key] for key in ("cache_dir", "force_download", "token", "local_files_only") if key in kwargs}
+        config_path = resolve_file(pretrained_model_name_or_path, "config.json", revision=revision, **where)
+        TransformerConfig.from_json_file(config_path)
+        if not os.path.isdir(pretrained_model_name_or_path):
+            revision = config_path.parent.name  # the commit config.json came from: every file from that one
+        return super().from_pretrained(pretrained_model_name_or_path, revision=revision, **kwargs)
+
+    @classmethod
+    def _from_pretrained(
         cls,
-        pretrained_model_name_or_path: str | Path,
         *,
-        force_download: bool = False,
-        token: str | bool | None = None,
-        cache_dir: str | Path | None = None,
-        local_files_only: bool = False,
-        revision: str | None = None,
+        model_id: str,
+        revision: str | None,
+        cache_dir: str | Path | None,
+        force_download: bool,
+        local_files_only: bool,
+        token: str | bool | None,
         map_location: str | torch.device = "cpu",
+        config: dict | None = None,
         **unexpected,
     ) -> "Transformer":
-        """Load config.json and model.safetensors from a folder or a Hub repo id.
+        """The mixin's loading hook: config.json read strictly (exactly the config's keys, each in
+        range) and model.safetensors checked against it by its header before anything is built.
 
-        Stricter than the mixin's default: config.json must have exactly the config's keys,
-        and every weight must be present with its shape.
+        `config` is the mixin's lenient reading of config.json; it is read again here, strictly.
         """
         if unexpected:
             raise TypeError(f"unexpected argument(s): {', '.join(sorted(unexpected))}")
-        where = dict(
-            revision=revision,
-            cache_dir=cache_dir,
-            force_download=force_download,
-            token=token,
-            local_files_only=local_files_only,
-        )
-        config_path = resolve_file(pretrained_model_name_or_path, "config.json", **where)
-        weights_path = resolve_file(pretrained_model_name_or_path, "model.safetensors", **where)
-        config = TransformerConfig.from_json_file(config_path)
-        model = cls(config)
-        load_weights(model, weights_path, device=map_location)
-        return model.eval()
+        where = dict(revision=revision, cache_dir=cache_dir, force_download=force_download, token=token,
+                     local_files_only=local_files_only)
+        config_path = resolve_file(model_id, "config.json", **where)
+        weights_path = resolve_file(model_id, "model.safetensors", **where)
+        model = load_checkpoint(cls, TransformerConfig.from_json_file(config_path), config_path, weights_path)
+        return model.to(map_location).eval()
 
 
-def load_weights(model: nn.Module, path: str | Path, device: str | torch.device = "cpu") -> None:
-    """Fill `model` from a safetensors file; no pickle is ever read. Errors name the file."""
-    try:
-        missing, unexpected = load_model(model, str(path), strict=False, device=str(device))
-    except SafetensorError as err:
-        raise CheckpointError(
-            f"{path} is not a readable safetensors file ({err}); it may be truncated or corrupt: download or save it again"
-        ) from None
-    except RuntimeError as err:
-        raise CheckpointError(f"the weights in {path} do not fit the model described by config.json: {err}") from None
-    if missing or unexpected:
-        raise CheckpointError(
-            f"the weights in {path} do not match config.json: missing {sorted(missing)}, unexpected {sorted(unexpected)}"
+def load_checkpoint(cls: type[Transformer], config: TransformerConfig, config_path: Path, weights_path: Path) -> Transformer:
+    """Build `cls(config)` and fill it from `weights_path`, once the file's header fits the config."""
+    header = read_header(weights_path)
+    with torch.device("meta"):  # shapes without storage: a config that does not fit allocates nothing
+        skeleton = cls(config)
+    check_header(header, skeleton, config_path)
+    # Shapes do not pin everything (n_heads splits d_model; norm_first moves no tensor): the record does.
+    if not check_recorded_config(header, config.to_dict(), config_path):
+        warnings.warn(
+            f"{weights_path} does not record the config it was saved with (it predates that record), so "
+            f"{config_path} is trusted as it is; save the checkpoint again to record it",
+            CheckpointWarning,
         )
+    model = cls(config)
+    model.load_state_dict(read_finite_state(header), strict=False)  # names checked; a tied pair is stored once
+    return model
+
+
+def write_config(config: TransformerConfig, path: Path) -> None:
+    """config.json, written atomically."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(config.to_dict(), sort_keys=True, indent=2), encoding="utf-8")
+    os.replace(partial, path)

@@ -132,7 +132,7 @@ def test_missing_or_corrupt_files_name_the_file(tiny_checkpoint, tmp_path):
     (folder / "tokenizer.json").unlink()
     with pytest.raises(CheckpointError, match="tokenizer.json is missing"):
         Translator.from_pretrained(folder)
-    with pytest.raises(CheckpointError, match="neither an existing checkpoint folder nor a Hub repo id"):
+    with pytest.raises(CheckpointError, match="no such folder: .*does.not.exist"):
         Translator.from_pretrained(tmp_path / "does" / "not" / "exist")
 
 
