@@ -24,6 +24,7 @@ from .weights import (  # noqa: F401  (load_weights: training loads its checkpoi
     CheckpointWarning,
     check_header,
     check_recorded_config,
+    check_size,
     load_weights,
     read_finite_state,
     read_header,
@@ -208,9 +209,9 @@ class Transformer(
 def load_checkpoint(cls: type[Transformer], config: TransformerConfig, config_path: Path, weights_path: Path) -> Transformer:
     """Build `cls(config)` and fill it from `weights_path`, once the file's header fits the config."""
     header = read_header(weights_path)
-    with torch.device("meta"):  # shapes without storage: a config that does not fit allocates nothing
-        skeleton = cls(config)
-    check_header(header, skeleton, config_path)
+    check_size(header, config, config_path)  # before building: a config far bigger than the file allocates nothing
+    model = cls(config)
+    check_header(header, model, config_path)
     # Shapes do not pin everything (n_heads splits d_model; norm_first moves no tensor): the record does.
     if not check_recorded_config(header, config.to_dict(), config_path):
         warnings.warn(
@@ -218,7 +219,6 @@ def load_checkpoint(cls: type[Transformer], config: TransformerConfig, config_pa
             f"{config_path} is trusted as it is; save the checkpoint again to record it",
             CheckpointWarning,
         )
-    model = cls(config)
     model.load_state_dict(read_finite_state(header), strict=False)  # names checked; a tied pair is stored once
     return model
 

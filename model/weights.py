@@ -1,15 +1,17 @@
 """model.safetensors: its header read and checked before anything is built, then loaded; and written.
 
 A safetensors file opens with a JSON header that names every tensor with its dtype and shape, and
-holds free-form string metadata. Reading it costs microseconds, so a checkpoint is checked against
-its config.json before one weight is allocated. The weights alone do not pin every size (n_heads
-splits d_model without changing a shape), so the config a model was saved with is recorded in
-that metadata, and a config.json that disagrees with it is refused.
+holds free-form string metadata. Reading it costs microseconds, so a config.json that asks for a
+bigger model than the file holds is refused before anything is built, and every name, shape and
+dtype is compared before a weight is read. The weights alone do not pin every size (n_heads splits
+d_model without changing a shape), so the config a model was saved with is recorded in that
+metadata, and a config.json that disagrees with it is refused.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,8 +78,7 @@ def tied_groups(model: nn.Module) -> list[list[str]]:
 
 
 def check_header(header: WeightsHeader, model: nn.Module, config_source: object) -> None:
-    """Refuse a file whose tensor names, shapes or dtypes do not fit `model` (which may live on
-    the meta device: only its shapes are read)."""
+    """Refuse a file whose tensor names, shapes or dtypes do not fit `model`."""
     path = header.path
     groups = tied_groups(model)
     shapes = {name: tuple(tensor.shape) for name, tensor in model.state_dict(keep_vars=True).items()}
@@ -98,6 +99,25 @@ def check_header(header: WeightsHeader, model: nn.Module, config_source: object)
                 f"the weights in {path} do not fit the model {config_source} describes: tensor {name} has "
                 f"shape {list(shape)} where that config asks for {list(shapes[name])}"
             )
+
+
+def minimum_parameters(config) -> int:
+    """A lower bound on the parameters `config` asks for: the tied embedding, and in each layer
+    the attention projections (Q, K, V, output: 4 D^2) and the feed-forward (2 D d_ff)."""
+    D, attention, ff = config.d_model, 4 * config.d_model**2, 2 * config.d_model * config.d_ff
+    return config.vocab_size * D + config.n_encoder_layers * (attention + ff) + config.n_decoder_layers * (2 * attention + ff)
+
+
+def check_size(header: WeightsHeader, config, config_source: object) -> None:
+    """Refuse a config that asks for more parameters than the file holds, before anything is built
+    (d_model=4096 on these weights would allocate gigabytes only to fail at the first tensor)."""
+    stored = sum(math.prod(shape) for _, shape in header.tensors.values())
+    needed = minimum_parameters(config)
+    if needed > stored:
+        raise CheckpointError(
+            f"the weights in {header.path} do not fit the model {config_source} describes: it asks for at "
+            f"least {needed:,} parameters, the file holds {stored:,}"
+        )
 
 
 def check_recorded_config(header: WeightsHeader, config: dict, config_source: object) -> bool:
