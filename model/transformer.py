@@ -5,10 +5,8 @@ Shape legend: B batch, S source length, T target length, H heads, D model width,
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,16 +18,7 @@ from .attention import padding_mask, target_mask
 from .config import TransformerConfig
 from .hub import HUB_METADATA, HUB_REPO_ID, resolve_file
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
-from .weights import (  # noqa: F401  (load_weights: training loads its checkpoints through this module)
-    CheckpointWarning,
-    check_header,
-    check_recorded_config,
-    check_size,
-    load_weights,
-    read_finite_state,
-    read_header,
-    save_weights,
-)
+from .weights import load_checkpoint, load_weights, save_weights, write_config  # noqa: F401  (load_weights: used by training)
 
 
 @dataclass
@@ -205,26 +194,3 @@ class Transformer(
         model = load_checkpoint(cls, TransformerConfig.from_json_file(config_path), config_path, weights_path)
         return model.to(map_location).eval()
 
-
-def load_checkpoint(cls: type[Transformer], config: TransformerConfig, config_path: Path, weights_path: Path) -> Transformer:
-    """Build `cls(config)` and fill it from `weights_path`, once the file's header fits the config."""
-    header = read_header(weights_path)
-    check_size(header, config, config_path)  # before building: a config far bigger than the file allocates nothing
-    model = cls(config)
-    check_header(header, model, config_path)
-    # Shapes do not pin everything (n_heads splits d_model; norm_first moves no tensor): the record does.
-    if not check_recorded_config(header, config.to_dict(), config_path):
-        warnings.warn(
-            f"{weights_path} does not record the config it was saved with (it predates that record), so "
-            f"{config_path} is trusted as it is; save the checkpoint again to record it",
-            CheckpointWarning,
-        )
-    model.load_state_dict(read_finite_state(header), strict=False)  # names checked; a tied pair is stored once
-    return model
-
-
-def write_config(config: TransformerConfig, path: Path) -> None:
-    """config.json, written atomically."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(config.to_dict(), sort_keys=True, indent=2), encoding="utf-8")
-    os.replace(partial, path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
+from .config import TransformerConfig
 from .hub import CheckpointError
 
 CONFIG_KEY = "attention_lens.config"  # the metadata entry holding the model's config as JSON
@@ -101,14 +103,14 @@ def check_header(header: WeightsHeader, model: nn.Module, config_source: object)
             )
 
 
-def minimum_parameters(config) -> int:
+def minimum_parameters(config: TransformerConfig) -> int:
     """A lower bound on the parameters `config` asks for: the tied embedding, and in each layer
     the attention projections (Q, K, V, output: 4 D^2) and the feed-forward (2 D d_ff)."""
     D, attention, ff = config.d_model, 4 * config.d_model**2, 2 * config.d_model * config.d_ff
     return config.vocab_size * D + config.n_encoder_layers * (attention + ff) + config.n_decoder_layers * (2 * attention + ff)
 
 
-def check_size(header: WeightsHeader, config, config_source: object) -> None:
+def check_size(header: WeightsHeader, config: TransformerConfig, config_source: object) -> None:
     """Refuse a config that asks for more parameters than the file holds, before anything is built
     (d_model=4096 on these weights would allocate gigabytes only to fail at the first tensor)."""
     stored = sum(math.prod(shape) for _, shape in header.tensors.values())
@@ -187,6 +189,30 @@ def save_weights(model: nn.Module, path: str | Path, dtype: torch.dtype | None =
     os.chmod(partial, 0o666 & ~umask)  # safetensors writes 0600; a checkpoint is read by others (a server)
     os.replace(partial, path)  # a reader sees the old file or the new one, never half of one
     return path
+
+
+def load_checkpoint(cls: type[nn.Module], config: TransformerConfig, config_path: Path, weights_path: Path) -> nn.Module:
+    """Build `cls(config)` and fill it from `weights_path`, once the file's header fits the config."""
+    header = read_header(weights_path)
+    check_size(header, config, config_path)  # before building: a config far bigger than the file allocates nothing
+    model = cls(config)
+    check_header(header, model, config_path)
+    # Shapes do not pin everything (n_heads splits d_model; norm_first moves no tensor): the record does.
+    if not check_recorded_config(header, config.to_dict(), config_path):
+        warnings.warn(
+            f"{weights_path} does not record the config it was saved with (it predates that record), so "
+            f"{config_path} is trusted as it is; save the checkpoint again to record it",
+            CheckpointWarning,
+        )
+    model.load_state_dict(read_finite_state(header), strict=False)  # names checked; a tied pair is stored once
+    return model
+
+
+def write_config(config: TransformerConfig, path: Path) -> None:
+    """config.json, written atomically."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(config.to_dict(), sort_keys=True, indent=2), encoding="utf-8")
+    os.replace(partial, path)
 
 
 def _few(names: list[str], limit: int = 5) -> str:
