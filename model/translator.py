@@ -213,20 +213,24 @@ class Translator:
         device: str | torch.device | None = None,
         **hub_kwargs,
     ) -> "Translator":
-        """Model and tokenizer from one checkpoint folder or one revision of a Hub repo."""
+        """Model and tokenizer from one checkpoint folder or one revision of a Hub repo.
+
+        The small files are read and checked against each other first, the weights last.
+        """
         device = pick_device(device)
+        config_path = resolve_file(model_id, "config.json", revision=revision, **hub_kwargs)
         if not Path(str(model_id)).is_dir():
             # Pin the commit that config.json came from, so every file comes from the same one
             # even if the branch moves while we download (the cache stores files by commit).
-            config_path = resolve_file(model_id, "config.json", revision=revision, **hub_kwargs)
             revision = config_path.parent.name
-        model = Transformer.from_pretrained(model_id, revision=revision, map_location=str(device), **hub_kwargs)
+        config = TransformerConfig.from_json_file(config_path)
         tokenizer_path = resolve_file(model_id, "tokenizer.json", revision=revision, **hub_kwargs)
         try:
             tokenizer = load_tokenizer(tokenizer_path)
         except ValueError as err:
             raise CheckpointError(f"{err}; download or save the checkpoint again") from None
-        check_tokenizer_fits(tokenizer, model.config, f"{tokenizer_path} (for the model of the config.json beside it)")
+        check_tokenizer_fits(tokenizer, config, f"{tokenizer_path} (checked against {config_path})")
+        model = Transformer.from_pretrained(model_id, revision=revision, map_location=str(device), **hub_kwargs)
         card = None
         try:
             card = resolve_file(model_id, "README.md", revision=revision, **hub_kwargs).read_text(encoding="utf-8")

@@ -141,17 +141,19 @@ for name in ["user/not-cached", "user/attention-lens", "checkpoint/de-en", "chec
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            out[name] = {"translation": Translator.from_pretrained(name, device="cpu").translate("Ein Hund.")}
+            translator = Translator.from_pretrained(name, device="cpu")
+            out[name] = {"seconds": time.perf_counter() - start, "translation": translator.translate("Ein Hund.")}
         except CheckpointError as err:
-            out[name] = {"error": str(err)}
-    out[name].update(seconds=time.perf_counter() - start, warnings=[str(w.message) for w in caught])
+            out[name] = {"seconds": time.perf_counter() - start, "error": str(err)}
+    out[name]["warnings"] = [str(w.message) for w in caught]
 print(json.dumps(out))
 """
     result = python(code, {"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}", "HF_HOME": str(tmp_path / "hf"),
                            "HF_HUB_OFFLINE": "0"})
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
-    assert all(case["seconds"] < 3.0 for case in out.values()), out  # not 23 s of retries
+    # Retrying would take 23 s; refusals take milliseconds, loading from the cache a few seconds on a busy machine.
+    assert all(case["seconds"] < (3.0 if "error" in case else 15.0) for case in out.values()), out
     missing = out["user/not-cached"]["error"]
     assert "not in the local Hugging Face cache" in missing and "cannot be reached" in missing
     assert "HF_HUB_OFFLINE=1" in missing
