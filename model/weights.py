@@ -194,9 +194,7 @@ def save_weights(model: nn.Module, path: str | Path, dtype: torch.dtype | None =
 def load_checkpoint(cls: type[nn.Module], config: TransformerConfig, config_path: Path, weights_path: Path) -> nn.Module:
     """Build `cls(config)` and fill it from `weights_path`, once the file's header fits the config."""
     header = read_header(weights_path)
-    check_size(header, config, config_path)  # before building: a config far bigger than the file allocates nothing
-    model = cls(config)
-    check_header(header, model, config_path)
+    check_size(header, config, config_path)  # a config far bigger than the file is refused before anything is built
     # Shapes do not pin everything (n_heads splits d_model; norm_first moves no tensor): the record does.
     if not check_recorded_config(header, config.to_dict(), config_path):
         warnings.warn(
@@ -204,6 +202,8 @@ def load_checkpoint(cls: type[nn.Module], config: TransformerConfig, config_path
             f"{config_path} is trusted as it is; save the checkpoint again to record it",
             CheckpointWarning,
         )
+    model = cls(config)
+    check_header(header, model, config_path)
     model.load_state_dict(read_finite_state(header), strict=False)  # names checked; a tied pair is stored once
     return model
 
