@@ -101,7 +101,9 @@ def check_repo_id(model_id: str) -> None:
     try:
         validate_repo_id(model_id)
     except HFValidationError as err:
-        raise CheckpointError(f"{model_id} is neither an existing checkpoint folder nor a valid Hub repo id: {err}") from None
+        raise CheckpointError(
+            f"{model_id} is neither an existing checkpoint folder nor a valid Hub repo id: {err}"
+        ) from None
 
 
 def _did_you_mean(name: str) -> str | None:

@@ -18,7 +18,8 @@ from .attention import padding_mask, target_mask
 from .config import TransformerConfig
 from .hub import HUB_METADATA, HUB_REPO_ID, resolve_file
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
-from .weights import load_checkpoint, load_weights, save_weights, write_config  # noqa: F401  (load_weights: used by training)
+# load_weights is imported from here by training (model.transformer.load_weights).
+from .weights import load_checkpoint, load_weights, save_weights, write_config  # noqa: F401
 
 
 @dataclass

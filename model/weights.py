@@ -107,7 +107,8 @@ def minimum_parameters(config: TransformerConfig) -> int:
     """A lower bound on the parameters `config` asks for: the tied embedding, and in each layer
     the attention projections (Q, K, V, output: 4 D^2) and the feed-forward (2 D d_ff)."""
     D, attention, ff = config.d_model, 4 * config.d_model**2, 2 * config.d_model * config.d_ff
-    return config.vocab_size * D + config.n_encoder_layers * (attention + ff) + config.n_decoder_layers * (2 * attention + ff)
+    encoder, decoder = config.n_encoder_layers * (attention + ff), config.n_decoder_layers * (2 * attention + ff)
+    return config.vocab_size * D + encoder + decoder
 
 
 def check_size(header: WeightsHeader, config: TransformerConfig, config_source: object) -> None:

@@ -161,7 +161,8 @@ print(json.dumps(out))
     assert cached["translation"] == Translator.from_pretrained(tiny_checkpoint).translate("Ein Hund.")
     assert any("from the local cache" in w for w in cached["warnings"])
     assert out["checkpoint/de-en"]["error"].startswith("no such folder: checkpoint/de-en (did you mean checkpoints/de-en?)")
-    assert out["checkpoints/de-enn"]["error"].startswith("no such folder: checkpoints/de-enn (did you mean checkpoints/de-en?)")
+    assert out["checkpoints/de-enn"]["error"].startswith(
+        "no such folder: checkpoints/de-enn (did you mean checkpoints/de-en?)")
     assert out["./nowhere"]["error"].startswith("no such folder: ./nowhere;")
     assert out["de-en"]["error"].startswith("no such folder: de-en;")
 

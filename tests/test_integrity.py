@@ -84,7 +84,8 @@ def refused_quickly(load, match: str, names: list[Path]) -> str:
 @pytest.mark.parametrize(
     "change, match, blame",
     [
-        ({"d_model": 4096}, r"do not fit.*asks for at least [0-9,]+ parameters, the file holds 7,", ["model.safetensors", "config.json"]),
+        ({"d_model": 4096}, r"do not fit.*asks for at least [0-9,]+ parameters, the file holds 7,",
+         ["model.safetensors", "config.json"]),
         ({"max_len": 2_000_000}, r"max_len must be at most 16,384", ["config.json"]),
         ({"n_heads": 256}, r"n_heads must be at most 64", ["config.json"]),
         ({"vocab_size": 10**9}, r"vocab_size must be at most", ["config.json"]),

@@ -58,7 +58,9 @@ def check_special_tokens(tokenizer: Tokenizer, source: object = "tokenizer") -> 
             raise ValueError(f"{source}: special token {token} has id {actual}, expected {expected_id}")
 
 
-def check_vocabulary(tokenizer: Tokenizer, vocab_size: int, special_ids: dict[str, int], source: object = "tokenizer") -> None:
+def check_vocabulary(
+    tokenizer: Tokenizer, vocab_size: int, special_ids: dict[str, int], source: object = "tokenizer"
+) -> None:
     """Refuse (ValueError) a tokenizer whose size is not `vocab_size` or whose special tokens have
     other ids than `special_ids` (token -> id), as a model's config gives them."""
     size = tokenizer.get_vocab_size()
