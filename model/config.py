@@ -13,6 +13,21 @@ class ConfigError(ValueError):
     """A configuration that cannot describe a model: bad value, unknown key, missing key."""
 
 
+# Upper bounds, far above any model this project trains (the paper's big model is d_model=1024,
+# n_heads=16, 6+6 layers, d_ff=4096), and low enough that a typo in config.json is refused before
+# anything is allocated: max_len=2,000,000 alone would cost 2 GB of positional encoding.
+LIMITS = {
+    "vocab_size": 262_144,
+    "d_model": 8_192,
+    "n_heads": 64,
+    "n_encoder_layers": 64,
+    "n_decoder_layers": 64,
+    "d_ff": 65_536,
+    "max_len": 16_384,
+}
+MAX_CONFIG_BYTES = 64_000
+
+
 @dataclass
 class TransformerConfig:
     """Sizes and special token ids of the encoder-decoder Transformer.
@@ -35,11 +50,13 @@ class TransformerConfig:
     norm_first: bool = False  # False: Post-LN as in the paper; True: Pre-LN
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len"):
+        for name, limit in LIMITS.items():
             value = getattr(self, name)
             # bool is a subclass of int; `n_heads: true` in a config.json is a mistake, not 1.
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+            if value > limit:
+                raise ConfigError(f"{name} must be at most {limit:,}, got {value:,}")
         if self.d_model % self.n_heads != 0:
             raise ConfigError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) or not 0.0 <= self.dropout < 1.0:
@@ -80,6 +97,8 @@ class TransformerConfig:
         """Read config.json; every problem names the file."""
         path = Path(path)
         try:
+            if path.stat().st_size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"{path} is {path.stat().st_size:,} bytes; a config.json is a few hundred")
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"{path} does not exist") from None

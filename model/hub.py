@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import warnings
 from pathlib import Path
 
-from huggingface_hub import hf_hub_download
+from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
 from huggingface_hub.errors import (
     EntryNotFoundError,
     HfHubHTTPError,
     HFValidationError,
     LocalEntryNotFoundError,
+    OfflineModeIsEnabled,
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
+from huggingface_hub.file_download import REGEX_COMMIT_HASH
+from huggingface_hub.utils import validate_repo_id
 
 # The Hub repo the project publishes its checkpoint to; the demo loads it when MODEL_ID says so.
 HUB_REPO_ID = "attention-lens/transformer-de-en"
@@ -26,6 +31,7 @@ HUB_METADATA = dict(
     tags=["translation", "transformer", "attention-visualization", "multi30k"],
 )
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
+HUB_TIMEOUT_S = 5.0  # one request to learn whether the Hub is reachable, instead of 23 s of retries
 
 
 class CheckpointError(RuntimeError):
@@ -44,8 +50,8 @@ def resolve_file(
 ) -> Path:
     """Local path of `filename` in a checkpoint folder, or in Hub repo `model_id` at `revision`.
 
-    A repo id is fetched through the Hugging Face cache, so with HF_HUB_OFFLINE=1 a populated
-    cache is enough.
+    A repo id is fetched through the Hugging Face cache: with HF_HUB_OFFLINE=1 a populated cache
+    is enough, and an unreachable Hub is found out by one short request, not minutes of retries.
     """
     model_id = str(model_id)
     if os.path.isdir(model_id):
@@ -56,36 +62,122 @@ def resolve_file(
                 f"{', '.join(CHECKPOINT_FILES)} (write one with Translator.save_pretrained or train.py)"
             )
         return path
-    looks_like_path = model_id.startswith((".", "/", "~")) or model_id.count("/") != 1
-    if looks_like_path:
-        raise CheckpointError(f"{model_id} is neither an existing checkpoint folder nor a Hub repo id (USER/NAME)")
-    try:
-        return Path(
-            hf_hub_download(
-                repo_id=model_id,
-                filename=filename,
-                revision=revision,
-                cache_dir=cache_dir,
-                force_download=force_download,
-                token=token,
-                local_files_only=local_files_only,
-            )
+    check_repo_id(model_id)
+    where = dict(repo_id=model_id, filename=filename, revision=revision, cache_dir=cache_dir, token=token)
+    offline = local_files_only or constants.is_offline_mode()
+    immutable = revision is not None and REGEX_COMMIT_HASH.fullmatch(revision) is not None
+    if offline or (immutable and not force_download):  # a commit's files never change: the cache first
+        cached = _cached(where)
+        if cached is not None:
+            return cached
+        if offline:
+            return _not_cached(where, "HF_HUB_OFFLINE=1 (or local_files_only) forbids downloading it: "
+                                      "unset it to download with network access")
+    unreachable = _hub_unreachable(where)
+    if unreachable:
+        cached = _cached(where)
+        if cached is not None:
+            warnings.warn(f"the Hub cannot be reached ({unreachable}): loading {model_id} from the local cache")
+            return cached
+        return _not_cached(where, f"the Hub at {constants.ENDPOINT} cannot be reached ({unreachable}): connect to "
+                                  "the network; with HF_HUB_OFFLINE=1 only the cache is used, without trying")
+    return _download(where, force_download)
+
+
+def check_repo_id(model_id: str) -> None:
+    """Refuse a name that is meant as a folder (it does not exist) or is no Hub repo id (USER/NAME)."""
+    parts = model_id.split("/")
+    path_like = (
+        model_id.startswith((".", "~", "/")) or os.path.isabs(model_id) or "\\" in model_id
+        or len(parts) != 2 or not all(parts) or os.path.isdir(parts[0])
+    )
+    suggestion = _did_you_mean(model_id)
+    if path_like or suggestion:
+        hint = f" (did you mean {suggestion}?)" if suggestion else ""
+        raise CheckpointError(
+            f"no such folder: {model_id}{hint}; a checkpoint is a folder holding {', '.join(CHECKPOINT_FILES)}, "
+            "or a Hub repo id USER/NAME"
         )
-    except RevisionNotFoundError:
-        raise CheckpointError(f"revision {revision!r} does not exist in the Hub repo {model_id}") from None
-    except RepositoryNotFoundError:
-        raise CheckpointError(
-            f"the Hub repo {model_id} does not exist or is private (log in or set HF_TOKEN for a private repo)"
-        ) from None
-    except LocalEntryNotFoundError:
-        raise CheckpointError(
-            f"{filename} of {model_id} (revision {revision or 'main'}) is not in the local Hugging Face cache and "
-            "the Hub cannot be reached (offline mode or no network): download it once with network access, "
-            "or pass a local checkpoint folder"
-        ) from None
-    except EntryNotFoundError:  # after LocalEntryNotFoundError, its subclass
-        raise CheckpointError(f"{filename} is missing from the Hub repo {model_id} (revision {revision or 'main'})") from None
+    try:
+        validate_repo_id(model_id)
     except HFValidationError as err:
-        raise CheckpointError(f"{model_id} is not a valid Hub repo id: {err}") from None
-    except HfHubHTTPError as err:
-        raise CheckpointError(f"could not download {filename} from the Hub repo {model_id}: {err}") from None
+        raise CheckpointError(
+            f"{model_id} is neither an existing checkpoint folder nor a valid Hub repo id: {err}"
+        ) from None
+
+
+def _did_you_mean(name: str) -> str | None:
+    """An existing folder whose path differs from `name` by a typo in one or more parts, if any."""
+    path = Path(os.path.expanduser(name))
+    folder = Path(path.anchor or ".")
+    for part in path.parts[1:] if path.anchor else path.parts:
+        if (folder / part).is_dir():
+            folder = folder / part
+            continue
+        try:
+            entries = [entry.name for entry in os.scandir(folder) if entry.is_dir()]
+        except OSError:
+            return None
+        close = difflib.get_close_matches(part, entries, n=1, cutoff=0.8)
+        if not close:
+            return None
+        folder = folder / close[0]
+    return str(folder) if str(folder) != str(path) else None
+
+
+def _cached(where: dict) -> Path | None:
+    try:
+        return Path(hf_hub_download(**where, local_files_only=True))
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled):
+        return None
+    except Exception as err:  # a revision or repo the cache does not know: say so with the name
+        raise _explain(err, where) from None
+
+
+def _hub_unreachable(where: dict) -> str | None:
+    """None when the Hub answers one request (no retries, a short timeout), else why not."""
+    url = hf_hub_url(where["repo_id"], where["filename"], revision=where["revision"])
+    try:
+        get_hf_file_metadata(url, token=where["token"], timeout=HUB_TIMEOUT_S)
+    except HfHubHTTPError:
+        return None  # it answered (even "not found"): the download below reports exactly what
+    except Exception as err:  # refused, no route, DNS, timeout: whatever the transport calls it
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def _download(where: dict, force_download: bool) -> Path:
+    try:
+        return Path(hf_hub_download(**where, force_download=force_download))
+    except Exception as err:
+        raise _explain(err, where) from None
+
+
+def _not_cached(where: dict, why: str) -> Path:
+    raise CheckpointError(
+        f"{where['filename']} of the Hub repo {where['repo_id']} (revision {where['revision'] or 'main'}) is not in "
+        f"the local Hugging Face cache, and {why}; or pass a local checkpoint folder"
+    )
+
+
+def _explain(err: Exception, where: dict) -> Exception:
+    """The Hub's error as a CheckpointError that says which file of which repo, and what to do."""
+    repo_id, filename, revision = where["repo_id"], where["filename"], where["revision"] or "main"
+    if isinstance(err, RevisionNotFoundError):
+        return CheckpointError(f"revision {revision!r} does not exist in the Hub repo {repo_id}")
+    if isinstance(err, RepositoryNotFoundError):
+        return CheckpointError(
+            f"the Hub repo {repo_id} does not exist or is private (log in or set HF_TOKEN for a private repo)"
+        )
+    if isinstance(err, LocalEntryNotFoundError):
+        return CheckpointError(
+            f"{filename} of {repo_id} (revision {revision}) is not in the local Hugging Face cache and the Hub "
+            "cannot be reached: download it once with network access, or pass a local checkpoint folder"
+        )
+    if isinstance(err, EntryNotFoundError):  # after LocalEntryNotFoundError, its subclass
+        return CheckpointError(f"{filename} is missing from the Hub repo {repo_id} (revision {revision})")
+    if isinstance(err, HFValidationError):
+        return CheckpointError(f"{repo_id} is not a valid Hub repo id: {err}")
+    if isinstance(err, (HfHubHTTPError, OSError)):
+        return CheckpointError(f"could not download {filename} from the Hub repo {repo_id}: {err}")
+    return err

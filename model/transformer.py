@@ -6,19 +6,20 @@ Shape legend: B batch, S source length, T target length, H heads, D model width,
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from huggingface_hub import PyTorchModelHubMixin
-from safetensors import SafetensorError
-from safetensors.torch import load_model
 from torch import Tensor, nn
 
 from .attention import padding_mask, target_mask
 from .config import TransformerConfig
-from .hub import HUB_METADATA, HUB_REPO_ID, CheckpointError, resolve_file
+from .hub import HUB_METADATA, HUB_REPO_ID, resolve_file
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
+# load_weights is imported from here by training (model.transformer.load_weights).
+from .weights import load_checkpoint, load_weights, save_weights, write_config  # noqa: F401
 
 
 @dataclass
@@ -144,52 +145,53 @@ class Transformer(
         finally:
             self.train(was_training)
 
+    # ----- the Hub mixin's hooks: save and load --------------------------------------------
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        """The mixin's saving hook: model.safetensors, with the config recorded in its header, and config.json."""
+        save_weights(self, Path(save_directory) / "model.safetensors")
+        write_config(self.config, Path(save_directory) / "config.json")
+
     @classmethod
-    def from_pretrained(
+    def from_pretrained(cls, pretrained_model_name_or_path: str | Path, *, revision: str | None = None,
+                        **kwargs) -> "Transformer":
+        """The mixin's from_pretrained (which calls `_from_pretrained`), after finding config.json.
+
+        The mixin reads config.json itself, leniently and without naming the file, and retries an
+        unreachable Hub for 23 s; finding and checking the file first makes both fast and clear.
+        """
+        where = {key: kwargs[key] for key in ("cache_dir", "force_download", "token", "local_files_only") if key in kwargs}
+        config_path = resolve_file(pretrained_model_name_or_path, "config.json", revision=revision, **where)
+        TransformerConfig.from_json_file(config_path)
+        if not os.path.isdir(pretrained_model_name_or_path):
+            revision = config_path.parent.name  # the commit config.json came from: every file from that one
+        return super().from_pretrained(pretrained_model_name_or_path, revision=revision, **kwargs)
+
+    @classmethod
+    def _from_pretrained(
         cls,
-        pretrained_model_name_or_path: str | Path,
         *,
-        force_download: bool = False,
-        token: str | bool | None = None,
-        cache_dir: str | Path | None = None,
-        local_files_only: bool = False,
-        revision: str | None = None,
+        model_id: str,
+        revision: str | None,
+        cache_dir: str | Path | None,
+        force_download: bool,
+        local_files_only: bool,
+        token: str | bool | None,
         map_location: str | torch.device = "cpu",
+        config: dict | None = None,
         **unexpected,
     ) -> "Transformer":
-        """Load config.json and model.safetensors from a folder or a Hub repo id.
+        """The mixin's loading hook: config.json read strictly (exactly the config's keys, each in
+        range) and model.safetensors checked against it by its header before anything is built.
 
-        Stricter than the mixin's default: config.json must have exactly the config's keys,
-        and every weight must be present with its shape.
+        `config` is the mixin's lenient reading of config.json; it is read again here, strictly.
         """
         if unexpected:
             raise TypeError(f"unexpected argument(s): {', '.join(sorted(unexpected))}")
-        where = dict(
-            revision=revision,
-            cache_dir=cache_dir,
-            force_download=force_download,
-            token=token,
-            local_files_only=local_files_only,
-        )
-        config_path = resolve_file(pretrained_model_name_or_path, "config.json", **where)
-        weights_path = resolve_file(pretrained_model_name_or_path, "model.safetensors", **where)
-        config = TransformerConfig.from_json_file(config_path)
-        model = cls(config)
-        load_weights(model, weights_path, device=map_location)
-        return model.eval()
+        where = dict(revision=revision, cache_dir=cache_dir, force_download=force_download, token=token,
+                     local_files_only=local_files_only)
+        config_path = resolve_file(model_id, "config.json", **where)
+        weights_path = resolve_file(model_id, "model.safetensors", **where)
+        model = load_checkpoint(cls, TransformerConfig.from_json_file(config_path), config_path, weights_path)
+        return model.to(map_location).eval()
 
-
-def load_weights(model: nn.Module, path: str | Path, device: str | torch.device = "cpu") -> None:
-    """Fill `model` from a safetensors file; no pickle is ever read. Errors name the file."""
-    try:
-        missing, unexpected = load_model(model, str(path), strict=False, device=str(device))
-    except SafetensorError as err:
-        raise CheckpointError(
-            f"{path} is not a readable safetensors file ({err}); it may be truncated or corrupt: download or save it again"
-        ) from None
-    except RuntimeError as err:
-        raise CheckpointError(f"the weights in {path} do not fit the model described by config.json: {err}") from None
-    if missing or unexpected:
-        raise CheckpointError(
-            f"the weights in {path} do not match config.json: missing {sorted(missing)}, unexpected {sorted(unexpected)}"
-        )

@@ -16,9 +16,10 @@ import torch
 from huggingface_hub import HfApi
 from tokenizers import Tokenizer
 
-from tokenizer import check_special_tokens, load_tokenizer, token_strings
+from tokenizer import check_vocabulary, load_tokenizer, token_strings
 
 from .card import render_model_card
+from .config import TransformerConfig
 from .hub import CheckpointError, resolve_file
 from .transformer import Transformer
 
@@ -63,17 +64,22 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def check_tokenizer_fits(tokenizer: Tokenizer, config: TransformerConfig, source: str = "tokenizer") -> None:
+    """Refuse a tokenizer of another size, or whose special tokens have other ids, than the config's:
+    every id would name another token, and the translations would be garbage."""
+    special_ids = {"<pad>": config.pad_id, "<s>": config.bos_id, "</s>": config.eos_id}
+    try:
+        check_vocabulary(tokenizer, config.vocab_size, special_ids, source)
+    except ValueError as err:
+        raise CheckpointError(f"{err}: the tokenizer and the model come from different checkpoints") from None
+
+
 class Translator:
     """German -> English with a Transformer and its BPE tokenizer."""
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer, device: str | torch.device | None = None,
                  model_card: str | None = None):
-        check_special_tokens(tokenizer)
-        if tokenizer.get_vocab_size() > model.config.vocab_size:
-            raise CheckpointError(
-                f"tokenizer has {tokenizer.get_vocab_size()} tokens but the model only {model.config.vocab_size}: "
-                "they come from different checkpoints"
-            )
+        check_tokenizer_fits(tokenizer, model.config)
         self.device = pick_device(device)
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
@@ -207,19 +213,24 @@ class Translator:
         device: str | torch.device | None = None,
         **hub_kwargs,
     ) -> "Translator":
-        """Model and tokenizer from one checkpoint folder or one revision of a Hub repo."""
+        """Model and tokenizer from one checkpoint folder or one revision of a Hub repo.
+
+        The small files are read and checked against each other first, the weights last.
+        """
         device = pick_device(device)
+        config_path = resolve_file(model_id, "config.json", revision=revision, **hub_kwargs)
         if not Path(str(model_id)).is_dir():
             # Pin the commit that config.json came from, so every file comes from the same one
             # even if the branch moves while we download (the cache stores files by commit).
-            config_path = resolve_file(model_id, "config.json", revision=revision, **hub_kwargs)
             revision = config_path.parent.name
-        model = Transformer.from_pretrained(model_id, revision=revision, map_location=str(device), **hub_kwargs)
+        config = TransformerConfig.from_json_file(config_path)
         tokenizer_path = resolve_file(model_id, "tokenizer.json", revision=revision, **hub_kwargs)
         try:
             tokenizer = load_tokenizer(tokenizer_path)
         except ValueError as err:
             raise CheckpointError(f"{err}; download or save the checkpoint again") from None
+        check_tokenizer_fits(tokenizer, config, f"{tokenizer_path} (checked against {config_path})")
+        model = Transformer.from_pretrained(model_id, revision=revision, map_location=str(device), **hub_kwargs)
         card = None
         try:
             card = resolve_file(model_id, "README.md", revision=revision, **hub_kwargs).read_text(encoding="utf-8")

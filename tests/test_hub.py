@@ -118,7 +118,53 @@ print(json.dumps(out))
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["main"] == expected["main"]
     assert out["v2"] == expected["v2"] and out["v2_sha"] == expected["v2"]
-    assert "not in the local Hugging Face cache" in out["error"]
+    assert "not in the local Hugging Face cache" in out["error"] and "HF_HUB_OFFLINE=1" in out["error"]
+
+
+def closed_port() -> int:
+    """A local port nobody listens on: connecting is refused at once, as with no network."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_without_network_hub_names_fail_fast_and_mistyped_folders_say_so(tiny_checkpoint, tmp_path):
+    write_cache(tmp_path / "hf", "user/attention-lens", {"a" * 40: tiny_checkpoint}, {"main": "a" * 40})
+    code = """
+import json, time, warnings
+from model import Translator, CheckpointError
+out = {}
+for name in ["user/not-cached", "user/attention-lens", "checkpoint/de-en", "checkpoints/de-enn", "./nowhere", "de-en"]:
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            translator = Translator.from_pretrained(name, device="cpu")
+            out[name] = {"seconds": time.perf_counter() - start, "translation": translator.translate("Ein Hund.")}
+        except CheckpointError as err:
+            out[name] = {"seconds": time.perf_counter() - start, "error": str(err)}
+    out[name]["warnings"] = [str(w.message) for w in caught]
+print(json.dumps(out))
+"""
+    result = python(code, {"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}", "HF_HOME": str(tmp_path / "hf"),
+                           "HF_HUB_OFFLINE": "0"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    # Retrying would take 23 s; refusals take milliseconds, loading from the cache a few seconds on a busy machine.
+    assert all(case["seconds"] < (3.0 if "error" in case else 15.0) for case in out.values()), out
+    missing = out["user/not-cached"]["error"]
+    assert "not in the local Hugging Face cache" in missing and "cannot be reached" in missing
+    assert "HF_HUB_OFFLINE=1" in missing
+    cached = out["user/attention-lens"]
+    assert cached["translation"] == Translator.from_pretrained(tiny_checkpoint).translate("Ein Hund.")
+    assert any("from the local cache" in w for w in cached["warnings"])
+    assert out["checkpoint/de-en"]["error"].startswith("no such folder: checkpoint/de-en (did you mean checkpoints/de-en?)")
+    assert out["checkpoints/de-enn"]["error"].startswith(
+        "no such folder: checkpoints/de-enn (did you mean checkpoints/de-en?)")
+    assert out["./nowhere"]["error"].startswith("no such folder: ./nowhere;")
+    assert out["de-en"]["error"].startswith("no such folder: de-en;")
 
 
 def test_missing_or_corrupt_files_name_the_file(tiny_checkpoint, tmp_path):
@@ -132,7 +178,7 @@ def test_missing_or_corrupt_files_name_the_file(tiny_checkpoint, tmp_path):
     (folder / "tokenizer.json").unlink()
     with pytest.raises(CheckpointError, match="tokenizer.json is missing"):
         Translator.from_pretrained(folder)
-    with pytest.raises(CheckpointError, match="neither an existing checkpoint folder nor a Hub repo id"):
+    with pytest.raises(CheckpointError, match="no such folder: .*does.not.exist"):
         Translator.from_pretrained(tmp_path / "does" / "not" / "exist")
 
 

@@ -58,6 +58,20 @@ def check_special_tokens(tokenizer: Tokenizer, source: object = "tokenizer") -> 
             raise ValueError(f"{source}: special token {token} has id {actual}, expected {expected_id}")
 
 
+def check_vocabulary(
+    tokenizer: Tokenizer, vocab_size: int, special_ids: dict[str, int], source: object = "tokenizer"
+) -> None:
+    """Refuse (ValueError) a tokenizer whose size is not `vocab_size` or whose special tokens have
+    other ids than `special_ids` (token -> id), as a model's config gives them."""
+    size = tokenizer.get_vocab_size()
+    if size != vocab_size:
+        raise ValueError(f"{source} has {size:,} tokens where the model's config says vocab_size={vocab_size:,}")
+    for token, expected_id in special_ids.items():
+        actual = tokenizer.token_to_id(token)
+        if actual != expected_id:
+            raise ValueError(f"{source}: special token {token} has id {actual} where the model's config says {expected_id}")
+
+
 def token_strings(tokenizer: Tokenizer, ids: Iterable[int]) -> list[str]:
     """Readable label of each token: byte-level marks decoded, a leading space shown as '▁'."""
     labels = []
