@@ -143,7 +143,7 @@ def render_copy_card(config: TransformerConfig, model, info: dict) -> str:
     """README.md of a copy-task checkpoint: a sanity check, not a translator."""
     n_params = sum(p.numel() for p in model.parameters())
     training, results, s = info.get("training", {}), info.get("results", {}), info.get("settings", {})
-    accuracy = results.get("copy_accuracy")
+    accuracy = results.get("copy_accuracy", info.get("snapshot", {}).get("copy_accuracy"))
     return f"""# Attention Lens: copy-task Transformer
 
 A tiny encoder-decoder Transformer ({config.n_encoder_layers}+{config.n_decoder_layers} layers, d_model

@@ -54,7 +54,7 @@ def _settings_change(changed: dict) -> str:
 
 
 def _foreign(state_path: Path, problems: list[str]) -> str:
-    return (f"{state_path} belongs to a run with {'; '.join(problems)}. Use another --work-dir, "
+    return (f"{state_path} belongs to another run ({'; '.join(problems)}). Use another --work-dir, "
             f"the same flags as that run, or delete {state_path.parent} to start over")
 
 

@@ -6,11 +6,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import shlex
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -19,16 +16,18 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 import data
 from model import Transformer
 
-from .checkpointing import load_state, rng_state, save_state, save_weights
+from .checkpointing import load_state, save_state, save_weights
 from .finish import finish_run
 from .guard import check_locations, check_output, check_state_belongs, run_identity
 from .hardware import choose_precision, describe_hardware
 from .metrics import append_record, keep_records_up_to, plot_curves, read_jsonl, tokens_per_second
+from .process import Interrupt, Process, start_process
 from .run import RunFiles, RunState, default_work_dir
 from .settings import TrainSettings, fingerprint
 from .snapshots import push_folder, take_snapshot, write_index
@@ -71,68 +70,6 @@ def total_steps(settings: TrainSettings, steps_per_epoch: int) -> int:
     return min(limits)
 
 
-class Interrupt:
-    """Turns Ctrl-C and SIGTERM into a flag the loop checks between steps, so state gets saved."""
-
-    def __init__(self):
-        self.requested = False
-        self.previous = {sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    def restore(self) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum, frame):
-        if self.requested:  # a second Ctrl-C means now
-            raise KeyboardInterrupt
-        self.requested = True
-        print(f"\nsignal {signum}: saving the training state, then stopping", file=sys.stderr)
-
-
-@dataclass
-class Process:
-    """This process's place in a (possibly distributed) run."""
-
-    device: torch.device
-    rank: int = 0
-    world: int = 1
-
-    @property
-    def distributed(self) -> bool:
-        return self.world > 1
-
-    def barrier(self) -> None:
-        if self.distributed:
-            dist.barrier()
-
-    def any(self, flag: bool) -> bool:
-        """True on every rank if it is true on one (so all ranks stop at the same step)."""
-        if not self.distributed:
-            return flag
-        value = torch.tensor([float(flag)])
-        dist.all_reduce(value, op=dist.ReduceOp.MAX)
-        return bool(value.item())
-
-    def rngs(self) -> list[dict]:
-        """Every rank's generators, gathered (each rank restores its own on resume)."""
-        mine = rng_state()
-        if not self.distributed:
-            return [mine]
-        gathered = [None] * self.world
-        dist.all_gather_object(gathered, mine)
-        return gathered
-
-
-def start_process(settings: TrainSettings) -> Process:
-    world = int(os.environ.get("WORLD_SIZE", 1))
-    device = torch.device(f"cuda:{os.environ.get('LOCAL_RANK', 0)}" if torch.cuda.is_available() else "cpu")
-    if world > 1:
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
-    return Process(device, dist.get_rank() if world > 1 else 0, world)
-
-
 @dataclass
 class Loop:
     """What one process holds while it trains."""
@@ -149,12 +86,11 @@ class Loop:
     autocast: object
     hardware: str
     plan: set[int] = field(default_factory=set)
+    forward_model: torch.nn.Module | None = None  # DistributedDataParallel(model) when distributed
 
-    @property
-    def forward_model(self) -> torch.nn.Module:
-        if self.proc.distributed and not hasattr(self, "_ddp"):
-            self._ddp = torch.nn.parallel.DistributedDataParallel(self.model)
-        return self._ddp if self.proc.distributed else self.model
+    def __post_init__(self):
+        if self.forward_model is None:
+            self.forward_model = DistributedDataParallel(self.model) if self.proc.distributed else self.model
 
     def card_info(self) -> dict:
         return {"settings": self.settings.recorded(), "data": self.task.data_info(),
@@ -294,8 +230,7 @@ def train(settings: TrainSettings, interrupt: Interrupt | None = None) -> int:
         if loop is None:
             return 0
         finished = loop.run(interrupt)
-        if not finished:
-            loop.save()
+        if not finished:  # interrupted: the state was saved at the step it stopped
             if proc.rank == 0:
                 print(f"stopped at step {loop.progress.step}; rerun the same command to continue", file=sys.stderr)
             return 0
