@@ -3,7 +3,6 @@ metrics line and a damaged rotation checkpoint that a run survives, no duplicate
 resume, and unwritable locations found before the first step. Real files, tampered in tmp folders."""
 
 import json
-import shutil
 import time
 import warnings
 from pathlib import Path
@@ -26,17 +25,11 @@ def copy_args(tmp_path: Path, steps: int = 4, *extra: str) -> list[str]:
             *extra]
 
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory) -> Path:
-    """A finished 4-step copy run: state at step 4, rotation checkpoints of steps 2 and 4, best."""
-    folder = tmp_path_factory.mktemp("run")
-    assert train.main(copy_args(folder)) == 0
-    return folder
-
-
 @pytest.fixture
-def run_copy(finished_run, tmp_path) -> Path:
-    shutil.copytree(finished_run, tmp_path, dirs_exist_ok=True)
+def run_copy(tmp_path) -> Path:
+    """A finished 4-step copy run: state at step 4, rotation checkpoints of steps 2 and 4, best.
+    (Made in place: a state belongs to its own output path, so it cannot be copied elsewhere.)"""
+    assert train.main(copy_args(tmp_path)) == 0
     return tmp_path
 
 
