@@ -121,14 +121,15 @@ def _snapshots_section(info: dict) -> str:
     snapshots = info.get("snapshots")
     if not snapshots:
         return ""
-    repo = info.get("repo_id", HUB_REPO_ID)
+    repo = info.get("repo_id") or HUB_REPO_ID
     rows = ["| step | revision | val loss | val BLEU (greedy) |", "|---|---|---|---|"]
     for s in snapshots:
         loss = f"{s['val_loss']:.3f}" if s.get("val_loss") is not None else "–"
         bleu = f"{s['val_bleu']:.2f}" if s.get("val_bleu") is not None else "–"
         rows.append(f"| {s['step']:,} | `{s['revision']}` | {loss} | {bleu} |")
     return (
-        "\n## Training snapshots\n\nThe weights at chosen steps of training, each a branch of this repo (fp16):\n\n"
+        "\n## Training snapshots\n\nThe weights at chosen steps of training (fp16), each in the folder "
+        "`snapshots/step-NNNNN/` of the run's output and, on the Hub, on the branch of that name:\n\n"
         + "\n".join(rows)
         + f'\n\n```python\ntranslator = Translator.from_pretrained("{repo}", revision="{snapshots[-1]["revision"]}")\n```\n'
     )
@@ -166,6 +167,7 @@ def render_model_card(config: TransformerConfig, model, info: dict) -> str:
     n_params = sum(p.numel() for p in model.parameters())
     data = card_data(info)
     layers = f"{config.n_encoder_layers}+{config.n_decoder_layers}"
+    repo_id = info.get("repo_id") or HUB_REPO_ID
     body = f"""
 # Attention Lens: German → English Transformer
 
@@ -178,7 +180,7 @@ read: every attention map of every layer and head can be inspected. See the demo
 {_code_line()}
 ```python
 from model import Translator
-translator = Translator.from_pretrained("{HUB_REPO_ID}")
+translator = Translator.from_pretrained("{repo_id}")
 print(translator.translate("Ein Mann fährt Fahrrad."))
 ```
 

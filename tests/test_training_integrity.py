@@ -124,3 +124,24 @@ def test_unwritable_locations_are_found_before_the_first_step(tmp_path, flag):
         train.main(args)
     assert time.perf_counter() - start < 10
     assert not (tmp_path / "work" / "state.safetensors").exists()
+
+
+def test_state_round_trip_restores_both_random_generators(tmp_path):
+    import random
+
+    from training.checkpointing import load_state, rng_state, save_state
+    from training.run import RunState
+
+    settings = TrainSettings(output="", task="copy", max_steps=1).validate()
+    model = Transformer(CopyTask(settings).config)
+    optimizer = torch.optim.Adam(model.parameters())
+    random.seed(5)
+    torch.manual_seed(6)
+    save_state(tmp_path / "state.safetensors", model, optimizer, RunState(epoch=2), {"run": 1}, [rng_state()])
+    expected = (random.random(), torch.rand(3))
+    random.seed(99)
+    torch.manual_seed(99)
+    progress = load_state(tmp_path / "state.safetensors", model, optimizer, rank=0)
+    assert progress.epoch == 2
+    got = (random.random(), torch.rand(3))
+    assert got[0] == expected[0] and torch.equal(got[1], expected[1])
