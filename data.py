@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from tokenizer import SPECIAL_TOKENS
+
 SPLITS = ("train", "val", "test_2016_flickr")
 DATA_DIR_ENV = "MULTI30K_DIR"
 DOWNLOAD_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}"
@@ -137,21 +139,29 @@ class Batch:
     src: torch.Tensor
     tgt_in: torch.Tensor
     tgt_out: torch.Tensor
+    pad_id: int
 
     @property
     def n_tokens(self) -> int:
         """Target tokens that count in the loss."""
-        return int((self.tgt_out != 0).sum())
+        return int((self.tgt_out != self.pad_id).sum())
 
     def to(self, device: torch.device | str) -> "Batch":
-        return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device))
+        return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
 
 
-def encode_pairs(
-    tokenizer, corpus: ParallelCorpus, max_len: int, bos_id: int = 1, eos_id: int = 2
-) -> tuple[list[tuple[list[int], list[int]]], int]:
+def special_ids(tokenizer) -> tuple[int, int, int]:
+    """(pad, bos, eos) ids as the tokenizer numbers them."""
+    pad, bos, eos = (tokenizer.token_to_id(token) for token in SPECIAL_TOKENS[:3])
+    if None in (pad, bos, eos):
+        raise ValueError(f"the tokenizer lacks one of the special tokens {SPECIAL_TOKENS[:3]}")
+    return pad, bos, eos
+
+
+def encode_pairs(tokenizer, corpus: ParallelCorpus, max_len: int) -> tuple[list[tuple[list[int], list[int]]], int]:
     """Token ids of each pair (src + EOS, BOS + tgt + EOS); pairs longer than max_len are filtered
-    out and counted."""
+    out and counted. BOS and EOS ids come from the tokenizer."""
+    _, bos_id, eos_id = special_ids(tokenizer)
     src_enc = tokenizer.encode_batch(corpus.src, add_special_tokens=False)
     tgt_enc = tokenizer.encode_batch(corpus.tgt, add_special_tokens=False)
     pairs, dropped = [], 0
@@ -193,7 +203,7 @@ def token_batches(
     return batches
 
 
-def collate(pairs: list[tuple[list[int], list[int]]], indices: list[int], pad_id: int = 0) -> Batch:
+def collate(pairs: list[tuple[list[int], list[int]]], indices: list[int], pad_id: int) -> Batch:
     """Pad the chosen pairs into one Batch."""
     src_len = max(len(pairs[i][0]) for i in indices)
     tgt_len = max(len(pairs[i][1]) for i in indices) - 1
@@ -205,10 +215,10 @@ def collate(pairs: list[tuple[list[int], list[int]]], indices: list[int], pad_id
         src[row, : len(s)] = torch.tensor(s)
         tgt_in[row, : len(t) - 1] = torch.tensor(t[:-1])
         tgt_out[row, : len(t) - 1] = torch.tensor(t[1:])
-    return Batch(src, tgt_in, tgt_out)
+    return Batch(src, tgt_in, tgt_out, pad_id)
 
 
-def iterate_batches(pairs, batches: list[list[int]], start: int = 0, pad_id: int = 0) -> Iterator[tuple[int, Batch]]:
-    """(position, Batch) from batch `start` on: the position is what a resumed run skips to."""
-    for position in range(start, len(batches)):
-        yield position, collate(pairs, batches[position], pad_id)
+def iterate_batches(pairs, batches: list[list[int]], pad_id: int, start: int = 0) -> Iterator[Batch]:
+    """The padded batches from batch `start` on (where a resumed run picks up)."""
+    for indices in batches[start:]:
+        yield collate(pairs, indices, pad_id)

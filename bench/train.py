@@ -1,9 +1,10 @@
 """Training throughput: our Transformer against torch.nn.Transformer of the same sizes, with the
-same shared embedding, positional encoding, tied output projection and label-smoothed loss.
-Side by side in one process, interleaved, medians.
+same shared embedding, positional encoding, tied output projection, and the training step of
+train.py (label-smoothed loss, clipping, Adam). Side by side in one process, interleaved, medians.
 
-    python bench/train.py [--steps 12] [--threads 2] [--precision fp32|bf16]
+    python bench/train.py [--steps 12] [--threads 2] [--precision fp32|bf16] [--batch-tokens N]
 
+Sizes, batch size and recipe are train.py's translation defaults (training/settings.py).
 Batches have the shape of Multi30k batches of --batch-tokens target tokens (lengths 8-30).
 """
 
@@ -17,15 +18,17 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import data  # noqa: E402
 from model import Transformer, TransformerConfig  # noqa: E402
 from model.layers import PositionalEncoding  # noqa: E402
+from training.loop import make_optimizer, train_step  # noqa: E402
+from training.settings import TrainSettings  # noqa: E402
 
-CONFIG = TransformerConfig(vocab_size=8000, d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3,
-                           d_ff=1024, dropout=0.1, max_len=256)
+SETTINGS = TrainSettings(output="", task="translate", max_steps=1).validate()  # the defaults of train.py
+CONFIG = SETTINGS.model_config(SETTINGS.vocab_size)
 
 
 class TorchReference(nn.Module):
@@ -65,46 +68,39 @@ def make_batches(n: int, batch_tokens: int, seed: int):
             cut = int(torch.randint(length // 2, length + 1, (1,), generator=gen))
             src[row, cut:] = CONFIG.pad_id
             tgt[row, cut + 1 :] = CONFIG.pad_id
-        batches.append((src, tgt[:, :-1], tgt[:, 1:]))
+        batches.append(data.Batch(src, tgt[:, :-1].contiguous(), tgt[:, 1:].contiguous(), CONFIG.pad_id))
     return batches
 
 
-def train_step(model, optimizer, batch, bf16: bool) -> int:
-    src, tgt_in, tgt_out = batch
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        logits = model(src, tgt_in)
-    loss = F.cross_entropy(logits.float().reshape(-1, CONFIG.vocab_size), tgt_out.reshape(-1),
-                           ignore_index=CONFIG.pad_id, label_smoothing=0.1)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    return int((tgt_out != CONFIG.pad_id).sum())
+def step(model, optimizer, batch: data.Batch, bf16: bool) -> int:
+    """train.py's step at a fixed small learning rate; returns the target tokens it trained on."""
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16)
+    train_step(model, optimizer, batch, 1e-4, SETTINGS.label_smoothing, SETTINGS.clip, autocast)
+    return batch.n_tokens
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch-tokens", type=int, default=3072)
+    parser.add_argument("--batch-tokens", type=int, default=SETTINGS.batch_tokens)
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     models = {"ours": Transformer(CONFIG), "torch.nn.Transformer": TorchReference(CONFIG)}
     counts = {name: sum(p.numel() for p in m.parameters()) for name, m in models.items()}
-    optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-                  for name, m in models.items()}
+    optimizers = {name: make_optimizer(m, SETTINGS) for name, m in models.items()}
     batches = make_batches(args.steps + 2, args.batch_tokens, seed=0)
     bf16 = args.precision == "bf16"
     for name, model in models.items():
         model.train()
-        train_step(model, optimizers[name], batches[0], bf16)  # warm-up
+        step(model, optimizers[name], batches[0], bf16)  # warm-up
     rates = {name: [] for name in models}
     for batch in batches[2:]:
         for name, model in models.items():  # interleaved: the same batch, one after the other
             start = time.perf_counter()
-            tokens = train_step(model, optimizers[name], batch, bf16)
+            tokens = step(model, optimizers[name], batch, bf16)
             rates[name].append(tokens / (time.perf_counter() - start))
     print(f"{args.steps} training steps each, batches of ~{args.batch_tokens} tokens, {args.threads} thread(s), "
           f"{args.precision}, torch {torch.__version__}")

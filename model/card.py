@@ -14,9 +14,22 @@ DEMO_URL = f"https://huggingface.co/spaces/{HUB_REPO_ID}"
 TEST_SET = "Multi30k test_2016_flickr"
 
 
+def _test_is_slice(info: dict) -> bool:
+    return bool(info.get("data", {}).get("test_is_slice"))
+
+
+def _test_name(info: dict) -> str:
+    """The test set's name; a cut test set (--max-eval-sentences) is called a slice, never the benchmark."""
+    data = info.get("data", {})
+    if _test_is_slice(info):
+        return (f"{TEST_SET}, first {data['test_sentences']:,} of {data['test_set_size']:,} sentences "
+                "(a slice: not comparable with published scores)")
+    return TEST_SET
+
+
 def card_data(info: dict) -> ModelCardData:
-    """YAML metadata; `model-index` only when test results were measured."""
-    test = info.get("results", {}).get("test", {})
+    """YAML metadata; `model-index` only when the full test set was scored."""
+    test = {} if _test_is_slice(info) else info.get("results", {}).get("test", {})
     eval_results = []
     for metric, name in (("bleu", "sacreBLEU (cased, detokenized)"), ("chrf", "chrF")):
         if metric in test:
@@ -43,7 +56,12 @@ def card_data(info: dict) -> ModelCardData:
 
 
 def _results_table(info: dict) -> str:
-    results = info.get("results", {})
+    results, snapshot = info.get("results", {}), info.get("snapshot")
+    if snapshot and not results.get("test"):
+        figures = ", ".join(f"{k.replace('_', ' ')} {v:.4g}" for k, v in snapshot.items()
+                            if isinstance(v, float) and k.startswith(("val_", "copy_")))
+        return (f"A snapshot taken at step {snapshot['step']:,} of training (fp16 weights); "
+                f"greedy decoding on val: {figures or 'not measured'}.\n")
     if not results.get("test"):
         return "No evaluation results were recorded for this checkpoint.\n"
     decoding = results.get("decoding", {})
@@ -51,7 +69,7 @@ def _results_table(info: dict) -> str:
     for split in ("val", "test"):
         r = results.get(split)
         if r:
-            name = TEST_SET if split == "test" else "Multi30k val"
+            name = _test_name(info) if split == "test" else "Multi30k val"
             rows.append(f"| {name} | {r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('bleu_lowercase', float('nan')):.2f} |")
     lines = "\n".join(rows)
     return (
@@ -61,20 +79,87 @@ def _results_table(info: dict) -> str:
     )
 
 
+def _data_line(info: dict) -> str:
+    data, settings = info.get("data", {}), info.get("settings", {})
+    if "train_pairs" not in data:
+        return "- Data: Multi30k train (German-English image descriptions), checkpoint chosen on val.\n"
+    cut = f", the first {settings['max_train_pairs']:,} pairs only" if settings.get("max_train_pairs") else ""
+    return (f"- Data: Multi30k train, {data['train_pairs']:,} German-English pairs of at most "
+            f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on val ({data['val_sentences']:,} sentences).\n")
+
+
+def _recipe_line(info: dict, averaged: bool) -> str:
+    s = info.get("settings")
+    averaging = ", checkpoint averaging" if averaged else ""
+    if not s:
+        return f"- Recipe: Adam, inverse-square-root schedule with warmup, label smoothing, dropout{averaging} (settings not recorded).\n"
+    beta1, beta2 = s["adam_betas"].split(",")
+    return (
+        f"- Recipe: Adam (β1 {beta1}, β2 {beta2}, ε {s['adam_eps']:g}), peak learning rate {s['lr']:g} after "
+        f"{s['warmup']:,} warmup steps, then inverse-square-root decay; label smoothing {s['label_smoothing']:g}, "
+        f"dropout {s['dropout']:g}, gradient clipping at norm {s['clip']:g}, batches of {s['batch_tokens']:,} tokens, "
+        f"seed {s['seed']}{averaging}.\n"
+    )
+
+
 def _training_section(info: dict) -> str:
     training = info.get("training")
     if not training:
         return "Training details were not recorded for this checkpoint.\n"
     hours = training.get("wall_time_s", 0) / 3600
     return (
-        f"- Data: Multi30k train (29,000 German-English image descriptions), checkpoint chosen on val.\n"
-        f"- Command: `{training.get('command', '?')}`\n"
+        _data_line(info)
+        + f"- Command: `{training.get('command', '?')}`\n"
         f"- Hardware: {training.get('hardware', '?')}\n"
         f"- Steps: {training.get('steps', '?')} ({training.get('epochs', '?')} epochs), "
         f"wall time {hours:.2f} h, {training.get('tokens_per_s', 0):,.0f} target tokens/s\n"
-        f"- Recipe: Adam (0.9, 0.98, 1e-9), inverse-square-root schedule with warmup, label smoothing 0.1, "
-        f"dropout, gradient clipping{', checkpoint averaging' if training.get('averaged') else ''}.\n"
+        + _recipe_line(info, bool(training.get("averaged")))
     )
+
+
+def _snapshots_section(info: dict) -> str:
+    snapshots = info.get("snapshots")
+    if not snapshots:
+        return ""
+    repo = info.get("repo_id") or HUB_REPO_ID
+    rows = ["| step | revision | val loss | val BLEU (greedy) |", "|---|---|---|---|"]
+    for s in snapshots:
+        loss = f"{s['val_loss']:.3f}" if s.get("val_loss") is not None else "–"
+        bleu = f"{s['val_bleu']:.2f}" if s.get("val_bleu") is not None else "–"
+        rows.append(f"| {s['step']:,} | `{s['revision']}` | {loss} | {bleu} |")
+    return (
+        "\n## Training snapshots\n\nThe weights at chosen steps of training (fp16), each in the folder "
+        "`snapshots/step-NNNNN/` of the run's output and, on the Hub, on the branch of that name:\n\n"
+        + "\n".join(rows)
+        + f'\n\n```python\ntranslator = Translator.from_pretrained("{repo}", revision="{snapshots[-1]["revision"]}")\n```\n'
+    )
+
+
+def _code_line() -> str:
+    return (f"The `model` package is the code of the Attention Lens Space: get it with\n"
+            f"`git clone https://huggingface.co/spaces/{HUB_REPO_ID}` and run Python from that folder.\n")
+
+
+def render_copy_card(config: TransformerConfig, model, info: dict) -> str:
+    """README.md of a copy-task checkpoint: a sanity check, not a translator."""
+    n_params = sum(p.numel() for p in model.parameters())
+    training, results, s = info.get("training", {}), info.get("results", {}), info.get("settings", {})
+    accuracy = results.get("copy_accuracy", info.get("snapshot", {}).get("copy_accuracy"))
+    return f"""# Attention Lens: copy-task Transformer
+
+A tiny encoder-decoder Transformer ({config.n_encoder_layers}+{config.n_decoder_layers} layers, d_model
+{config.d_model}, {config.n_heads} heads, {n_params / 1e3:.1f} k parameters) trained to copy random sequences of
+{config.vocab_size - 4} symbols: the first check that a hand-written Transformer works.
+
+**This is not a translator.** The folder holds no tokenizer, so `Translator.from_pretrained` refuses
+it; load it with `Transformer.from_pretrained(folder)` and feed token ids (4 to {config.vocab_size - 1},
+ending in EOS = {config.eos_id}).
+
+{_code_line()}
+- Command: `{training.get('command', '?')}`
+- Steps: {training.get('steps', '?')}, lr {s.get('lr', '?')}, warmup {s.get('warmup', '?')}, batches of {s.get('batch_tokens', '?')} tokens
+- Held-out sequences copied exactly: {f'{accuracy:.1%}' if accuracy is not None else 'not measured'}
+"""
 
 
 def render_model_card(config: TransformerConfig, model, info: dict) -> str:
@@ -82,6 +167,7 @@ def render_model_card(config: TransformerConfig, model, info: dict) -> str:
     n_params = sum(p.numel() for p in model.parameters())
     data = card_data(info)
     layers = f"{config.n_encoder_layers}+{config.n_decoder_layers}"
+    repo_id = info.get("repo_id") or HUB_REPO_ID
     body = f"""
 # Attention Lens: German → English Transformer
 
@@ -91,9 +177,10 @@ read: every attention map of every layer and head can be inspected. See the demo
 
 ## Use
 
+{_code_line()}
 ```python
-from model import Translator   # the `model` package of the Attention Lens code
-translator = Translator.from_pretrained("{HUB_REPO_ID}")
+from model import Translator
+translator = Translator.from_pretrained("{repo_id}")
 print(translator.translate("Ein Mann fährt Fahrrad."))
 ```
 
@@ -116,7 +203,7 @@ maps as arrays of shape (layers, heads, rows, columns).
 {_training_section(info)}
 ## Results
 
-{_results_table(info)}
+{_results_table(info)}{_snapshots_section(info)}
 ## Limits
 
 Multi30k is a corpus of short image descriptions (people, animals, places, actions). The model

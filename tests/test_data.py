@@ -143,3 +143,27 @@ def test_token_batches_bound_size_group_lengths_and_are_reproducible():
     assert batch.tgt_in[:, 0].eq(BOS_ID).all()
     assert (batch.tgt_in[:, 1:] == batch.tgt_out[:, :-1]).logical_or(batch.tgt_out[:, :-1] == PAD_ID).all()
     assert batch.tgt_out.eq(EOS_ID).sum() == len(batches[0])
+
+
+def test_encode_pairs_and_collate_take_special_ids_from_the_tokenizer():
+    """Nothing in data.py assumes pad 0 / bos 1 / eos 2: a tokenizer numbering them otherwise is honoured."""
+
+    class Encoding:
+        def __init__(self, ids):
+            self.ids = ids
+
+    class Renumbered:
+        ids = {"<pad>": 7, "<s>": 8, "</s>": 9}
+
+        def token_to_id(self, token):
+            return self.ids.get(token)
+
+        def encode_batch(self, texts, add_special_tokens=False):
+            return [Encoding([20 + len(word) for word in text.split()]) for text in texts]
+
+    corpus = data.ParallelCorpus(["a bb", "ccc"], ["dd", "e f g"])
+    pairs, dropped = data.encode_pairs(Renumbered(), corpus, max_len=10)
+    assert dropped == 0 and pairs == [([21, 22, 9], [8, 22, 9]), ([23, 9], [8, 21, 21, 21, 9])]
+    batch = data.collate(pairs, [0, 1], pad_id=7)
+    assert batch.src.tolist() == [[21, 22, 9], [23, 9, 7]] and batch.n_tokens == 2 + 4
+    assert [b.src.tolist() for b in data.iterate_batches(pairs, [[0], [1]], pad_id=7, start=1)] == [[[23, 9]]]

@@ -209,18 +209,31 @@ print(t.push_to_hub("user/attention-lens", branch="step-100", commit_message="Ch
 
 @needs_corpus
 def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
+    """Snapshots go to branches step-NNNNN as fp16 checkpoints; main gets the final model, whose card
+    lists the revisions with their val figures, and the snapshot index."""
+    from safetensors.torch import load as load_safetensors
+
     args = ["train.py", "--data-dir", str(DATA_DIR), "--output", str(tmp_path / "out"), "--work-dir",
             str(tmp_path / "work"), "--max-train-pairs", "200", "--max-steps", "4", "--eval-every", "4",
             "--max-eval-sentences", "10", "--vocab-size", "500", "--d-model", "32", "--n-heads", "2",
             "--n-layers", "1", "--d-ff", "64", "--batch-tokens", "1024", "--num-beams", "2",
             "--length-penalties", "1.0", "--threads", "1", "--push-to-hub", "user/attention-lens",
-            "--push-every", "2"]
+            "--snapshot-steps", "0,2,4"]
     with FakeHub() as hub:
         env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_test_token"}
         result = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
                                 timeout=300)
         assert result.returncode == 0, result.stderr[-3000:]
-    assert [c["revision"] for c in hub.commits] == ["step-2", "step-4", "main"]
-    assert all(set(c["files"]) == FILES for c in hub.commits)
-    final_card = hub.commits[-1]["files"]["README.md"].decode()
-    assert "model-index" in final_card and "--push-to-hub user/attention-lens" in final_card
+    assert [c["revision"] for c in hub.commits] == ["step-00000", "step-00002", "step-00004", "main"]
+    for commit in hub.commits[:3]:
+        assert set(commit["files"]) == FILES
+        weights = load_safetensors(commit["files"]["model.safetensors"])
+        assert {w.dtype for w in weights.values()} == {torch.float16}
+    main = hub.commits[-1]["files"]
+    assert FILES | {"results.json", "snapshots/index.json", "test_hypotheses.txt"} <= set(main)
+    assert not any(name.startswith("snapshots/step-") for name in main)  # snapshot weights live on branches
+    index = json.loads(main["snapshots/index.json"])["snapshots"]
+    assert [e["step"] for e in index] == [0, 2, 4] and all(e["val_bleu"] is not None for e in index)
+    final_card = main["README.md"].decode()
+    assert "--push-to-hub user/attention-lens" in final_card and "`step-00002`" in final_card
+    assert "model-index" not in final_card  # scored on a 10-sentence slice: no benchmark claim

@@ -10,13 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 import train
 from model import Transformer, Translator
 from tests.corpus import DATA_DIR, needs_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
-COPY_ARGS = ["--task", "copy", "--threads", "1"]
+COPY_ARGS = ["--task", "copy", "--threads", "1", "--snapshot-steps", "none"]
 
 
 def read_state_step(work_dir: Path) -> int:
@@ -34,8 +35,6 @@ def test_copy_task_learns_to_copy_held_out_sequences(tmp_path):
     print("copy accuracy:", results["results"]["copy_accuracy"])
     assert results["results"]["copy_accuracy"] >= 0.99
     model = Transformer.from_pretrained(out)  # the output folder loads like a Hub repo
-    import torch
-
     src = torch.tensor([[5, 9, 13, 7, 21, 6, 2]])
     assert model.generate(src, max_new_tokens=10).tolist() == [[5, 9, 13, 7, 21, 6, 2]]
 
@@ -65,22 +64,23 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, how):
         proc.send_signal(signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
         code = proc.wait(timeout=60)
     first_log = (tmp_path / "first.log").read_text()
+    stopped = read_state_step(work)
+    assert stopped >= saved >= 40
     if how == "sigterm":
         assert code == 0, first_log
-        assert "rerun the same command to continue" in first_log
-        stopped = read_state_step(work)
-        assert stopped >= saved  # saved on the way out, not only at the last --save-every
+        assert "rerun the same command to continue" in first_log  # saved on the way out, at any step
     else:
         assert code == -signal.SIGKILL
-        stopped = read_state_step(work)
-        assert stopped % 20 == 0  # at most the steps since the last save are lost
+        assert stopped % 20 == 0  # at most the steps since the last --save-every are lost
     assert not out.exists()
 
     second = subprocess.run([sys.executable, "train.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr[-2000:]
-    assert f"resuming from step {stopped}" in second.stderr
+    assert f"RESUMING from step {stopped} of 400" in second.stderr
     assert read_state_step(work) == 400
     assert json.loads((out / "results.json").read_text())["training"]["steps"] == 400
+    loss_steps = [r["step"] for r in map(json.loads, (work / "metrics.jsonl").read_text().splitlines()) if "loss" in r]
+    assert loss_steps == list(range(50, 401, 50))  # records written after the saved state were not repeated
 
 
 def test_resume_with_other_model_settings_is_refused(tmp_path):
@@ -94,7 +94,9 @@ def test_resume_with_other_model_settings_is_refused(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--task", "copy", "--output", "x", "--max-steps", "5", "--push-every", "2"], "--push-every needs --push-to-hub"),
+        (["--task", "copy", "--output", "x", "--max-steps", "5", "--hub-branch", "b"], "--hub-branch needs --push-to-hub"),
+        (["--task", "copy", "--output", "x", "--max-steps", "5", "--snapshot-steps", "1,x"], "--snapshot-steps must be"),
+        (["--task", "copy", "--output", "x", "--max-steps", "5", "--adam-betas", "0.9"], "--adam-betas must be two"),
         (["--task", "copy", "--output", "x", "--max-steps", "5", "--data-dir", "d"], "copy makes its own data"),
         (["--task", "copy", "--output", "x", "--max-steps", "5", "--n-heads", "3"], "divisible"),
         (["--task", "copy", "--output", "x", "--max-steps", "5", "--bogus"], "unrecognized arguments: --bogus"),
@@ -121,6 +123,10 @@ def test_two_processes_train_with_distributed_data_parallel(tmp_path):
     assert read_state_step(work) == 30
     lines = [json.loads(x) for x in (work / "metrics.jsonl").read_text().splitlines()]
     assert sum("copy_accuracy" in r for r in lines) == 1  # only rank 0 evaluates and writes
+    from safetensors.torch import load_file
+
+    state = load_file(str(work / "state.safetensors"))
+    assert not torch.equal(state["rng.torch.0"], state["rng.torch.1"])  # each rank's own generator is kept
 
 
 @needs_corpus
@@ -131,12 +137,18 @@ def test_multi30k_smoke_run_loads_back_as_a_translator(tmp_path):
         "--max-train-pairs", "300", "--max-steps", "6", "--eval-every", "3", "--max-eval-sentences", "20",
         "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
         "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
+        "--snapshot-steps", "none",
     ])
     assert code == 0
     assert {"config.json", "model.safetensors", "tokenizer.json", "README.md"} <= {p.name for p in out.iterdir()}
     assert (out / "curves.png").stat().st_size > 1000
     results = json.loads((out / "results.json").read_text())
-    assert "BLEU" not in results and 0 <= results["results"]["test"]["bleu"] <= 100
+    assert {"results", "training", "settings", "data", "snapshots", "run_fingerprint"} <= set(results)
+    assert set(results["results"]) == {"val", "test", "decoding"} and 0 <= results["results"]["test"]["bleu"] <= 100
+    assert results["data"]["test_sentences"] == 20 and results["data"]["test_is_slice"]
+    card = (out / "README.md").read_text()
+    assert "first 20 of 1,000 sentences" in card and "model-index" not in card  # a slice is no benchmark score
+    assert "label smoothing 0.1" in card and "batches of 1,024 tokens" in card  # the recorded recipe
     assert results["results"]["test"]["bleu_signature"].startswith("nrefs:1|case:mixed")
     translator = Translator.from_pretrained(out)
     english = translator.translate("Ein Mann fährt Fahrrad.", num_beams=2)
@@ -146,4 +158,6 @@ def test_multi30k_smoke_run_loads_back_as_a_translator(tmp_path):
 
 def test_missing_corpus_gives_a_clear_error(tmp_path, capsys):
     with pytest.raises(Exception, match="has no train.de.gz or train.de"):
-        train.main(["--data-dir", str(tmp_path), "--output", str(tmp_path / "o"), "--max-steps", "1"])
+        train.main(["--data-dir", str(tmp_path), "--output", str(tmp_path / "o"), "--work-dir", str(tmp_path / "w"),
+                    "--max-steps", "1"])
+    assert not (tmp_path / "w").exists() and not (tmp_path / "o").exists()

@@ -1,0 +1,91 @@
+"""The snapshots of a training run: list them, load one. From a local checkpoint folder
+(`<folder>/snapshots/index.json`) or a Hub repo (branches `step-NNNNN`, read from the Hub's refs,
+or offline from the Hugging Face cache)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from huggingface_hub import HfApi, constants, hf_hub_download
+from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+
+from model import Translator
+
+BRANCH = re.compile(r"^step-(\d+)$")
+INDEX = "snapshots/index.json"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One snapshot: a Hub revision (branch) or a local folder, and its val figures when recorded."""
+
+    step: int
+    revision: str | None = None  # Hub branch, e.g. "step-00500"
+    path: str | None = None  # local checkpoint folder
+    val_loss: float | None = None
+    val_bleu: float | None = None
+
+
+def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Snapshot]:
+    """Snapshots of a checkpoint folder or Hub repo, by step. `revision`: where the index is read (main)."""
+    folder = Path(str(model_id))
+    if folder.is_dir():
+        return _local_snapshots(folder)
+    figures = _hub_index(str(model_id), revision)
+    branches = _hub_branches(str(model_id))
+    if not branches:  # no refs known: trust the index
+        branches = [e["revision"] for e in figures.values() if e.get("revision")]
+    snapshots = []
+    for name in branches:
+        step = int(BRANCH.match(name).group(1))
+        entry = figures.get(step, {})
+        snapshots.append(Snapshot(step, revision=name, val_loss=entry.get("val_loss"), val_bleu=entry.get("val_bleu")))
+    return sorted(snapshots, key=lambda s: s.step)
+
+
+def load_snapshot(model_id: str | Path, snapshot: Snapshot, device: str | None = None) -> Translator:
+    """The Translator of one snapshot (fp16 weights are loaded into the model's fp32 parameters)."""
+    if snapshot.path is not None:
+        return Translator.from_pretrained(snapshot.path, device=device)
+    return Translator.from_pretrained(str(model_id), revision=snapshot.revision, device=device)
+
+
+def _local_snapshots(folder: Path) -> list[Snapshot]:
+    root = folder / "snapshots"
+    index = root / "index.json"
+    if index.is_file():
+        try:
+            entries = json.loads(index.read_text(encoding="utf-8"))["snapshots"]
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise ValueError(f"{index} is not a snapshot index ({err})") from None
+    else:  # folders without an index: steps from their names
+        entries = [{"step": int(m.group(1)), "path": p.name} for p in root.glob("step-*") if (m := BRANCH.match(p.name))]
+    return sorted((Snapshot(int(e["step"]), revision=e.get("revision"), path=str(root / e["path"]),
+                            val_loss=e.get("val_loss"), val_bleu=e.get("val_bleu")) for e in entries),
+                  key=lambda s: s.step)
+
+
+def _hub_index(repo_id: str, revision: str | None) -> dict[int, dict]:
+    """step -> index entry from the repo's snapshots/index.json (the cache serves it offline)."""
+    try:
+        path = hf_hub_download(repo_id, INDEX, revision=revision)
+    except (HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled, OSError):
+        return {}
+    entries = json.loads(Path(path).read_text(encoding="utf-8")).get("snapshots", [])
+    return {int(e["step"]): e for e in entries}
+
+
+def _hub_branches(repo_id: str) -> list[str]:
+    """Branch names step-NNNNN: from the Hub, or offline from the refs in the local cache."""
+    if not constants.HF_HUB_OFFLINE:
+        try:
+            return [b.name for b in HfApi().list_repo_refs(repo_id).branches if BRANCH.match(b.name)]
+        except (HfHubHTTPError, OSError):
+            pass  # no network: what the cache knows
+    refs = Path(constants.HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}" / "refs"
+    if not refs.is_dir():
+        return []
+    return sorted(p.name for p in refs.iterdir() if BRANCH.match(p.name))

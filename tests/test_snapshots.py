@@ -1,0 +1,117 @@
+"""Snapshots of training: written at the planned steps as loadable fp16 checkpoints with their val
+figures, listed from a local folder or (offline) from a Hub repo's refs in the cache, and loaded."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+
+import train
+from lens.snapshots import Snapshot, list_snapshots, load_snapshot
+from model import Transformer, Translator
+from tests.corpus import DATA_DIR, needs_corpus
+from training.settings import auto_snapshot_steps
+
+ROOT = Path(__file__).resolve().parent.parent
+SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
+
+
+def dtypes(folder: Path) -> set:
+    with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
+        return {f.get_slice(k).get_dtype() for k in f.keys()}
+
+
+def test_copy_run_snapshots_the_auto_steps_as_loadable_fp16_checkpoints(tmp_path):
+    out = tmp_path / "out"
+    assert train.main(["--task", "copy", "--threads", "1", "--output", str(out), "--work-dir", str(tmp_path / "w"),
+                       "--max-steps", "20", "--eval-every", "10"]) == 0
+    expected = auto_snapshot_steps(20)
+    snapshots = list_snapshots(out)
+    assert [s.step for s in snapshots] == expected == [0, 1, 2, 3, 4, 7, 12, 20]
+    assert sorted(p.name for p in (out / "snapshots").glob("step-*")) == [f"step-{s:05d}" for s in expected]
+    first, last = (Transformer.from_pretrained(snapshots[i].path) for i in (0, -1))
+    assert dtypes(Path(snapshots[0].path)) == {"F16"}
+    assert first.embed.weight.dtype == torch.float32  # fp16 on disk, fp32 once loaded
+    assert not torch.equal(first.embed.weight, last.embed.weight)
+    assert all(s.val_loss is not None for s in snapshots) and snapshots[-1].val_loss < snapshots[0].val_loss
+    final = Transformer.from_pretrained(out)  # the step-20 snapshot is the final weights in fp16
+    torch.testing.assert_close(last.embed.weight, final.embed.weight, atol=1e-3, rtol=1e-3)
+
+
+@needs_corpus
+def test_translation_snapshots_load_as_translators_with_val_figures(tmp_path):
+    out = tmp_path / "de-en"
+    assert train.main([
+        "--data-dir", str(DATA_DIR), "--output", str(out), "--work-dir", str(tmp_path / "work"),
+        "--max-train-pairs", "200", "--max-steps", "4", "--eval-every", "4", "--max-eval-sentences", "10",
+        "--vocab-size", "500", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
+        "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
+        "--snapshot-steps", "0,2,4,99",  # steps past the end are left out
+    ]) == 0
+    snapshots = list_snapshots(out)
+    assert [s.step for s in snapshots] == [0, 2, 4]
+    assert all(s.val_bleu is not None and s.val_loss is not None for s in snapshots)
+    for snapshot in snapshots:
+        translator = load_snapshot(out, snapshot)
+        assert isinstance(translator, Translator) and isinstance(translator.translate(SENTENCES[0], num_beams=1), str)
+        card = (Path(snapshot.path) / "README.md").read_text()
+        assert f"snapshot taken at step {snapshot.step}" in card
+    results = json.loads((out / "results.json").read_text())
+    assert [s["revision"] for s in results["snapshots"]] == ["step-00000", "step-00002", "step-00004"]
+    assert "`step-00004`" in (out / "README.md").read_text()
+
+
+def write_cache(hf_home: Path, repo_id: str, revisions: dict[str, Path], refs: dict[str, str]) -> None:
+    """huggingface_hub's cache layout: blobs by hash, snapshots/<commit>/<path> links, refs/<branch>."""
+    repo = hf_home / "hub" / f"models--{repo_id.replace('/', '--')}"
+    for commit, folder in revisions.items():
+        for file in (p for p in folder.rglob("*") if p.is_file()):
+            content = file.read_bytes()
+            blob = repo / "blobs" / hashlib.sha256(content).hexdigest()
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            blob.write_bytes(content)
+            link = repo / "snapshots" / commit / file.relative_to(folder)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(os.path.relpath(blob, link.parent))
+    for ref, commit in refs.items():
+        (repo / "refs" / ref).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / ref).write_text(commit)
+
+
+@needs_corpus
+def test_hub_snapshots_are_listed_and_loaded_offline_from_the_cache(tiny_checkpoint, tmp_path):
+    base = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    folders = {}
+    for seed in (0, 2):
+        torch.manual_seed(seed + 7)
+        folders[seed] = Translator(Transformer(base.config), base.tokenizer).save_pretrained(tmp_path / f"s{seed}")
+    main = tmp_path / "main"
+    base.save_pretrained(main)
+    (main / "snapshots").mkdir()
+    index = [{"step": s, "revision": f"step-{s:05d}", "path": f"step-{s:05d}", "val_loss": 5.0 - s, "val_bleu": 1.0 + s}
+             for s in (0, 2)]
+    (main / "snapshots" / "index.json").write_text(json.dumps({"snapshots": index}))
+    shas = {"main": "a" * 40, "step-00000": "b" * 40, "step-00002": "c" * 40}
+    write_cache(tmp_path / "hf", "user/lens", {shas["main"]: main, shas["step-00000"]: folders[0],
+                                               shas["step-00002"]: folders[2]}, shas)
+    expected = Translator.from_pretrained(folders[2], device="cpu").translate(SENTENCES, num_beams=1)
+    code = f"""
+import json
+from lens.snapshots import list_snapshots, load_snapshot
+snaps = list_snapshots("user/lens")
+t = load_snapshot("user/lens", snaps[-1], device="cpu")
+print(json.dumps({{"snaps": [s.__dict__ for s in snaps], "out": t.translate({SENTENCES!r}, num_beams=1)}}))
+"""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    listed = [Snapshot(**s) for s in answer["snaps"]]
+    assert listed == [Snapshot(0, revision="step-00000", val_loss=5.0, val_bleu=1.0),
+                      Snapshot(2, revision="step-00002", val_loss=3.0, val_bleu=3.0)]
+    assert answer["out"] == expected

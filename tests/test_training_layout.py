@@ -1,0 +1,111 @@
+"""The training package's shape: one source for every default (the CLI and bench/train.py read the
+settings), --help that documents every flag, and imports that flow one way with no circle."""
+
+import ast
+import dataclasses
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from model import TransformerConfig
+from training.settings import TASKS, TrainSettings, auto_snapshot_steps, build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCAL = ("training", "model", "lens", "ui", "tokenizer", "data", "viz", "app", "train")
+
+
+def test_help_lists_every_flag_with_its_description_and_default():
+    result = subprocess.run([sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())  # argparse wraps lines
+    fields = [f for f in dataclasses.fields(TrainSettings) if f.metadata.get("cli", True)]
+    assert len(fields) >= 35
+    for f in fields:
+        flag = "--" + f.name.replace("_", "-")
+        assert flag in text, flag
+        first_words = " ".join(f.metadata["help"].split()[:3])
+        assert first_words in text, (flag, first_words)
+        assert any(part in text for part in ("(default:", "(required)")), flag
+    help_texts = [a.help for a in build_parser()._actions if a.dest != "help"]
+    assert all("(default:" in h or "(required)" in h for h in help_texts), help_texts
+
+
+def test_task_defaults_come_from_one_place():
+    translate = TrainSettings(output="o", task="translate").validate()
+    assert translate.model_config(translate.vocab_size) == TransformerConfig()  # the demo model's sizes
+    copy = TrainSettings(output="o", task="copy", max_steps=5).validate()
+    assert (copy.d_model, copy.vocab_size, copy.epochs) == (64, 24, None)
+    spec = importlib.util.spec_from_file_location("bench_train", ROOT / "bench" / "train.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.CONFIG == TransformerConfig() and bench.SETTINGS.batch_tokens == translate.batch_tokens
+    assert set(TASKS) == {"translate", "copy"}
+
+
+def test_auto_snapshot_steps_are_log_spaced_from_step_zero():
+    steps = auto_snapshot_steps(4500)
+    assert steps[0] == 0 and steps[-1] == 4500 and len(steps) == 8
+    ratios = [b / a for a, b in zip(steps[1:], steps[2:])]
+    assert max(ratios) / min(ratios) < 1.3  # evenly spaced on a log scale
+    assert auto_snapshot_steps(4) == [0, 1, 2, 3, 4]
+
+
+def local_imports(path: Path) -> set[str]:
+    """The project modules a file imports (relative imports resolved against its package)."""
+    tree = ast.parse(path.read_text())
+    package = path.parent.relative_to(ROOT).parts
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1])
+                names = [f"{base}.{node.module}" if node.module else base]
+            else:
+                names = [node.module]
+        else:
+            continue
+        found |= {n for n in names if n.split(".")[0] in LOCAL}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = [p for p in ROOT.glob("*.py")] + [p for d in ("training", "model", "lens", "tokenizer") for p in (ROOT / d).glob("*.py")]
+    graph = {}
+    for path in files:
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1]) if parts[-1] == "__init__" else ".".join(parts)
+        graph[name] = local_imports(path)
+    modules = set(graph)
+    resolve = lambda n: n if n in modules else n.rsplit(".", 1)[0]  # "from model import X" -> model
+    return {m: {resolve(d) for d in deps if resolve(d) in modules and resolve(d) != m} for m, deps in graph.items()}
+
+
+def test_imports_flow_one_way_without_a_circle():
+    graph = import_graph()
+    assert "training.loop" in graph and "training" not in {d for d in graph.get("train", ())}
+    for name, deps in graph.items():
+        if name.split(".")[0] in ("model", "tokenizer", "data", "lens"):
+            assert not any(d.startswith("training") or d == "train" for d in deps), (name, deps)
+    state = {}
+
+    def visit(node, trail):
+        if state.get(node) == "done":
+            return
+        assert state.get(node) != "open", f"import circle: {' -> '.join(trail + [node])}"
+        state[node] = "open"
+        for dep in sorted(graph.get(node, ())):
+            visit(dep, trail + [node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        visit(node, [])
+    assert len(state) == len(graph)
+
+
+if __name__ == "__main__":  # print the graph of the training side
+    for module, deps in sorted(import_graph().items()):
+        if module.startswith("training") or module in ("train", "lens.snapshots", "data"):
+            print(f"{module:24s} -> {', '.join(sorted(deps)) or '-'}")

@@ -1,0 +1,226 @@
+"""What a run learns, behind one small interface: Multi30k translation, or copying random sequences.
+
+The loop asks a task for its model config, its batches, its validation metrics, its final results
+and how to save a checkpoint; it never asks which task it is.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+import torch
+import torch.nn.functional as F
+
+import data
+from model import Transformer, TransformerConfig, Translator
+from model.card import render_copy_card
+from tokenizer import load_tokenizer, train_tokenizer
+
+from .checkpointing import average_checkpoints, read_weights
+from .evaluation import choose_weights, evaluate_translation, final_evaluation
+from .files import atomic_path, write_text
+from .settings import TrainSettings
+
+COPY_MIN_LEN, COPY_MAX_LEN = 4, 12  # lengths of the random sequences (without EOS)
+COPY_STEPS_PER_EPOCH = 100  # the copy task has no data set; an "epoch" is this many batches
+COPY_FIRST_SYMBOL = 4  # ids below are the special tokens
+
+
+class Task(Protocol):
+    """The interface the loop, the finish and the lab rely on."""
+
+    score_key: str  # the validation metric that picks the best checkpoint (higher is better)
+    config: TransformerConfig
+
+    def fingerprint(self) -> dict: ...
+    def data_info(self) -> dict: ...
+    def steps_per_epoch(self) -> int: ...
+    def batches(self, epoch: int, start: int) -> Iterator[data.Batch]: ...
+    def evaluate(self, model: Transformer, device) -> dict: ...
+    def final_results(self, model: Transformer, device, candidates: dict) -> tuple[str, dict, dict[str, str]]: ...
+    def save(self, model: Transformer, folder: Path, card_info: dict) -> None: ...
+
+
+def make_task(settings: TrainSettings, work_dir: Path, rank: int = 0, world: int = 1) -> Task:
+    if settings.task == "copy":
+        return CopyTask(settings, rank)
+    return TranslationTask(settings, work_dir / "tokenizer.json", rank, world)
+
+
+def weight_candidates(model: Transformer, best: Path, rotation: list[Path]) -> dict[str, dict]:
+    """The weights a run may end with: its best checkpoint and the average of the last ones.
+
+    Damaged files are skipped with a warning."""
+    candidates = {}
+    if best.exists() and (weights := read_weights(model, best)) is not None:
+        candidates["best"] = weights
+    if (average := average_checkpoints(model, [p for p in rotation if p.exists()])) is not None:
+        candidates["average"] = average
+    return candidates
+
+
+# ----- translation -------------------------------------------------------------------------------
+
+
+class TranslationTask:
+    """German -> English on Multi30k, with a BPE vocabulary learned from the training split."""
+
+    score_key = "val_bleu"
+
+    def __init__(self, settings: TrainSettings, tokenizer_path: Path, rank: int = 0, world: int = 1):
+        self.settings, self.rank, self.world = settings, rank, world
+        data_dir = data.resolve_data_dir(settings.data_dir)
+        train = data.load_split(data_dir, "train")
+        if settings.max_train_pairs:
+            train = data.ParallelCorpus(train.src[: settings.max_train_pairs], train.tgt[: settings.max_train_pairs])
+        self.train_text_sha256 = hashlib.sha256("\n".join(train.src + ["\t"] + train.tgt).encode()).hexdigest()
+        val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
+        self.test_size = len(test)
+        if settings.max_eval_sentences:
+            n = settings.max_eval_sentences
+            val, test = data.ParallelCorpus(val.src[:n], val.tgt[:n]), data.ParallelCorpus(test.src[:n], test.tgt[:n])
+        self.val, self.test = val, test
+        self.tokenizer = self._tokenizer(tokenizer_path, train)
+        pad, bos, eos = data.special_ids(self.tokenizer)
+        self.config = settings.model_config(self.tokenizer.get_vocab_size(), pad, bos, eos)
+        self.train_pairs, dropped = data.encode_pairs(self.tokenizer, train, settings.max_len)
+        if dropped and rank == 0:
+            print(f"train: skipped {dropped} pair(s) longer than {settings.max_len} tokens", file=sys.stderr)
+        self.val_pairs, _ = data.encode_pairs(self.tokenizer, val, settings.max_len)
+
+    def _tokenizer(self, path: Path, train: data.ParallelCorpus):
+        if self.rank == 0 and not path.exists():
+            # Only the training split: val and test stay unseen, even by the vocabulary.
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(path) as tmp:
+                train_tokenizer(train.src + train.tgt, self.settings.vocab_size).save(str(tmp))
+        if self.world > 1:
+            torch.distributed.barrier()
+        return load_tokenizer(path)
+
+    def fingerprint(self) -> dict:
+        return {"train_text_sha256": self.train_text_sha256, "train_pairs": len(self.train_pairs)}
+
+    def data_info(self) -> dict:
+        sliced = len(self.test) < self.test_size
+        return {"corpus": "Multi30k", "train_pairs": len(self.train_pairs), "val_sentences": len(self.val),
+                "test_sentences": len(self.test), "test_set": "test_2016_flickr", "test_set_size": self.test_size,
+                "test_is_slice": sliced}
+
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        """This rank's share of an epoch's batches; every rank gets the same number."""
+        batches = data.token_batches(self.train_pairs, self.settings.batch_tokens, self.settings.seed, epoch)
+        usable = len(batches) - len(batches) % self.world
+        return batches[self.rank : usable : self.world]
+
+    def steps_per_epoch(self) -> int:
+        return len(self.epoch_batches(0))
+
+    def batches(self, epoch: int, start: int) -> Iterator[data.Batch]:
+        return data.iterate_batches(self.train_pairs, self.epoch_batches(epoch), self.config.pad_id, start)
+
+    def evaluate(self, model: Transformer, device) -> dict:
+        return evaluate_translation(model, self.tokenizer, self.val, self.val_pairs, self.settings.batch_tokens, device)
+
+    def final_results(self, model: Transformer, device, candidates: dict) -> tuple[str, dict, dict[str, str]]:
+        """Keep the candidate weights with the best greedy val BLEU, then tune and score with beams."""
+        choice, scores = choose_weights(model, candidates, lambda m: self.evaluate(m, device)["val_bleu"])
+        if scores:
+            print(f"val BLEU (greedy): {scores}; keeping {choice}", file=sys.stderr)
+        translator = Translator(model, self.tokenizer, device=device)
+        results, hyps = final_evaluation(translator, self.val, self.test, self.settings.num_beams,
+                                         self.settings.penalties())
+        return choice, results, {"test_hypotheses.txt": "\n".join(hyps) + "\n"}
+
+    def save(self, model: Transformer, folder: Path, card_info: dict) -> None:
+        Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
+
+
+# ----- copy ----------------------------------------------------------------------------------------
+
+
+def copy_task_batch(config: TransformerConfig, batch_tokens: int, seed: int, rank: int = 0) -> data.Batch:
+    """Random sequences of ordinary tokens; the target is the source itself."""
+    gen = torch.Generator().manual_seed(seed * 31 + rank)
+    n = batch_tokens // (COPY_MAX_LEN + 2)
+    pairs = []
+    for _ in range(n):
+        length = int(torch.randint(COPY_MIN_LEN, COPY_MAX_LEN + 1, (1,), generator=gen))
+        seq = torch.randint(COPY_FIRST_SYMBOL, config.vocab_size, (length,), generator=gen).tolist()
+        pairs.append((seq + [config.eos_id], [config.bos_id] + seq + [config.eos_id]))
+    return data.collate(pairs, list(range(n)), config.pad_id)
+
+
+@torch.inference_mode()
+def evaluate_copy(model: Transformer, batch: data.Batch) -> dict:
+    """Validation loss, and the share of sequences that greedy decoding copies exactly."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    pad = model.config.pad_id
+    logits = model(batch.src.to(device), batch.tgt_in.to(device))  # (B, T, V)
+    loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), batch.tgt_out.to(device).view(-1), ignore_index=pad)
+    out = model.generate(batch.src.to(device), max_new_tokens=COPY_MAX_LEN + 2)
+    correct = 0
+    for row in range(batch.src.size(0)):
+        want = [t for t in batch.tgt_out[row].tolist() if t != pad]
+        got = [t for t in out[row].tolist() if t != pad]
+        correct += want == got
+    model.train(was_training)
+    return {"val_loss": loss.item(), "copy_accuracy": correct / batch.src.size(0)}
+
+
+class CopyTask:
+    """Copy a random sequence of symbols: the first sign that attention works (no data, no tokenizer)."""
+
+    score_key = "copy_accuracy"
+
+    def __init__(self, settings: TrainSettings, rank: int = 0):
+        self.settings, self.rank = settings, rank
+        self.config = settings.model_config(settings.vocab_size)
+        # Held out: a seed no training batch uses.
+        self.held_out = copy_task_batch(self.config, 256 * (COPY_MAX_LEN + 2), seed=-1 - settings.seed)
+
+    def fingerprint(self) -> dict:
+        return {"copy": [COPY_MIN_LEN, COPY_MAX_LEN, COPY_STEPS_PER_EPOCH]}
+
+    def data_info(self) -> dict:
+        return {"corpus": "random sequences", "min_len": COPY_MIN_LEN, "max_len": COPY_MAX_LEN,
+                "symbols": self.config.vocab_size - COPY_FIRST_SYMBOL, "held_out": self.held_out.src.size(0)}
+
+    def steps_per_epoch(self) -> int:
+        return COPY_STEPS_PER_EPOCH
+
+    def batches(self, epoch: int, start: int) -> Iterator[data.Batch]:
+        for position in range(start, COPY_STEPS_PER_EPOCH):
+            step = epoch * COPY_STEPS_PER_EPOCH + position  # each step its own batch, rebuilt exactly on resume
+            yield copy_task_batch(self.config, self.settings.batch_tokens, seed=self.settings.seed * 7919 + step,
+                                  rank=self.rank)
+
+    def evaluate(self, model: Transformer, device) -> dict:
+        return evaluate_copy(model, self.held_out)
+
+    def final_results(self, model: Transformer, device, candidates: dict) -> tuple[str, dict, dict[str, str]]:
+        return "last", {"copy_accuracy": self.evaluate(model, device)["copy_accuracy"]}, {}
+
+    def save(self, model: Transformer, folder: Path, card_info: dict) -> None:
+        """A Transformer checkpoint (config.json, model.safetensors) and its own card; no tokenizer."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(folder)
+        write_text(folder / "README.md", render_copy_card(model.config, model, card_info))
+
+
+def half_copy(model: Transformer) -> Transformer:
+    """An fp16 copy of `model` on the CPU (for snapshots); the original is untouched."""
+    return copy.deepcopy(model).to("cpu").half().eval()
+
+
+def write_json(path: Path, value: dict) -> None:
+    write_text(path, json.dumps(value, indent=2) + "\n")
