@@ -31,7 +31,9 @@ HUB_METADATA = dict(
     tags=["translation", "transformer", "attention-visualization", "multi30k"],
 )
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
-HUB_TIMEOUT_S = 5.0  # one request to learn whether the Hub is reachable, instead of 23 s of retries
+# One request, as long as the library waits for a file's metadata (HF_HUB_ETAG_TIMEOUT, 10 s by default),
+# tells whether the Hub is reachable: no retries (5 of them, 23 s of waiting, before a refusal).
+HUB_TIMEOUT_S = constants.HF_HUB_ETAG_TIMEOUT
 
 
 class CheckpointError(RuntimeError):
@@ -172,7 +174,8 @@ def _explain(err: Exception, where: dict) -> Exception:
     if isinstance(err, LocalEntryNotFoundError):
         return CheckpointError(
             f"{filename} of {repo_id} (revision {revision}) is not in the local Hugging Face cache and the Hub "
-            "cannot be reached: download it once with network access, or pass a local checkpoint folder"
+            "did not provide it: download it once with network access, or pass a local checkpoint folder "
+            "(HF_HUB_OFFLINE=1 uses the cache alone, without trying the network)"
         )
     if isinstance(err, EntryNotFoundError):  # after LocalEntryNotFoundError, its subclass
         return CheckpointError(f"{filename} is missing from the Hub repo {repo_id} (revision {revision})")

@@ -184,11 +184,14 @@ def save_weights(model: nn.Module, path: str | Path, dtype: torch.dtype | None =
     config = getattr(model, "config", None)
     metadata = {CONFIG_KEY: json.dumps(config.to_dict(), sort_keys=True)} if config is not None else None
     partial = path.with_name(path.name + ".partial")
-    save_file(state, str(partial), metadata=metadata)
-    umask = os.umask(0o022)
-    os.umask(umask)
-    os.chmod(partial, 0o666 & ~umask)  # safetensors writes 0600; a checkpoint is read by others (a server)
-    os.replace(partial, path)  # a reader sees the old file or the new one, never half of one
+    try:
+        save_file(state, str(partial), metadata=metadata)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(partial, 0o666 & ~umask)  # safetensors writes 0600; a checkpoint is read by others (a server)
+        os.replace(partial, path)  # a reader sees the old file or the new one, never half of one
+    finally:
+        partial.unlink(missing_ok=True)  # left only when writing failed (a full disk)
     return path
 
 
