@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--num-beams", type=int, default=4)
-    parser.add_argument("--percentile", type=float, default=2.0, help="val captions allowed below the threshold")
+    parser.add_argument("--percentile", type=float, default=5.0, help="val captions allowed below the threshold")
     args = parser.parse_args()
 
     translator = Translator.from_pretrained(args.checkpoint, device="cpu")

@@ -98,7 +98,7 @@ def build(translator: Translator) -> dict:
         with gr.Column(scale=4, min_width=280, elem_id="examples-column"):
             examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples: click one to translate it",
                                    examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
-    result = viewer_component(elem_id="result")
+    result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
 
     inputs = [source, decoding, num_beams, length_penalty, max_length]
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")

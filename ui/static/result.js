@@ -70,6 +70,7 @@
 
     show(x) {
       this.root.classList.remove("al-stale", "al-busy");
+      this.root.dataset.shown = x && x.id ? x.id : ""; // which answer is on screen (tests, benchmarks)
       if (!x || x.error || !x.sentences || !x.sentences.length) {
         this.root.classList.add("al-empty");
         this.english.textContent = x && x.error ? x.error : "The English translation appears here.";
