@@ -201,6 +201,9 @@ def test_the_unfamiliar_notice_comes_for_other_german_and_not_for_captions(brows
 def test_a_phone_reaches_every_view_and_control(browser, server):
     page = open_page(browser, server, width=390, height=844)
     translate(page, VAL[0])
+    for selector in ("#translate", "#decoding", "#options"):
+        box = page.locator(selector).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (selector, box)
     for button in page.locator(".al-toolbar button, .al-toolbar select").all():
         if button.is_visible():
             box = button.bounding_box()

@@ -35,7 +35,8 @@
       const which = x.sentences.length > 1 ? "Sentence " + (i + 1) + " is" : "This sentence is";
       if (s.unfamiliar) {
         out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike the captions this model learned from: expect a rough " +
-          "translation (mean log-probability " + s.mean_log_prob.toFixed(2) + " per piece, below " + x.threshold + ")."]);
+          "translation (the model's mean log-probability per piece is " + s.mean_log_prob.toFixed(3) +
+          "; 95% of the captions it was tested on score above " + x.threshold + ")."]);
       }
       if (s.truncated) {
         out.push(["al-truncated", "\u26a0\ufe0f " + which + " longer than the model's limit of " + x.max_len +
@@ -71,6 +72,7 @@
     show(x) {
       this.root.classList.remove("al-stale", "al-busy");
       this.root.dataset.shown = x && x.id ? x.id : ""; // which answer is on screen (tests, benchmarks)
+      AL.arrived = performance.now(); // bench/page.py: from the answer's arrival to the map on screen
       if (!x || x.error || !x.sentences || !x.sentences.length) {
         this.root.classList.add("al-empty");
         this.english.textContent = x && x.error ? x.error : "The English translation appears here.";
