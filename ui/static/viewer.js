@@ -214,7 +214,10 @@
       const title = AL.KINDS[s.kind].label + ", layer " + (this.layer + 1) + ", " + AL.headName(s.head) + ". ";
       if (s.hover && s.hover[1] >= 0) return AL.describeCell(map, s.hover[0], s.hover[1]);
       const r = s.focusRow;
-      if (r < 0 || r >= map.rows) return title + "Point at a cell to read it; click a row's word to follow it.";
+      if (r < 0 || r >= map.rows) {
+        return title + (s.view === "lines" ? "Point at a word on the left to see only its lines (one colour per head); " +
+          "click it to keep it." : "Point at a cell to read it; click a row's word to follow it.");
+      }
       const row = [...Array(map.cols).keys()].filter((c) => !map.masked[r * map.cols + c])
         .sort((a, b) => map.values[r * map.cols + b] - map.values[r * map.cols + a]).slice(0, 3);
       return "\u2018" + map.rowLabels[r] + "\u2019 drew most from " + row.map((c) => "\u2018" + map.colLabels[c] + "\u2019 " +
