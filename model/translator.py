@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +40,8 @@ class Explanation:
     decoder: np.ndarray  # (L, H, T, T)
     cross: np.ndarray  # (L, H, T, S)
     truncated: bool = False  # the source was longer than the model's max_len and was cut
+    # (T,) the probability the model gave each target token in the teacher-forced pass
+    target_probs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
 
     def to_dict(self, decimals: int = 5) -> dict:
         """JSON-ready: lists instead of arrays, weights rounded to `decimals` places."""
@@ -55,6 +57,7 @@ class Explanation:
             "decoder": rounded(self.decoder),
             "cross": rounded(self.cross),
             "truncated": self.truncated,
+            "target_probs": np.round(self.target_probs.astype(np.float64), decimals).tolist(),
         }
 
 
@@ -171,7 +174,9 @@ class Translator:
         tgt_in = [self.config.bos_id] + out_ids[:-1]
         src = torch.tensor([src_ids], device=self.device)  # (1, S)
         tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
-        _, maps = self.model(src, tgt, return_attention=True)
+        logits, maps = self.model(src, tgt, return_attention=True)
+        probs = torch.softmax(logits[0].float(), dim=-1)  # (T, V)
+        target_probs = probs.gather(-1, torch.tensor(out_ids, device=self.device)[:, None])[:, 0]  # (T,)
 
         def stack(layers: list[torch.Tensor]) -> np.ndarray:
             return torch.stack([m[0] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
@@ -185,6 +190,7 @@ class Translator:
             decoder=stack(maps.decoder),
             cross=stack(maps.cross),
             truncated=truncated,
+            target_probs=target_probs.cpu().numpy().astype(np.float32),
         )
 
     # ----- save / load / push ---------------------------------------------------------------

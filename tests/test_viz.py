@@ -1,4 +1,6 @@
-"""viz.py on synthetic attention maps."""
+"""viz.py on synthetic attention maps: selection, word alignment, the bytes the page draws."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -35,37 +37,6 @@ def test_axis_labels_follow_the_kind_of_attention():
         viz.axis_labels("sideways", SOURCE, TARGET, DECODER_INPUT)
 
 
-def test_attention_figure_has_token_labels_hover_pairs_and_a_scale():
-    matrix = random_maps(1, 1, len(TARGET), len(SOURCE))[0, 0]
-    fig = viz.attention_figure(matrix, SOURCE, TARGET, "Cross-attention")
-    heatmap = fig.data[0]
-    np.testing.assert_array_equal(np.asarray(heatmap.z), matrix)
-    escaped = [t.replace("<", "&lt;").replace(">", "&gt;") for t in SOURCE]  # plotly reads labels as HTML
-    assert list(fig.layout.xaxis.ticktext) == escaped and fig.layout.xaxis.ticktext[-1] == "&lt;/s&gt;"
-    assert list(fig.layout.yaxis.ticktext)[:-1] == TARGET[:-1]
-    assert heatmap.showscale and heatmap.zmin == 0 and heatmap.zmax == 1
-    assert list(heatmap.customdata[2][3]) == ["▁rides", "▁Fahr"]  # row 2 attends to column 3
-    assert "%{z:.4f}" in heatmap.hovertemplate and fig.layout.title.text == "Cross-attention"
-    with pytest.raises(ValueError, match="does not fit"):
-        viz.attention_figure(matrix, SOURCE[:-1], TARGET, "x")
-
-
-def test_repeated_tokens_keep_their_own_rows():
-    tokens = ["a", "▁dog", "▁and", "▁a", "▁cat"]
-    fig = viz.attention_figure(np.eye(5, dtype=np.float32), tokens, tokens, "t")
-    assert len(fig.data[0].y) == 5  # positions on the axes: the two "a" rows stay apart
-
-
-def test_overview_has_every_layer_and_head_plus_the_mean():
-    maps = random_maps(3, 4, len(TARGET), len(SOURCE))
-    fig = viz.overview_figure(maps, SOURCE, TARGET, "all")
-    assert len(fig.data) == 3 * (4 + 1)
-    titles = [a.text for a in fig.layout.annotations]
-    assert titles[:5] == ["L1 H1", "L1 H2", "L1 H3", "L1 H4", "L1 mean"] and titles[-1] == "L3 mean"
-    np.testing.assert_allclose(np.asarray(fig.data[9].z), maps[1].mean(axis=0), rtol=1e-6)  # L2 mean
-    assert sum(bool(trace.showscale) for trace in fig.data) == 1
-
-
 def test_subwords_merge_into_words():
     words = viz.merge_subwords(SOURCE)
     assert words == [("Ein", [0]), ("Mann", [1]), ("fährt", [2]), ("Fahrrad", [3, 4]), (".", [5])]
@@ -87,11 +58,29 @@ def test_word_alignment_sums_source_subwords_and_averages_target_subwords():
     assert links["man"] == ("Mann", 1.0) and links["rides"] == ("fährt", 1.0)
     assert links["bicycle"] == ("Fahrrad", 0.8)  # (1.0 + 0.6) / 2 target subwords
     assert alignment.weights.shape == (6, 5)
-    fig = viz.alignment_figure(alignment, "alignment")
-    assert list(fig.data[1].x) == [0, 1, 2, 0, 3, 4]  # the marked strongest source word of each row
 
 
-def test_png_export(tmp_path):
-    matrix = random_maps(1, 1, len(TARGET), len(SOURCE))[0, 0]
-    path = viz.save_png(matrix, SOURCE, TARGET, "Cross-attention", tmp_path / "map.png")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+def test_quantized_maps_round_trip_within_half_a_step():
+    maps = random_maps(2, 3, 5, 7)
+    maps[0, 0, 0, 0], maps[1, 2, 4, 6] = 0.0, 1.0
+    back = viz.dequantize(viz.quantize(maps), maps.shape)
+    assert back.shape == maps.shape and back.dtype == np.float32
+    assert np.abs(back - maps).max() <= 0.5 / 255 + 1e-7
+    assert back[0, 0, 0, 0] == 0.0 and back[1, 2, 4, 6] == 1.0
+    assert viz.quantize(np.full((1, 1, 1, 2), np.nan)) == viz.quantize(np.zeros((1, 1, 1, 2)))  # NaN drawn as 0
+
+
+def test_sentence_payload_carries_tokens_words_probabilities_and_every_map():
+    T, S = len(TARGET), len(SOURCE)
+    explanation = SimpleNamespace(
+        translation="A man rides a bicycle.", truncated=False, source_tokens=SOURCE, target_tokens=TARGET,
+        decoder_input_tokens=DECODER_INPUT, encoder=random_maps(2, 4, S, S), decoder=random_maps(2, 4, T, T, seed=1),
+        cross=random_maps(2, 4, T, S, seed=2), target_probs=np.linspace(0.1, 0.9, T, dtype=np.float32))
+    words = {"src": viz.merge_subwords(SOURCE), "tgt": viz.merge_subwords(TARGET), "in": []}
+    payload = viz.sentence_payload("Ein Mann fährt Fahrrad.", explanation, words, -0.5, True)
+    assert payload["tokens"] == {"src": SOURCE, "tgt": TARGET, "in": DECODER_INPUT}
+    assert payload["words"]["src"][3] == ["Fahrrad", [3, 4]]
+    assert payload["probs"] == [round(float(p), 3) for p in explanation.target_probs]
+    assert payload["unfamiliar"] is True and payload["mean_log_prob"] == -0.5
+    for kind, shape in (("encoder", (2, 4, S, S)), ("decoder", (2, 4, T, T)), ("cross", (2, 4, T, S))):
+        np.testing.assert_allclose(viz.dequantize(payload["maps"][kind], shape), getattr(explanation, kind), atol=0.5 / 255)

@@ -1,0 +1,185 @@
+"""The page in a real browser: how fast a learner sees the translation and the maps, how fast
+switching redraws, and how big one explanation is. Playwright driving Debian's chromium against
+app.py (the shipped checkpoint), medians over repeated runs.
+
+    python bench/page.py [--checkpoint checkpoints/de-en] [--repeats 10]
+
+Click times are measured inside the page (performance.now() at the click, then after the next
+painted frame), so Playwright's own round trips are not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.app import start_server  # noqa: E402
+
+SENTENCE_15 = "Ein älterer Mann mit einem roten Hut geht mit seinem braunen Hund an einer langen Leine spazieren."
+LONG = ("Ein Mann mit einem roten Hut und eine Frau mit einer blauen Jacke gehen mit ihren zwei kleinen Hunden "
+        "an einem sonnigen Tag durch einen großen grünen Park in der Nähe eines Sees und ") * 4 + "lachen."
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+CLICK_AND_WAIT = """async ([selector, before]) => {
+  const result = document.querySelector('.al-result');
+  const t0 = performance.now();
+  document.querySelector(selector).click();
+  await new Promise((resolve) => {
+    const check = () => (result.dataset.shown && result.dataset.shown !== before && !result.classList.contains('al-busy'))
+      ? resolve() : setTimeout(check, 2);
+    check();
+  });
+  await new Promise((r) => requestAnimationFrame(r));
+  return [window.AttentionLens.arrived - t0, performance.now() - t0];
+}"""
+SWITCH = """async (selector) => {
+  const t0 = performance.now();
+  document.querySelector(selector).click();
+  await new Promise((r) => requestAnimationFrame(r));
+  return performance.now() - t0;
+}"""
+
+
+def payload_sizes(checkpoint: str) -> dict:
+    """Bytes of the JSON the page receives for a 15-word sentence and a ~150-piece one."""
+    from lens.explain import DecodingOptions, explain_text
+    from model import Translator
+    from ui.translate import page_payload
+
+    translator = Translator.from_pretrained(checkpoint, device="cpu")
+    sizes = {}
+    for name, text in (("15 words", SENTENCE_15), ("long", LONG)):
+        result = explain_text(translator, text, DecodingOptions(4, 1.0, 200))
+        payload = json.dumps(page_payload(result, translator.config, 0.1, "cpu"), separators=(",", ":"))
+        s = result.sentences[0].explanation
+        sizes[name] = (len(payload), len(s.source_tokens), len(s.target_tokens))
+    return sizes
+
+
+SHOTS = [  # name, viewport, dark, text, clicks after translating
+    ("desktop", (1366, 768), False, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
+    ("desktop-dark", (1366, 768), True, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
+    ("desktop-lines", (1366, 768), False, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
+     [".al-view .al-choice[data-value='lines']", ".al-head .al-choice[data-value='1']"]),
+    ("desktop-decoder", (1366, 768), False, "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug.",
+     [".al-kind .al-choice[data-value='decoder']", ".al-level .al-choice[data-value='pieces']"]),
+    ("desktop-paragraph", (1366, 768), False,
+     "Ein Mann fährt Fahrrad. Der Zug hat wegen eines Unfalls zwei Stunden Verspätung. Zwei Kinder bauen eine Sandburg.",
+     []),
+    ("phone", (390, 844), False, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
+    ("phone-dark", (390, 844), True, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
+]
+
+
+def screenshots(url: str, folder: Path) -> None:
+    """The README's pictures: desktop 1366x768 and phone 390x844, light and dark."""
+    from playwright.sync_api import sync_playwright
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for name, (width, height), dark, text, clicks in SHOTS:
+            page = browser.new_page(viewport={"width": width, "height": height}, color_scheme="dark" if dark else "light")
+            page.goto(url + ("?__theme=dark" if dark else ""))
+            page.wait_for_selector(".al-result")
+            page.locator("#source textarea").fill(text)
+            page.evaluate(CLICK_AND_WAIT, ["#translate", ""])
+            for selector in clicks:
+                page.locator(selector).click()
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(folder / f"{name}.png"))
+            if name.startswith("phone"):
+                page.screenshot(path=str(folder / f"{name}-full.png"), full_page=True)
+            page.close()
+        browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--screenshots", type=Path, default=None, help="only take the screenshots, into this folder")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    proc, url = start_server(args.checkpoint)
+    if args.screenshots:
+        try:
+            screenshots(url, args.screenshots)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        return
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            first_visit = []
+            for _ in range(max(3, args.repeats // 3)):  # a fresh context: nothing cached
+                context = browser.new_context(viewport={"width": 1366, "height": 768})
+                page = context.new_page()
+                start = time.perf_counter()
+                page.goto(url)
+                page.wait_for_selector(".al-result")
+                ready = time.perf_counter() - start
+                page.locator("#source textarea").fill(SENTENCE_15)
+                arrived, painted = page.evaluate(CLICK_AND_WAIT, ["#translate", ""])
+                first_visit.append((ready, painted - arrived, time.perf_counter() - start))
+                context.close()
+
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(url)
+            page.wait_for_selector(".al-result")
+            page.locator("#source textarea").fill(SENTENCE_15)
+            page.evaluate(CLICK_AND_WAIT, ["#translate", ""])  # warm-up
+            clicks = []
+            for _ in range(args.repeats):
+                before = page.locator(".al-result").get_attribute("data-shown")
+                clicks.append(page.evaluate(CLICK_AND_WAIT, ["#translate", before]))
+            requests = []
+            page.on("request", lambda r: requests.append(r.url))
+            switches = {"kind": [], "layer": [], "head": [], "token": [], "view": []}
+            for _ in range(args.repeats):
+                for kind in ("encoder", "decoder", "cross"):
+                    switches["kind"].append(page.evaluate(SWITCH, f".al-kind .al-choice[data-value='{kind}']"))
+                for layer in ("0", "1", "2"):
+                    switches["layer"].append(page.evaluate(SWITCH, f".al-layer .al-choice[data-value='{layer}']"))
+                for head in ("0", "3", "mean"):
+                    switches["head"].append(page.evaluate(SWITCH, f".al-head .al-choice[data-value='{head}']"))
+                for view in ("lines", "matrix"):
+                    switches["view"].append(page.evaluate(SWITCH, f".al-view .al-choice[data-value='{view}']"))
+                box = page.locator(".al-canvas").bounding_box()
+                start = time.perf_counter()
+                page.mouse.click(box["x"] + 20, box["y"] + box["height"] * 0.6)  # a row's word: follow that token
+                switches["token"].append((time.perf_counter() - start) * 1000)
+            switch_requests = len(requests)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    ms = lambda values: f"{statistics.median(values):7.1f} ms"  # noqa: E731
+    print(f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores, medians of {args.repeats}")
+    print(f"  warm page, 15-word sentence: click -> translation on screen {ms([c[0] for c in clicks])}, "
+          f"-> map on screen {ms([c[1] for c in clicks])}")
+    for name, values in switches.items():
+        note = " (incl. Playwright's mouse round trip)" if name == "token" else ""
+        print(f"  {name:6s} switch -> redrawn {ms(values)}{note}")
+    print(f"  server requests during {sum(len(v) for v in switches.values())} switches: {switch_requests}")
+    print(f"  first visit: page load -> viewer ready {ms([f[0] * 1000 for f in first_visit])}, "
+          f"translation arrived -> map on screen {ms([f[1] for f in first_visit])}, "
+          f"load -> first map (incl. typing and translating) {ms([f[2] * 1000 for f in first_visit])}")
+    for name, (size, S, T) in payload_sizes(args.checkpoint).items():
+        print(f"  payload, {name} ({S} source pieces, {T} target pieces): {size / 1024:.1f} KB")
+
+
+if __name__ == "__main__":
+    main()

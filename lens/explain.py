@@ -1,0 +1,179 @@
+"""Any German text -> its sentences, translated as one batch, each with every attention map.
+
+The model learned from single sentences, so a paragraph is split first (lens/sentences.py);
+the sentences are decoded together, then one teacher-forced pass over the batch reads the maps.
+
+Shape legend: B sentences, L layers, H heads, S source tokens, T target tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from model.translator import Explanation, Translator
+from tokenizer import token_strings
+
+from .sentences import split_sentences
+
+MAX_CHARACTERS = 5_000  # a few paragraphs; longer texts are refused before any work
+MAX_SENTENCES = 16  # past this, the rest of the text is left out (and the page says so)
+
+
+@dataclass
+class DecodingOptions:
+    """What the user chose for decoding, checked: finite numbers in the ranges the model handles."""
+
+    num_beams: int = 4
+    length_penalty: float = 1.0
+    max_new_tokens: int = 128
+
+    @classmethod
+    def checked(cls, num_beams, length_penalty, max_new_tokens, max_len: int) -> "DecodingOptions":
+        """Refuse (ValueError naming the argument) anything that is not a finite number in range."""
+        values = {}
+        for name, value, low, high in (("num_beams", num_beams, 1, 8), ("length_penalty", length_penalty, 0.0, 3.0),
+                                       ("max_length", max_new_tokens, 1, max_len)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number between {low} and {high}, got {value!r}")
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be between {low} and {high}, got {value!r}")
+            values[name] = value
+        return cls(int(values["num_beams"]), float(values["length_penalty"]), int(values["max_length"]))
+
+    def to_dict(self) -> dict:
+        return {"num_beams": self.num_beams, "length_penalty": self.length_penalty,
+                "max_new_tokens": self.max_new_tokens}
+
+
+Word = tuple[str, list[int]]  # a word as a reader writes it, and the positions of its pieces
+SPECIAL = frozenset({"<s>", "</s>", "<pad>", "<unk>"})
+
+
+@dataclass
+class SentenceExplanation:
+    """One sentence: its German text, the explanation, and the words of each token axis."""
+
+    source: str
+    explanation: Explanation
+    source_words: list[Word]  # grouping source_tokens
+    target_words: list[Word]  # grouping target_tokens
+    input_words: list[Word]  # grouping decoder_input_tokens
+
+
+@dataclass
+class TextExplanation:
+    """A text's sentences, their translations and maps, and how many sentences were left out."""
+
+    sentences: list[SentenceExplanation]
+    options: DecodingOptions
+    left_out: int = 0  # sentences past MAX_SENTENCES, not translated
+
+    @property
+    def translation(self) -> str:
+        return " ".join(s.explanation.translation for s in self.sentences if s.explanation.translation)
+
+
+def sentences_of(text: str) -> tuple[list[str], int]:
+    """The sentences to translate (at most MAX_SENTENCES) and how many were left out."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    if len(text) > MAX_CHARACTERS:
+        raise ValueError(f"the text has {len(text):,} characters; at most {MAX_CHARACTERS:,} are translated at "
+                         "once: shorten it")
+    sentences = split_sentences(text)
+    return sentences[:MAX_SENTENCES], max(0, len(sentences) - MAX_SENTENCES)
+
+
+def translate_text(translator: Translator, text: str, options: DecodingOptions) -> str:
+    """German text (any number of sentences) -> English text, the sentences decoded as one batch."""
+    sentences, _ = sentences_of(text)
+    outputs = translator.translate(sentences, **options.to_dict()) if sentences else []
+    return " ".join(o for o in outputs if o)
+
+
+def explain_text(translator: Translator, text: str, options: DecodingOptions) -> TextExplanation:
+    """German text -> every sentence's translation and attention maps (one batch for all)."""
+    sentences, left_out = sentences_of(text)
+    return TextExplanation(explain_batch(translator, sentences, options), options, left_out)
+
+
+def word_spans(tokens: list[str]) -> list[list[int]]:
+    """Group token positions into words: a piece starting with '▁' starts a word, punctuation and
+    special tokens stand alone, and the byte pieces of one character (an emoji) stay together."""
+    spans: list[list[int]] = []
+    breaks = True  # the next piece starts a word
+    for i, token in enumerate(tokens):
+        text = token.replace("▁", "").strip()
+        partial = "\ufffd" in token and bool(spans) and "\ufffd" in tokens[spans[-1][-1]]
+        special = token in SPECIAL
+        punct = not special and text != "" and all(not c.isalnum() for c in text) and "\ufffd" not in text
+        if not partial and (breaks or special or punct or token.startswith("▁")):
+            spans.append([i])
+        else:
+            spans[-1].append(i)
+        breaks = special or punct
+    return spans
+
+
+def words_of(translator: Translator, ids: list[int], tokens: list[str]) -> list[Word]:
+    """The words of a token sequence, each written as the tokenizer decodes its pieces."""
+    words = []
+    for span in word_spans(tokens):
+        if len(span) == 1 and tokens[span[0]] in SPECIAL:
+            words.append((tokens[span[0]], span))
+        else:
+            words.append((translator.tokenizer.decode([ids[i] for i in span]).strip() or tokens[span[0]], span))
+    return words
+
+
+def _padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
+    batch = torch.full((len(rows), max(len(r) for r in rows)), pad_id, dtype=torch.long)
+    for i, row in enumerate(rows):
+        batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return batch.to(device)
+
+
+@torch.inference_mode()
+def explain_batch(translator: Translator, sentences: list[str], options: DecodingOptions) -> list[SentenceExplanation]:
+    """Translator.explain for many sentences at once: one batched decode, one batched teacher-forced
+    pass. Padding is masked, so each sentence's maps equal those of explaining it alone."""
+    if not sentences:
+        return []
+    config = translator.config
+    encoded = [translator.encode_source(s) for s in sentences]
+    generated = translator._generate([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
+                                     options.max_new_tokens)
+    outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
+    inputs = [[config.bos_id] + out[:-1] for out in outputs]  # the decoder reads BOS + all but the last
+    src = _padded([ids for ids, _ in encoded], config.pad_id, translator.device)  # (B, S)
+    tgt = _padded(inputs, config.pad_id, translator.device)  # (B, T)
+    logits, maps = translator.model(src, tgt, return_attention=True)  # (B, T, V)
+    probs = torch.softmax(logits.float(), dim=-1).gather(-1, _padded(outputs, config.pad_id, translator.device)
+                                                          [..., None])[..., 0]  # (B, T)
+
+    def stack(layers: list[torch.Tensor], row: int, rows: int, cols: int) -> np.ndarray:
+        return torch.stack([m[row, :, :rows, :cols] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
+
+    explanations = []
+    for b, ((src_ids, truncated), out_ids, tgt_in) in enumerate(zip(encoded, outputs, inputs)):
+        S, T = len(src_ids), len(out_ids)
+        explanation = Explanation(
+            translation=translator.decode(out_ids),
+            source_tokens=token_strings(translator.tokenizer, src_ids),
+            target_tokens=token_strings(translator.tokenizer, out_ids),
+            decoder_input_tokens=token_strings(translator.tokenizer, tgt_in),
+            encoder=stack(maps.encoder, b, S, S),
+            decoder=stack(maps.decoder, b, T, T),
+            cross=stack(maps.cross, b, T, S),
+            truncated=truncated,
+            target_probs=probs[b, :T].cpu().numpy().astype(np.float32),
+        )
+        explanations.append(SentenceExplanation(
+            sentences[b], explanation, words_of(translator, src_ids, explanation.source_tokens),
+            words_of(translator, out_ids, explanation.target_tokens),
+            words_of(translator, tgt_in, explanation.decoder_input_tokens)))
+    return explanations

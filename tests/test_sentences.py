@@ -1,0 +1,43 @@
+"""lens/sentences.py: sentences split where a reader would split them, and nowhere else."""
+
+import pytest
+
+from lens.sentences import split_sentences
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Ein Hund rennt. Eine Katze schläft.", ["Ein Hund rennt.", "Eine Katze schläft."]),
+    ("Wo ist der Hund? Er spielt! Dann schläft er…  Gut.",
+     ["Wo ist der Hund?", "Er spielt!", "Dann schläft er…", "Gut."]),
+    ("Tiere, z. B. Hunde und Katzen, spielen im Park. Kinder sehen zu.",
+     ["Tiere, z. B. Hunde und Katzen, spielen im Park.", "Kinder sehen zu."]),
+    ("Dr. Müller geht mit Prof. Schmidt spazieren. Sie reden.",
+     ["Dr. Müller geht mit Prof. Schmidt spazieren.", "Sie reden."]),
+    ("Sie kaufen Äpfel, Birnen usw. und gehen heim. Dann essen sie.",
+     ["Sie kaufen Äpfel, Birnen usw. und gehen heim.", "Dann essen sie."]),
+    ("Der Hund wiegt 3.5 Kilo. Er ist klein.", ["Der Hund wiegt 3.5 Kilo.", "Er ist klein."]),
+    ("Am 1. Mai tanzen die Leute. Der 3. Platz geht an ihn.",
+     ["Am 1. Mai tanzen die Leute.", "Der 3. Platz geht an ihn."]),
+    ("Das war im Jahr 1990. Dann kam der Winter.", ["Das war im Jahr 1990.", "Dann kam der Winter."]),
+    ("Er sagt: „Komm her.“ Dann geht er.", ["Er sagt: „Komm her.“", "Dann geht er."]),
+    ('"Hallo!" ruft der Junge. "Komm!" Sie kommt.', ['"Hallo!" ruft der Junge.', '"Komm!"', "Sie kommt."]),
+    ("Ein Mann singt. 2 Kinder tanzen.", ["Ein Mann singt.", "2 Kinder tanzen."]),
+    ("J. S. Bach spielt Orgel.", ["J. S. Bach spielt Orgel."]),
+    ("Ein Hund rennt\nEine Katze schläft\n\n  Ein Vogel singt.  ",
+     ["Ein Hund rennt", "Eine Katze schläft", "Ein Vogel singt."]),
+    ("ohne Punkt am Ende", ["ohne Punkt am Ende"]),
+    ("", []),
+    ("   \n\t ", []),
+])
+def test_split_sentences(text, expected):
+    assert split_sentences(text) == expected
+
+
+def test_splitting_loses_no_characters_but_blanks():
+    text = "Ein Hund rennt. Tiere, z. B. Hunde, spielen am 1. Mai!  Er sagt: „Komm.“ Gut?"
+    assert "".join(split_sentences(text)).replace(" ", "") == text.replace(" ", "")
+
+
+def test_split_sentences_rejects_non_text():
+    with pytest.raises(TypeError, match="expects text"):
+        split_sentences(None)

@@ -1,0 +1,228 @@
+"""The page in a real browser (Debian's chromium) against app.py serving the shipped checkpoint:
+one server and one browser for the module; each test opens its own page."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINT = ROOT / "checkpoints" / "de-en"
+CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else (shutil.which("chromium") or "chromium")
+pytestmark = [
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
+    pytest.mark.skipif(not (CHECKPOINT / "model.safetensors").is_file(), reason="the shipped checkpoint is missing"),
+]
+# Captions from the Multi30k val split the model is sure of, and sentences unlike any caption.
+VAL = ["Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", "Eine Frau spielt ein Lied auf ihrem Cello."]
+UNLIKE = ["Die Inflation ist im letzten Quartal deutlich gestiegen.", "Das Finanzamt verlangt eine Nachzahlung der Steuern."]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("page") / "app.log"
+    env = {**os.environ, "MODEL_ID": str(CHECKPOINT), "GRADIO_SERVER_PORT": str(port),
+           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        assert proc.poll() is None, log_path.read_text()
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        raise AssertionError("the app did not start: " + log_path.read_text())
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield browser
+        browser.close()
+
+
+def open_page(browser, server, width=1366, height=768, dark=False):
+    page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=True)
+    page.goto(server + ("?__theme=dark" if dark else ""))
+    page.wait_for_selector(".al-result", timeout=60_000)  # the viewer's scripts ran
+    return page
+
+
+def wait_for_answer(page, before: str):
+    """Until a new answer from the server is drawn."""
+    page.wait_for_function("(before) => { const r = document.querySelector('.al-result');"
+                           " return r.dataset.shown && r.dataset.shown !== before && !r.classList.contains('al-busy'); }",
+                           arg=before, timeout=30_000)
+
+
+def translate(page, text):
+    before = page.locator(".al-result").get_attribute("data-shown") or ""
+    page.locator("#source textarea").fill(text)
+    page.locator("#translate").click()
+    wait_for_answer(page, before)
+
+
+def selection(page) -> list[str]:
+    return page.locator(".al-viewer").get_attribute("data-selection").split()
+
+
+def test_example_click_translates_and_map_and_translation_fit_the_screen(browser, server):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, server)
+    expect(page.locator(".al-download").first).to_be_disabled()  # nothing to download yet
+    page.get_by_text("Eine Frau spielt ein Lied auf", exact=False).first.click()
+    expect(page.locator(".al-english")).to_contain_text("cello", timeout=30_000)
+    expect(page.locator("#source textarea")).to_have_value(VAL[1])
+    for selector in (".al-english", ".al-canvas"):  # both in view at 1366x768, without scrolling
+        box = page.locator(selector).bounding_box()
+        assert box["y"] + min(box["height"], 150) <= 768, (selector, box)
+    expect(page.locator(".al-download").first).to_be_enabled()
+    page.close()
+
+
+def test_stale_marking_and_greedy_reruns(browser, server):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, server)
+    translate(page, VAL[0])
+    expect(page.locator(".al-status")).to_contain_text("beam search")
+    page.locator("#source textarea").press_sequentially(" Ja")
+    expect(page.locator(".al-result")).to_have_class("al-result al-stale")
+    expect(page.locator(".al-stale-note")).to_be_visible()
+    page.locator("#decoding").get_by_text("greedy").click()
+    expect(page.locator(".al-status")).to_contain_text("greedy", timeout=30_000)
+    expect(page.locator(".al-result")).to_have_class("al-result")  # fresh again
+    page.close()
+
+
+def test_switching_keeps_the_layer_and_asks_the_server_nothing(browser, server):
+    page = open_page(browser, server)
+    translate(page, VAL[0])
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    draws = int(page.locator(".al-viewer").get_attribute("data-draws"))
+    page.locator(".al-layer .al-choice[data-value='0']").click()
+    page.locator(".al-kind .al-choice[data-value='encoder']").click()
+    assert selection(page)[:4] == ["0", "encoder", "0", "mean"]  # layer 1 kept across the kind change
+    page.locator(".al-head .al-choice[data-value='2']").click()
+    page.locator(".al-view .al-choice[data-value='lines']").click()
+    page.locator(".al-level .al-choice[data-value='pieces']").click()
+    page.locator(".al-overview").click(position={"x": 30, "y": 30})  # a thumbnail: layer 1, head 1
+    assert selection(page) == ["0", "encoder", "0", "0", "lines", "pieces"]
+    assert int(page.locator(".al-viewer").get_attribute("data-draws")) >= draws + 6
+    assert requests == [], requests
+    page.close()
+
+
+def test_downloads_are_exactly_what_is_on_screen(browser, server):
+    page = open_page(browser, server)
+    translate(page, VAL[0])
+    page.locator(".al-kind .al-choice[data-value='decoder']").click()
+    page.locator(".al-layer .al-choice[data-value='1']").click()
+    page.locator(".al-head .al-choice[data-value='2']").click()
+    with page.expect_download() as png:
+        page.locator(".al-download[data-format='png']").click()
+    assert png.value.suggested_filename == "attention-lens_sentence1_decoder_layer2_head3_words.png"
+    header = Path(png.value.path()).read_bytes()[:24]
+    width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    canvas = page.evaluate("() => [document.querySelector('.al-canvas').width, document.querySelector('.al-canvas').height]")
+    assert [width, height] == canvas
+    with page.expect_download() as svg:
+        page.locator(".al-download[data-format='svg']").click()
+    assert svg.value.suggested_filename.endswith("decoder_layer2_head3_words.svg")
+    assert "Masked" in Path(svg.value.path()).read_text()  # the decoder's future cells say so
+    with page.expect_download() as js:
+        page.locator(".al-download[data-format='json']").click()
+    exported = json.loads(Path(js.value.path()).read_text())
+    assert exported["shown"]["kind"] == "decoder" and exported["shown"]["layer"] == 2 and exported["shown"]["head"] == 3
+    assert exported["decoding"]["num_beams"] == 4 and exported["source"] == VAL[0]
+    T = len(exported["tokens"]["target"])
+    assert len(exported["maps"]["decoder"][1][2]) == T and len(exported["maps"]["cross"][0][0][0]) == len(exported["tokens"]["source"])
+    assert len(exported["shown"]["weights"]) == len(exported["shown"]["rows"])
+    page.close()
+
+
+def test_a_paragraph_gives_one_translation_per_sentence_and_a_picker(browser, server):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, server)
+    translate(page, "Ein Hund rennt über die Wiese. Eine Frau liest ein Buch. Zwei Kinder spielen am Strand.")
+    expect(page.locator(".al-sentence-text")).to_have_count(3)
+    picker = page.locator(".al-sentence select")
+    expect(picker).to_be_visible()
+    expect(picker.locator("option")).to_have_count(3)
+    picker.select_option("2")
+    assert selection(page)[0] == "2"
+    expect(page.locator(".al-sentence-text.al-picked")).to_have_attribute("data-sentence", "2")
+    page.close()
+
+
+def test_the_unfamiliar_notice_comes_for_other_german_and_not_for_captions(browser, server):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, server)
+    for text in UNLIKE:
+        translate(page, text)
+        expect(page.locator(".al-unfamiliar")).to_be_visible()
+    for text in VAL:
+        translate(page, text)
+        expect(page.locator(".al-unfamiliar")).to_have_count(0)
+    page.close()
+
+
+def test_a_phone_reaches_every_view_and_control(browser, server):
+    page = open_page(browser, server, width=390, height=844)
+    translate(page, VAL[0])
+    for selector in ("#translate", "#decoding", "#options"):
+        box = page.locator(selector).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (selector, box)
+    for button in page.locator(".al-toolbar button, .al-toolbar select").all():
+        if button.is_visible():
+            box = button.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    for name in ("matrix", "lines"):
+        page.locator(f".al-view .al-choice[data-value='{name}']").click()
+        assert page.locator(".al-canvas").is_visible()
+    page.locator(".al-view .al-choice[data-value='matrix']").click()
+    assert page.evaluate("() => document.querySelector('.al-viewer') && document.querySelector('.al-overview').width") > 0
+    cell = page.evaluate("() => { const c = document.querySelector('.al-canvas'); return c.style.width; }")
+    assert int(cell[:-2]) <= 390 or page.locator(".al-stage").evaluate("e => e.scrollWidth > e.clientWidth")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 392  # nothing wider than the phone
+    page.close()
+
+
+def test_dark_mode_draws_dark_maps(browser, server):
+    page = open_page(browser, server, dark=True)
+    translate(page, VAL[0])
+    corner = page.evaluate("() => Array.from(document.querySelector('.al-canvas').getContext('2d')"
+                           ".getImageData(2, 2, 1, 1).data)")
+    assert sum(corner[:3]) < 3 * 80, corner  # the map's background is dark, not a white card
+    page.close()

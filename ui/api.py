@@ -1,0 +1,48 @@
+"""The REST / gradio_client API: /translate and /explain, for any German text (paragraphs too)."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from lens.explain import explain_text, translate_text
+from model import Translator
+
+from .runtime import decoding_options, friendly_errors, gpu
+
+
+def build(translator: Translator) -> None:
+    """Register the endpoints on the Blocks being built."""
+    max_len = translator.config.max_len
+
+    def checked(text, decoding, num_beams, length_penalty, max_length):
+        if not isinstance(text, str) or not text.strip():
+            raise gr.Error("Please enter some German text to translate.")
+        return decoding_options(decoding, num_beams, length_penalty, max_length, max_len)
+
+    @gpu
+    def run_translate(text, options):
+        return translate_text(translator, text, options)
+
+    @gpu
+    def run_explain(text, options):
+        return explain_text(translator, text, options)
+
+    @friendly_errors
+    def translate(text: str, decoding: str = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
+                  max_length: int = 128) -> str:
+        """German text (one sentence or several) -> English text. decoding: "beam search" or "greedy";
+        num_beams 1-8; length_penalty 0-3; max_length: most pieces per translated sentence."""
+        return run_translate(text, checked(text, decoding, num_beams, length_penalty, max_length))
+
+    @friendly_errors
+    def explain(text: str, decoding: str = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
+                max_length: int = 128) -> dict:
+        """German text -> its translation and, per sentence, tokens, per-token probabilities and every
+        attention map (lists [layers][heads][rows][cols]). The first sentence's fields are also at the top."""
+        result = run_explain(text, checked(text, decoding, num_beams, length_penalty, max_length))
+        sentences = [{"source": s.source, **s.explanation.to_dict()} for s in result.sentences]
+        return {**sentences[0], "translation": result.translation, "sentences": sentences,
+                "left_out": result.left_out}
+
+    gr.api(translate, api_name="translate")
+    gr.api(explain, api_name="explain")

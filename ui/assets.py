@@ -1,0 +1,39 @@
+"""The client viewer's files (ui/static/), served once and shared by every view that draws maps.
+
+A view that shows maps calls `viewer_component()` (or passes `HEAD` to its own gr.HTML): Gradio
+loads the scripts before the component's `js_on_load` runs, and loads each only once a page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import gradio as gr
+
+STATIC = Path(__file__).resolve().parent / "static"
+SCRIPTS = ["core.js", "draw.js", "viewer.js", "result.js"]  # each attaches to window.AttentionLens
+STYLES = ["lens.css"]
+PAGE_CSS = STATIC / "page.css"  # the page around the views: header, compact inputs, phones
+
+gr.set_static_paths(paths=[STATIC])
+
+
+def _url(name: str) -> str:
+    # The content hash in the query makes browsers fetch a file again only when it changed.
+    digest = hashlib.sha1((STATIC / name).read_bytes()).hexdigest()[:10]
+    return f"/gradio_api/file={STATIC / name}?v={digest}"
+
+
+HEAD = "\n".join([f'<link rel="stylesheet" href="{_url(n)}">' for n in STYLES]
+                 + [f'<script src="{_url(n)}"></script>' for n in SCRIPTS])
+
+
+def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | None = None, **kwargs) -> gr.HTML:
+    """A gr.HTML whose value (an explanation, see viz.sentence_payload) the browser draws.
+
+    `mount` names a JS function (element, props, watch) that builds the view and redraws on
+    `watch("value", ...)`; it runs once the viewer's scripts have loaded.
+    """
+    return gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=HEAD, elem_id=elem_id,
+                   js_on_load=f"{mount}(element, props, watch);", apply_default_css=False, **kwargs)

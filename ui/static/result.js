@@ -1,0 +1,119 @@
+/* Attention Lens, the translate view's result: the English text shaded by the model's confidence,
+   what to make of it (notices), and the viewer under it. Fed by the value of a gr.HTML component. */
+(function () {
+  "use strict";
+  const AL = (window.AttentionLens = window.AttentionLens || {});
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  /** The English of one sentence, word by word, paler where the model was less sure. */
+  function shadedSentence(sentence, index, onPick) {
+    const span = el("span", "al-sentence-text");
+    span.dataset.sentence = index;
+    span.title = "Sentence " + (index + 1) + ": click to show its maps";
+    span.addEventListener("click", () => onPick(index));
+    for (const [word, pieces] of sentence.words.tgt) {
+      if (AL.SPECIAL[word]) continue;
+      const p = pieces.reduce((acc, i) => acc * (sentence.probs[i] ?? 1), 1); // the word's probability
+      const w = el("span", "al-word" + (p < 0.5 ? " al-unsure" : ""), word);
+      w.style.opacity = (0.45 + 0.55 * p).toFixed(2);
+      w.title = "\u2018" + word + "\u2019: the model gave it a probability of " + p.toFixed(2);
+      const glue = /^[.,;:!?)\]'’”]/.test(word) ? "" : " ";
+      span.append(glue, w);
+    }
+    return span;
+  }
+
+  function notices(x) {
+    const out = [];
+    x.sentences.forEach((s, i) => {
+      const which = x.sentences.length > 1 ? "Sentence " + (i + 1) + " is" : "This sentence is";
+      if (s.unfamiliar) {
+        out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike the captions this model learned from: expect a rough " +
+          "translation (the model's mean log-probability per piece is " + s.mean_log_prob.toFixed(3) +
+          "; 95% of the captions it was tested on score above " + x.threshold + ")."]);
+      }
+      if (s.truncated) {
+        out.push(["al-truncated", "\u26a0\ufe0f " + which + " longer than the model's limit of " + x.max_len +
+          " pieces: only its beginning was translated."]);
+      }
+    });
+    if (x.left_out) out.push(["al-left-out", "Only the first " + x.sentences.length + " sentences were translated (" +
+      x.left_out + " more left out)."]);
+    return out;
+  }
+
+  class Result {
+    constructor(element) {
+      this.root = el("div", "al-result al-empty");
+      element.appendChild(this.root);
+      this.top = el("div", "al-top");
+      this.english = el("div", "al-english");
+      this.english.setAttribute("aria-label", "English translation");
+      this.english.textContent = "The English translation appears here.";
+      this.status = el("div", "al-status");
+      this.notes = el("div", "al-notices");
+      this.staleNote = el("div", "al-stale-note", "The German or an option changed: this result is out of date.");
+      this.top.append(this.english, this.status, this.notes, this.staleNote);
+      this.root.appendChild(this.top);
+      this.viewer = new AL.Viewer(this.root, { sentencePicker: true, onSelect: (s) => this.highlight(s.sentence) });
+    }
+
+    highlight(index) {
+      this.english.querySelectorAll(".al-sentence-text").forEach((e) => e.classList.toggle("al-picked",
+        +e.dataset.sentence === index && this.viewer.explanation.sentences.length > 1));
+    }
+
+    show(x) {
+      this.root.classList.remove("al-stale", "al-busy");
+      this.root.dataset.shown = x && x.id ? x.id : ""; // which answer is on screen (tests, benchmarks)
+      AL.arrived = performance.now(); // bench/page.py: from the answer's arrival to the map on screen
+      if (!x || x.error || !x.sentences || !x.sentences.length) {
+        this.root.classList.add("al-empty");
+        this.english.textContent = x && x.error ? x.error : "The English translation appears here.";
+        this.english.classList.toggle("al-error", !!(x && x.error));
+        this.status.textContent = x && x.message ? x.message : "";
+        this.notes.replaceChildren();
+        this.viewer.explanation = null;
+        this.root.querySelectorAll(".al-download").forEach((b) => (b.disabled = true));
+        return;
+      }
+      this.root.classList.remove("al-empty");
+      this.english.classList.remove("al-error");
+      this.english.replaceChildren(...x.sentences.map((s, i) => shadedSentence(s, i, (k) => this.viewer.choose("sentence", k))));
+      const pieces = x.sentences.reduce((n, s) => n + s.tokens.src.length, 0);
+      const out = x.sentences.reduce((n, s) => n + s.tokens.tgt.length, 0);
+      this.status.textContent = [x.status.method, x.sentences.length + (x.sentences.length > 1 ? " sentences" : " sentence"),
+        pieces + " German pieces \u2192 " + out + " English", x.status.ms + " ms on " + x.status.device,
+        "paler words: the model was less sure"].join(" \u00b7 ");
+      this.notes.replaceChildren(...notices(x).map(([cls, text]) => el("div", "al-notice " + cls, text)));
+      this.viewer.show(x);
+      this.highlight(this.viewer.state.sentence);
+    }
+  }
+  AL.Result = Result;
+
+  /** js_on_load of the translate view's gr.HTML: build once, redraw when its value changes. */
+  AL.mountResult = function (element, props, watch) {
+    const result = new Result(element.querySelector(".al-mount") || element);
+    element.__lens = result;
+    if (props.value) result.show(props.value);
+    watch("value", () => result.show(props.value));
+    // Dark mode toggled after load: redraw with the new colours.
+    new MutationObserver(() => result.viewer.explanation && result.viewer.draw())
+      .observe(document.body, { attributes: true, attributeFilter: ["class"] });
+  };
+
+  /** The input or an option changed: what is shown no longer answers it. */
+  AL.markStale = function () {
+    document.querySelectorAll(".al-result:not(.al-empty)").forEach((r) => r.classList.add("al-stale"));
+  };
+  AL.busy = function () {
+    document.querySelectorAll(".al-result").forEach((r) => r.classList.add("al-busy"));
+  };
+})();

@@ -1,0 +1,111 @@
+"""The translate view: German in, English out, and every attention map behind it.
+
+The server sends one explanation per translation (viz.sentence_payload: tokens, words, per-token
+probabilities, maps as bytes); the browser (ui/static/) draws it and switches kind, layer, head,
+view and token locally. Nothing is kept per user on the server.
+"""
+
+from __future__ import annotations
+
+import time
+
+import gradio as gr
+
+import viz
+from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
+from lens.explain import TextExplanation, explain_text
+from model import Translator
+
+from .assets import viewer_component
+from .runtime import DECODING_METHODS, decoding_options, gpu, method_name
+
+EXAMPLES = [  # from the Multi30k validation split
+    "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
+    "Ein brauner Hund rennt dem schwarzen Hund hinterher.",
+    "Eine Frau spielt ein Lied auf ihrem Cello.",
+    "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug.",
+    # our own: two captions in one text, and one sentence unlike any caption
+    "Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.",
+    "Der Zug hat wegen eines Unfalls zwei Stunden Verspätung.",
+]
+EMPTY_MESSAGE = "Type a German sentence above, or pick an example."
+RUN_JS = "(...args) => { window.AttentionLens && window.AttentionLens.busy(); return args; }"
+STALE_JS = "() => { window.AttentionLens && window.AttentionLens.markStale(); }"
+
+
+def short(text: str, limit: int = 34) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
+
+
+def page_payload(result: TextExplanation, config, seconds: float, device: str) -> dict:
+    """What the browser draws: every sentence's tokens, words, probabilities and maps, compactly."""
+    sentences = []
+    for s in result.sentences:
+        probs = s.explanation.target_probs
+        words = {"src": s.source_words, "tgt": s.target_words, "in": s.input_words}
+        sentences.append(viz.sentence_payload(s.source, s.explanation, words, mean_log_prob(probs),
+                                              looks_unfamiliar(probs)))
+    return {
+        "v": 1,
+        "id": time.time_ns(),  # a fresh value each run, so the page redraws even for the same text
+        "layers": {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers,
+                   "cross": config.n_decoder_layers},
+        "heads": config.n_heads,
+        "max_len": config.max_len,
+        "threshold": UNFAMILIAR_BELOW,
+        "options": result.options.to_dict(),
+        "left_out": result.left_out,
+        "status": {"method": method_name(result.options), "ms": round(seconds * 1000), "device": device.upper()},
+        "sentences": sentences,
+    }
+
+
+def build(translator: Translator) -> dict:
+    """The view's widgets and events; returns its input widgets for other views to read."""
+    config = translator.config
+
+    @gpu
+    def explain(text, options):
+        return explain_text(translator, text, options)
+
+    def run(text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float) -> dict:
+        """The page's handler: an explanation to draw, or a message to show in its place."""
+        if not isinstance(text, str) or not text.strip():
+            return {"id": time.time_ns(), "message": EMPTY_MESSAGE}
+        try:
+            options = decoding_options(decoding, num_beams, length_penalty, max_length, config.max_len)
+            start = time.perf_counter()
+            result = explain(text, options)
+        except (ValueError, TypeError) as err:
+            return {"id": time.time_ns(), "error": str(err)[:300]}
+        return page_payload(result, config, time.perf_counter() - start, translator.device.type)
+
+    with gr.Row(elem_id="input-row"):
+        with gr.Column(scale=5, min_width=280):
+            source = gr.Textbox(label="German", show_label=False, lines=2, max_lines=6, autofocus=True,
+                                placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
+                                elem_id="source")
+            with gr.Row(elem_id="actions"):
+                translate = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=110)
+                decoding = gr.Radio(list(DECODING_METHODS), value="beam search", show_label=False, container=False,
+                                    elem_id="decoding", scale=0, min_width=220)
+                with gr.Accordion("Options", open=False, elem_id="options"):
+                    num_beams = gr.Slider(1, 8, value=4, step=1, label="Beam size", elem_id="beams")
+                    length_penalty = gr.Slider(0.0, 3.0, value=1.0, step=0.1, label="Length penalty",
+                                               info="> 1 favours longer translations", elem_id="length-penalty")
+                    max_length = gr.Slider(8, config.max_len, value=min(128, config.max_len), step=8,
+                                           label="Maximum length (pieces)", elem_id="max-length")
+        with gr.Column(scale=4, min_width=280, elem_id="examples-column"):
+            examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples: click one to translate it",
+                                   examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
+    result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
+
+    inputs = [source, decoding, num_beams, length_penalty, max_length]
+    settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+    for event in (translate.click, source.submit, decoding.input, num_beams.release, length_penalty.release,
+                  max_length.release):
+        event(run, inputs, result, js=RUN_JS, **settings)
+    examples.load_input_event.then(run, inputs, result, js=RUN_JS, **settings)
+    source.input(None, None, None, js=STALE_JS, api_visibility="private")  # stale at once, no request
+    return {"source": source, "decoding": decoding, "num_beams": num_beams, "length_penalty": length_penalty,
+            "max_length": max_length, "result": result}
