@@ -19,6 +19,7 @@ from tokenizers import Tokenizer
 from tokenizer import UNK_ID, check_special_tokens, load_tokenizer, token_strings
 
 from .card import render_model_card
+from .decoding import SearchObserver
 from .heads import HeadMask
 from .hub import CheckpointError, resolve_file
 from .transformer import Transformer
@@ -158,15 +159,17 @@ class Translator:
         encoded.sort(key=lambda item: len(item[1]))  # similar lengths together: little padding
         for start in range(0, len(encoded), batch_size):
             chunk = encoded[start : start + batch_size]
-            generated = self._generate([ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens,
+            generated = self.generate_ids([ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens,
                                        prefix_ids, head_mask)
             for (index, _), ids in zip(chunk, generated):
                 outputs[index] = self.decode(ids)
         return outputs[0] if single else outputs
 
     @torch.inference_mode()
-    def _generate(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None,
-                  prefix_ids: list[int] | None = None, head_mask: HeadMask | None = None, observer=None):
+    def generate_ids(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None,
+                     prefix_ids: list[int] | None = None, head_mask: HeadMask | None = None,
+                     observer: SearchObserver | None = None) -> list[list[int]]:
+        """Encoded sources -> generated ids per sentence (right-padded), through `Transformer.generate`."""
         longest = max(len(ids) for ids in sources)
         src = torch.full((len(sources), longest), self.config.pad_id, dtype=torch.long)
         for row, ids in enumerate(sources):
@@ -197,7 +200,7 @@ class Translator:
         if not text.strip():
             return self._empty_explanation()
         src_ids, truncated = self.encode_source(text)
-        out_ids = [i for i in self._generate([src_ids], num_beams, length_penalty, max_new_tokens, prefix_ids,
+        out_ids = [i for i in self.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, prefix_ids,
                                              head_mask)[0] if i != self.config.pad_id]
         return self.teacher_forced(src_ids, out_ids, head_mask, truncated)
 
