@@ -62,6 +62,7 @@ class Attribution:
     target_logprobs: np.ndarray  # (T,)
     completeness_gap: np.ndarray  # (T,)
     rollout: np.ndarray  # (L_enc, S, S): rollout through encoder layers 0..l; rows sum to 1
+    cross_rollout: np.ndarray  # (L_dec, T, S): each layer's head-mean cross map, traced through the rollout
     agreement: np.ndarray  # (L_dec, H) share of kept target tokens, in [0, 1]
     agreement_mean_heads: np.ndarray  # (L_dec,) the same for each layer's head-mean map
     agreement_tokens: int  # target tokens the agreement counts (special tokens left out)
@@ -83,6 +84,7 @@ class Attribution:
             "target_logprobs": rounded(self.target_logprobs),
             "completeness_gap": rounded(self.completeness_gap),
             "rollout": rounded(self.rollout),
+            "cross_rollout": rounded(self.cross_rollout),
             "agreement": rounded(self.agreement),
             "agreement_mean_heads": rounded(self.agreement_mean_heads),
             "agreement_tokens": self.agreement_tokens,
@@ -287,6 +289,7 @@ def attribute(
     encoder, cross = attention_maps(model, src_ids, tgt_ids, head_mask)
     source_keep, target_keep = special_token_masks(config, src_ids, tgt_ids)
     per_head, per_layer, counted = agreement(cross, result.scores, source_keep, target_keep)
+    rollout = attention_rollout(encoder)
     return Attribution(
         source_tokens=token_strings(translator.tokenizer, src_ids),
         target_tokens=token_strings(translator.tokenizer, tgt_ids),
@@ -297,7 +300,10 @@ def attribute(
         scores=result.scores,
         target_logprobs=result.target_logprobs,
         completeness_gap=result.completeness_gap,
-        rollout=attention_rollout(encoder),
+        rollout=rollout,
+        # Cross-attention reads encoder outputs, not source words: the rollout maps them back,
+        # giving a (T, S) map on the same axes as the attribution.
+        cross_rollout=cross.mean(axis=1) @ rollout[-1],
         agreement=per_head,
         agreement_mean_heads=per_layer,
         agreement_tokens=counted,

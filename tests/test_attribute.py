@@ -149,6 +149,8 @@ def test_attribute_a_sentence(tiny_checkpoint):
     result = attribute(translator, "Ein Mann fährt Fahrrad.", steps=8, num_beams=1, max_new_tokens=6)
     S, T = len(result.source_tokens), len(result.target_tokens)
     assert result.scores.shape == (T, S) and result.rollout.shape == (2, S, S)
+    assert result.cross_rollout.shape == (2, T, S)
+    np.testing.assert_allclose(result.cross_rollout.sum(-1), 1.0, atol=1e-5)  # distributions stay distributions
     assert result.agreement.shape == (2, 4) and result.agreement_mean_heads.shape == (2,)
     assert ((0 <= result.agreement) & (result.agreement <= 1)).all()
     again = attribute(translator, "Ein Mann fährt Fahrrad.", method="input_x_gradient", num_beams=1, max_new_tokens=6)
