@@ -138,13 +138,14 @@ def ablation_scores(translator, val: ValSlice, progress: Callable[[str], None] |
     return {"baseline": baseline, "kinds": kinds}
 
 
-def slice_agreement(translator, val: ValSlice, method: str = "input_x_gradient", steps: int = 32) -> dict:
+def slice_agreement(translator, val: ValSlice, method: str = "integrated_gradients", steps: int = 32,
+                    progress: Callable[[str], None] | None = None) -> dict:
     """Cross-attention/attribution agreement pooled over every counted target token of the slice,
     on the model's own greedy translations (all heads on)."""
     model, c = translator.model, translator.config
     L, H = c.n_decoder_layers, c.n_heads
     hits, hits_mean, tokens = np.zeros((L, H)), np.zeros(L), 0
-    for text in val.src:
+    for done, text in enumerate(val.src, start=1):
         src_ids, _ = translator.encode_source(text)
         tgt_ids = translate_ids(translator, src_ids, num_beams=1)
         scores = attribute_ids(model, src_ids, tgt_ids, method, steps).scores
@@ -153,19 +154,21 @@ def slice_agreement(translator, val: ValSlice, method: str = "input_x_gradient",
         hits += per_head * counted  # back from shares to counts, so long sentences weigh more
         hits_mean += per_layer * counted
         tokens += counted
+        if progress and (done % 10 == 0 or done == len(val.src)):
+            progress(f"agreement: {done}/{len(val.src)} sentences")
     return {"agreement": np.round(hits / max(tokens, 1), 4).tolist(),
             "agreement_mean_heads": np.round(hits_mean / max(tokens, 1), 4).tolist(), "tokens": tokens}
 
 
 def head_importance(
-    translator, val: ValSlice, checkpoint: str = "", attribution: str = "input_x_gradient", steps: int = 32,
+    translator, val: ValSlice, checkpoint: str = "", attribution: str = "integrated_gradients", steps: int = 32,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
     """The whole head-importance record (schema VERSION) for one translator and val slice."""
     started = time.perf_counter()
     c = translator.config
     result = ablation_scores(translator, val, progress)
-    agree = slice_agreement(translator, val, attribution, steps)
+    agree = slice_agreement(translator, val, attribution, steps, progress)
     result["kinds"]["cross"]["agreement"] = agree["agreement"]
     result["kinds"]["cross"]["agreement_mean_heads"] = agree["agreement_mean_heads"]
     return {
