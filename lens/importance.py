@@ -162,13 +162,16 @@ def slice_agreement(translator, val: ValSlice, method: str = "integrated_gradien
 
 def head_importance(
     translator, val: ValSlice, checkpoint: str = "", attribution: str = "integrated_gradients", steps: int = 32,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, agreement: dict | None = None,
 ) -> dict:
-    """The whole head-importance record (schema VERSION) for one translator and val slice."""
+    """The whole head-importance record (schema VERSION) for one translator and val slice.
+
+    `agreement`: a slice_agreement() result to reuse (see reusable_agreement), else computed.
+    """
     started = time.perf_counter()
     c = translator.config
     result = ablation_scores(translator, val, progress)
-    agree = slice_agreement(translator, val, attribution, steps, progress)
+    agree = agreement or slice_agreement(translator, val, attribution, steps, progress)
     result["kinds"]["cross"]["agreement"] = agree["agreement"]
     result["kinds"]["cross"]["agreement_mean_heads"] = agree["agreement_mean_heads"]
     return {
@@ -195,6 +198,21 @@ def head_importance(
         "agreement_tokens": agree["tokens"],
         "seconds": round(time.perf_counter() - started, 1),
     }
+
+
+def reusable_agreement(earlier: dict, val: ValSlice, attribution: str, steps: int) -> dict:
+    """The agreement of an earlier head-importance record, if it was measured the same way on the
+    same slice (it depends on the weights alone, not on the masks): skips the slowest part."""
+    method = earlier.get("method", {}).get("attribution", {})
+    same = (earlier.get("version") == VERSION and earlier.get("slice", {}).get("indices") == val.indices
+            and method.get("method") == attribution
+            and (attribution != "integrated_gradients" or method.get("steps") == steps))
+    if not same:
+        raise ValueError("the earlier head importance was measured on another slice or with another attribution; "
+                         "run without reusing its agreement")
+    cross = earlier["kinds"]["cross"]
+    return {"agreement": cross["agreement"], "agreement_mean_heads": cross["agreement_mean_heads"],
+            "tokens": earlier["agreement_tokens"]}
 
 
 def ranked_heads(importance: dict, kind: str | None = None) -> list[tuple[str, int, int, float]]:

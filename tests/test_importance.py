@@ -15,6 +15,7 @@ from lens.importance import (
     head_importance,
     importance_table_markdown,
     reference_pairs,
+    reusable_agreement,
     score,
 )
 from model.heads import HeadMask
@@ -76,6 +77,12 @@ def test_importance_json_is_reproducible_from_its_seed(translator):
     agreement = np.array(first["kinds"]["cross"]["agreement"])
     assert agreement.shape == (2, c.n_heads) and ((0 <= agreement) & (agreement <= 1)).all()
     assert first["agreement_tokens"] > 0
+    reused = reusable_agreement(first, val, "integrated_gradients", 4)
+    assert reused["agreement"] == first["kinds"]["cross"]["agreement"] and reused["tokens"] == first["agreement_tokens"]
+    with pytest.raises(ValueError, match="another slice"):
+        reusable_agreement(first, val, "integrated_gradients", 8)
+    with pytest.raises(ValueError, match="another slice"):
+        reusable_agreement(first, choose_slice(Corpus, 2), "integrated_gradients", 4)
     table = importance_table_markdown(first)
     assert table.count("\n| ") == 1 + 3 * 2 and "head 4" in table and "layer 2 head" in table
 
