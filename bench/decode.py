@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -104,6 +105,18 @@ def marian_with_our_weights(ours: Transformer):
     return marian.eval()
 
 
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
+
+
+def corpus_dir(data_dir: str | None = None) -> Path | None:
+    """Multi30k as the tests find it (tests/corpus.py): the folder given, else $MULTI30K_DIR, else
+    ../shared/data/multi30k beside the checkout; None when it is not there. Never downloads."""
+    folder = Path(data_dir or os.environ.get("MULTI30K_DIR") or DEFAULT_CORPUS)
+    has_val = any((folder / name).is_file() for name in ("val.de.gz", "val.de"))
+    return folder if has_val else None
+
+
 def timed(fn) -> float:
     start = time.perf_counter()
     fn()
@@ -136,7 +149,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--checkpoint", default=str(Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"),
                         help="a trained checkpoint of the same size, for part 3")
-    parser.add_argument("--data-dir", default=None, help="Multi30k folder for part 3 (default: $MULTI30K_DIR)")
+    parser.add_argument("--data-dir", default=None,
+                        help="Multi30k folder for part 3 (default: $MULTI30K_DIR, else ../shared/data/multi30k)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -195,7 +209,11 @@ def real_translations(args, translator) -> None:
         return
     ours = translator.model
     marian = marian_with_our_weights(ours)
-    val = data.load_split(data.resolve_data_dir(args.data_dir), "val")
+    folder = corpus_dir(args.data_dir)
+    if folder is None:
+        print(f"\n3. skipped: Multi30k not found in {args.data_dir or DEFAULT_CORPUS} (set MULTI30K_DIR or --data-dir)")
+        return
+    val = data.load_split(folder, "val")
     sentences = val.src[:128]
     encoded = sorted((translator.encode_source(s)[0] for s in sentences), key=len)
     batches = []

@@ -1,18 +1,24 @@
-"""Scaled dot-product attention, multi-head attention, masks and the key/value cache.
+"""Scaled dot-product attention, multi-head attention and the masks they take.
 
 Shape legend: B batch, H heads, L query length, M key length, D model width (d_model),
-d_k head width (D // H). Masks are boolean and True where attention is allowed; they
+d_k head width (D // H); while generating N decoder rows (B sentences x K beams), S source
+length, t tokens so far. Masks are boolean and True where attention is allowed; they
 broadcast to (B, H, L, M).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from .step import StepLinear
+
+if TYPE_CHECKING:  # a type hint only: the cache lives with the decoder that owns it
+    from .step import KVCache
 
 
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
@@ -56,50 +62,6 @@ def scaled_dot_product_attention(
     return out, weights
 
 
-@dataclass
-class KVCache:
-    """Keys and values of one self-attention layer, preallocated for `capacity` positions.
-
-    During generation each step appends the new token's key and value, and attends to all
-    the steps so far, instead of recomputing them from the whole prefix.
-    """
-
-    key: Tensor  # (B, H, capacity, d_k)
-    value: Tensor  # (B, H, capacity, d_k)
-    length: int = 0
-
-    @classmethod
-    def empty(cls, batch: int, n_heads: int, capacity: int, d_k: int, like: Tensor) -> "KVCache":
-        key = like.new_empty(batch, n_heads, capacity, d_k)
-        return cls(key=key, value=torch.empty_like(key))
-
-    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Write k, v (B, H, n, d_k) after the cached steps; return all keys and values so far."""
-        end = self.length + k.size(2)
-        if end > self.key.size(2):
-            raise RuntimeError(f"KVCache is full: capacity {self.key.size(2)}, asked for {end} positions")
-        self.key[:, :, self.length : end] = k
-        self.value[:, :, self.length : end] = v
-        self.length = end
-        return self.key[:, :, :end], self.value[:, :, :end]  # (B, H, end, d_k)
-
-    def reorder(self, index: Tensor) -> None:
-        """Keep batch rows `index` (beam search picks its survivors); only the used steps move."""
-        self.key = _reorder_prefix(self.key, index, self.length)
-        self.value = _reorder_prefix(self.value, index, self.length)
-
-
-def _reorder_prefix(buffer: Tensor, index: Tensor, n: int) -> Tensor:
-    """Rows `index` of buffer with its first n steps copied; the rest stays uninitialised scratch."""
-    rows = buffer[:, :, :n].index_select(0, index)  # (len(index), H, n, d_k)
-    if index.numel() == buffer.size(0):
-        buffer[:, :, :n] = rows  # same batch size: reuse the buffer in place
-        return buffer
-    out = buffer.new_empty(index.numel(), *buffer.shape[1:])
-    out[:, :, :n] = rows
-    return out
-
-
 class MultiHeadAttention(nn.Module):
     """H heads of scaled dot-product attention over learned projections, concatenated.
 
@@ -123,6 +85,18 @@ class MultiHeadAttention(nn.Module):
         B, L, _ = x.shape
         return x.view(B, L, self.n_heads, self.d_k).transpose(1, 2)  # (B, H, L, d_k)
 
+    def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Queries, keys and values of x (B, L, D) attending to itself, each (B, H, L, d_k)."""
+        B, L, D = x.shape
+        q, k, v = self.in_proj(x.reshape(B * L, D)).view(B, L, 3 * D).split(D, dim=-1)  # 3 x (B, L, D)
+        return self.split_heads(q), self.split_heads(k), self.split_heads(v)
+
+    def project_query(self, x: Tensor) -> Tensor:
+        """Queries of x (B, L, D), (B, H, L, d_k): the W_Q rows alone, for cross-attention."""
+        B, L, D = x.shape
+        q = F.linear(x.reshape(B * L, D), self.in_proj.weight[:D], self.in_proj.bias[:D])  # (B*L, D)
+        return self.split_heads(q.view(B, L, D))
+
     def project_memory(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values of the encoder memory (B, M, D), each (B, H, M, d_k)."""
         D = self.d_model
@@ -130,24 +104,77 @@ class MultiHeadAttention(nn.Module):
         k, v = kv.split(D, dim=-1)
         return self.split_heads(k), self.split_heads(v)
 
+    def attend_heads(
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = False,
+        head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """The heads' attention, concatenated before W_O: (B*L, D), and the weights (B, H, L, M) or None.
+
+        `head_mask` (H,) scales each head's output before W_O: 0.0 switches a head off.
+        """
+        dropout_p = self.dropout if self.training else 0.0
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, need_weights)  # (B, H, L, d_k)
+        if head_mask is not None:
+            out = out * head_mask.view(1, -1, 1, 1)  # a 1.0 leaves a head's output bit for bit
+        B, H, L, d_k = out.shape
+        return out.transpose(1, 2).reshape(B * L, H * d_k), weights  # (B*L, D): heads concatenated
+
+    def step_weights(self) -> tuple[StepLinear, StepLinear]:
+        """The input projection (W_Q alone for cross-attention) and W_O, laid out for one-token steps."""
+        D = self.d_model
+        rows = slice(0, D) if self.cross else slice(0, 3 * D)
+        return StepLinear(self.in_proj.weight[rows], self.in_proj.bias[rows]), StepLinear(self.out_proj.weight,
+                                                                                          self.out_proj.bias)
+
+    def self_attention_step(
+        self, x: Tensor, cache: KVCache, weights: tuple[StepLinear, StepLinear], need_weights: bool = False,
+        head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Self-attention of the newest token x (N, D) over itself and the cached earlier ones.
+
+        `weights` from `step_weights`. Returns (N, D) and the attention weights (N, H, 1, t);
+        the token's key and value join the cache.
+        """
+        in_proj, out_proj = weights
+        N = x.size(0)
+        q, k, v = in_proj(x).view(N, 3, self.n_heads, 1, self.d_k).unbind(1)  # 3 x (N, H, 1, d_k)
+        keys, values = cache.append(k, v)  # (N, H, t, d_k): no mask, every cached step is in the past
+        out, attn = self.attend_heads(q, keys, values, None, need_weights, head_mask)  # (N, D)
+        return out_proj(out), attn
+
+    def cross_attention_step(
+        self, x: Tensor, memory_kv: tuple[Tensor, Tensor], mask: Tensor, weights: tuple[StepLinear, StepLinear],
+        need_weights: bool = False, head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Cross-attention of the newest token x (N, D) of K = N / B beams per sentence.
+
+        memory_kv: `project_memory` of the B sentences, (B, H, S, d_k) each; mask (B, 1, 1, S).
+        Returns (N, D) and the attention weights (N, H, 1, S).
+        """
+        query_proj, out_proj = weights
+        keys, values = memory_kv
+        B, N = keys.size(0), x.size(0)
+        # A sentence's K beams attend to its memory together, as K queries of one attention.
+        q = query_proj(x).view(B, N // B, self.n_heads, self.d_k).transpose(1, 2)  # (B, H, K, d_k)
+        out, attn = self.attend_heads(q, keys, values, mask, need_weights, head_mask)  # (N, D): rows b*K+k
+        if attn is not None:
+            attn = attn.transpose(1, 2).reshape(N, self.n_heads, 1, keys.size(2))  # (N, H, 1, S)
+        return out_proj(out), attn
+
     def forward(
-        self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, need_weights: bool = False
+        self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, need_weights: bool = False,
+        head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from x (B, L, D) to itself, or (cross) to the encoder `memory` (B, M, D).
 
-        Returns the output (B, L, D) and the weights (B, H, L, M) or None. (Generation does the
-        same sums one token at a time, with a KVCache: see model/step.py.)
+        Returns the output (B, L, D) and the weights (B, H, L, M) or None. Generation calls the
+        one token at a time, with `self_attention_step` and `cross_attention_step`.
         """
-        D = self.d_model
         if self.cross:
-            q = self.split_heads(F.linear(x, self.in_proj.weight[:D], self.in_proj.bias[:D]))  # (B, H, L, d_k)
+            q = self.project_query(x)  # (B, H, L, d_k)
             k, v = self.project_memory(memory)  # (B, H, M, d_k)
         else:
-            q, k, v = self.in_proj(x).split(D, dim=-1)  # 3 x (B, L, D)
-            q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, H, L, d_k)
-
-        dropout_p = self.dropout if self.training else 0.0
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, need_weights)
-        B, H, L, d_k = out.shape
-        out = out.transpose(1, 2).reshape(B, L, H * d_k)  # (B, L, D): heads concatenated
-        return self.out_proj(out), weights
+            q, k, v = self.project_qkv(x)  # (B, H, L, d_k)
+        out, weights = self.attend_heads(q, k, v, mask, need_weights, head_mask)  # (B*L, D)
+        B, L, D = x.shape
+        return self.out_proj(out).view(B, L, D), weights

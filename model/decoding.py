@@ -1,33 +1,101 @@
-"""Greedy and beam search over the decoder, with or without the key/value cache.
+"""Greedy and beam search over a step decoder, with or without the key/value cache.
 
-Shape legend: B batch, K beams, N = B * K decoder rows, S source length, t steps decoded so far,
-V vocabulary. Both searches return (B, T') ids: the tokens after BOS, up to and including EOS,
-right-padded with pad_id. The cache changes the cost, never the tokens: the uncached decoder
-re-runs the full decoder over the prefix at every step and is kept to prove it.
+Shape legend: B batch, K beams, N = B * K decoder rows, n sentences still searching, S source
+length, t steps decoded so far, V vocabulary. Both searches return (B, T') ids: the tokens after
+BOS, up to and including EOS, right-padded with pad_id. The cache changes the cost, never the
+tokens: the uncached decoder re-runs the full decoder over the prefix at every step and is kept
+to prove it. A forced prefix fixes the first tokens; a SearchObserver sees every step.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 from torch import Tensor
 
 from .attention import padding_mask
-from .step import CachedDecoder, UncachedDecoder
+from .step import CachedDecoder, StepAttention, StepDecoder, UncachedDecoder
+
+if TYPE_CHECKING:  # type hints only: transformer.py imports this file
+    from .heads import HeadMask
+    from .transformer import Transformer
 
 
-def _start(model, src: Tensor, max_new_tokens: int, num_beams: int, use_cache: bool):
-    """Encode the source once and build the step function for N = B * num_beams rows."""
+class SearchObserver(Protocol):
+    """Sees what a search does at every step, for one sentence (lens/trace.py records a trace)."""
+
+    wants_attention: bool  # True: every step also returns its attention rows (slower)
+
+    def on_step(self, step: int, log_probs: Tensor, attention: StepAttention | None) -> None:
+        """The model's log-probabilities (N, V) for every live row, before any ban or forcing."""
+
+    def on_beams(self, step: int, parents: Tensor, tokens: Tensor, scores: Tensor) -> None:
+        """The rows kept for the next step: each one's parent row, new token, cumulative log-prob (K,)."""
+
+    def on_finished(self, step: int, parents: Tensor, scores: Tensor, normalised: Tensor, ended: bool) -> None:
+        """Hypotheses offered to the finished list: parent row, cumulative log-prob, length-penalised
+        score (m,); `ended` False when the steps ran out and live beams are taken as they are."""
+
+
+@dataclass
+class SearchOptions:
+    """What both searches take besides the model and the source."""
+
+    max_new_tokens: int = 64
+    min_new_tokens: int = 0
+    use_cache: bool = True
+    prefix: Sequence[int] | Tensor | None = None  # ids every output starts with (no BOS)
+    head_mask: HeadMask | None = None
+    observer: SearchObserver | None = None
+
+
+def _start(model: Transformer, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
+    """Encode the source once; return the step decoder for N = B * num_beams rows, the step count
+    and the forced prefix (P,) or None."""
     config = model.config
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if options.max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {options.max_new_tokens}")
     if src.size(1) > config.max_len:
         raise ValueError(f"source of {src.size(1)} tokens is longer than max_len={config.max_len}")
+    if options.observer is not None and src.size(0) != 1:
+        raise ValueError(f"an observer follows one sentence; got a batch of {src.size(0)}")
     # The decoder sees BOS plus all but the last new token: max_new_tokens positions in all.
-    max_new_tokens = min(max_new_tokens, config.max_len)
+    max_new_tokens = min(options.max_new_tokens, config.max_len)
+    forced = _forced_prefix(options.prefix, config, max_new_tokens, src.device)
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
-    memory, _ = model.encode(src, src_mask)  # (B, S, D)
-    decoder_cls = CachedDecoder if use_cache else UncachedDecoder
-    return decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens), max_new_tokens
+    memory, _ = model.encode(src, src_mask, head_mask=options.head_mask)  # (B, S, D)
+    decoder_cls = CachedDecoder if options.use_cache else UncachedDecoder
+    decoder = decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens, head_mask=options.head_mask)
+    return decoder, max_new_tokens, forced
+
+
+def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) -> Tensor | None:
+    """The prefix as a (P,) long tensor, after checking it can be decoded at all."""
+    if prefix is None:
+        return None
+    ids = prefix.tolist() if isinstance(prefix, Tensor) else list(prefix)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise ValueError("prefix must be a list of token ids (int)")
+    special = {config.pad_id, config.bos_id, config.eos_id}
+    bad = [i for i in ids if not 0 <= i < config.vocab_size or i in special]
+    if bad:
+        raise ValueError(f"prefix holds ids {bad[:5]} that are not ordinary tokens of the vocabulary "
+                         f"(0..{config.vocab_size - 1}, not pad/bos/eos)")
+    if len(ids) > max_new_tokens:
+        raise ValueError(f"prefix of {len(ids)} tokens is longer than the {max_new_tokens} new tokens allowed "
+                         f"(max_new_tokens, at most max_len={config.max_len}): shorten it")
+    return torch.tensor(ids, dtype=torch.long, device=device) if ids else None
+
+
+def _force(log_probs: Tensor, token: Tensor) -> Tensor:
+    """Only `token` stays possible, with the log-probability the model gave it."""
+    kept = log_probs[:, token].clone()  # (N,)
+    log_probs.fill_(float("-inf"))
+    log_probs[:, token] = kept
+    return log_probs
 
 
 class _Banned:
@@ -44,23 +112,39 @@ class _Banned:
         return logits.index_fill_(1, banned, float("-inf"))
 
 
+def _next_logits(decoder: StepDecoder, tokens: Tensor, step: int, observer: SearchObserver | None) -> Tensor:
+    """One decoder step; the observer sees the model's own distribution before any ban."""
+    if observer is None:
+        return decoder(tokens)[0]
+    logits, attention = decoder(tokens, need_weights=observer.wants_attention)
+    observer.on_step(step, logits.float().log_softmax(dim=-1), attention)
+    return logits
+
+
 def _trim(ids: Tensor, pad_id: int) -> Tensor:
     """Drop the columns that are padding in every row."""
     lengths = (ids != pad_id).sum(dim=1)
     return ids[:, : int(lengths.max()) if lengths.numel() else 0]
 
 
-def greedy_search(model, src: Tensor, max_new_tokens: int, use_cache: bool = True, min_new_tokens: int = 0) -> Tensor:
+def greedy_search(model: Transformer, src: Tensor, options: SearchOptions) -> Tensor:
     """Pick the most likely next token at every step until every sentence has produced EOS."""
-    config = model.config
-    decoder, max_new_tokens = _start(model, src, max_new_tokens, 1, use_cache)
-    never_generate = _Banned(config, min_new_tokens, src.device)
+    config, observer = model.config, options.observer
+    decoder, max_new_tokens, forced = _start(model, src, options, 1)
+    never_generate = _Banned(config, options.min_new_tokens, src.device)
     B = src.size(0)
     tokens = torch.full((B, 1), config.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
+    score = torch.zeros(B, device=src.device)  # cumulative log-prob, for the observer
     for t in range(max_new_tokens):
-        logits = never_generate(decoder(tokens), t)  # (B, V)
-        next_token = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
+        logits = never_generate(_next_logits(decoder, tokens, t, observer), t)  # (B, V)
+        if forced is not None and t < forced.numel():
+            next_token = forced[t].expand(B).masked_fill(finished, config.pad_id)  # (B,)
+        else:
+            next_token = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
+        if observer is not None:
+            score = score + logits.float().log_softmax(dim=-1).gather(1, next_token[:, None])[:, 0]
+            observer.on_beams(t, torch.arange(B, device=src.device), next_token, score)
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, t+1)
         finished |= next_token == config.eos_id
         if bool(finished.all()):
@@ -68,96 +152,136 @@ def greedy_search(model, src: Tensor, max_new_tokens: int, use_cache: bool = Tru
     return tokens[:, 1:]
 
 
-def beam_search(
-    model,
-    src: Tensor,
-    max_new_tokens: int,
-    num_beams: int,
-    length_penalty: float = 1.0,
-    use_cache: bool = True,
-    min_new_tokens: int = 0,
-) -> Tensor:
+@dataclass
+class _FinishedHypotheses:
+    """The K best finished hypotheses of every sentence, best first, with their scores."""
+
+    scores: Tensor  # (B, K) length-penalised, -inf where empty
+    ids: Tensor  # (B, K, max_new_tokens)
+
+    def add(self, sentences: Tensor, ids: Tensor, scores: Tensor) -> None:
+        """Merge new hypotheses ids (n, m, max_new), scores (n, m) into the K best of each sentence."""
+        K, width = self.scores.size(1), self.ids.size(2)
+        all_scores = torch.cat([self.scores[sentences], scores], dim=1)  # (n, K+m)
+        all_ids = torch.cat([self.ids[sentences], ids], dim=1)  # (n, K+m, max_new)
+        best, pick = all_scores.topk(K, dim=1)  # (n, K)
+        self.scores[sentences] = best
+        self.ids[sentences] = all_ids.gather(1, pick[:, :, None].expand(-1, -1, width))
+
+
+@dataclass
+class _Candidates:
+    """The 2K best one-token extensions of each sentence's beams (n, 2K): at least K do not end."""
+
+    scores: Tensor  # cumulative log-prob
+    from_beam: Tensor  # which of the sentence's K beams each extends
+    token: Tensor
+
+
+def _candidates(log_probs: Tensor, beam_scores: Tensor, K: int) -> _Candidates:
+    """score(beam + token) = beam score + log p(token), for log_probs (n*K, V), beam_scores (n, K)."""
+    n = beam_scores.size(0)
+    # The 2K best of a sentence are among the 2K best tokens of each of its beams: take those
+    # first and never materialise all K x V sums.
+    row_top, row_tokens = log_probs.topk(2 * K, dim=1)  # (n*K, 2K)
+    row_scores = row_top + beam_scores.view(n * K, 1)
+    scores, top_ids = row_scores.view(n, K * 2 * K).topk(2 * K, dim=1)  # (n, 2K)
+    token = row_tokens.view(n, K * 2 * K).gather(1, top_ids)  # (n, 2K)
+    return _Candidates(scores=scores, from_beam=top_ids // (2 * K), token=token)
+
+
+def _finish_ended(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _FinishedHypotheses, t: int,
+                  length_penalty: float, config, observer: SearchObserver | None) -> None:
+    """EOS among a sentence's K best candidates ends a hypothesis: offer it to the finished list."""
+    n, K = cand.scores.size(0), cand.scores.size(1) // 2
+    ends = cand.token[:, :K] == config.eos_id  # (n, K)
+    if not bool(ends.any()):
+        return
+    normalised = torch.where(ends, cand.scores[:, :K] / float(t + 1) ** length_penalty, float("-inf"))  # (n, K)
+    prefix = tokens[:, 1:].view(n, K, t)  # (n, K, t)
+    ids = torch.full((n, K, finished.ids.size(2)), config.pad_id, dtype=torch.long, device=tokens.device)
+    ids[:, :, :t] = prefix.gather(1, cand.from_beam[:, :K, None].expand(-1, -1, t))
+    ids[:, :, t] = config.eos_id
+    finished.add(active, ids, normalised)
+    if observer is not None:
+        real = ends[0] & (cand.scores[0, :K] > float("-inf"))
+        observer.on_finished(t, cand.from_beam[0, :K][real], cand.scores[0, :K][real], normalised[0][real], True)
+
+
+def beam_search(model: Transformer, src: Tensor, num_beams: int, length_penalty: float, options: SearchOptions) -> Tensor:
     """Keep the K best prefixes of every sentence; return the best finished one.
 
     A finished hypothesis scores sum(log p) / length ** length_penalty. A sentence stops once it
     has K finished hypotheses and its best live prefix, normalised at the current length, cannot
     beat the worst of them; it then leaves the batch, so the others decode faster.
     """
-    config = model.config
-    K = num_beams
-    V = config.vocab_size
-    if K < 1 or 2 * K > V:
+    config, K, observer = model.config, num_beams, options.observer
+    if K < 1 or 2 * K > config.vocab_size:
         raise ValueError(f"num_beams must be between 1 and vocab_size / 2, got {K}")
-    decoder, max_new_tokens = _start(model, src, max_new_tokens, K, use_cache)
-    never_generate = _Banned(config, min_new_tokens, src.device)
+    decoder, max_new_tokens, forced = _start(model, src, options, K)
+    never_generate = _Banned(config, options.min_new_tokens, src.device)
     B, device = src.size(0), src.device
-
     tokens = torch.full((B * K, 1), config.bos_id, dtype=torch.long, device=device)  # (N, 1)
     # All beams start as the same BOS prefix; only the first is live, or step one would pick
     # the same K tokens K times over.
     beam_scores = torch.full((B, K), float("-inf"), device=device)
     beam_scores[:, 0] = 0.0
-    finished_scores = torch.full((B, K), float("-inf"), device=device)  # sorted best first
-    finished_ids = torch.full((B, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device)
+    finished = _FinishedHypotheses(scores=torch.full((B, K), float("-inf"), device=device),
+                                   ids=torch.full((B, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device))
     active = torch.arange(B, device=device)  # sentences still searching, as indices into B
-
-    def keep_best(sentences: Tensor, ids: Tensor, scores: Tensor) -> None:
-        """Merge new hypotheses ids (n, m, max_new), scores (n, m) into the K best of each sentence."""
-        all_scores = torch.cat([finished_scores[sentences], scores], dim=1)  # (n, K+m)
-        all_ids = torch.cat([finished_ids[sentences], ids], dim=1)  # (n, K+m, max_new)
-        best, pick = all_scores.topk(K, dim=1)  # (n, K)
-        finished_scores[sentences] = best
-        finished_ids[sentences] = all_ids.gather(1, pick[:, :, None].expand(-1, -1, max_new_tokens))
-
     for t in range(max_new_tokens):
-        n = active.numel()
-        logits = never_generate(decoder(tokens), t)  # (n*K, V)
+        logits = never_generate(_next_logits(decoder, tokens, t, observer), t)  # (n*K, V)
         log_probs = logits.float().log_softmax(dim=-1)  # (n*K, V)
-        # score(beam + token) = beam score + log p(token). The 2K best of a sentence are among the
-        # 2K best tokens of each of its beams, so take those first and never materialise all
-        # K x V sums.
-        row_top, row_tokens = log_probs.topk(2 * K, dim=1)  # (n*K, 2K)
-        row_scores = row_top + beam_scores.view(n * K, 1)
-        top_scores, top_ids = row_scores.view(n, K * 2 * K).topk(2 * K, dim=1)  # (n, 2K): >= K not EOS
-        from_beam = top_ids // (2 * K)  # (n, 2K)
-        token = row_tokens.view(n, K * 2 * K).gather(1, top_ids)  # (n, 2K)
-        is_eos = token == config.eos_id
-        norm = float(t + 1) ** length_penalty
-
-        # 1. EOS among the K best candidates ends a hypothesis.
-        ends = is_eos[:, :K]  # (n, K)
-        if bool(ends.any()):
-            prefix = tokens[:, 1:].view(n, K, t)  # (n, K, t)
-            ids = torch.full((n, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device)
-            ids[:, :, :t] = prefix.gather(1, from_beam[:, :K, None].expand(-1, -1, t))
-            ids[:, :, t] = config.eos_id
-            keep_best(active, ids, torch.where(ends, top_scores[:, :K] / norm, float("-inf")))
-
-        # 2. The K best candidates that do not end become the next beams.
-        live_scores = top_scores.masked_fill(is_eos, float("-inf"))
-        beam_scores, pick = live_scores.topk(K, dim=1)  # (n, K)
-        rows = torch.arange(n, device=device)[:, None] * K + from_beam.gather(1, pick)  # (n, K) rows of tokens
-        next_token = token.gather(1, pick)  # (n, K)
-
-        # 3. Sentences whose best live beam can no longer beat their worst finished one leave.
-        worst_finished = finished_scores[active, -1]  # (n,)
-        done = (worst_finished > float("-inf")) & (beam_scores[:, 0] / norm <= worst_finished)
-        batch_changed = bool(done.any())
-        kept = None
-        if batch_changed:
-            kept = (~done).nonzero().squeeze(1)  # (n',) positions of the sentences that go on
-            active, rows, beam_scores, next_token = active[kept], rows[kept], beam_scores[kept], next_token[kept]
-        rows = rows.reshape(-1)  # (n'*K,)
-        tokens = torch.cat([tokens[rows], next_token.reshape(-1, 1)], dim=1)  # (n'*K, t+2)
+        if forced is not None and t < forced.numel():
+            log_probs = _force(log_probs, forced[t])
+        cand = _candidates(log_probs, beam_scores, K)
+        _finish_ended(cand, tokens, active, finished, t, length_penalty, config, observer)
+        tokens, beam_scores, active, kept, rows = _advance(cand, tokens, active, finished, t, length_penalty,
+                                                           config, observer)
         if active.numel() == 0:
             break
         decoder.reorder(rows, kept)
-
     if active.numel() > 0:
-        # Out of steps: the live beams compete with the finished hypotheses as they are.
-        n, steps = active.numel(), tokens.size(1) - 1
-        ids = torch.full((n, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device)
-        ids[:, :, :steps] = tokens[:, 1:].view(n, K, steps)
-        keep_best(active, ids, beam_scores / float(steps) ** length_penalty)
+        _out_of_steps(tokens, beam_scores, active, finished, length_penalty, config.pad_id, observer)
+    return _trim(finished.ids[:, 0], config.pad_id)
 
-    return _trim(finished_ids[:, 0], config.pad_id)
+
+def _advance(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _FinishedHypotheses, t: int,
+             length_penalty: float, config, observer: SearchObserver | None):
+    """The K best candidates that do not end become the next beams; sentences that are done leave.
+
+    Returns the new tokens (n'*K, t+2), beam scores (n', K), active sentences (n',), the kept
+    positions of the sentences that go on (None if all do) and the decoder rows to keep (n'*K,).
+    """
+    n, K = cand.scores.size(0), cand.scores.size(1) // 2
+    live_scores = cand.scores.masked_fill(cand.token == config.eos_id, float("-inf"))
+    beam_scores, pick = live_scores.topk(K, dim=1)  # (n, K)
+    rows = torch.arange(n, device=tokens.device)[:, None] * K + cand.from_beam.gather(1, pick)  # (n, K)
+    next_token = cand.token.gather(1, pick)  # (n, K)
+    if observer is not None:
+        observer.on_beams(t, rows[0], next_token[0], beam_scores[0])
+    # A sentence whose best live beam can no longer beat its worst finished one leaves.
+    worst_finished = finished.scores[active, -1]  # (n,)
+    norm = float(t + 1) ** length_penalty
+    done = (worst_finished > float("-inf")) & (beam_scores[:, 0] / norm <= worst_finished)
+    kept = None
+    if bool(done.any()):
+        kept = (~done).nonzero().squeeze(1)  # (n',) positions of the sentences that go on
+        active, rows, beam_scores, next_token = active[kept], rows[kept], beam_scores[kept], next_token[kept]
+    rows = rows.reshape(-1)  # (n'*K,)
+    tokens = torch.cat([tokens[rows], next_token.reshape(-1, 1)], dim=1)  # (n'*K, t+2)
+    return tokens, beam_scores, active, kept, rows
+
+
+def _out_of_steps(tokens: Tensor, beam_scores: Tensor, active: Tensor, finished: _FinishedHypotheses,
+                  length_penalty: float, pad_id: int, observer: SearchObserver | None) -> None:
+    """Out of steps: the live beams compete with the finished hypotheses as they are."""
+    n, K, steps = active.numel(), beam_scores.size(1), tokens.size(1) - 1
+    ids = torch.full((n, K, finished.ids.size(2)), pad_id, dtype=torch.long, device=tokens.device)
+    ids[:, :, :steps] = tokens[:, 1:].view(n, K, steps)
+    normalised = beam_scores / float(steps) ** length_penalty  # (n, K)
+    finished.add(active, ids, normalised)
+    if observer is not None:
+        real = beam_scores[0] > float("-inf")
+        rows = torch.arange(K, device=tokens.device)
+        observer.on_finished(steps - 1, rows[real], beam_scores[0][real], normalised[0][real], False)

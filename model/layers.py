@@ -1,19 +1,27 @@
 """The building blocks of the paper: positional encoding, feed-forward, encoder and decoder layers.
 
-Shape legend: B batch, S source length, T target length, H heads, D model width (d_model).
+Shape legend: B batch, S source length, T target length, H heads, D model width (d_model),
+N decoder rows during generation (B sentences x K beams), d_k head width.
 Every sublayer is wrapped in a residual connection and LayerNorm: Post-LN
-(x = norm(x + sublayer(x)), the paper) or Pre-LN (x = x + sublayer(norm(x)), `norm_first`).
+(x = norm(x + sublayer(x)), the paper) or Pre-LN (x = x + sublayer(norm(x)), `norm_first`),
+written once in `ResidualLayer.sublayer`. `DecoderLayer.step` is the same layer for one new
+token, reading earlier steps from a KVCache: the fast path generation uses.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import MultiHeadAttention
+from .step import KVCache, StepLinear
+
+SublayerOutput = tuple[Tensor, Tensor | None]  # (output, attention weights or None)
 
 
 class PositionalEncoding(nn.Module):
@@ -52,45 +60,71 @@ class FeedForward(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, L, D) -> (B, L, d_ff) -> (B, L, D)
 
+    def step_weights(self) -> tuple[StepLinear, StepLinear]:
+        """W1 and W2 laid out for one-token steps."""
+        return StepLinear(self.linear1.weight, self.linear1.bias), StepLinear(self.linear2.weight, self.linear2.bias)
 
-class EncoderLayer(nn.Module):
+    @staticmethod
+    def step(x: Tensor, weights: tuple[StepLinear, StepLinear]) -> Tensor:
+        """`forward` for x (N, D) with `step_weights` (generation: no dropout)."""
+        linear1, linear2 = weights
+        return linear2(F.relu(linear1(x)))  # (N, D) -> (N, d_ff) -> (N, D)
+
+
+class ResidualLayer(nn.Module):
+    """The residual connection and LayerNorm around every sublayer, with the Post-LN/Pre-LN switch."""
+
+    def __init__(self, dropout: float, norm_first: bool):
+        super().__init__()
+        self.norm_first = norm_first
+        self.dropout = nn.Dropout(dropout)  # on each sublayer's output, before the residual sum
+
+    def sublayer(self, x: Tensor, norm: nn.LayerNorm, f: Callable[[Tensor], SublayerOutput]) -> SublayerOutput:
+        """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)); f's weights pass through."""
+        if self.norm_first:
+            out, weights = f(norm(x))
+            return x + self._dropout(out), weights
+        out, weights = f(x)
+        return norm(x + self._dropout(out)), weights
+
+    def _dropout(self, x: Tensor) -> Tensor:
+        return self.dropout(x) if self.training else x  # skips a module call per sublayer when generating
+
+
+class EncoderLayer(ResidualLayer):
     """Self-attention over the source, then the feed-forward network."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False):
-        super().__init__()
-        self.norm_first = norm_first
+        super().__init__(dropout, norm_first)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
         self.ff = FeedForward(d_model, d_ff, dropout)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)  # on each sublayer's output, before the residual sum
 
-    def forward(self, x: Tensor, src_mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
-        """x (B, S, D), src_mask (B, 1, 1, S) -> (B, S, D) and the self-attention weights (B, H, S, S)."""
-        if self.norm_first:
-            attn, weights = self.self_attn(self.norm1(x), mask=src_mask, need_weights=need_weights)
-            x = x + self.dropout(attn)
-            x = x + self.dropout(self.ff(self.norm2(x)))
-        else:
-            attn, weights = self.self_attn(x, mask=src_mask, need_weights=need_weights)
-            x = self.norm1(x + self.dropout(attn))
-            x = self.norm2(x + self.dropout(self.ff(x)))
+    def forward(
+        self, x: Tensor, src_mask: Tensor | None, need_weights: bool = False, heads: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        """x (B, S, D), src_mask (B, 1, 1, S) -> (B, S, D) and the self-attention weights (B, H, S, S).
+
+        `heads` (H,): 1.0 keeps a head, 0.0 switches it off (model/heads.py).
+        """
+        x, weights = self.sublayer(x, self.norm1, lambda h: self.self_attn(h, mask=src_mask, need_weights=need_weights,
+                                                                           head_mask=heads))
+        x, _ = self.sublayer(x, self.norm2, lambda h: (self.ff(h), None))
         return x, weights
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(ResidualLayer):
     """Masked self-attention over the target so far, cross-attention to the source, feed-forward."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False):
-        super().__init__()
-        self.norm_first = norm_first
+        super().__init__(dropout, norm_first)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
         self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout, cross=True)
         self.ff = FeedForward(d_model, d_ff, dropout)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
 
     def forward(
         self,
@@ -99,18 +133,64 @@ class DecoderLayer(nn.Module):
         src_mask: Tensor | None,
         tgt_mask: Tensor | None,
         need_weights: bool = False,
+        self_heads: Tensor | None = None,
+        cross_heads: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        """x (B, T, D), memory (B, S, D) -> (B, T, D), self weights (B, H, T, T), cross weights (B, H, T, S)."""
-        if self.norm_first:
-            attn, self_weights = self.self_attn(self.norm1(x), mask=tgt_mask, need_weights=need_weights)
-            x = x + self.dropout(attn)
-            attn, cross_weights = self.cross_attn(self.norm2(x), memory, mask=src_mask, need_weights=need_weights)
-            x = x + self.dropout(attn)
-            x = x + self.dropout(self.ff(self.norm3(x)))
-        else:
-            attn, self_weights = self.self_attn(x, mask=tgt_mask, need_weights=need_weights)
-            x = self.norm1(x + self.dropout(attn))
-            attn, cross_weights = self.cross_attn(x, memory, mask=src_mask, need_weights=need_weights)
-            x = self.norm2(x + self.dropout(attn))
-            x = self.norm3(x + self.dropout(self.ff(x)))
+        """x (B, T, D), memory (B, S, D) -> (B, T, D), self weights (B, H, T, T), cross weights (B, H, T, S).
+
+        `self_heads`, `cross_heads` (H,): 1.0 keeps a head, 0.0 switches it off.
+        """
+        x, self_weights = self.sublayer(
+            x, self.norm1, lambda h: self.self_attn(h, mask=tgt_mask, need_weights=need_weights, head_mask=self_heads)
+        )
+        x, cross_weights = self.sublayer(
+            x, self.norm2,
+            lambda h: self.cross_attn(h, memory, mask=src_mask, need_weights=need_weights, head_mask=cross_heads),
+        )
+        x, _ = self.sublayer(x, self.norm3, lambda h: (self.ff(h), None))
         return x, self_weights, cross_weights
+
+    def memory_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """Cross-attention keys and values of the memory (B, S, D), (B, H, S, d_k) each: once per sentence."""
+        return self.cross_attn.project_memory(memory)
+
+    def step_weights(self) -> DecoderStepWeights:
+        """This layer's matrices laid out for one-token steps: built once per `generate` call."""
+        return DecoderStepWeights(self.self_attn.step_weights(), self.cross_attn.step_weights(), self.ff.step_weights())
+
+    def step(
+        self,
+        x: Tensor,
+        cache: KVCache,
+        memory_kv: tuple[Tensor, Tensor],
+        src_mask: Tensor,
+        weights: DecoderStepWeights,
+        need_weights: bool = False,
+        self_heads: Tensor | None = None,
+        cross_heads: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """`forward` for the newest token only: x (N, D) -> (N, D), self weights (N, H, 1, t), cross (N, H, 1, S).
+
+        Earlier tokens' keys and values come from `cache`; memory_kv (B, H, S, d_k) and src_mask
+        (B, 1, 1, S) hold one entry per sentence, shared by its K = N / B beams.
+        """
+        x, self_weights = self.sublayer(
+            x, self.norm1,
+            lambda h: self.self_attn.self_attention_step(h, cache, weights.self_attn, need_weights, self_heads),
+        )
+        x, cross_weights = self.sublayer(
+            x, self.norm2,
+            lambda h: self.cross_attn.cross_attention_step(h, memory_kv, src_mask, weights.cross_attn, need_weights,
+                                                           cross_heads),
+        )
+        x, _ = self.sublayer(x, self.norm3, lambda h: (FeedForward.step(h, weights.ff), None))
+        return x, self_weights, cross_weights
+
+
+@dataclass
+class DecoderStepWeights:
+    """A decoder layer's matrices as StepLinears: (input projection, W_O) of each attention, (W1, W2)."""
+
+    self_attn: tuple[StepLinear, StepLinear]
+    cross_attn: tuple[StepLinear, StepLinear]
+    ff: tuple[StepLinear, StepLinear]

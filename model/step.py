@@ -1,13 +1,11 @@
-"""The decoder one token at a time, for generation.
+"""The decoder one token at a time, for generation: the key/value cache and two step decoders.
 
-`CachedDecoder` computes what `DecoderLayer.forward` computes, for the newest token only:
-- self-attention keys/values of earlier steps come from a preallocated KVCache;
-- the encoder memory's keys/values are projected once per sentence, and a sentence's beams
-  attend to them together, as K queries of one attention;
-- weights are transposed once per `generate` call, so that every step multiplies its rows by
-  contiguous (in, out) matrices, and no module, mask or view is rebuilt per step.
-`UncachedDecoder` re-runs the full decoder over the prefix: the reference that the tests and
-bench/decode.py hold the cached one to (same tokens).
+A step decoder turns the tokens so far into the next token's logits. `CachedDecoder` runs
+`Transformer.decode_step` on the newest token only: decoder self-attention keys/values of
+earlier steps come from a preallocated KVCache, the encoder memory's keys/values are
+projected once per sentence, and each layer lays its matrices out for steps (StepLinear)
+once per call. `UncachedDecoder` re-runs the full decoder over the prefix: the
+reference that the tests and bench/decode.py hold the cached one to (same tokens, same maps).
 
 Shape legend: B sentences, K beams per sentence, N = B * K rows, S source length, t tokens so
 far, D model width, H heads, d_k head width, V vocabulary.
@@ -15,132 +13,148 @@ far, D model width, H heads, d_k head width, V vocabulary.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from .attention import KVCache, scaled_dot_product_attention
-from .layers import DecoderLayer
+if TYPE_CHECKING:  # type hints only: transformer.py imports this file
+    from .heads import HeadMask
+    from .transformer import Transformer
 
 
 @dataclass
-class StepWeights:
-    """One decoder layer's parameters laid out for single-token steps: each matrix (in, out)."""
+class StepAttention:
+    """Post-softmax attention rows of the newest token, one tensor per decoder layer."""
 
-    qkv: tuple[Tensor, Tensor]  # (D, 3D), (3D,)
-    out: tuple[Tensor, Tensor]  # (D, D), (D,)
-    cross_q: tuple[Tensor, Tensor]  # (D, D), (D,)
-    cross_out: tuple[Tensor, Tensor]  # (D, D), (D,)
-    ff1: tuple[Tensor, Tensor]  # (D, d_ff), (d_ff,)
-    ff2: tuple[Tensor, Tensor]  # (d_ff, D), (D,)
-    norms: list[tuple[Tensor, Tensor]]  # norm1, norm2, norm3: (D,), (D,)
+    decoder: list[Tensor]  # each (N, H, t): over the tokens read so far (BOS first)
+    cross: list[Tensor]  # each (N, H, S): over the source
+
+
+class StepDecoder(Protocol):
+    """What greedy and beam search need of a decoder: next-token logits, and beams reordered."""
+
+    def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, StepAttention | None]:
+        """tokens (N, t) -> logits (N, V) of token t+1, and this step's attention rows when asked."""
+
+    def reorder(self, rows: Tensor, sentences: Tensor | None = None) -> None:
+        """Keep decoder rows `rows`; when sentences leave the batch, keep `sentences` (indices into B)."""
+
+
+class StepLinear:
+    """x W + b with W stored (in, out), contiguous: the layout one-token steps multiply fastest.
+
+    Built once per `generate` call from an nn.Linear (or some of its rows) by the module that
+    owns it, so a step never transposes a weight.
+    """
+
+    def __init__(self, weight: Tensor, bias: Tensor):
+        self.weight = weight.t().contiguous()  # (in, out)
+        self.bias = bias
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return torch.addmm(self.bias, x, self.weight)  # (N, in) -> (N, out)
+
+
+@dataclass
+class KVCache:
+    """Keys and values of one decoder self-attention layer, preallocated for `capacity` positions.
+
+    Each step appends the new token's key and value and attends to all the steps so far,
+    instead of recomputing them from the whole prefix.
+    """
+
+    key: Tensor  # (N, H, capacity, d_k)
+    value: Tensor  # (N, H, capacity, d_k)
+    length: int = 0
 
     @classmethod
-    def of(cls, layer: DecoderLayer) -> "StepWeights":
-        def t(linear_weight: Tensor, bias: Tensor) -> tuple[Tensor, Tensor]:
-            return linear_weight.t().contiguous(), bias
+    def empty(cls, rows: int, n_heads: int, capacity: int, d_k: int, like: Tensor) -> "KVCache":
+        key = like.new_empty(rows, n_heads, capacity, d_k)
+        return cls(key=key, value=like.new_empty(rows, n_heads, capacity, d_k))
 
-        D = layer.self_attn.d_model
-        cross = layer.cross_attn.in_proj
-        return cls(
-            qkv=t(layer.self_attn.in_proj.weight, layer.self_attn.in_proj.bias),
-            out=t(layer.self_attn.out_proj.weight, layer.self_attn.out_proj.bias),
-            cross_q=t(cross.weight[:D], cross.bias[:D]),
-            cross_out=t(layer.cross_attn.out_proj.weight, layer.cross_attn.out_proj.bias),
-            ff1=t(layer.ff.linear1.weight, layer.ff.linear1.bias),
-            ff2=t(layer.ff.linear2.weight, layer.ff.linear2.bias),
-            norms=[(n.weight, n.bias) for n in (layer.norm1, layer.norm2, layer.norm3)],
-        )
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Write k, v (N, H, n, d_k) after the cached steps; return all keys and values so far."""
+        end = self.length + k.size(2)
+        if end > self.key.size(2):
+            raise RuntimeError(f"KVCache is full: capacity {self.key.size(2)}, asked for {end} positions")
+        self.key[:, :, self.length : end] = k
+        self.value[:, :, self.length : end] = v
+        self.length = end
+        return self.key[:, :, :end], self.value[:, :, :end]  # (N, H, end, d_k)
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep rows `index` (beam search picks its survivors); only the used steps move."""
+        self.key = _reorder_prefix(self.key, index, self.length)
+        self.value = _reorder_prefix(self.value, index, self.length)
 
 
-def _linear(x: Tensor, weight_bias: tuple[Tensor, Tensor]) -> Tensor:
-    weight, bias = weight_bias
-    return torch.addmm(bias, x, weight)  # x W + b, W already (in, out)
+def _reorder_prefix(buffer: Tensor, index: Tensor, n: int) -> Tensor:
+    """Rows `index` of buffer with its first n steps copied; the rest stays uninitialised scratch."""
+    rows = buffer[:, :, :n].index_select(0, index)  # (len(index), H, n, d_k)
+    if index.numel() == buffer.size(0):
+        buffer[:, :, :n] = rows  # same number of rows: reuse the buffer in place
+        return buffer
+    out = buffer.new_empty(index.numel(), *buffer.shape[1:])
+    out[:, :, :n] = rows
+    return out
 
 
 class CachedDecoder:
     """Next-token logits from the newest token, remembering what earlier steps computed."""
 
-    def __init__(self, model, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int):
+    def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
+                 head_mask: HeadMask | None = None):
         """memory (B, S, D), src_mask (B, 1, 1, S) bool: one entry per sentence, not per beam."""
         c = model.config
-        self.config = c
-        self.num_beams = num_beams
-        self.layers = [StepWeights.of(layer) for layer in model.decoder_layers]
-        self.eps = model.decoder_layers[0].norm1.eps
-        self.final_norm = (model.decoder_norm.weight, model.decoder_norm.bias) if c.norm_first else None
-        self.embedding = model.embed.weight  # (V, D), also the output projection (tied)
-        self.embed_scale = math.sqrt(c.d_model)
-        self.pe = model.pos.pe  # (max_len, D)
+        self.model = model
+        self.head_mask = head_mask
         rows = memory.size(0) * num_beams
-        self.self_caches = [KVCache.empty(rows, c.n_heads, capacity, c.d_k, like=memory) for _ in self.layers]
-        self.memory_kv = [layer.cross_attn.project_memory(memory) for layer in model.decoder_layers]  # (B, H, S, d_k)
-        # Padding as an additive mask, built once: 0 on real source tokens, -inf on padding.
-        self.memory_mask = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
-        self.memory_mask.masked_fill_(~src_mask, float("-inf"))  # (B, 1, 1, S)
+        self.self_caches = [KVCache.empty(rows, c.n_heads, capacity, c.d_k, like=memory) for _ in range(c.n_decoder_layers)]
+        self.memory_kv = model.memory_kv(memory)  # per layer, (B, H, S, d_k) each
+        self.step_weights = [layer.step_weights() for layer in model.decoder_layers]
+        self.src_mask = src_mask
+        # The fused kernel takes padding fastest as an additive mask, built once: 0 on real source
+        # tokens, -inf on padding. The weights path keeps the boolean one.
+        self.src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
+        self.src_bias.masked_fill_(~src_mask, float("-inf"))  # (B, 1, 1, S)
 
-    def _norm(self, x: Tensor, weight_bias: tuple[Tensor, Tensor]) -> Tensor:
-        return F.layer_norm(x, x.shape[-1:], weight_bias[0], weight_bias[1], self.eps)
-
-    def _residual(self, x: Tensor, sublayer, norm: tuple[Tensor, Tensor]) -> Tensor:
-        """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x))."""
-        if self.config.norm_first:
-            return x + sublayer(self._norm(x, norm))
-        return self._norm(x + sublayer(x), norm)
-
-    def _self_attention(self, x: Tensor, w: StepWeights, cache: KVCache) -> Tensor:
-        N, H, d_k = x.size(0), self.config.n_heads, self.config.d_k
-        q, k, v = _linear(x, w.qkv).view(N, 3, H, 1, d_k).unbind(1)  # 3 x (N, H, 1, d_k)
-        keys, values = cache.append(k, v)  # (N, H, t, d_k): no mask, every cached step is in the past
-        out, _ = scaled_dot_product_attention(q, keys, values)  # (N, H, 1, d_k)
-        return _linear(out.reshape(N, H * d_k), w.out)  # (N, D)
-
-    def _cross_attention(self, x: Tensor, w: StepWeights, memory_kv: tuple[Tensor, Tensor]) -> Tensor:
-        N, H, d_k = x.size(0), self.config.n_heads, self.config.d_k
-        keys, values = memory_kv  # (B, H, S, d_k)
-        B = keys.size(0)
-        q = _linear(x, w.cross_q).view(B, N // B, H, d_k).transpose(1, 2)  # (B, H, K, d_k): beams as queries
-        out, _ = scaled_dot_product_attention(q, keys, values, self.memory_mask)  # (B, H, K, d_k)
-        return _linear(out.transpose(1, 2).reshape(N, H * d_k), w.cross_out)  # (N, D)
-
-    def _feed_forward(self, x: Tensor, w: StepWeights) -> Tensor:
-        return _linear(F.relu(_linear(x, w.ff1)), w.ff2)  # (N, D) -> (N, d_ff) -> (N, D)
-
-    def __call__(self, tokens: Tensor) -> Tensor:
-        """tokens (N, t) -> logits (N, V) of token t+1; only tokens[:, -1] is new."""
-        position = tokens.size(1) - 1
-        x = F.embedding(tokens[:, -1], self.embedding) * self.embed_scale + self.pe[position]  # (N, D)
-        for w, cache, memory_kv in zip(self.layers, self.self_caches, self.memory_kv):
-            x = self._residual(x, lambda h: self._self_attention(h, w, cache), w.norms[0])
-            x = self._residual(x, lambda h: self._cross_attention(h, w, memory_kv), w.norms[1])
-            x = self._residual(x, lambda h: self._feed_forward(h, w), w.norms[2])
-        if self.final_norm is not None:
-            x = self._norm(x, self.final_norm)
-        return F.linear(x, self.embedding)  # (N, V)
+    def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, StepAttention | None]:
+        logits, self_rows, cross_rows = self.model.decode_step(
+            tokens[:, -1:], tokens.size(1) - 1, self.self_caches, self.memory_kv, self.step_weights,
+            self.src_mask if need_weights else self.src_bias, need_weights, self.head_mask,
+        )
+        if not need_weights:
+            return logits, None
+        return logits, StepAttention(decoder=[w[:, :, 0] for w in self_rows], cross=[w[:, :, 0] for w in cross_rows])
 
     def reorder(self, rows: Tensor, sentences: Tensor | None = None) -> None:
-        """Keep decoder rows `rows`; when sentences leave the batch, keep `sentences` (indices)."""
         for cache in self.self_caches:
             cache.reorder(rows)
         if sentences is not None:
             self.memory_kv = [(k.index_select(0, sentences), v.index_select(0, sentences)) for k, v in self.memory_kv]
-            self.memory_mask = self.memory_mask.index_select(0, sentences)
+            self.src_mask = self.src_mask.index_select(0, sentences)
+            self.src_bias = self.src_bias.index_select(0, sentences)
 
 
 class UncachedDecoder:
     """Next-token logits by running the whole decoder over the prefix (the reference)."""
 
-    def __init__(self, model, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int):
+    def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
+                 head_mask: HeadMask | None = None):
         self.model = model
+        self.head_mask = head_mask
         self.memory = memory.repeat_interleave(num_beams, dim=0)  # (N, S, D): rows b*K .. b*K+K-1
         self.src_mask = src_mask.repeat_interleave(num_beams, dim=0)  # (N, 1, 1, S)
 
-    def __call__(self, tokens: Tensor) -> Tensor:
-        hidden, _, _ = self.model.decode(tokens, self.memory, self.src_mask)  # (N, t, D)
-        return self.model.lm_head(hidden[:, -1])  # (N, V)
+    def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, StepAttention | None]:
+        hidden, self_maps, cross_maps = self.model.decode(tokens, self.memory, self.src_mask, need_weights=need_weights,
+                                                          head_mask=self.head_mask)  # (N, t, D)
+        logits = self.model.lm_head(hidden[:, -1])  # (N, V)
+        if not need_weights:
+            return logits, None
+        return logits, StepAttention(decoder=[w[:, :, -1] for w in self_maps], cross=[w[:, :, -1] for w in cross_maps])
 
     def reorder(self, rows: Tensor, sentences: Tensor | None = None) -> None:
         if sentences is not None:

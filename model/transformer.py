@@ -1,12 +1,14 @@
 """The encoder-decoder Transformer of "Attention Is All You Need", loadable from the Hub.
 
-Shape legend: B batch, S source length, T target length, H heads, D model width, V vocabulary.
+Shape legend: B batch, S source length, T target length, H heads, D model width, V vocabulary,
+N decoder rows while generating (B x beams), t tokens decoded so far.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -17,8 +19,11 @@ from torch import Tensor, nn
 
 from .attention import padding_mask, target_mask
 from .config import TransformerConfig
+from .decoding import SearchObserver, SearchOptions, beam_search, greedy_search
+from .heads import HeadMask
 from .hub import HUB_METADATA, HUB_REPO_ID, CheckpointError, resolve_file
-from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
+from .layers import DecoderLayer, DecoderStepWeights, EncoderLayer, PositionalEncoding
+from .step import KVCache
 
 
 @dataclass
@@ -77,21 +82,24 @@ class Transformer(
         x = self.embed(ids) * math.sqrt(self.config.d_model)  # (B, L, D)
         return self.dropout(self.pos(x, offset))
 
-    def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False) -> tuple[Tensor, list[Tensor]]:
+    def encode(
+        self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False, head_mask: HeadMask | None = None
+    ) -> tuple[Tensor, list[Tensor]]:
         """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for."""
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
         x = self.embed_tokens(src)
         maps = []
-        for layer in self.encoder_layers:
-            x, weights = layer(x, src_mask, need_weights)
+        for i, layer in enumerate(self.encoder_layers):
+            heads = None if head_mask is None else head_mask.encoder[i]
+            x, weights = layer(x, src_mask, need_weights, heads)
             if need_weights:
                 maps.append(weights)
         return self.encoder_norm(x), maps
 
     def decode(
         self, tgt: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = None,
-        need_weights: bool = False,
+        need_weights: bool = False, head_mask: HeadMask | None = None,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """tgt (B, T) -> decoder states (B, T, D), self-attention maps, cross-attention maps.
 
@@ -101,22 +109,65 @@ class Transformer(
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
         x = self.embed_tokens(tgt)
         self_maps, cross_maps = [], []
-        for layer in self.decoder_layers:
-            x, self_weights, cross_weights = layer(x, memory, src_mask, tgt_mask, need_weights)
+        for i, layer in enumerate(self.decoder_layers):
+            self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
+            x, self_weights, cross_weights = layer(x, memory, src_mask, tgt_mask, need_weights, self_heads, cross_heads)
             if need_weights:
                 self_maps.append(self_weights)
                 cross_maps.append(cross_weights)
         return self.decoder_norm(x), self_maps, cross_maps
 
-    def forward(self, src: Tensor, tgt_in: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, AttentionMaps]:
-        """Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) [, AttentionMaps]."""
+    def memory_kv(self, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
+        """Every decoder layer's cross-attention keys and values of memory (B, S, D): (B, H, S, d_k) each."""
+        return [layer.memory_kv(memory) for layer in self.decoder_layers]
+
+    def decode_step(
+        self, tgt_last: Tensor, position: int, caches: list[KVCache], memory_kv: list[tuple[Tensor, Tensor]],
+        step_weights: list[DecoderStepWeights], src_mask: Tensor, need_weights: bool = False,
+        head_mask: HeadMask | None = None,
+    ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+        """`decode` + `lm_head` for the newest token only: tgt_last (N, 1) at `position` -> logits (N, V),
+        self-attention rows (N, H, 1, t), cross-attention rows (N, H, 1, S); caches hold earlier steps,
+        step_weights each layer's `step_weights()`.
+
+        src_mask (B, 1, 1, S): bool, or additive (0 / -inf) when no weights are asked for.
+        """
+        x = self.embed_tokens(tgt_last, offset=position)[:, 0]  # (N, D)
+        self_maps, cross_maps = [], []
+        for i, (layer, cache, kv, weights) in enumerate(zip(self.decoder_layers, caches, memory_kv, step_weights)):
+            self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
+            x, self_weights, cross_weights = layer.step(x, cache, kv, src_mask, weights, need_weights, self_heads,
+                                                        cross_heads)
+            if need_weights:
+                self_maps.append(self_weights)
+                cross_maps.append(cross_weights)
+        return self.lm_head(self.decoder_norm(x)), self_maps, cross_maps  # (N, V)
+
+    def forward(
+        self, src: Tensor, tgt_in: Tensor, return_attention: bool = False, head_mask: HeadMask | None = None
+    ) -> Tensor | tuple[Tensor, AttentionMaps]:
+        """Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) [, AttentionMaps].
+
+        `head_mask` (model/heads.py) switches heads off; None runs every head.
+        """
+        head_mask = self._checked(head_mask)
         src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        memory, encoder_maps = self.encode(src, src_mask, need_weights=return_attention)
-        hidden, decoder_maps, cross_maps = self.decode(tgt_in, memory, src_mask, need_weights=return_attention)
+        memory, encoder_maps = self.encode(src, src_mask, need_weights=return_attention, head_mask=head_mask)
+        hidden, decoder_maps, cross_maps = self.decode(tgt_in, memory, src_mask, need_weights=return_attention,
+                                                       head_mask=head_mask)
         logits = self.lm_head(hidden)  # (B, T, V)
         if return_attention:
             return logits, AttentionMaps(encoder=encoder_maps, decoder=decoder_maps, cross=cross_maps)
         return logits
+
+    def _checked(self, head_mask: HeadMask | None) -> HeadMask | None:
+        """The mask checked against the config, on the model's device and dtype."""
+        if head_mask is None:
+            return None
+        if not isinstance(head_mask, HeadMask):
+            raise TypeError(f"head_mask must be a model.heads.HeadMask, got {type(head_mask).__name__}")
+        head_mask.check(self.config)
+        return head_mask.to(self.embed.weight.device, self.embed.weight.dtype)
 
     @torch.inference_mode()
     def generate(
@@ -127,20 +178,24 @@ class Transformer(
         length_penalty: float = 1.0,
         use_cache: bool = True,
         min_new_tokens: int = 0,
+        prefix: Sequence[int] | Tensor | None = None,
+        head_mask: HeadMask | None = None,
+        observer: SearchObserver | None = None,
     ) -> Tensor:
         """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
 
-        Greedy when num_beams == 1, beam search otherwise; see model/decoding.py.
+        Greedy when num_beams == 1, beam search otherwise (model/decoding.py). `prefix`: token
+        ids (without BOS) every output starts with; decoding is free after them. `observer`
+        sees every step of the search (lens/trace.py records a trace with it).
         """
-        from .decoding import beam_search, greedy_search
-
+        options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
+                                prefix=prefix, head_mask=self._checked(head_mask), observer=observer)
         was_training = self.training
         self.eval()  # generation never drops out
         try:
             if num_beams == 1:
-                return greedy_search(self, src, max_new_tokens, use_cache=use_cache, min_new_tokens=min_new_tokens)
-            return beam_search(self, src, max_new_tokens, num_beams, length_penalty, use_cache=use_cache,
-                               min_new_tokens=min_new_tokens)
+                return greedy_search(self, src, options)
+            return beam_search(self, src, num_beams, length_penalty, options)
         finally:
             self.train(was_training)
 

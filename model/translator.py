@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +16,11 @@ import torch
 from huggingface_hub import HfApi
 from tokenizers import Tokenizer
 
-from tokenizer import check_special_tokens, load_tokenizer, token_strings
+from tokenizer import UNK_ID, check_special_tokens, load_tokenizer, token_strings
 
 from .card import render_model_card
+from .decoding import SearchObserver
+from .heads import HeadMask
 from .hub import CheckpointError, resolve_file
 from .transformer import Transformer
 
@@ -39,6 +41,9 @@ class Explanation:
     decoder: np.ndarray  # (L, H, T, T)
     cross: np.ndarray  # (L, H, T, S)
     truncated: bool = False  # the source was longer than the model's max_len and was cut
+    # (T,) the probability the model gave each target token in the teacher-forced pass (softmax of
+    # that step's logits, before any ban or length penalty of the search)
+    target_probs: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
 
     def to_dict(self, decimals: int = 5) -> dict:
         """JSON-ready: lists instead of arrays, weights rounded to `decimals` places."""
@@ -54,6 +59,7 @@ class Explanation:
             "decoder": rounded(self.decoder),
             "cross": rounded(self.cross),
             "truncated": self.truncated,
+            "target_probs": rounded(self.target_probs),
         }
 
 
@@ -96,10 +102,29 @@ class Translator:
         ids = [i for i in ids if i not in (self.config.pad_id, self.config.bos_id, self.config.eos_id)]
         return self.tokenizer.decode(ids).strip()
 
-    def _max_new_tokens(self, src_len: int, max_new_tokens: int | None) -> int:
+    def _max_new_tokens(self, src_len: int, max_new_tokens: int | None, prefix_ids: list[int] | None = None) -> int:
         if max_new_tokens is None:
             max_new_tokens = 2 * src_len + 10  # English runs about as long as German
-        return max(1, min(int(max_new_tokens), self.config.max_len))
+            if prefix_ids:
+                max_new_tokens = max(max_new_tokens, len(prefix_ids) + src_len + 10)  # room to go on after it
+            return max(1, min(max_new_tokens, self.config.max_len))
+        return max(1, int(max_new_tokens))  # generate() names the problem when a prefix does not fit
+
+    def encode_prefix(self, prefix: str | Sequence[int] | None) -> list[int] | None:
+        """A forced target prefix as token ids (no BOS/EOS); None or empty means no prefix."""
+        if prefix is None:
+            return None
+        if isinstance(prefix, str):
+            ids = self.tokenizer.encode(prefix.strip(), add_special_tokens=False).ids
+            if UNK_ID in ids:
+                raise ValueError(f"prefix {prefix!r} has characters the tokenizer cannot encode (they became <unk>)")
+        elif isinstance(prefix, Sequence) and all(isinstance(i, int) and not isinstance(i, bool) for i in prefix):
+            ids = list(prefix)
+        else:
+            raise TypeError(f"prefix must be English text or a list of token ids, got {type(prefix).__name__}")
+        if len(ids) > self.config.max_len:
+            raise ValueError(f"prefix of {len(ids)} tokens is longer than the model's max_len={self.config.max_len}")
+        return ids or None
 
     # ----- translation --------------------------------------------------------------------
 
@@ -110,8 +135,15 @@ class Translator:
         length_penalty: float = 1.0,
         max_new_tokens: int | None = None,
         batch_size: int = 64,
+        prefix: str | Sequence[int] | None = None,
+        head_mask: HeadMask | None = None,
     ) -> str | list[str]:
-        """Translate one sentence (-> str) or a list (-> list[str], batched by length)."""
+        """Translate one sentence (-> str) or a list (-> list[str], batched by length).
+
+        `prefix` (English text or token ids without BOS) starts every translation; decoding
+        continues freely after it. `head_mask` (model/heads.py) switches attention heads off.
+        """
+        prefix_ids = self.encode_prefix(prefix)
         single = isinstance(text, str)
         texts = [text] if single else list(text)
         outputs = [""] * len(texts)
@@ -127,45 +159,62 @@ class Translator:
         encoded.sort(key=lambda item: len(item[1]))  # similar lengths together: little padding
         for start in range(0, len(encoded), batch_size):
             chunk = encoded[start : start + batch_size]
-            generated = self._generate([ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens)
+            generated = self.generate_ids([ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens,
+                                       prefix_ids, head_mask)
             for (index, _), ids in zip(chunk, generated):
                 outputs[index] = self.decode(ids)
         return outputs[0] if single else outputs
 
     @torch.inference_mode()
-    def _generate(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None):
+    def generate_ids(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None,
+                     prefix_ids: list[int] | None = None, head_mask: HeadMask | None = None,
+                     observer: SearchObserver | None = None) -> list[list[int]]:
+        """Encoded sources -> generated ids per sentence (right-padded), through `Transformer.generate`."""
         longest = max(len(ids) for ids in sources)
         src = torch.full((len(sources), longest), self.config.pad_id, dtype=torch.long)
         for row, ids in enumerate(sources):
             src[row, : len(ids)] = torch.tensor(ids)
         out = self.model.generate(
             src.to(self.device),
-            max_new_tokens=self._max_new_tokens(longest, max_new_tokens),
+            max_new_tokens=self._max_new_tokens(longest, max_new_tokens, prefix_ids),
             num_beams=num_beams,
             length_penalty=length_penalty,
+            prefix=prefix_ids,
+            head_mask=head_mask,
+            observer=observer,
         )
         return out.tolist()
 
     @torch.inference_mode()
     def explain(
-        self, text: str, num_beams: int = 4, length_penalty: float = 1.0, max_new_tokens: int | None = None
+        self, text: str, num_beams: int = 4, length_penalty: float = 1.0, max_new_tokens: int | None = None,
+        prefix: str | Sequence[int] | None = None, head_mask: HeadMask | None = None,
     ) -> Explanation:
-        """Translate, then run one teacher-forced pass over the translation to read every map."""
+        """Translate, then run one teacher-forced pass over the translation to read every map.
+
+        `prefix` and `head_mask` as in `translate`; the maps are those of the masked model.
+        """
         if not isinstance(text, str):
             raise TypeError(f"expected text, got {type(text).__name__}")
-        L, H = self.config.n_encoder_layers, self.config.n_heads
+        prefix_ids = self.encode_prefix(prefix)
         if not text.strip():
-            empty = np.zeros((L, H, 0, 0), dtype=np.float32)
-            return Explanation("", [], [], [], empty, np.zeros((self.config.n_decoder_layers, H, 0, 0), np.float32),
-                               np.zeros((self.config.n_decoder_layers, H, 0, 0), np.float32))
+            return self._empty_explanation()
         src_ids, truncated = self.encode_source(text)
-        out_ids = [i for i in self._generate([src_ids], num_beams, length_penalty, max_new_tokens)[0]
-                   if i != self.config.pad_id]
+        out_ids = [i for i in self.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, prefix_ids,
+                                             head_mask)[0] if i != self.config.pad_id]
+        return self.teacher_forced(src_ids, out_ids, head_mask, truncated)
+
+    @torch.inference_mode()
+    def teacher_forced(self, src_ids: list[int], out_ids: list[int], head_mask: HeadMask | None = None,
+                       truncated: bool = False) -> Explanation:
+        """The maps and target probabilities of one teacher-forced pass producing out_ids from src_ids."""
         # The decoder reads BOS + all but the last output and predicts each output at its step.
         tgt_in = [self.config.bos_id] + out_ids[:-1]
         src = torch.tensor([src_ids], device=self.device)  # (1, S)
         tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
-        _, maps = self.model(src, tgt, return_attention=True)
+        logits, maps = self.model(src, tgt, return_attention=True, head_mask=head_mask)  # (1, T, V)
+        probs = logits[0].float().softmax(dim=-1)  # (T, V): before any ban or penalty of the search
+        target_probs = probs.gather(1, torch.tensor(out_ids, device=self.device)[:, None])[:, 0]  # (T,)
 
         def stack(layers: list[torch.Tensor]) -> np.ndarray:
             return torch.stack([m[0] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
@@ -179,7 +228,13 @@ class Translator:
             decoder=stack(maps.decoder),
             cross=stack(maps.cross),
             truncated=truncated,
+            target_probs=target_probs.cpu().numpy().astype(np.float32),
         )
+
+    def _empty_explanation(self) -> Explanation:
+        H, n_enc, n_dec = self.config.n_heads, self.config.n_encoder_layers, self.config.n_decoder_layers
+        return Explanation("", [], [], [], np.zeros((n_enc, H, 0, 0), np.float32), np.zeros((n_dec, H, 0, 0), np.float32),
+                           np.zeros((n_dec, H, 0, 0), np.float32), target_probs=np.zeros(0, np.float32))
 
     # ----- save / load / push ---------------------------------------------------------------
 

@@ -197,12 +197,12 @@ def test_min_new_tokens_and_generation_ignores_dropout():
 
 
 def test_beam_size_one_equals_greedy():
-    from model.decoding import beam_search, greedy_search
+    from model.decoding import SearchOptions, beam_search, greedy_search
 
     model = tiny_model(seed=5)
     src = batch_of_sources()
-    greedy = greedy_search(model, src, 20)
-    beam = beam_search(model, src, 20, num_beams=1)
+    greedy = greedy_search(model, src, SearchOptions(max_new_tokens=20))
+    beam = beam_search(model, src, 1, 1.0, SearchOptions(max_new_tokens=20))
     assert greedy.tolist() == beam.tolist()
 
 
