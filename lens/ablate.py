@@ -1,0 +1,108 @@
+"""Live ablation: translate with some heads switched off, beside the translation with all heads on.
+
+The words that changed are marked on both sides by a word-level diff (difflib's longest matching
+blocks): a word of the original that the ablated translation dropped or replaced, and a word of
+the ablated translation that is new. The ablated model's own maps come with it (an Explanation).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from model.heads import HeadMask
+from model.translator import Explanation
+
+from .importance import ranked_heads
+
+
+@dataclass
+class WordDiff:
+    """Both translations as words, each word marked True where it changed."""
+
+    original_words: list[str]
+    original_changed: list[bool]
+    ablated_words: list[str]
+    ablated_changed: list[bool]
+
+    @property
+    def n_changed(self) -> int:
+        return sum(self.original_changed) + sum(self.ablated_changed)
+
+    def to_dict(self) -> dict:
+        return {"original_words": self.original_words, "original_changed": self.original_changed,
+                "ablated_words": self.ablated_words, "ablated_changed": self.ablated_changed}
+
+
+def word_diff(original: str, ablated: str) -> WordDiff:
+    """Mark the words outside the longest common runs of the two word sequences as changed."""
+    before, after = original.split(), ablated.split()
+    before_changed, after_changed = [True] * len(before), [True] * len(after)
+    for block in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_matching_blocks():
+        before_changed[block.a : block.a + block.size] = [False] * block.size
+        after_changed[block.b : block.b + block.size] = [False] * block.size
+    return WordDiff(before, before_changed, after, after_changed)
+
+
+@dataclass
+class Ablation:
+    """The original and ablated translations of one sentence, the diff, and the ablated maps."""
+
+    text: str
+    original: str
+    ablated: str
+    diff: WordDiff
+    head_mask: dict  # HeadMask.to_dict(): {"encoder": [[0/1]], "decoder": ..., "cross": ...}
+    switched_off: list[tuple[str, int, int]]  # (kind, layer, head) of every head switched off
+    explanation: Explanation  # of the ablated model
+
+    def to_dict(self, decimals: int = 5) -> dict:
+        return {"text": self.text, "original": self.original, "ablated": self.ablated,
+                "diff": self.diff.to_dict(), "head_mask": self.head_mask,
+                "switched_off": [list(head) for head in self.switched_off],
+                "explanation": self.explanation.to_dict(decimals)}
+
+
+def switched_off_heads(mask_dict: dict) -> list[tuple[str, int, int]]:
+    """(kind, layer, head) of every 0 in a HeadMask.to_dict()."""
+    return [(kind, layer, head) for kind in ("encoder", "decoder", "cross")
+            for layer, heads in enumerate(mask_dict[kind]) for head, on in enumerate(heads) if not on]
+
+
+def mask_switching_off(config, heads: list[tuple[str, int, int]]) -> HeadMask:
+    """A HeadMask with exactly these (kind, layer, head) switched off."""
+    mask = HeadMask.all_on(config)
+    for kind, layer, head in heads:
+        mask = mask.switched_off(kind, layer, head)
+    return mask
+
+
+def ablate(
+    translator, text: str, head_mask: HeadMask | dict, num_beams: int = 4, length_penalty: float = 1.0,
+    max_new_tokens: int | None = None,
+) -> Ablation:
+    """Translate `text` with all heads on and with `head_mask` (a HeadMask or its to_dict())."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("ablate() needs a non-empty German sentence as text")
+    if isinstance(head_mask, dict):
+        head_mask = HeadMask.from_dict(head_mask, translator.config)
+    if not isinstance(head_mask, HeadMask):
+        raise TypeError(f"head_mask must be a HeadMask or its to_dict(), got {type(head_mask).__name__}")
+    options = dict(num_beams=num_beams, length_penalty=length_penalty, max_new_tokens=max_new_tokens)
+    original = translator.translate(text, **options)
+    explanation = translator.explain(text, head_mask=head_mask, **options)
+    mask_dict = head_mask.to_dict()
+    return Ablation(text=text, original=original, ablated=explanation.translation,
+                    diff=word_diff(original, explanation.translation), head_mask=mask_dict,
+                    switched_off=switched_off_heads(mask_dict), explanation=explanation)
+
+
+def most_important(importance: dict, kind: str | None, n: int) -> list[tuple[str, int, int]]:
+    """The n heads whose switching off raises val loss most (head_importance.json); kind None: any."""
+    return [row[:3] for row in ranked_heads(importance, kind)[: max(0, n)]]
+
+
+def least_important(importance: dict, kind: str | None, n: int) -> list[tuple[str, int, int]]:
+    """The n heads whose switching off raises val loss least (or lowers it)."""
+    ranked = ranked_heads(importance, kind)
+    return [row[:3] for row in ranked[::-1][: max(0, n)]]
