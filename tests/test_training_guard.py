@@ -57,6 +57,7 @@ def test_git_tracked_checkpoint_is_never_replaced_without_overwrite(tmp_path):
     with pytest.raises(SystemExit, match="tracked by git"):
         train.main(["--task", "copy", "--output", str(shipped), "--work-dir", str(tmp_path / "w"), "--max-steps", "2"])
     assert (shipped / "model.safetensors").stat().st_mtime_ns == before
+    assert not (tmp_path / "w").exists()  # refused before any work
 
 
 def test_default_work_dir_is_derived_from_the_full_output_path(tmp_path, monkeypatch):

@@ -81,6 +81,8 @@ def load_state(path: Path, model: Transformer, optimizer: torch.optim.Optimizer,
         progress = RunState.from_dict(meta.get("progress", {}), path)
     except (SafetensorError, OSError, ValueError) as err:
         raise StateError(f"the training state {path} is damaged ({err}); delete it to start over") from None
+    if not isinstance(meta.get("param_groups"), list):
+        raise StateError(f"the training state {path} records no optimizer settings (param_groups); delete it to start over")
     weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
     _check_weights(path, model, weights)
     opt_state = _optimizer_state(path, tensors, model, progress.step)

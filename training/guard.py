@@ -58,8 +58,10 @@ def _foreign(state_path: Path, problems: list[str]) -> str:
             f"the same flags as that run, or delete {state_path.parent} to start over")
 
 
-def check_output(output: Path, run_id: dict, overwrite: bool) -> None:
-    """Refuse to replace a git-tracked folder, or an existing one another run wrote, without --overwrite."""
+def check_output(output: Path, run_id: dict | None, overwrite: bool) -> None:
+    """Refuse to replace a git-tracked folder, or an existing one another run wrote, without --overwrite.
+
+    With run_id None only what needs no run identity is checked (before the data is read)."""
     output = Path(output)
     if output.exists() and not output.is_dir():
         raise RunError(f"--output {output} is a file, not a folder")
@@ -68,7 +70,7 @@ def check_output(output: Path, run_id: dict, overwrite: bool) -> None:
     if is_tracked_by_git(output):
         raise RunError(f"--output {output} is tracked by git (a shipped checkpoint?); choose another folder, "
                        "or pass --overwrite to replace it")
-    if output.is_dir() and any(output.iterdir()) and written_by(output) != fingerprint(run_id):
+    if run_id is not None and output.is_dir() and any(output.iterdir()) and written_by(output) != fingerprint(run_id):
         raise RunError(f"--output {output} already exists and was not written by this run; choose another "
                        "folder, or pass --overwrite to replace it")
 

@@ -186,6 +186,7 @@ def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     output = Path(settings.output)
     files = RunFiles(Path(settings.work_dir) if settings.work_dir else default_work_dir(output))
     if proc.rank == 0:
+        check_output(output, None, settings.overwrite)  # a tracked checkpoint: refused before any work
         check_locations(files.work_dir, output)
     task = make_task(settings, files.work_dir, proc.rank, proc.world)
     run_id = run_identity(output, settings.identity(), task.fingerprint())
