@@ -132,7 +132,11 @@ def main() -> None:
                 ready = time.perf_counter() - start
                 page.locator("#source textarea").fill(SENTENCE_15)
                 arrived, painted = page.evaluate(CLICK_AND_WAIT, ["#translate", ""])
-                first_visit.append((ready, painted - arrived, time.perf_counter() - start))
+                total = time.perf_counter() - start
+                shift = page.evaluate("""() => new Promise((resolve) => { let sum = 0; new PerformanceObserver((list) => {
+                  for (const e of list.getEntries()) sum += e.value; }).observe({type: 'layout-shift', buffered: true});
+                  setTimeout(() => resolve(sum), 200); })""")
+                first_visit.append((ready, painted - arrived, total, shift))
                 context.close()
 
             page = browser.new_page(viewport={"width": 1366, "height": 768})
@@ -167,7 +171,8 @@ def main() -> None:
         proc.wait(timeout=30)
 
     ms = lambda values: f"{statistics.median(values):7.1f} ms"  # noqa: E731
-    print(f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores, medians of {args.repeats}")
+    print(f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores "
+          f"(load average {os.getloadavg()[0]:.1f}), medians of {args.repeats}")
     print(f"  warm page, 15-word sentence: click -> translation on screen {ms([c[0] for c in clicks])}, "
           f"-> map on screen {ms([c[1] for c in clicks])}")
     for name, values in switches.items():
@@ -176,7 +181,8 @@ def main() -> None:
     print(f"  server requests during {sum(len(v) for v in switches.values())} switches: {switch_requests}")
     print(f"  first visit: page load -> viewer ready {ms([f[0] * 1000 for f in first_visit])}, "
           f"translation arrived -> map on screen {ms([f[1] for f in first_visit])}, "
-          f"load -> first map (incl. typing and translating) {ms([f[2] * 1000 for f in first_visit])}")
+          f"load -> first map (incl. typing and translating) {ms([f[2] * 1000 for f in first_visit])}, "
+          f"cumulative layout shift {statistics.median(f[3] for f in first_visit):.3f}")
     for name, (size, S, T) in payload_sizes(args.checkpoint).items():
         print(f"  payload, {name} ({S} source pieces, {T} target pieces): {size / 1024:.1f} KB")
 

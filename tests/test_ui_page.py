@@ -75,6 +75,14 @@ def open_page(browser, server, width=1366, height=768, dark=False):
     return page
 
 
+@pytest.fixture(scope="module")
+def desk(browser, server):
+    """One desktop page (1366x768) shared by the tests that need no fresh one: page loads are the slow part."""
+    page = open_page(browser, server)
+    yield page
+    page.close()
+
+
 def wait_for_answer(page, before: str):
     """Until a new answer from the server is drawn."""
     page.wait_for_function("(before) => { const r = document.querySelector('.al-result');"
@@ -108,10 +116,10 @@ def test_example_click_translates_and_map_and_translation_fit_the_screen(browser
     page.close()
 
 
-def test_stale_marking_and_greedy_reruns(browser, server):
+def test_stale_marking_and_greedy_reruns(desk):
     from playwright.sync_api import expect
 
-    page = open_page(browser, server)
+    page = desk
     translate(page, VAL[0])
     expect(page.locator(".al-status")).to_contain_text("beam search")
     page.locator("#source textarea").press_sequentially(" Ja")
@@ -120,14 +128,21 @@ def test_stale_marking_and_greedy_reruns(browser, server):
     page.locator("#decoding").get_by_text("greedy").click()
     expect(page.locator(".al-status")).to_contain_text("greedy", timeout=30_000)
     expect(page.locator(".al-result")).to_have_class("al-result")  # fresh again
-    page.close()
+    before = page.locator(".al-result").get_attribute("data-shown")
+    page.locator("#decoding").get_by_text("beam search").click()  # back to the default for the other tests
+    wait_for_answer(page, before)
 
 
-def test_switching_keeps_the_layer_and_asks_the_server_nothing(browser, server):
-    page = open_page(browser, server)
+def test_switching_keeps_the_layer_and_asks_the_server_nothing(desk):
+    page = desk
     translate(page, VAL[0])
     requests = []
-    page.on("request", lambda r: requests.append(r.url))
+    page.locator(".al-view .al-choice[data-value='matrix']").click()
+    page.locator(".al-level .al-choice[data-value='words']").click()
+    def count(request):  # every request the page makes from here on
+        requests.append(request.url)
+
+    page.on("request", count)
     draws = int(page.locator(".al-viewer").get_attribute("data-draws"))
     page.locator(".al-layer .al-choice[data-value='0']").click()
     page.locator(".al-kind .al-choice[data-value='encoder']").click()
@@ -139,11 +154,13 @@ def test_switching_keeps_the_layer_and_asks_the_server_nothing(browser, server):
     assert selection(page) == ["0", "encoder", "0", "0", "lines", "pieces"]
     assert int(page.locator(".al-viewer").get_attribute("data-draws")) >= draws + 6
     assert requests == [], requests
-    page.close()
+    page.remove_listener("request", count)
+    page.locator(".al-view .al-choice[data-value='matrix']").click()
+    page.locator(".al-level .al-choice[data-value='words']").click()
 
 
-def test_downloads_are_exactly_what_is_on_screen(browser, server):
-    page = open_page(browser, server)
+def test_downloads_are_exactly_what_is_on_screen(desk):
+    page = desk
     translate(page, VAL[0])
     page.locator(".al-kind .al-choice[data-value='decoder']").click()
     page.locator(".al-layer .al-choice[data-value='1']").click()
@@ -167,13 +184,12 @@ def test_downloads_are_exactly_what_is_on_screen(browser, server):
     T = len(exported["tokens"]["target"])
     assert len(exported["maps"]["decoder"][1][2]) == T and len(exported["maps"]["cross"][0][0][0]) == len(exported["tokens"]["source"])
     assert len(exported["shown"]["weights"]) == len(exported["shown"]["rows"])
-    page.close()
 
 
-def test_a_paragraph_gives_one_translation_per_sentence_and_a_picker(browser, server):
+def test_a_paragraph_gives_one_translation_per_sentence_and_a_picker(desk):
     from playwright.sync_api import expect
 
-    page = open_page(browser, server)
+    page = desk
     translate(page, "Ein Hund rennt über die Wiese. Eine Frau liest ein Buch. Zwei Kinder spielen am Strand.")
     expect(page.locator(".al-sentence-text")).to_have_count(3)
     picker = page.locator(".al-sentence select")
@@ -182,20 +198,18 @@ def test_a_paragraph_gives_one_translation_per_sentence_and_a_picker(browser, se
     picker.select_option("2")
     assert selection(page)[0] == "2"
     expect(page.locator(".al-sentence-text.al-picked")).to_have_attribute("data-sentence", "2")
-    page.close()
 
 
-def test_the_unfamiliar_notice_comes_for_other_german_and_not_for_captions(browser, server):
+def test_the_unfamiliar_notice_comes_for_other_german_and_not_for_captions(desk):
     from playwright.sync_api import expect
 
-    page = open_page(browser, server)
+    page = desk
     for text in UNLIKE:
         translate(page, text)
         expect(page.locator(".al-unfamiliar")).to_be_visible()
     for text in VAL:
         translate(page, text)
         expect(page.locator(".al-unfamiliar")).to_have_count(0)
-    page.close()
 
 
 def test_a_phone_reaches_every_view_and_control(browser, server):

@@ -102,6 +102,12 @@
   AL.mountResult = function (element, props, watch) {
     const result = new Result(element.querySelector(".al-mount") || element);
     element.__lens = result;
+    // Shown once the inputs above it have rendered: until then it would be pushed down (a layout shift).
+    const reveal = () => (document.querySelector("#source textarea") && document.querySelector("#translate"))
+      ? requestAnimationFrame(() => {
+        for (let n = element; n && n !== document.body; n = n.parentElement) if (n.id) n.classList.add("al-ready");
+      }) : setTimeout(reveal, 20);
+    reveal();
     if (props.value) result.show(props.value);
     watch("value", () => result.show(props.value));
     // Dark mode toggled after load: redraw with the new colours.

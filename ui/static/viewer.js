@@ -99,8 +99,9 @@
       this.canvas.addEventListener("click", (e) => this.pointer(e, true));
       this.canvas.addEventListener("mouseleave", () => { this.state.hover = null; this.hoverRow = -1; this.draw(); });
       const side = (this.side = el("aside", "al-side"));
-      this.overviewTitle = el("div", "al-side-title");
+      this.overviewTitle = el("div", "al-side-title", "Every layer and head (click one)");
       this.overview = el("canvas", "al-overview");
+      this.overview.style.height = "172px"; // its size once drawn: nothing moves when the first map comes
       this.overview.addEventListener("click", (e) => this.pickHead(e));
       this.readout = el("div", "al-readout");
       this.readout.setAttribute("aria-live", "polite");
