@@ -54,6 +54,20 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "attention-lens" / "multi30k"
 
 
+# Beside the checkout, where this project's machines keep the corpus (tests/corpus.py looks here too).
+SHARED_CORPUS = Path(__file__).resolve().parent.parent / "shared" / "data" / "multi30k"
+
+
+def find_corpus(data_dir: str | Path | None = None) -> Path:
+    """The folder given, else $MULTI30K_DIR, else ../shared/data/multi30k: how tests and benchmarks
+    find Multi30k. Never downloads; a missing corpus is a CorpusError that says where to put it."""
+    folder = Path(data_dir or os.environ.get(DATA_DIR_ENV) or SHARED_CORPUS)
+    if not any((folder / name).is_file() for name in ("val.de.gz", "val.de")):
+        raise CorpusError(f"Multi30k not found in {folder}: pass --data-dir or set ${DATA_DIR_ENV} to a folder "
+                          "with train/val/test_2016_flickr .de/.en files (train.py can download them)")
+    return folder
+
+
 def resolve_data_dir(data_dir: str | Path | None) -> Path:
     """The folder given, else $MULTI30K_DIR, else a cache folder filled by downloading."""
     if data_dir is None:

@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--num-beams", type=int, default=4)
     args = parser.parse_args()
 
-    val = data.load_split(data.resolve_data_dir(args.data_dir), "val")
+    val = data.load_split(data.find_corpus(args.data_dir), "val")
     sentences = val.src[: args.sentences]
     translator = Translator.from_pretrained(args.checkpoint)
     proc, url = start_server(args.checkpoint)

@@ -91,7 +91,7 @@ def main() -> None:
     args = parser.parse_args()
 
     translator = Translator.from_pretrained(args.checkpoint, device="cpu")
-    val = data.load_split(data.resolve_data_dir(args.data_dir), "val").src
+    val = data.load_split(data.find_corpus(args.data_dir), "val").src
     options = DecodingOptions(num_beams=args.num_beams, length_penalty=1.0, max_new_tokens=128)
     start = time.perf_counter()
     val_scores, ood_scores = scores(translator, val, options), scores(translator, OUT_OF_DOMAIN, options)

@@ -1,12 +1,14 @@
-"""Where the tests find Multi30k: $MULTI30K_DIR, else ../shared/data/multi30k beside the checkout."""
+"""Where the tests find Multi30k: as the benchmarks do (data.find_corpus), $MULTI30K_DIR, else
+../shared/data/multi30k beside the checkout."""
 
 import os
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(os.environ.get("MULTI30K_DIR") or ROOT.parent / "shared" / "data" / "multi30k")
+import data
+
+DATA_DIR = Path(os.environ.get(data.DATA_DIR_ENV) or data.SHARED_CORPUS)
 HAS_CORPUS = (DATA_DIR / "train.de.gz").is_file() or (DATA_DIR / "train.de").is_file()
 needs_corpus = pytest.mark.skipif(
     not HAS_CORPUS, reason=f"Multi30k not found in {DATA_DIR}: set MULTI30K_DIR to a folder with train/val/test files"

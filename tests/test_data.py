@@ -167,3 +167,14 @@ def test_encode_pairs_and_collate_take_special_ids_from_the_tokenizer():
     batch = data.collate(pairs, [0, 1], pad_id=7)
     assert batch.src.tolist() == [[21, 22, 9], [23, 9, 7]] and batch.n_tokens == 2 + 4
     assert [b.src.tolist() for b in data.iterate_batches(pairs, [[0], [1]], pad_id=7, start=1)] == [[[23, 9]]]
+
+
+def test_find_corpus_never_downloads_and_says_where(tmp_path, monkeypatch):
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(data.CorpusError, match="MULTI30K_DIR"):
+        data.find_corpus()
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "val.de").write_text("Ein Hund.\n")
+    assert data.find_corpus(tmp_path / "here") == tmp_path / "here"
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "here"))
+    assert data.find_corpus() == tmp_path / "here"
