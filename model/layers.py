@@ -81,14 +81,10 @@ class ResidualLayer(nn.Module):
 
     def sublayer(self, x: Tensor, norm: Callable[[Tensor], Tensor], f: Callable[[Tensor], SublayerOutput]) -> SublayerOutput:
         """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)); f's weights pass through."""
-        if self.norm_first:
-            out, weights = f(norm(x))
-            return x + self._dropout(out), weights
-        out, weights = f(x)
-        return norm(x + self._dropout(out)), weights
-
-    def _dropout(self, x: Tensor) -> Tensor:
-        return self.dropout(x) if self.training else x  # skips a module call per sublayer when generating
+        out, weights = f(norm(x) if self.norm_first else x)
+        if self.training:  # generation skips the call: nine a step add up
+            out = self.dropout(out)
+        return (x + out if self.norm_first else norm(x + out)), weights
 
 
 class EncoderLayer(ResidualLayer):
