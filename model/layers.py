@@ -79,16 +79,12 @@ class ResidualLayer(nn.Module):
         self.norm_first = norm_first
         self.dropout = nn.Dropout(dropout)  # on each sublayer's output, before the residual sum
 
-    def sublayer(self, x: Tensor, norm: nn.LayerNorm, f: Callable[[Tensor], SublayerOutput]) -> SublayerOutput:
+    def sublayer(self, x: Tensor, norm: Callable[[Tensor], Tensor], f: Callable[[Tensor], SublayerOutput]) -> SublayerOutput:
         """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)); f's weights pass through."""
-        if self.norm_first:
-            out, weights = f(norm(x))
-            return x + self._dropout(out), weights
-        out, weights = f(x)
-        return norm(x + self._dropout(out)), weights
-
-    def _dropout(self, x: Tensor) -> Tensor:
-        return self.dropout(x) if self.training else x  # skips a module call per sublayer when generating
+        out, weights = f(norm(x) if self.norm_first else x)
+        if self.training:  # generation skips the call: nine a step add up
+            out = self.dropout(out)
+        return (x + out if self.norm_first else norm(x + out)), weights
 
 
 class EncoderLayer(ResidualLayer):
@@ -156,7 +152,9 @@ class DecoderLayer(ResidualLayer):
 
     def step_weights(self) -> DecoderStepWeights:
         """This layer's matrices laid out for one-token steps: built once per `generate` call."""
-        return DecoderStepWeights(self.self_attn.step_weights(), self.cross_attn.step_weights(), self.ff.step_weights())
+        norms = [StepLayerNorm(n) for n in (self.norm1, self.norm2, self.norm3)]
+        return DecoderStepWeights(self.self_attn.step_weights(), self.cross_attn.step_weights(), self.ff.step_weights(),
+                                  norms)
 
     def step(
         self,
@@ -174,23 +172,34 @@ class DecoderLayer(ResidualLayer):
         Earlier tokens' keys and values come from `cache`; memory_kv (B, H, S, d_k) and src_mask
         (B, 1, 1, S) hold one entry per sentence, shared by its K = N / B beams.
         """
+        norm1, norm2, norm3 = weights.norms
         x, self_weights = self.sublayer(
-            x, self.norm1,
-            lambda h: self.self_attn.self_attention_step(h, cache, weights.self_attn, need_weights, self_heads),
+            x, norm1, lambda h: self.self_attn.self_attention_step(h, cache, weights.self_attn, need_weights, self_heads)
         )
         x, cross_weights = self.sublayer(
-            x, self.norm2,
+            x, norm2,
             lambda h: self.cross_attn.cross_attention_step(h, memory_kv, src_mask, weights.cross_attn, need_weights,
                                                            cross_heads),
         )
-        x, _ = self.sublayer(x, self.norm3, lambda h: (FeedForward.step(h, weights.ff), None))
+        x, _ = self.sublayer(x, norm3, lambda h: (FeedForward.step(h, weights.ff), None))
         return x, self_weights, cross_weights
 
 
 @dataclass
 class DecoderStepWeights:
-    """A decoder layer's matrices as StepLinears: (input projection, W_O) of each attention, (W1, W2)."""
+    """A decoder layer's parameters for steps: (input projection, W_O) of each attention, (W1, W2), norms 1-3."""
 
     self_attn: tuple[StepLinear, StepLinear]
     cross_attn: tuple[StepLinear, StepLinear]
     ff: tuple[StepLinear, StepLinear]
+    norms: list[StepLayerNorm]
+
+
+class StepLayerNorm:
+    """An nn.LayerNorm called without the module machinery: steps are short, and call it nine times."""
+
+    def __init__(self, norm: nn.LayerNorm):
+        self.shape, self.weight, self.bias, self.eps = norm.normalized_shape, norm.weight, norm.bias, norm.eps
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)

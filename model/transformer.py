@@ -80,8 +80,8 @@ class Transformer(
     def embed_tokens(self, ids: Tensor, offset: int = 0) -> Tensor:
         """(B, L) ids -> (B, L, D). The sqrt(D) scale keeps the tied embedding, whose entries are
         ~D^-1/2 so that logits start small, on the same scale as the positional encoding."""
-        x = self.embed(ids) * math.sqrt(self.config.d_model)  # (B, L, D)
-        return self.dropout(self.pos(x, offset))
+        x = self.pos(self.embed(ids) * math.sqrt(self.config.d_model), offset)  # (B, L, D)
+        return self.dropout(x) if self.training else x
 
     def encode(
         self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False, head_mask: HeadMask | None = None
