@@ -92,10 +92,6 @@ class Attribution:
         }
 
 
-def _mask_kwargs(head_mask) -> dict:
-    return {} if head_mask is None else {"head_mask": head_mask}
-
-
 def _teacher_forced_pass(model, src: Tensor, tgt_out: Tensor, embedding: Tensor, head_mask=None) -> tuple[Tensor, Tensor]:
     """log p(tgt_out[t] | src, tgt_out[:t]) for each of R rows of source embeddings, (R, T), and
     the decoder output (R, T, D) that the output projection read.
@@ -119,7 +115,7 @@ def _teacher_forced_pass(model, src: Tensor, tgt_out: Tensor, embedding: Tensor,
     hooks = [model.embed.register_forward_hook(swap_source_embedding),
              model.lm_head.register_forward_hook(keep_decoder_output)]
     try:
-        logits = model(src, tgt_in, **_mask_kwargs(head_mask))  # (R, T, V)
+        logits = model(src, tgt_in, head_mask=head_mask)  # (R, T, V)
     finally:
         for hook in hooks:
             hook.remove()
@@ -257,22 +253,17 @@ def attention_maps(model, src_ids: list[int], tgt_ids: list[int], head_mask=None
     device = model.embed.weight.device
     src = torch.tensor([src_ids], device=device)  # (1, S)
     tgt_in = torch.tensor([[model.config.bos_id] + list(tgt_ids[:-1])], device=device)  # (1, T)
-    _, maps = model(src, tgt_in, return_attention=True, **_mask_kwargs(head_mask))
+    _, maps = model(src, tgt_in, return_attention=True, head_mask=head_mask)
     encoder = torch.stack([m[0] for m in maps.encoder]).float().cpu().numpy()
     cross = torch.stack([m[0] for m in maps.cross]).float().cpu().numpy()
     return encoder, cross
 
 
-@torch.inference_mode()
 def translate_ids(translator, src_ids: list[int], num_beams: int = 4, length_penalty: float = 1.0,
                   max_new_tokens: int | None = None, head_mask=None) -> list[int]:
     """The model's output ids for one source (without BOS and padding, ending in EOS if it finished)."""
-    src = torch.tensor([src_ids], device=translator.device)  # (1, S)
-    out = translator.model.generate(
-        src, max_new_tokens=translator._max_new_tokens(len(src_ids), max_new_tokens), num_beams=num_beams,
-        length_penalty=length_penalty, **_mask_kwargs(head_mask),
-    )
-    return [i for i in out[0].tolist() if i != translator.config.pad_id]
+    out = translator.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, head_mask=head_mask)[0]
+    return [i for i in out if i != translator.config.pad_id]
 
 
 def attribute(

@@ -60,10 +60,6 @@ def choose_slice(corpus, sentences: int = 200, seed: int | None = None) -> ValSl
                     "first" if seed is None else "random", seed)
 
 
-def _mask_kwargs(head_mask) -> dict:
-    return {} if head_mask is None else {"head_mask": head_mask}
-
-
 def reference_pairs(translator, val: ValSlice) -> list[tuple[list[int], list[int]]]:
     """(source ids + EOS, BOS + reference ids + EOS) of each pair, cut to the model's max_len."""
     c = translator.config
@@ -83,7 +79,7 @@ def slice_loss(translator, pairs: list[tuple[list[int], list[int]]], head_mask=N
     for start in range(0, len(pairs), batch_size):
         batch = data.collate(pairs, list(range(start, min(start + batch_size, len(pairs)))), pad_id)
         batch = batch.to(translator.device)
-        logits = model(batch.src, batch.tgt_in, **_mask_kwargs(head_mask))  # (B, T, V)
+        logits = model(batch.src, batch.tgt_in, head_mask=head_mask)  # (B, T, V)
         total += F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id,
                                  reduction="sum").item()
         count += batch.n_tokens
@@ -94,7 +90,7 @@ def slice_bleu(translator, val: ValSlice, head_mask=None) -> float:
     """sacreBLEU (cased, detokenized) of greedy translations of the slice against its references."""
     from sacrebleu.metrics import BLEU
 
-    hypotheses = translator.translate(val.src, num_beams=1, **_mask_kwargs(head_mask))
+    hypotheses = translator.translate(val.src, num_beams=1, head_mask=head_mask)
     return BLEU().corpus_score(hypotheses, [val.tgt]).score
 
 
