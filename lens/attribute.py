@@ -6,8 +6,8 @@ model width of an embedding-space attribution:
 - integrated gradients (Sundararajan et al. 2017): (x - x') * mean over `steps` points on the
   straight path from the baseline x' to the input x of dF_t/dx. Baseline x' = the zero token
   embedding: the encoder then sees the positional encoding alone. The path integral uses the
-  midpoint rule, alpha_k = (k - 1/2) / steps, and all steps run as one batch of one forward and
-  one (vectorised over t) backward. Completeness: the attributions of t sum to F_t(x) - F_t(x'),
+  midpoint rule, alpha_k = (k - 1/2) / steps; all steps run as one batch, and one backward is
+  vectorised over the target tokens. Completeness: the attributions of t sum to F_t(x) - F_t(x'),
   up to the quadrature error reported in `completeness_gap`.
 - input x gradient: x * dF_t/dx at the input alone, one forward and one backward; fast, no baseline.
 The embeddings are swapped in by a forward hook on `model.embed`, so no model code changes.
@@ -181,26 +181,27 @@ def attribute_ids(
             if method == "input_x_gradient":
                 alphas = torch.ones(1, device=device)
             else:
-                midpoints = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps
-                # Two extra rows, alpha = 1 and alpha = 0, give F(x) and F(x') in the same batch.
-                alphas = torch.cat([midpoints, midpoints.new_tensor([1.0, 0.0])])
+                alphas = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps  # midpoint rule
             path = (alphas[:, None, None] * x).requires_grad_(True)  # (R, S, D): baseline is zero
             src = src1.expand(len(alphas), -1)  # (R, S)
             logprobs, grads = _path_gradients(model, src, tgt_out, path, head_mask, group)  # (R, T), (T, R, S, D)
+        if method == "input_x_gradient":
+            scores = (grads[:, 0] * x[0]).sum(-1)  # (T, S)
+            f_input = f_baseline = logprobs[0]
+            gap = torch.zeros_like(f_input)  # no baseline, no completeness
+        else:
+            scores = (grads.mean(1) * x[0]).sum(-1)  # (T, S): (x - 0) * mean path gradient
+            with torch.no_grad():  # F at the two ends of the path, for the completeness check
+                ends = src1.expand(2, -1)  # (2, S)
+                f_input, f_baseline = _teacher_forced_pass(model, ends, tgt_out, torch.cat([x, torch.zeros_like(x)]),
+                                                           head_mask)[0]
+            gap = scores.sum(1) - (f_input - f_baseline)
     finally:
         model.train(was_training)
-    if method == "input_x_gradient":
-        scores = (grads[:, 0] * x[0]).sum(-1)  # (T, S)
-        f_input = f_baseline = logprobs[0].detach()
-        gap = torch.zeros_like(f_input)
-    else:
-        scores = (grads[:, :steps].mean(1) * x[0]).sum(-1)  # (T, S): (x - 0) * mean path gradient
-        f_input, f_baseline = logprobs[steps].detach(), logprobs[steps + 1].detach()
-        gap = scores.sum(1) - (f_input - f_baseline)
     return SourceAttribution(
         scores=scores.detach().float().cpu().numpy(),
-        target_logprobs=f_input.float().cpu().numpy(),
-        baseline_logprobs=f_baseline.float().cpu().numpy(),
+        target_logprobs=f_input.detach().float().cpu().numpy(),
+        baseline_logprobs=f_baseline.detach().float().cpu().numpy(),
         completeness_gap=gap.detach().float().cpu().numpy(),
     )
 

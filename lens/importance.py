@@ -33,7 +33,7 @@ VERSION = 1
 KINDS = ("encoder", "decoder", "cross")
 SLICE_WHY = ("the first sentences of Multi30k val, in file order: fixed, so figures from different runs and "
              "checkpoints compare; val, not test, so the test score stays untouched; 200 sentences keep the "
-             "73 scored configurations of the shipped model to about a quarter of an hour on one CPU thread")
+             "73 scored configurations of the shipped model to minutes, not hours, on one CPU thread")
 
 
 @dataclass
