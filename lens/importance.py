@@ -158,16 +158,16 @@ def slice_agreement(translator, val: ValSlice, method: str = "integrated_gradien
 
 def head_importance(
     translator, val: ValSlice, checkpoint: str = "", attribution: str = "integrated_gradients", steps: int = 32,
-    progress: Callable[[str], None] | None = None, agreement: dict | None = None,
+    progress: Callable[[str], None] | None = None, known_agreement: dict | None = None,
 ) -> dict:
     """The whole head-importance record (schema VERSION) for one translator and val slice.
 
-    `agreement`: a slice_agreement() result to reuse (see reusable_agreement), else computed.
+    `known_agreement`: a slice_agreement() result to reuse (see reusable_agreement), else computed.
     """
     started = time.perf_counter()
     c = translator.config
     result = ablation_scores(translator, val, progress)
-    agree = agreement or slice_agreement(translator, val, attribution, steps, progress)
+    agree = known_agreement or slice_agreement(translator, val, attribution, steps, progress)
     result["kinds"]["cross"]["agreement"] = agree["agreement"]
     result["kinds"]["cross"]["agreement_mean_heads"] = agree["agreement_mean_heads"]
     return {
