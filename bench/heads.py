@@ -63,7 +63,7 @@ def main(argv=None) -> dict:
         agreement = reusable_agreement(earlier, val, args.attribution, args.steps)
     result = head_importance(translator, val, checkpoint=args.checkpoint, attribution=args.attribution,
                              steps=args.steps, progress=lambda line: print(line, file=sys.stderr, flush=True),
-                             agreement=agreement)
+                             known_agreement=agreement)
     output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(importance_table_markdown(result))
     print(f"wrote {output} in {result['seconds']} s", file=sys.stderr)

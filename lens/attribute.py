@@ -6,8 +6,8 @@ model width of an embedding-space attribution:
 - integrated gradients (Sundararajan et al. 2017): (x - x') * mean over `steps` points on the
   straight path from the baseline x' to the input x of dF_t/dx. Baseline x' = the zero token
   embedding: the encoder then sees the positional encoding alone. The path integral uses the
-  midpoint rule, alpha_k = (k - 1/2) / steps, and all steps run as one batch of one forward and
-  one (vectorised over t) backward. Completeness: the attributions of t sum to F_t(x) - F_t(x'),
+  midpoint rule, alpha_k = (k - 1/2) / steps; all steps run as one batch, and one backward is
+  vectorised over the target tokens. Completeness: the attributions of t sum to F_t(x) - F_t(x'),
   up to the quadrature error reported in `completeness_gap`.
 - input x gradient: x * dF_t/dx at the input alone, one forward and one backward; fast, no baseline.
 The embeddings are swapped in by a forward hook on `model.embed`, so no model code changes.
@@ -92,10 +92,6 @@ class Attribution:
         }
 
 
-def _mask_kwargs(head_mask) -> dict:
-    return {} if head_mask is None else {"head_mask": head_mask}
-
-
 def _teacher_forced_pass(model, src: Tensor, tgt_out: Tensor, embedding: Tensor, head_mask=None) -> tuple[Tensor, Tensor]:
     """log p(tgt_out[t] | src, tgt_out[:t]) for each of R rows of source embeddings, (R, T), and
     the decoder output (R, T, D) that the output projection read.
@@ -119,7 +115,7 @@ def _teacher_forced_pass(model, src: Tensor, tgt_out: Tensor, embedding: Tensor,
     hooks = [model.embed.register_forward_hook(swap_source_embedding),
              model.lm_head.register_forward_hook(keep_decoder_output)]
     try:
-        logits = model(src, tgt_in, **_mask_kwargs(head_mask))  # (R, T, V)
+        logits = model(src, tgt_in, head_mask=head_mask)  # (R, T, V)
     finally:
         for hook in hooks:
             hook.remove()
@@ -185,26 +181,27 @@ def attribute_ids(
             if method == "input_x_gradient":
                 alphas = torch.ones(1, device=device)
             else:
-                midpoints = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps
-                # Two extra rows, alpha = 1 and alpha = 0, give F(x) and F(x') in the same batch.
-                alphas = torch.cat([midpoints, midpoints.new_tensor([1.0, 0.0])])
+                alphas = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps  # midpoint rule
             path = (alphas[:, None, None] * x).requires_grad_(True)  # (R, S, D): baseline is zero
             src = src1.expand(len(alphas), -1)  # (R, S)
             logprobs, grads = _path_gradients(model, src, tgt_out, path, head_mask, group)  # (R, T), (T, R, S, D)
+        if method == "input_x_gradient":
+            scores = (grads[:, 0] * x[0]).sum(-1)  # (T, S)
+            f_input = f_baseline = logprobs[0]
+            gap = torch.zeros_like(f_input)  # no baseline, no completeness
+        else:
+            scores = (grads.mean(1) * x[0]).sum(-1)  # (T, S): (x - 0) * mean path gradient
+            with torch.no_grad():  # F at the two ends of the path, for the completeness check
+                ends = src1.expand(2, -1)  # (2, S)
+                f_input, f_baseline = _teacher_forced_pass(model, ends, tgt_out, torch.cat([x, torch.zeros_like(x)]),
+                                                           head_mask)[0]
+            gap = scores.sum(1) - (f_input - f_baseline)
     finally:
         model.train(was_training)
-    if method == "input_x_gradient":
-        scores = (grads[:, 0] * x[0]).sum(-1)  # (T, S)
-        f_input = f_baseline = logprobs[0].detach()
-        gap = torch.zeros_like(f_input)
-    else:
-        scores = (grads[:, :steps].mean(1) * x[0]).sum(-1)  # (T, S): (x - 0) * mean path gradient
-        f_input, f_baseline = logprobs[steps].detach(), logprobs[steps + 1].detach()
-        gap = scores.sum(1) - (f_input - f_baseline)
     return SourceAttribution(
         scores=scores.detach().float().cpu().numpy(),
-        target_logprobs=f_input.float().cpu().numpy(),
-        baseline_logprobs=f_baseline.float().cpu().numpy(),
+        target_logprobs=f_input.detach().float().cpu().numpy(),
+        baseline_logprobs=f_baseline.detach().float().cpu().numpy(),
         completeness_gap=gap.detach().float().cpu().numpy(),
     )
 
@@ -257,22 +254,17 @@ def attention_maps(model, src_ids: list[int], tgt_ids: list[int], head_mask=None
     device = model.embed.weight.device
     src = torch.tensor([src_ids], device=device)  # (1, S)
     tgt_in = torch.tensor([[model.config.bos_id] + list(tgt_ids[:-1])], device=device)  # (1, T)
-    _, maps = model(src, tgt_in, return_attention=True, **_mask_kwargs(head_mask))
+    _, maps = model(src, tgt_in, return_attention=True, head_mask=head_mask)
     encoder = torch.stack([m[0] for m in maps.encoder]).float().cpu().numpy()
     cross = torch.stack([m[0] for m in maps.cross]).float().cpu().numpy()
     return encoder, cross
 
 
-@torch.inference_mode()
 def translate_ids(translator, src_ids: list[int], num_beams: int = 4, length_penalty: float = 1.0,
                   max_new_tokens: int | None = None, head_mask=None) -> list[int]:
     """The model's output ids for one source (without BOS and padding, ending in EOS if it finished)."""
-    src = torch.tensor([src_ids], device=translator.device)  # (1, S)
-    out = translator.model.generate(
-        src, max_new_tokens=translator._max_new_tokens(len(src_ids), max_new_tokens), num_beams=num_beams,
-        length_penalty=length_penalty, **_mask_kwargs(head_mask),
-    )
-    return [i for i in out[0].tolist() if i != translator.config.pad_id]
+    out = translator.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, head_mask=head_mask)[0]
+    return [i for i in out if i != translator.config.pad_id]
 
 
 def attribute(

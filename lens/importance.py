@@ -33,7 +33,7 @@ VERSION = 1
 KINDS = ("encoder", "decoder", "cross")
 SLICE_WHY = ("the first sentences of Multi30k val, in file order: fixed, so figures from different runs and "
              "checkpoints compare; val, not test, so the test score stays untouched; 200 sentences keep the "
-             "73 scored configurations of the shipped model to about a quarter of an hour on one CPU thread")
+             "73 scored configurations of the shipped model to minutes, not hours, on one CPU thread")
 
 
 @dataclass
@@ -60,10 +60,6 @@ def choose_slice(corpus, sentences: int = 200, seed: int | None = None) -> ValSl
                     "first" if seed is None else "random", seed)
 
 
-def _mask_kwargs(head_mask) -> dict:
-    return {} if head_mask is None else {"head_mask": head_mask}
-
-
 def reference_pairs(translator, val: ValSlice) -> list[tuple[list[int], list[int]]]:
     """(source ids + EOS, BOS + reference ids + EOS) of each pair, cut to the model's max_len."""
     c = translator.config
@@ -83,7 +79,7 @@ def slice_loss(translator, pairs: list[tuple[list[int], list[int]]], head_mask=N
     for start in range(0, len(pairs), batch_size):
         batch = data.collate(pairs, list(range(start, min(start + batch_size, len(pairs)))), pad_id)
         batch = batch.to(translator.device)
-        logits = model(batch.src, batch.tgt_in, **_mask_kwargs(head_mask))  # (B, T, V)
+        logits = model(batch.src, batch.tgt_in, head_mask=head_mask)  # (B, T, V)
         total += F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id,
                                  reduction="sum").item()
         count += batch.n_tokens
@@ -94,7 +90,7 @@ def slice_bleu(translator, val: ValSlice, head_mask=None) -> float:
     """sacreBLEU (cased, detokenized) of greedy translations of the slice against its references."""
     from sacrebleu.metrics import BLEU
 
-    hypotheses = translator.translate(val.src, num_beams=1, **_mask_kwargs(head_mask))
+    hypotheses = translator.translate(val.src, num_beams=1, head_mask=head_mask)
     return BLEU().corpus_score(hypotheses, [val.tgt]).score
 
 
@@ -162,16 +158,16 @@ def slice_agreement(translator, val: ValSlice, method: str = "integrated_gradien
 
 def head_importance(
     translator, val: ValSlice, checkpoint: str = "", attribution: str = "integrated_gradients", steps: int = 32,
-    progress: Callable[[str], None] | None = None, agreement: dict | None = None,
+    progress: Callable[[str], None] | None = None, known_agreement: dict | None = None,
 ) -> dict:
     """The whole head-importance record (schema VERSION) for one translator and val slice.
 
-    `agreement`: a slice_agreement() result to reuse (see reusable_agreement), else computed.
+    `known_agreement`: a slice_agreement() result to reuse (see reusable_agreement), else computed.
     """
     started = time.perf_counter()
     c = translator.config
     result = ablation_scores(translator, val, progress)
-    agree = agreement or slice_agreement(translator, val, attribution, steps, progress)
+    agree = known_agreement or slice_agreement(translator, val, attribution, steps, progress)
     result["kinds"]["cross"]["agreement"] = agree["agreement"]
     result["kinds"]["cross"]["agreement_mean_heads"] = agree["agreement_mean_heads"]
     return {
