@@ -162,6 +162,14 @@ ending in EOS = {config.eos_id}).
 """
 
 
+def _heads_section(info: dict) -> str:
+    """The head-importance table (measured by bench/heads.py, rendered by lens.importance)."""
+    table = info.get("head_importance_table")
+    if not table:
+        return ""
+    return f"\n## What each head is worth\n\n{table}\nThe numbers are in `head_importance.json`.\n"
+
+
 def render_model_card(config: TransformerConfig, model, info: dict) -> str:
     """Full README.md text; it parses back with huggingface_hub.ModelCard."""
     n_params = sum(p.numel() for p in model.parameters())
@@ -203,7 +211,7 @@ maps as arrays of shape (layers, heads, rows, columns).
 {_training_section(info)}
 ## Results
 
-{_results_table(info)}{_snapshots_section(info)}
+{_results_table(info)}{_snapshots_section(info)}{_heads_section(info)}
 ## Limits
 
 Multi30k is a corpus of short image descriptions (people, animals, places, actions). The model
