@@ -28,12 +28,14 @@ from lens.importance import (  # noqa: E402
     reusable_agreement,
 )
 from model import Translator  # noqa: E402
+from model.card import render_model_card  # noqa: E402
+from training.settings import parse_settings  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", default="checkpoints/de-en", help="checkpoint folder (or Hub repo id)")
-    parser.add_argument("--data-dir", default=None, help="Multi30k folder (default: $MULTI30K_DIR, else download)")
+    parser.add_argument("--data-dir", default=None, help="Multi30k folder (default: $MULTI30K_DIR, else ../shared/data/multi30k)")
     parser.add_argument("--sentences", type=int, default=200, help="val sentences to score on")
     parser.add_argument("--seed", type=int, default=None, help="sample the slice at random with this seed")
     parser.add_argument("--attribution", choices=("input_x_gradient", "integrated_gradients"),
@@ -53,7 +55,7 @@ def main(argv=None) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed or 0)  # nothing here samples, but a seed keeps it that way
     translator = Translator.from_pretrained(args.checkpoint)
-    val = choose_slice(data.load_split(data.resolve_data_dir(args.data_dir), "val"), args.sentences, args.seed)
+    val = choose_slice(data.load_split(data.find_corpus(args.data_dir), "val"), args.sentences, args.seed)
     output = Path(args.output) if args.output else Path(args.checkpoint) / "head_importance.json"
     if not output.parent.is_dir():
         raise SystemExit(f"--output: folder {output.parent} does not exist; give --output a path in an existing folder")
@@ -67,7 +69,24 @@ def main(argv=None) -> dict:
     output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(importance_table_markdown(result))
     print(f"wrote {output} in {result['seconds']} s", file=sys.stderr)
+    if args.output is None and (Path(args.checkpoint) / "results.json").is_file():
+        update_card(translator, Path(args.checkpoint), result)
     return result
+
+
+def update_card(translator: Translator, folder: Path, importance: dict) -> None:
+    """Re-render <folder>/README.md from its results.json, with the head-importance table added.
+
+    A results.json written before settings were recorded gets them back from its recorded command."""
+    info = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    command = info.get("training", {}).get("command", "")
+    if "settings" not in info and command.startswith("train.py "):
+        argv = [a for a in command.split()[1:]]
+        info["settings"] = parse_settings(argv).recorded()
+    info["head_importance_table"] = importance_table_markdown(importance)
+    card = render_model_card(translator.config, translator.model, info)
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    print(f"updated the model card {folder / 'README.md'}", file=sys.stderr)
 
 
 if __name__ == "__main__":
