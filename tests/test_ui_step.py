@@ -24,6 +24,14 @@ def reference():
     return Translator.from_pretrained(CHECKPOINT, device="cpu")
 
 
+@pytest.fixture(scope="module")
+def expected(reference):
+    """The trace the page shows by default (beam 4), computed here."""
+    from lens.trace import trace
+
+    return trace(reference, SENTENCE, num_beams=4, top_k=10)
+
+
 # ----- the API ---------------------------------------------------------------------------------
 
 def test_trace_endpoint_is_the_lens_trace(client, reference):
@@ -87,12 +95,9 @@ def open_view(browser, server, sentence=SENTENCE, beams=4, width=1366, height=76
     return page
 
 
-def test_the_slider_and_arrow_keys_step_through_without_the_server(browser, server, reference):  # noqa: F811
+def test_the_slider_and_arrow_keys_step_through_without_the_server(browser, server, reference, expected):  # noqa: F811
     from playwright.sync_api import expect
 
-    from lens.trace import trace
-
-    expected = trace(reference, SENTENCE, num_beams=4, top_k=10)
     page = open_view(browser, server)
     requests = []
     page.on("request", lambda r: requests.append(r.url))
@@ -120,12 +125,9 @@ def test_the_slider_and_arrow_keys_step_through_without_the_server(browser, serv
     page.close()
 
 
-def test_forcing_a_word_changes_the_continuation_and_marks_it(browser, server, reference):  # noqa: F811
+def test_forcing_a_word_changes_the_continuation_and_marks_it(browser, server, reference, expected):  # noqa: F811
     from playwright.sync_api import expect
 
-    from lens.trace import trace
-
-    expected = trace(reference, SENTENCE, num_beams=4, top_k=10)
     page = open_view(browser, server)
     page.locator(".st-slider").fill("1")
     candidate = page.locator(".st-cand:not(.st-chosen)").first
@@ -144,12 +146,9 @@ def test_forcing_a_word_changes_the_continuation_and_marks_it(browser, server, r
     page.close()
 
 
-def test_clicking_a_hypothesis_shows_its_maps(browser, server, reference):  # noqa: F811
+def test_clicking_a_hypothesis_shows_its_maps(browser, server, reference, expected):  # noqa: F811
     from playwright.sync_api import expect
 
-    from lens.trace import trace
-
-    expected = trace(reference, SENTENCE, num_beams=4, top_k=10)
     page = open_view(browser, server)
     expect(page.locator(".st-hyp")).to_have_count(len(expected.nbest))
     assert page.locator(".st-node").count() == len(expected.beam)

@@ -23,17 +23,19 @@
 
   AL.nodeLabel = (token) => (token === "<s>" ? "start" : token === "</s>" ? "end" : token.replace(/▁/g, ""));
 
-  /** Rows for the leaves in depth-first order (likelier children first); a parent sits between its children. */
+  /** Rows for the leaves in depth-first order, the winner's child first, then likelier ones; a parent sits
+      on the row of its first child, so the winner's path is one straight line along the top. */
   function layout(nodes) {
     const children = new Map(nodes.map((n) => [n.id, []]));
     nodes.forEach((n) => n.parent >= 0 && children.get(n.parent).push(n));
-    children.forEach((list) => list.sort((a, b) => b.log_prob - a.log_prob));
+    const rank = (n) => (n.status === "winner" ? 1 : 0);
+    children.forEach((list) => list.sort((a, b) => rank(b) - rank(a) || b.log_prob - a.log_prob));
     const y = new Map();
     let leaves = 0;
     const visit = (n) => {
       const kids = children.get(n.id);
       kids.forEach(visit);
-      y.set(n.id, kids.length ? (y.get(kids[0].id) + y.get(kids[kids.length - 1].id)) / 2 : leaves++);
+      y.set(n.id, kids.length ? y.get(kids[0].id) : leaves++);
     };
     visit(nodes[0]);
     return { y: y, rows: leaves };

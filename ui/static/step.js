@@ -6,7 +6,7 @@
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
-  const q = (s) => "\u2018" + s + "\u2019", pct = (p) => Math.round(p * 100) + "%";
+  const q = (s) => "\u2018" + s + "\u2019", pct = (p) => (p > 0 && p < 0.005 ? "<1%" : Math.round(p * 100) + "%");
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
