@@ -40,7 +40,7 @@ def _url(name: str) -> str:
 
 
 STEP_HEAD = HEAD + f'\n<link rel="stylesheet" href="{_url("step.css")}">' + "".join(
-    f'\n<script src="{_url(n)}"></script>' for n in ("beam.js", "step.js"))
+    f'\n<script src="{_url(n)}"></script>' for n in ("beam.js", "steptext.js", "step.js"))
 
 
 def one_sentence(text) -> str:

@@ -2,11 +2,12 @@
    beam search); here a slider steps through it. At step t: the words so far, the likeliest next
    pieces (click one, or type a word, to force it), the German words shaded by this step's
    cross-attention and the English so far by its self-attention. Forcing and a hypothesis's maps
-   ask the server once (server.force, server.hypothesis); maps are drawn by the shared Viewer. */
+   ask the server once (server.force, server.hypothesis); maps are drawn by the shared Viewer.
+   Words and sentences: steptext.js; the beam tree: beam.js. */
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
-  const q = (s) => "\u2018" + s + "\u2019", pct = (p) => (p > 0 && p < 0.005 ? "<1%" : Math.round(p * 100) + "%");
+  const q = (s) => "\u2018" + s + "\u2019", pct = AL.percent;
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -14,29 +15,17 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  const glue = AL.glue, sentenceOf = AL.sentenceOf, logProb = (tr) => tr.probs.reduce((a, p) => a + Math.log(Math.max(p, 1e-12)), 0);
+  function wordLine(words, changed, cls) {
+    const line = el("div", "st-line");
+    words.forEach((w, i) => line.append(i ? glue(w) : "", el("span", "st-w" + (changed[i] ? " " + cls : ""), w)));
+    return line;
+  }
   function bytesOf(b64) {
     const text = atob(b64), bytes = new Uint8Array(text.length);
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
     return bytes;
   }
-
-  /** Pieces grouped into words: a '▁' piece starts one; punctuation and <s>, </s> stand alone. */
-  AL.wordsOf = function (pieces) {
-    const words = [];
-    let breaks = true;
-    pieces.forEach((p, i) => {
-      const text = p.replace(/▁/g, ""), special = p in AL.SPECIAL;
-      const punct = !special && text !== "" && !/[\p{L}\p{N}]/u.test(text);
-      if (breaks || special || punct || p.startsWith("▁") || !words.length) words.push({ text: special ? p : text, span: [i] });
-      else { words[words.length - 1].text += text; words[words.length - 1].span.push(i); }
-      breaks = special || punct;
-    });
-    return words;
-  };
-  const glue = (word) => (/^[.,;:!?)\]'’”]/.test(word) ? "" : " ");
-  const sentenceOf = (pieces) => AL.wordsOf(pieces).filter((w) => !(w.text in AL.SPECIAL))
-    .map((w, i) => (i ? glue(w.text) : "") + w.text).join("");
-  const logProb = (tr) => tr.probs.reduce((s, p) => s + Math.log(Math.max(p, 1e-12)), 0);
 
   /** One attention row of step t (layer, head or null = mean), summed over the pieces of each group. */
   function row(tr, kind, t, layer, head, L, H, groups) {
@@ -48,39 +37,6 @@
       for (const h of heads) for (const j of g.span) sum += bytes[((t * L + layer) * H + h) * width + j];
       return sum / 255 / heads.length;
     });
-  }
-
-  /** The choice at step t in words: how sure the model was, and what else it weighed. */
-  AL.describeChoice = function (tr, t) {
-    const top = tr.top[t], p1 = top[0][2], p2 = top.length > 1 ? top[1][2] : 0, name = (c) => q(AL.nodeLabel(c[0]));
-    let text;
-    if (p1 >= 0.8) text = "The model was sure: " + name(top[0]) + " (" + pct(p1) + ").";
-    else if (p2 >= 0.15 && p1 - p2 < 0.2) text = "The model was torn between " + name(top[0]) + " (" + pct(p1) + ") and " + name(top[1]) + " (" + pct(p2) + ").";
-    else if (p1 >= 0.5) text = "The model leaned towards " + name(top[0]) + " (" + pct(p1) + "); next came " + name(top[1]) + " (" + pct(p2) + ").";
-    else text = "The model was unsure: its best guess " + name(top[0]) + " got only " + pct(p1) + ".";
-    const spread = Math.exp(tr.entropy[t]);
-    text += " Its doubt is like choosing among " + (spread < 9.95 ? spread.toFixed(1) : Math.round(spread)) + " equally likely pieces.";
-    if (tr.forced[t]) text = "This piece was forced. " + text;
-    else if (tr.ids[t] !== top[0][1]) text += " Beam search wrote " + q(AL.nodeLabel(tr.tokens[t])) + " instead: it led to a likelier whole sentence.";
-    return text;
-  };
-
-  /** Words of `after` that are not in a longest common subsequence with `before`: what changed. */
-  AL.changedWords = function (before, after) {
-    const n = before.length, m = after.length, L = [...Array(n + 1)].map(() => new Array(m + 1).fill(0));
-    for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--)
-      L[i][j] = before[i] === after[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
-    const keptB = new Set(), keptA = new Set();
-    for (let i = 0, j = 0; i < n && j < m;) {
-      if (before[i] === after[j]) { keptB.add(i++); keptA.add(j++); } else if (L[i + 1][j] >= L[i][j + 1]) i++; else j++;
-    }
-    return { before: before.map((_, i) => !keptB.has(i)), after: after.map((_, j) => !keptA.has(j)) };
-  };
-
-  function wordLine(words, changed, cls) {
-    const line = el("div", "st-line");
-    words.forEach((w, i) => line.append(i ? glue(w) : "", el("span", "st-w" + (changed[i] ? " " + cls : ""), w)));
-    return line;
   }
 
   class StepView {
@@ -223,7 +179,8 @@
         b.append(el("span", "st-cand-label", AL.nodeLabel(piece)), el("span", "st-bar-box", undefined), el("span", "st-p", pct(p)));
         b.children[1].appendChild(bar);
         b.title = (id === tr.ids[t] ? "the piece written here" : "force " + q(AL.nodeLabel(piece)) + " here and see what follows") + " (probability " + p.toFixed(3) + ")";
-        if (id !== tr.ids[t]) b.addEventListener("click", () => this.force(id));
+        if (piece === "</s>" && id !== tr.ids[t]) { b.disabled = true; b.title = "the end of the sentence: force a word instead"; }
+        else if (id !== tr.ids[t]) b.addEventListener("click", () => this.force(id));
         return b;
       }));
       this.entropy.textContent = AL.describeChoice(tr, t);
