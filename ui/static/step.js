@@ -138,7 +138,8 @@
         const card = el("button", "st-card"); card.type = "button"; card.dataset.which = which;
         card.setAttribute("aria-pressed", String(which === this.state.which));
         card.append(el("span", "st-card-name", name + ": " + how), el("span", "st-card-text", tr.translation || "(nothing)"),
-          el("span", "st-card-meta", "log-probability " + logProb(tr).toFixed(2) + " over " + tr.tokens.length + " pieces" +
+          el("span", "st-card-meta", "log-probability " + logProb(tr).toFixed(2) + " over " + tr.tokens.length + " pieces = " +
+            (logProb(tr) / tr.tokens.length).toFixed(3) + " a piece" +
             (which === this.state.which ? " \u00b7 stepping through this one" : " \u00b7 click to step through")));
         card.addEventListener("click", () => { this.state.which = which; this.drawCompare(); this.go(Math.min(this.state.t, this.trace().tokens.length - 1)); });
         return card;

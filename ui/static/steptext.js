@@ -34,7 +34,7 @@
     const spread = Math.exp(tr.entropy[t]);
     text += " Its doubt is like choosing among " + (spread < 9.95 ? spread.toFixed(1) : Math.round(spread)) + " equally likely pieces.";
     if (tr.forced[t]) text = "This piece was forced. " + text;
-    else if (tr.ids[t] !== top[0][1]) text += " Beam search wrote " + q(AL.nodeLabel(tr.tokens[t])) + " instead: it led to a likelier whole sentence.";
+    else if (tr.ids[t] !== top[0][1]) text += " Beam search wrote " + q(AL.nodeLabel(tr.tokens[t])) + " instead: that path ended in a sentence with a better score (log-probability per piece).";
     return text;
   };
 
