@@ -121,7 +121,7 @@ def test_a_nan_length_penalty_is_refused_with_its_name(server):
     """JSON has no NaN, so gradio_client cannot send one; a raw call can (Python's json reads it)."""
     import json
 
-    body = json.dumps({"data": [SENTENCE, "beam search", 4, float("nan"), 20]}).encode()
+    body = json.dumps({"data": [SENTENCE, "beam search", 4, float("nan"), 20, ""]}).encode()  # raw calls send every argument
     request = urllib.request.Request(server + "gradio_api/call/translate", data=body,
                                      headers={"Content-Type": "application/json"})
     event_id = json.loads(urllib.request.urlopen(request, timeout=30).read())["event_id"]

@@ -1,0 +1,220 @@
+"""The step-through view: watch a translation being made word by word, force a word, see the beam.
+
+The server traces the decoding once for greedy and once for beam search (lens/trace.py) and sends
+both; the browser (ui/static/step.js, beam.js) steps, shades and switches layer/head locally.
+Forcing a word or opening the maps of a hypothesis asks the server once (server functions of the
+view's gr.HTML); the maps are drawn by the shared viewer (ui/static/viewer.js).
+Shape legend: T output steps, L decoder layers, H heads, S source tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import gradio as gr
+import numpy as np
+
+import viz
+from lens.explain import DecodingOptions, SentenceExplanation, TextExplanation, words_of
+from lens.sentences import split_sentences
+from lens.trace import Trace, trace
+from model import Translator
+from tokenizer import UNK_ID
+
+from .assets import HEAD, STATIC
+from .runtime import gpu
+from .translate import page_payload
+
+MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
+MAX_WORD_CHARACTERS = 40  # a word typed to be forced
+TOP_K = 10
+EXAMPLES = ["Ein kleines Kind steht allein auf einem zerklüfteten Felsen.",  # greedy and beam part at 'stands'
+            "Ein Mann fährt Fahrrad.", "Eine Frau spielt ein Lied auf ihrem Cello.",
+            "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug."]
+RUN_JS = "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
+
+
+def _url(name: str) -> str:
+    digest = hashlib.sha1((STATIC / name).read_bytes()).hexdigest()[:10]  # fetched again only when changed
+    return f"/gradio_api/file={STATIC / name}?v={digest}"
+
+
+STEP_HEAD = HEAD + f'\n<link rel="stylesheet" href="{_url("step.css")}">' + "".join(
+    f'\n<script src="{_url(n)}"></script>' for n in ("beam.js", "steptext.js", "step.js"))
+
+
+def one_sentence(text) -> str:
+    """The sentence to trace; a ValueError in words for anything else."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("Please enter a German sentence to step through.")
+    if len(text) > MAX_CHARACTERS:
+        raise ValueError(f"the text has {len(text):,} characters; stepping through takes one sentence of at most "
+                         f"{MAX_CHARACTERS}: shorten it")
+    sentences = split_sentences(text)
+    if len(sentences) != 1:
+        raise ValueError(f"stepping through takes one sentence; this text has {len(sentences)}: keep one")
+    return sentences[0]
+
+
+def checked_ids(translator: Translator, ids, name: str) -> list[int]:
+    """A list of token ids from the page or the API: integers in the vocabulary, at most max_len."""
+    config = translator.config
+    if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise ValueError(f"{name} must be a list of token ids (integers)")
+    if len(ids) > config.max_len or not all(0 <= i < config.vocab_size for i in ids):
+        raise ValueError(f"{name} must hold at most {config.max_len} ids, each in [0, {config.vocab_size})")
+    return ids
+
+
+def typed_prefix(translator: Translator, ids: list[int], word) -> list[int]:
+    """The ids of the first words, then a word the user typed (a space before it unless it is punctuation)."""
+    if not isinstance(word, str) or not word.strip() or len(word) > MAX_WORD_CHARACTERS:
+        raise ValueError(f"type one English word (at most {MAX_WORD_CHARACTERS} characters) to force it")
+    word = word.strip()
+    spaced = (" " if ids and word[0].isalnum() else "") + word
+    typed = translator.tokenizer.encode(spaced, add_special_tokens=False).ids
+    if UNK_ID in typed:
+        raise ValueError(f"{word!r} has characters the model's vocabulary cannot spell")
+    return ids + typed
+
+
+def trace_payload(translator: Translator, result: Trace, src_ids: list[int]) -> dict:
+    """One decoding for the page: tokens, per-step candidates and entropy, attention rows as bytes, the beam."""
+    T = len(result.steps)
+    cross = np.stack([s.cross for s in result.steps])  # (T, L, H, S)
+    decoder = np.zeros(cross.shape[:3] + (T,), np.float32)  # (T, L, H, T): row t holds t + 1 inputs
+    for t, step in enumerate(result.steps):
+        decoder[t, :, :, : t + 1] = step.decoder
+    piece = result.token_text.get
+    nodes = [{"id": n.id, "parent": n.parent, "step": n.step, "token": piece(n.token_ids[-1]) if n.token_ids else "<s>",
+              "ids": n.token_ids, "log_prob": round(n.log_prob, 3), "score": round(n.score, 3), "status": n.status}
+             for n in result.beam]
+    return {
+        "translation": result.translation,
+        "num_beams": result.num_beams,
+        "length_penalty": result.length_penalty,
+        "prefix_length": result.prefix_length,
+        "src": {"tokens": result.source_tokens,
+                "words": [[w, span] for w, span in words_of(translator, src_ids, result.source_tokens)]},
+        "tokens": result.target_tokens,
+        "ids": result.target_ids,
+        "probs": [round(s.prob, 4) for s in result.steps],
+        "entropy": [round(s.entropy, 3) for s in result.steps],
+        "forced": [s.forced for s in result.steps],
+        "top": [[[piece(i), i, round(p, 4)] for i, p in zip(s.top_ids, s.top_probs)] for s in result.steps],
+        "cross": viz.quantize(cross),
+        "decoder": viz.quantize(decoder),
+        "beam": nodes,
+        "nbest": result.nbest,
+    }
+
+
+def maps_payload(translator: Translator, source: str, src_ids: list[int], out_ids: list[int], num_beams: int) -> dict:
+    """The shared viewer's payload (ui.translate.page_payload) for one given output: its teacher-forced maps."""
+    start = time.perf_counter()
+    explanation = translator.teacher_forced(src_ids, out_ids)
+    tgt_in = [translator.config.bos_id] + out_ids[:-1]
+    sentence = SentenceExplanation(source, explanation, words_of(translator, src_ids, explanation.source_tokens),
+                                   words_of(translator, out_ids, explanation.target_tokens),
+                                   words_of(translator, tgt_in, explanation.decoder_input_tokens))
+    options = DecodingOptions(num_beams, 1.0, translator.config.max_len)
+    return page_payload(TextExplanation([sentence], options), translator.config, time.perf_counter() - start,
+                        translator.device.type)
+
+
+def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
+    """What the view draws for a sentence: the greedy trace and, with beams, the beam-search trace."""
+    config = translator.config
+    src_ids, _ = translator.encode_source(text)
+    greedy = trace(translator, text, num_beams=1, top_k=TOP_K)
+    beam = trace(translator, text, num_beams=num_beams, top_k=TOP_K) if num_beams > 1 else None
+    return {
+        "id": time.time_ns(), "source": text, "num_beams": num_beams,
+        "layers": config.n_decoder_layers, "heads": config.n_heads,
+        "greedy": trace_payload(translator, greedy, src_ids),
+        "beam": trace_payload(translator, beam, src_ids) if beam else None,
+    }
+
+
+def checked_request(request, keys: tuple[str, ...]) -> dict:
+    """A request from the browser: an object with only the keys this function reads."""
+    if not isinstance(request, dict) or not set(request) <= set(keys):
+        raise ValueError(f"expected an object with the keys {', '.join(keys)}")
+    return {key: request.get(key) for key in keys}
+
+
+def checked_beams(num_beams) -> int:
+    return DecodingOptions.checked(num_beams, 1.0, 1, 1).num_beams
+
+
+def build(translator: Translator) -> dict:
+    """The view's widgets, its event and the two server functions the browser calls."""
+
+    @gpu
+    def traced(text: str, num_beams: int) -> dict:
+        return view_payload(translator, text, num_beams)
+
+    @gpu
+    def forced(text: str, num_beams: int, prefix: list[int]) -> dict:
+        src_ids, _ = translator.encode_source(text)
+        result = trace(translator, text, num_beams=num_beams, top_k=TOP_K, prefix=prefix)
+        return {"trace": trace_payload(translator, result, src_ids),
+                "maps": maps_payload(translator, text, src_ids, result.target_ids, num_beams)}
+
+    @gpu
+    def explained(text: str, ids: list[int]) -> dict:
+        src_ids, _ = translator.encode_source(text)
+        return maps_payload(translator, text, src_ids, ids, 1)
+
+    def run(text, num_beams) -> dict:
+        try:
+            return traced(one_sentence(text), checked_beams(num_beams))
+        except (ValueError, TypeError) as err:
+            return {"id": time.time_ns(), "error": str(err)[:300]}
+
+    def force(request: dict) -> dict:
+        """{text, num_beams, ids, word}: force ids (the first pieces and a candidate), or ids and a typed
+        word; the new decoding and its maps. (The browser sends one object: see mountStep.)"""
+        try:
+            request = checked_request(request, ("text", "num_beams", "ids", "word"))
+            text, num_beams = one_sentence(request["text"]), checked_beams(request["num_beams"])
+            prefix = checked_ids(translator, request["ids"], "prefix")
+            if request.get("word") is not None:
+                prefix = typed_prefix(translator, prefix, request["word"])
+            if not prefix:
+                raise ValueError("nothing to force: pick a candidate or type a word")
+            return forced(text, num_beams, prefix)
+        except (ValueError, TypeError) as err:
+            return {"error": str(err)[:300]}
+
+    def hypothesis(request: dict) -> dict:
+        """{text, ids}: the maps of one hypothesis of the beam (its pieces, taken as the output)."""
+        try:
+            request = checked_request(request, ("text", "ids"))
+            text, ids = one_sentence(request["text"]), checked_ids(translator, request["ids"], "hypothesis")
+            if not ids:
+                raise ValueError("the start of the search has no words yet: pick a later hypothesis")
+            return explained(text, ids)
+        except (ValueError, TypeError) as err:
+            return {"error": str(err)[:300]}
+
+    with gr.Column(elem_id="step-view"):
+        gr.HTML("<h2 class='st-heading'>Step through the decoding</h2><p class='st-intro'>Watch the model write its "
+                "English one piece at a time: what it considered, where it looked, and what a different word "
+                "would have changed.</p>", padding=False)
+        with gr.Row(elem_id="step-inputs"):
+            source = gr.Textbox(label="German sentence", show_label=False, lines=1, max_lines=3, scale=5,
+                                min_width=240, value=EXAMPLES[0], elem_id="step-source",
+                                placeholder="One German sentence, e.g. Ein Mann fährt Fahrrad.")
+            beams = gr.Slider(1, 8, value=4, step=1, label="Beams", scale=2, min_width=160, elem_id="step-beams")
+            go = gr.Button("Step through", variant="primary", scale=0, min_width=130, elem_id="step-go")
+        examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples")
+        view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=STEP_HEAD, elem_id="step-result",
+                       js_on_load="AttentionLens.mountStep(element, props, watch, server);",
+                       apply_default_css=False, server_functions=[force, hypothesis], min_height=400)
+    settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last", js=RUN_JS)
+    for event in (go.click, source.submit, beams.release):
+        event(run, [source, beams], view, **settings)
+    examples.load_input_event.then(run, [source, beams], view, **settings)
+    return {"source": source, "beams": beams, "result": view}
