@@ -73,6 +73,7 @@
   class History {
     constructor(element) {
       this.root = el("div", "al-history al-empty");
+      this.root.__history = this; // tests and benchmarks read the view from its element
       element.appendChild(this.root);
       this.message = el("div", "al-h-message");
       this.bar = el("div", "al-h-bar");
