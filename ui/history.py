@@ -87,15 +87,20 @@ def build(translator: Translator, model_id: str) -> dict:
         try:
             sentences, _ = sentences_of(text[:MAX_CHARACTERS])
             text = " ".join(sentences[:2])
-            options = DecodingOptions(num_beams=1, max_new_tokens=min(64, translator.config.max_len))
+            # Early snapshots babble until the length limit: a limit near the sentence's own length
+            # keeps their maps (and what is sent) small.
+            limit = min(64, translator.config.max_len, 8 + 3 * len(text.split()))
+            options = DecodingOptions(num_beams=1, max_new_tokens=limit)
             snapshots = library.snapshots()
             out = {**shown, "text": text, "snapshots": [entry(s) for s in snapshots], "done": False}
             for i, snapshot in enumerate(snapshots):
                 key = (snapshot.path or snapshot.revision, text)
+                before = readings.misses
                 out["snapshots"][i] = readings.get(key, lambda: drawn(snapshot, text, options))
-                out["id"] = time.time_ns()
                 out["done"] = i == len(snapshots) - 1
-                yield out
+                if out["done"] or readings.misses != before:  # stream what was read; cached ones go along
+                    out["id"] = time.time_ns()
+                    yield out
         except (ValueError, TypeError, OSError) as err:
             yield {**shown, "error": str(err)[:300]}
 

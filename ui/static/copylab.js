@@ -90,7 +90,7 @@
     waiting() {
       this.root.classList.add("al-c-waiting");
       this.status.textContent = "Waiting for the lab\u2026 One training runs at a time on this server; if someone " +
-        "else is training, your place in the line is shown above and yours starts when theirs ends (at most 20 s each).";
+        "else is training, your place in the line shows beside the Train button, and yours starts when theirs ends (at most 20 s each).";
     }
 
     show(x) {

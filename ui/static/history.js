@@ -24,7 +24,7 @@
   /** A small line chart over the snapshots (evenly spaced: steps are log-spaced). Lines are
       [{name, colour, values (null = unknown), dashed}]; a click on a column picks that snapshot. */
   function lineChart(box, opts) {
-    const W = 320, H = 150, L = 40, R = 10, T = 22, B = 30, n = opts.steps.length;
+    const W = 320, H = 160, L = 40, R = 10, T = 34, B = 30, n = opts.steps.length;
     const root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "al-h-chart", role: "img", "aria-label": opts.title });
     const all = opts.lines.flatMap((l) => l.values).filter((v) => v !== null && v !== undefined);
     const lo = opts.min !== undefined ? opts.min : Math.min(...all, 0);
@@ -55,9 +55,9 @@
     }
     opts.lines.filter((l) => l.name).forEach((line, k) => {
       const lx = L + 6 + k * 62;
-      root.append(svg("line", { x1: lx, x2: lx + 12, y1: T + 2, y2: T + 2, stroke: line.colour, "stroke-width": 2,
+      root.append(svg("line", { x1: lx, x2: lx + 12, y1: T - 13, y2: T - 13, stroke: line.colour, "stroke-width": 2,
         "stroke-dasharray": line.dashed ? "4 3" : "" }));
-      root.append(svg("text", { x: lx + 15, y: T + 5, class: "al-h-tick" }, line.name));
+      root.append(svg("text", { x: lx + 15, y: T - 10, class: "al-h-tick" }, line.name));
     });
     // Clicking anywhere in a snapshot's column picks it.
     opts.steps.forEach((s, i) => {
@@ -93,6 +93,8 @@
       this.viewerBox = el("div", "al-h-viewer");
       this.root.append(this.message, this.bar, this.english, this.charts, this.viewerBox);
       this.viewer = new AL.Viewer(this.viewerBox, { sentencePicker: true });
+      // One colour scale for every snapshot: an even spread stays dark, a sharp focus turns bright.
+      this.viewer.state.scale = "fixed";
       this.data = null;
       this.current = 0;
     }
