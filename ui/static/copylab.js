@@ -76,11 +76,11 @@
       this.lossBox = el("div", "al-h-chartbox");
       this.examplesBox = el("div", "al-c-examplebox");
       this.mapBox = el("div", "al-c-mapbox");
-      this.mapTitle = el("div", "al-side-title");
-      this.canvas = el("canvas", "al-canvas al-c-map");
-      this.overview = el("canvas", "al-overview al-c-overview");
+      this.mapTitle = el("div", "al-c-title");
+      this.canvas = el("canvas", "al-c-map");
+      this.overview = el("canvas", "al-c-overview");
       this.overview.addEventListener("click", (e) => this.pickHead(e));
-      this.mapBox.append(this.mapTitle, this.canvas, el("div", "al-side-title", "Every layer and head (click one):"), this.overview);
+      this.mapBox.append(this.mapTitle, this.canvas, el("div", "al-c-title", "Every layer and head (click one):"), this.overview);
       this.body.append(this.lossBox, this.examplesBox, this.mapBox);
       this.root.append(this.status, this.body);
       this.layer = null; this.head = null; // last layer, mean of heads until the user picks

@@ -83,7 +83,7 @@
       this.slider.addEventListener("input", () => this.pick(+this.slider.value));
       this.label = el("div", "al-h-label");
       this.bar.append(el("span", "al-group-label", "Snapshot"), this.slider, this.label);
-      this.english = el("div", "al-english al-h-english");
+      this.english = el("div", "al-h-english");
       this.english.setAttribute("aria-label", "Translation by this snapshot");
       this.charts = el("div", "al-h-charts");
       this.bleuBox = el("div", "al-h-chartbox");
@@ -92,9 +92,7 @@
       this.charts.append(this.bleuBox, this.sharpBox, this.sharpNote);
       this.viewerBox = el("div", "al-h-viewer");
       this.root.append(this.message, this.bar, this.english, this.charts, this.viewerBox);
-      this.viewer = new AL.Viewer(this.viewerBox, { sentencePicker: true });
-      // One colour scale for every snapshot: an even spread stays dark, a sharp focus turns bright.
-      this.viewer.state.scale = "fixed";
+      this.viewer = null; // built with the first snapshot read: until then the page holds one viewer
       this.data = null;
       this.current = 0;
     }
@@ -129,6 +127,11 @@
       this.drawCharts();
       if (ready) {
         this.viewerBox.classList.remove("al-empty");
+        if (!this.viewer) {
+          this.viewer = new AL.Viewer(this.viewerBox, { sentencePicker: true });
+          // One colour scale for every snapshot: an even spread stays dark, a sharp focus turns bright.
+          this.viewer.state.scale = "fixed";
+        }
         this.viewer.show(s.explanation);
       } else {
         this.viewerBox.classList.add("al-empty");
