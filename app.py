@@ -18,6 +18,8 @@ except ImportError:
 import gradio as gr
 
 import ui.api
+import ui.copylab
+import ui.history
 import ui.step
 import ui.translate
 from lens.confidence import TRAINED_ON
@@ -36,6 +38,8 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True) as d
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p></header>", padding=False)
     ui.translate.build(translator)
     ui.step.build(translator)
+    ui.history.build(translator, MODEL_ID)
+    ui.copylab.build()
     ui.api.build(translator)
 
 demo.queue(default_concurrency_limit=2, max_size=64)

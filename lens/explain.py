@@ -146,7 +146,7 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
     config = translator.config
     encoded = [translator.encode_source(s) for s in sentences]
     generated = translator.generate_ids([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
-                                     options.max_new_tokens)
+                                        options.max_new_tokens)
     outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
     inputs = [[config.bos_id] + out[:-1] for out in outputs]  # the decoder reads BOS + all but the last
     src = _padded([ids for ids, _ in encoded], config.pad_id, translator.device)  # (B, S)

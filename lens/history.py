@@ -1,0 +1,104 @@
+"""Time travel over a training run: find its snapshots, keep a few loaded (least recently used
+first out), and say what one snapshot makes of a text: its explanation and how sharp its
+cross-attention is.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from model import Translator
+
+from .explain import DecodingOptions, TextExplanation, explain_text
+from .sharpness import cross_sharpness, uniform_entropy
+from .snapshots import Snapshot, list_snapshots, load_snapshot
+
+
+class LRU:
+    """A dict of at most `size` items that drops the least recently used; safe across threads."""
+
+    def __init__(self, size: int):
+        if size < 1:
+            raise ValueError(f"an LRU cache needs room for at least 1 item, got {size}")
+        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: Hashable, make: Callable[[], object]):
+        """The item under `key`, made (outside the lock) and kept if it is not there."""
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                self.hits += 1
+                return self.items[key]
+            self.misses += 1
+        value = make()  # a slow load must not block readers of other keys
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def snapshot_root(source: str | Path) -> str | Path:
+    """The checkpoint folder or Hub repo whose snapshots to list: a folder that holds `snapshots/`,
+    that `snapshots/` folder itself, or a Hub repo id (anything that is not a local folder)."""
+    folder = Path(str(source))
+    if not folder.is_dir():
+        return str(source)
+    if folder.name == "snapshots" and not (folder / "snapshots").is_dir():
+        return folder.parent
+    return folder
+
+
+def find_snapshots(source: str | Path) -> list[Snapshot]:
+    """The snapshots of a run, by step; [] when it has none (or none can be read yet)."""
+    root = snapshot_root(source)
+    if isinstance(root, Path) and not (root / "snapshots").is_dir():
+        return []
+    return list_snapshots(root)
+
+
+@dataclass
+class SnapshotReading:
+    """What one snapshot makes of a text: its explanation, and per layer the mean entropy (bits)
+    of its cross-attention rows beside the entropy of a row spread evenly over the German."""
+
+    snapshot: Snapshot
+    explanation: TextExplanation
+    sharpness: np.ndarray  # (L,) bits, mean over sentences, heads and rows
+    uniform: float  # bits of an even spread, mean over the same rows
+
+
+class SnapshotLibrary:
+    """The snapshots of one run, loaded lazily; at most `max_loaded` translators are kept in memory."""
+
+    def __init__(self, source: str | Path, max_loaded: int = 3, device: str | None = None):
+        self.source, self.root, self.device = source, snapshot_root(source), device
+        self.loaded = LRU(max_loaded)
+
+    def snapshots(self) -> list[Snapshot]:
+        return find_snapshots(self.source)
+
+    def translator(self, snapshot: Snapshot) -> Translator:
+        key = snapshot.path or snapshot.revision
+        return self.loaded.get(key, lambda: load_snapshot(self.root, snapshot, device=self.device))
+
+    def read(self, snapshot: Snapshot, text: str, options: DecodingOptions) -> SnapshotReading:
+        """Explain `text` with one snapshot and measure its cross-attention sharpness."""
+        result = explain_text(self.translator(snapshot), text, options)
+        crosses = [s.explanation.cross for s in result.sentences]  # each (L, H, T, S)
+        if not crosses:
+            raise ValueError("text must hold at least one German sentence")
+        sharpness = np.mean([cross_sharpness(c) for c in crosses], axis=0)  # (L,)
+        uniform = float(np.mean([uniform_entropy(c.shape[-1]) for c in crosses]))
+        return SnapshotReading(snapshot, result, sharpness, uniform)

@@ -1,0 +1,122 @@
+"""The time-travel view: a slider over the snapshots of a training run. For the user's sentence,
+what each snapshot translates, its attention maps (the same viewer as the translate view), the
+val BLEU curve and the cross-attention sharpness per layer, with the current snapshot marked.
+
+Snapshots come from SNAPSHOTS_DIR (a run or checkpoint folder holding snapshots/, or that folder
+itself) or else from the model's own folder or Hub repo (branches step-NNNNN). The server reads
+every snapshot once per sentence and streams them as they are ready; the slider moves in the
+browser, with no server round trip. At most SNAPSHOT_CACHE snapshots stay loaded (default 3).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import gradio as gr
+
+from lens.explain import DecodingOptions, sentences_of
+from lens.history import LRU, SnapshotLibrary
+from model import Translator
+
+from .assets import HEAD
+from .runtime import gpu
+from .static_files import tags
+from .translate import page_payload
+
+SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
+DEFAULT_SENTENCE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
+MAX_CHARACTERS = 300  # one or two sentences: every snapshot translates them
+NO_SNAPSHOTS = ("This model has no training snapshots yet, so there is nothing to travel through. "
+                "A run started with `python train.py --snapshot-steps auto …` saves them in "
+                "<checkpoint>/snapshots/; point SNAPSHOTS_DIR at such a folder to see one.")
+
+
+def snapshot_source(model_id: str) -> str:
+    return os.environ.get(SOURCE_ENV) or model_id
+
+
+def cache_size() -> int:
+    raw = os.environ.get(CACHE_ENV, "3")
+    if not raw.isdigit() or not 1 <= int(raw) <= 16:
+        raise ValueError(f"{CACHE_ENV} must be a whole number from 1 to 16, got {raw!r}")
+    return int(raw)
+
+
+def entry(snapshot) -> dict:
+    return {"step": snapshot.step, "val_bleu": snapshot.val_bleu, "val_loss": snapshot.val_loss}
+
+
+def catalog(library: SnapshotLibrary) -> dict:
+    """What the view shows before any sentence: the snapshots and their val figures, or why there are none."""
+    try:
+        snapshots = library.snapshots()
+    except (OSError, ValueError) as err:
+        return {"id": time.time_ns(), "message": f"The snapshots of {library.root} could not be read: {err}"[:400]}
+    if not snapshots:
+        return {"id": time.time_ns(), "message": NO_SNAPSHOTS, "source": str(library.root)}
+    return {"id": time.time_ns(), "source": str(library.root), "snapshots": [entry(s) for s in snapshots]}
+
+
+def build(translator: Translator, model_id: str) -> dict:
+    """The view's widgets and events."""
+    library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
+    readings = LRU(64)  # (snapshot, text) -> what the browser draws: a sentence seen before is instant
+
+    @gpu
+    def read(snapshot, text, options):
+        return library.read(snapshot, text, options)
+
+    def drawn(snapshot, text: str, options: DecodingOptions) -> dict:
+        start = time.perf_counter()
+        reading = read(snapshot, text, options)
+        model_config = library.translator(snapshot).config
+        x = page_payload(reading.explanation, model_config, time.perf_counter() - start, translator.device.type)
+        return {**entry(snapshot), "explanation": x, "translation": reading.explanation.translation,
+                "sharpness": [round(float(v), 3) for v in reading.sharpness], "uniform": round(reading.uniform, 3)}
+
+    def run(text: str):
+        """Every snapshot's reading of `text`, streamed one snapshot at a time."""
+        shown = catalog(library)
+        if "snapshots" not in shown:
+            yield shown
+            return
+        if not isinstance(text, str) or not text.strip():
+            yield {**shown, "message": "Type a German sentence above, then press Travel."}
+            return
+        try:
+            sentences, _ = sentences_of(text[:MAX_CHARACTERS])
+            text = " ".join(sentences[:2])
+            # Early snapshots babble until the length limit: a limit near the sentence's own length
+            # keeps their maps (and what is sent) small.
+            limit = min(64, translator.config.max_len, 8 + 3 * len(text.split()))
+            options = DecodingOptions(num_beams=1, max_new_tokens=limit)
+            snapshots = library.snapshots()
+            out = {**shown, "text": text, "snapshots": [entry(s) for s in snapshots], "done": False}
+            for i, snapshot in enumerate(snapshots):
+                key = (snapshot.path or snapshot.revision, text)
+                before = readings.misses
+                out["snapshots"][i] = readings.get(key, lambda: drawn(snapshot, text, options))
+                out["done"] = i == len(snapshots) - 1
+                if out["done"] or readings.misses != before:  # stream what was read; cached ones go along
+                    out["id"] = time.time_ns()
+                    yield out
+        except (ValueError, TypeError, OSError) as err:
+            yield {**shown, "error": str(err)[:300]}
+
+    gr.HTML("<h2 class='al-view-title' id='history-title'>Time travel: watch attention being learned</h2>"
+            "<p class='al-view-intro'>The same sentence, read by the model at moments of its training, "
+            "from its first step to its last. Move the slider: early on, "
+            "attention is spread evenly and the English is nonsense; as training goes on, each English word "
+            "learns where to look.</p>", padding=False)
+    with gr.Row(elem_id="history-input"):
+        text = gr.Textbox(value=DEFAULT_SENTENCE, show_label=False, lines=1, max_lines=2, scale=5, min_width=240,
+                          placeholder="A German sentence", elem_id="history-source")
+        go = gr.Button("Travel", variant="primary", scale=0, min_width=100, elem_id="history-go")
+    view = gr.HTML(value=catalog(library), html_template='<div class="al-mount"></div>', head=HEAD + tags(["history.js"],
+                   ["history.css"]), js_on_load="AttentionLens.mountHistory(element, props, watch);",
+                   apply_default_css=False, elem_id="history", min_height=560)
+    settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+    go.click(run, text, view, **settings)
+    text.submit(run, text, view, **settings)
+    return {"history_source": text, "history": view}
