@@ -18,6 +18,7 @@ except ImportError:
 import gradio as gr
 
 import ui.api
+import ui.heads
 import ui.translate
 from lens.confidence import TRAINED_ON
 from model import Translator
@@ -34,6 +35,7 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True) as d
     gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p></header>", padding=False)
     ui.translate.build(translator)
+    ui.heads.build(translator, MODEL_ID, MODEL_REVISION)
     ui.api.build(translator)
 
 demo.queue(default_concurrency_limit=2, max_size=64)

@@ -1,12 +1,15 @@
-"""The REST / gradio_client API: /translate and /explain, for any German text (paragraphs too)."""
+"""The REST / gradio_client API: /translate and /explain, for any German text (paragraphs too), and
+/ablate: one sentence translated with chosen attention heads switched off."""
 
 from __future__ import annotations
 
 import gradio as gr
 
+from lens.ablate import ablate as ablate_heads
 from lens.explain import explain_text, translate_text
 from model import Translator
 
+from .heads_data import first_sentence, head_mask_from
 from .runtime import decoding_options, friendly_errors, gpu
 
 
@@ -44,5 +47,23 @@ def build(translator: Translator) -> None:
         return {**sentences[0], "translation": result.translation, "sentences": sentences,
                 "left_out": result.left_out}
 
+    @gpu
+    def run_ablate(sentence, mask, options):
+        return ablate_heads(translator, sentence, mask, **options.to_dict())
+
+    @friendly_errors
+    def ablate(text: str, heads: list | dict | str = "[]", decoding: str = "beam search", num_beams: int = 4,
+               length_penalty: float = 1.0, max_length: int = 128) -> dict:
+        """One German sentence translated with every head on and with `heads` switched off.
+        heads: a list like ["cross:2:1", "encoder:1:*"] (kind:layer:head, counted from 1 as on the page,
+        '*' for all; kind encoder, decoder or cross), or a head mask {"encoder": [[1, 0, ...], ...],
+        "decoder": ..., "cross": ...} with 1 = on, 0 = off; either may be sent as JSON text. Returns both
+        translations, the changed words, the heads switched off (0-based) and the ablated model's maps."""
+        options = checked(text, decoding, num_beams, length_penalty, max_length)
+        sentence, left_out = first_sentence(text)
+        mask = head_mask_from(heads, translator.config)
+        return {**run_ablate(sentence, mask, options).to_dict(), "left_out": left_out}
+
     gr.api(translate, api_name="translate")
     gr.api(explain, api_name="explain")
+    gr.api(ablate, api_name="ablate")
