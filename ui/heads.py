@@ -82,7 +82,7 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
                            apply_default_css=False, elem_id="headlab-controls")
         with gr.Row(elem_id="headlab-actions"):
             apply = gr.Button("Translate with these heads", variant="primary", elem_id="headlab-apply", scale=0,
-                              min_width=220)
+                              min_width=280)
             mask = gr.Textbox(value="[]", visible="hidden", elem_id="headlab-mask")
         result = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
                          js_on_load="AttentionLens.mountHeadResult(element, props, watch);",
@@ -90,9 +90,9 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
         gr.HTML(ATTRIBUTION_INTRO, padding=False)
         with gr.Row(elem_id="headlab-attr-actions"):
             method = gr.Radio(list(METHODS), value=next(iter(METHODS)), show_label=False, container=False,
-                              elem_id="headlab-method", scale=0, min_width=300)
+                              elem_id="headlab-method", scale=0, min_width=460)
             attribute = gr.Button("Compare attention with attribution", elem_id="headlab-attribute", scale=0,
-                                  min_width=260)
+                                  min_width=300)
         attribution = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
                               js_on_load="AttentionLens.mountAttribution(element, props, watch);",
                               apply_default_css=False, elem_id="headlab-attribution", min_height=200)

@@ -103,7 +103,7 @@
     format(v) {
       if (this.metric === "agreement") return Math.round(v * 100) + "%";
       if (this.metric === "bleu") return (v > 0 ? "\u2212" : "+") + Math.abs(v).toFixed(1);
-      return (v >= 0 ? "+" : "\u2212") + Math.abs(v).toFixed(2);
+      return (v >= 0 ? "+" : "\u2212") + Math.abs(v).toFixed(this.metric === "loss" ? 3 : 2);
     }
 
     draw() {
@@ -113,7 +113,7 @@
         const box = el("div", "hl-grid"), values = this.values(kind);
         box.appendChild(el("div", "hl-grid-title", KIND_NAMES[kind]));
         const table = el("div", "hl-table");
-        table.style.gridTemplateColumns = "auto repeat(" + H + ", minmax(34px, 1fr))";
+        table.style.gridTemplateColumns = "auto repeat(" + H + ", minmax(44px, 1fr))";
         table.appendChild(el("span", "hl-corner", ""));
         for (let h = 0; h < H; h++) table.appendChild(el("span", "hl-col", "H" + (h + 1)));
         this.off[kind].forEach((row, layer) => {
@@ -214,7 +214,7 @@
       this.root.dataset.off = x.switched_off.map(([k, l, h]) => k + ":" + (l + 1) + ":" + (h + 1)).join(" ");
       this.message.textContent = n === 0 ? "Every head on: both sides are the model as trained."
         : !x.changed ? "No change: with " + n + " head" + (n > 1 ? "s" : "") + " off the model writes exactly the same " +
-          "English. It did not need " + (n > 1 ? "them" : "it") + " for this sentence (the maps below still differ)."
+          "English. It did not need " + (n > 1 ? "them" : "it") + " for this sentence."
         : "Changed: " + d.original_changed.filter(Boolean).length + " word(s) of the original were dropped or replaced, " +
           d.ablated_changed.filter(Boolean).length + " are new.";
       const left = el("div", "hl-side hl-original"), right = el("div", "hl-side hl-ablated");
