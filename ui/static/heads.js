@@ -191,11 +191,11 @@
       element.appendChild(this.root);
       this.message = el("div", "hl-message", "Switch some heads off above, then press \u201cTranslate with these heads\u201d.");
       this.compare = el("div", "hl-compare");
-      this.status = el("div", "al-status");
+      this.status = el("div", "hl-status");
       this.mapsTitle = el("div", "hl-maps-title");
       this.viewerBox = el("div", "hl-viewer");
       this.root.append(this.message, this.compare, this.status, this.mapsTitle, this.viewerBox);
-      this.viewer = new AL.Viewer(this.viewerBox, { sentencePicker: false });
+      this.viewer = null; // made with the first answer: until then the page has one viewer only
     }
 
     show(x) {
@@ -226,6 +226,7 @@
         "beam search, 4 beams \u00b7 " + x.ms.original + " ms all on, " + x.ms.ablated + " ms with heads off (translation + maps)";
       this.mapsTitle.textContent = "The maps of the model with these heads off. A switched-off head still computes its " +
         "pattern (shown), but its output is dropped before the mix, so later layers never see it.";
+      this.viewer = this.viewer || new AL.Viewer(this.viewerBox, { sentencePicker: false });
       this.viewer.show(x.explanation);
     }
   }
