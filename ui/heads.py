@@ -20,7 +20,7 @@ from .assets import HEAD, _url
 from .heads_data import ablation_payload, attribution_payload, head_mask_from, importance_payload, load_importance
 from .runtime import gpu
 
-EXAMPLE = "Ein brauner Hund rennt dem schwarzen Hund hinterher."  # Multi30k val
+EXAMPLE = "Eine Frau spielt ein Lied auf ihrem Cello."  # Multi30k val
 LAB_HEAD = "\n".join([HEAD, f'<link rel="stylesheet" href="{_url("heads.css")}">']
                      + [f'<script src="{_url(name)}"></script>' for name in ("heads.js", "attribution.js")])
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.

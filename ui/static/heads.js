@@ -175,6 +175,8 @@
     if (root) root.classList.add("hl-busy");
   };
 
+  const count = (flags, noun) => { const n = flags.filter(Boolean).length; return n + " " + noun + (n === 1 ? "" : "s"); };
+
   function markedWords(words, changed, cls) {
     const p = el("p", "hl-words");
     words.forEach((w, i) => {
@@ -215,8 +217,8 @@
       this.message.textContent = n === 0 ? "Every head on: both sides are the model as trained."
         : !x.changed ? "No change: with " + n + " head" + (n > 1 ? "s" : "") + " off the model writes exactly the same " +
           "English. It did not need " + (n > 1 ? "them" : "it") + " for this sentence."
-        : "Changed: " + d.original_changed.filter(Boolean).length + " word(s) of the original were dropped or replaced, " +
-          d.ablated_changed.filter(Boolean).length + " are new.";
+        : "Changed: " + count(d.ablated_changed, "new word") + " (green), " + count(d.original_changed, "word") +
+          " of the original dropped or replaced (red).";
       const left = el("div", "hl-side hl-original"), right = el("div", "hl-side hl-ablated");
       left.append(el("div", "hl-side-title", "All heads on"), markedWords(d.original_words, d.original_changed, "hl-gone"));
       right.append(el("div", "hl-side-title", n + " head" + (n === 1 ? "" : "s") + " off"),
