@@ -20,6 +20,7 @@ import gradio as gr
 import ui.api
 import ui.copylab
 import ui.history
+import ui.heads
 import ui.step
 import ui.translate
 from lens.confidence import TRAINED_ON
@@ -38,6 +39,7 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True) as d
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p></header>", padding=False)
     ui.translate.build(translator)
     ui.step.build(translator)
+    ui.heads.build(translator, MODEL_ID, MODEL_REVISION)
     ui.history.build(translator, MODEL_ID)
     ui.copylab.build()
     ui.api.build(translator)

@@ -1,7 +1,9 @@
-"""The REST / gradio_client API: /translate, /explain (any German text, paragraphs too) and /trace.
+"""The REST / gradio_client API: /translate, /explain (any German text, paragraphs too), /trace and
+/ablate.
 
 A `prefix` (English text) forces the start of the translation of one sentence; decoding goes on
-freely after it. /trace returns how one sentence was decoded, step by step (lens/trace.py).
+freely after it. /trace returns how one sentence was decoded, step by step (lens/trace.py); /ablate
+translates one sentence with chosen attention heads switched off (lens/ablate.py).
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ import math
 
 import gradio as gr
 
+from lens.ablate import ablate as ablate_heads
 from lens.explain import explain_text, sentences_of, translate_text
 from lens.trace import trace
 from model import Translator
 
+from .heads_data import first_sentence, head_mask_from
 from .runtime import decoding_options, friendly_errors, gpu
 from .step import one_sentence
 
@@ -107,6 +111,24 @@ def build(translator: Translator) -> None:
         options = checked(text, decoding, num_beams, length_penalty, max_length)
         return run_trace(one_sentence(text), options, checked_top_k(top_k), checked_prefix(prefix))
 
+    @gpu
+    def run_ablate(sentence, mask, options):
+        return ablate_heads(translator, sentence, mask, **options.to_dict())
+
+    @friendly_errors
+    def ablate(text: str, heads: list | dict | str = "[]", decoding: str = "beam search", num_beams: int = 4,
+               length_penalty: float = 1.0, max_length: int = 128) -> dict:
+        """One German sentence translated with every head on and with `heads` switched off.
+        heads: a list like ["cross:2:1", "encoder:1:*"] (kind:layer:head, counted from 1 as on the page,
+        '*' for all; kind encoder, decoder or cross), or a head mask {"encoder": [[1, 0, ...], ...],
+        "decoder": ..., "cross": ...} with 1 = on, 0 = off; either may be sent as JSON text. Returns both
+        translations, the changed words, the heads switched off (0-based) and the ablated model's maps."""
+        options = checked(text, decoding, num_beams, length_penalty, max_length)
+        sentence, left_out = first_sentence(text)
+        mask = head_mask_from(heads, translator.config)
+        return {**run_ablate(sentence, mask, options).to_dict(), "left_out": left_out}
+
     gr.api(translate, api_name="translate")
     gr.api(explain, api_name="explain")
     gr.api(trace_sentence, api_name="trace")
+    gr.api(ablate, api_name="ablate")

@@ -1,0 +1,104 @@
+"""The head lab view: switch attention heads off and see what changes; attribution beside attention.
+
+The browser draws the layer x head grids (coloured by the measured importance of each head, from
+head_importance.json beside the checkpoint) and keeps which heads are off; "Translate with these
+heads" sends that mask, and the answer (both translations, the changed words, the ablated model's
+maps) is drawn by the same viewer as the translate view. "Compare with attribution" sends the
+sentence and draws its cross-attention and attribution maps on the same word axes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import gradio as gr
+
+from lens.explain import DecodingOptions
+from model import Translator
+
+from .assets import HEAD, _url
+from .heads_data import ablation_payload, attribution_payload, head_mask_from, importance_payload, load_importance
+from .runtime import gpu
+
+EXAMPLE = "Eine Frau spielt ein Lied auf ihrem Cello."  # Multi30k val
+LAB_HEAD = "\n".join([HEAD, f'<link rel="stylesheet" href="{_url("heads.css")}">']
+                     + [f'<script src="{_url(name)}"></script>' for name in ("heads.js", "attribution.js")])
+# The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.
+MASK_JS = ("(text, mask) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-result');"
+           " return [text, AL.headLab ? AL.headLab.maskJSON() : mask]; }")
+ATTRIBUTION_JS = ("(...args) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-attribution');"
+                  " return args; }")
+METHODS = {"integrated gradients (32 steps)": ("integrated_gradients", 32), "input × gradient (fast)": ("input_x_gradient", 1)}
+
+INTRO = """<div class="hl-intro"><h2>Head lab</h2>
+<p>Each attention layer has several <b>heads</b>: small attention patterns computed side by side. Their outputs
+are joined and mixed by one matrix (the output projection, W<sub>O</sub>). <b>Switching a head off</b> sets its
+output to zero just before that mix, so the layer goes on with the other heads only. Nothing is retrained: this
+is the trained model with a part taken out. If the translation barely changes, the model did not need that head
+for this sentence; if it falls apart, the head carried something the others could not make up for.</p></div>"""
+
+ATTRIBUTION_INTRO = """<div class="hl-intro"><h3>Attention is not proof: attribution beside it</h3>
+<p>A bright attention cell says where a head <i>looked</i>, not what the output <i>depended on</i>: later layers
+can ignore what a head found, and several heads can carry the same thing. <b>Attribution</b> asks the model
+directly: for each English word, how much does its probability change with each German word? <b>Integrated
+gradients</b> slides each German word's embedding from zero (the baseline: only its position is left) to its real
+value in 32 steps and adds up the gradients along the way; <b>input × gradient</b> takes one gradient at the
+real value (faster, noisier). Where the two maps agree, the attention is a fair picture of what was used.</p></div>"""
+
+
+def build(translator: Translator, model_id: str | None = None, revision: str | None = None) -> dict:
+    """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read."""
+    config = translator.config
+    options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
+    importance = importance_payload(load_importance(model_id, revision) if model_id else None, config)
+
+    @gpu
+    def ablated(text, mask):
+        return ablation_payload(translator, text, mask, options)
+
+    @gpu
+    def attributed(text, method, steps):
+        return attribution_payload(translator, text, method, steps, options)
+
+    def run_ablation(text: str, mask_json: str) -> dict:
+        """The page's handler: both translations and the ablated maps, or an error in words."""
+        try:
+            return ablated(text, head_mask_from(mask_json or "[]", config))
+        except (ValueError, TypeError) as err:
+            return {"id": time.time_ns(), "error": str(err)[:300]}
+
+    def run_attribution(text: str, method: str) -> dict:
+        try:
+            return attributed(text, *METHODS.get(method, (method, 32)))
+        except (ValueError, TypeError) as err:
+            return {"id": time.time_ns(), "error": str(err)[:300]}
+
+    with gr.Column(elem_id="headlab"):
+        gr.HTML(INTRO, padding=False)
+        source = gr.Textbox(value=EXAMPLE, label="German sentence (the lab takes one)", lines=1, max_lines=3,
+                            elem_id="headlab-source")
+        controls = gr.HTML(value=importance, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
+                           js_on_load="AttentionLens.mountHeadControls(element, props, watch);",
+                           apply_default_css=False, elem_id="headlab-controls")
+        with gr.Row(elem_id="headlab-actions"):
+            apply = gr.Button("Translate with these heads", variant="primary", elem_id="headlab-apply", scale=0,
+                              min_width=280)
+            mask = gr.Textbox(value="[]", visible="hidden", elem_id="headlab-mask")
+        result = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
+                         js_on_load="AttentionLens.mountHeadResult(element, props, watch);",
+                         apply_default_css=False, elem_id="headlab-result", min_height=200)
+        gr.HTML(ATTRIBUTION_INTRO, padding=False)
+        with gr.Row(elem_id="headlab-attr-actions"):
+            method = gr.Radio(list(METHODS), value=next(iter(METHODS)), show_label=False, container=False,
+                              elem_id="headlab-method", scale=0, min_width=460)
+            attribute = gr.Button("Compare attention with attribution", elem_id="headlab-attribute", scale=0,
+                                  min_width=300)
+        attribution = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
+                              js_on_load="AttentionLens.mountAttribution(element, props, watch);",
+                              apply_default_css=False, elem_id="headlab-attribution", min_height=200)
+
+    settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+    apply.click(run_ablation, [source, mask], result, js=MASK_JS, **settings)
+    source.submit(run_ablation, [source, mask], result, js=MASK_JS, **settings)
+    attribute.click(run_attribution, [source, method], attribution, js=ATTRIBUTION_JS, **settings)
+    return {"source": source, "controls": controls, "mask": mask, "result": result, "attribution": attribution}
