@@ -1,9 +1,15 @@
 """Translator: text in, text and maps out, with bad input handled."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from model import Translator
+from tests.corpus import DATA_DIR, needs_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +59,19 @@ def test_non_text_input_is_a_clear_error(translator):
         translator.translate(["ok", 5])
     with pytest.raises(TypeError, match="expected text"):
         translator.explain(None)
+
+
+@needs_corpus
+def test_shipped_checkpoint_reproduces_its_committed_test_hypotheses():
+    """The shipped weights, loaded through every check, still translate exactly as when they were
+    scored: the first test sentences against checkpoints/de-en/test_hypotheses.txt."""
+    import data
+
+    folder = ROOT / "checkpoints" / "de-en"
+    decoding = json.loads((folder / "results.json").read_text())["results"]["decoding"]
+    expected = (folder / "test_hypotheses.txt").read_text(encoding="utf-8").splitlines()[:24]
+    test = data.load_split(DATA_DIR, "test_2016_flickr")
+    translator = Translator.from_pretrained(folder, device="cpu")
+    got = translator.translate(test.src[:24], num_beams=decoding["num_beams"],
+                               length_penalty=decoding["length_penalty"])
+    assert len(expected) == 24 and got == expected
