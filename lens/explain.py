@@ -145,7 +145,7 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
         return []
     config = translator.config
     encoded = [translator.encode_source(s) for s in sentences]
-    generated = translator._generate([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
+    generated = translator.generate_ids([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
                                      options.max_new_tokens)
     outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
     inputs = [[config.bos_id] + out[:-1] for out in outputs]  # the decoder reads BOS + all but the last

@@ -1,0 +1,110 @@
+"""Limits that keep a public Space bounded: where it listens, what it accepts, what it keeps per user.
+
+Gradio keeps a SessionState for every session it has seen (each API call opens one) until 10,000
+exist, and each holds the last value of every output it was sent, for deep links (a long text's
+maps are tens of MB). We use no deep links, so sessions idle past SESSION_IDLE_S are dropped
+(State values through their delete_callback first), large values kept for deep links are let go
+after each sweep, and at most SESSION_CAPACITY sessions are kept at all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping
+
+import gradio as gr
+
+QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
+CONCURRENCY = 2  # model calls at once (2 CPU cores on the free tier; one GPU on ZeroGPU)
+SESSION_CAPACITY = 200  # sessions Gradio keeps at most (its default is 10,000)
+SESSION_IDLE_S = 15 * 60  # a session unused this long is dropped; the page starts a fresh one
+STATE_TTL_S = SESSION_IDLE_S  # time_to_live for any gr.State a view adds
+MAX_FILE_SIZE = "1mb"  # no view takes uploads; anything sent as a file is refused past this
+SWEEP_EVERY_S = 10.0
+KEPT_VALUE_BYTES = 4_096  # outputs kept for deep links larger than this are let go
+
+
+def server_name(env: Mapping[str, str] = os.environ) -> str:
+    """127.0.0.1 on a developer's machine; all interfaces only where a Space or GRADIO_SERVER_NAME asks."""
+    if env.get("GRADIO_SERVER_NAME"):
+        return env["GRADIO_SERVER_NAME"]
+    return "0.0.0.0" if env.get("SPACE_ID") else "127.0.0.1"
+
+
+def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
+    """The keyword arguments of demo.launch() that bound what the public can make the server do."""
+    return {"server_name": server_name(env), "server_port": int(env.get("GRADIO_SERVER_PORT", 7860)),
+            "max_file_size": MAX_FILE_SIZE, "state_session_capacity": SESSION_CAPACITY,
+            "show_error": True}
+
+
+def _size(value) -> int:
+    """A cheap upper-ish estimate of a kept value's size (strings and nested containers)."""
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_size(v) + len(str(k)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(_size(v) for v in value) + 8 * len(value)
+    return sys.getsizeof(value)
+
+
+def sweep_sessions(demo: gr.Blocks, idle_s: float = SESSION_IDLE_S, now: float | None = None) -> int:
+    """Drop sessions idle longer than `idle_s` and large values kept for deep links; return sessions dropped."""
+    holder = getattr(demo, "state_holder", None)
+    if holder is None:  # not launched yet
+        return 0
+    now = time.time() if now is None else now
+    dropped = 0
+    for session_id in list(holder.session_data):
+        last_used = holder.time_last_used.get(session_id)
+        if last_used is None or now - last_used.timestamp() > idle_s:
+            holder.delete_state(session_id)  # runs the delete_callback of its gr.State values
+            with holder.lock:
+                holder.session_data.pop(session_id, None)
+                holder.time_last_used.pop(session_id, None)
+            dropped += 1
+            continue
+        session = holder.session_data.get(session_id)
+        for config in list(getattr(session, "config_values", {}).values()) if session else []:
+            props = config.get("props") if isinstance(config, dict) else None
+            if props and _size(props.get("value")) > KEPT_VALUE_BYTES:
+                props["value"] = None  # only deep links read it; the browser already has it
+    return dropped
+
+
+def start_sweeper(demo: gr.Blocks, every_s: float = SWEEP_EVERY_S, idle_s: float = SESSION_IDLE_S) -> threading.Thread:
+    """Sweep sessions every `every_s` seconds in a daemon thread for as long as the process lives."""
+
+    def loop():
+        while True:
+            time.sleep(every_s)
+            try:
+                sweep_sessions(demo, idle_s)
+            except Exception as err:  # a sweep must never take the server down
+                print(f"session sweep failed: {type(err).__name__}: {err}", file=sys.stderr)
+
+    thread = threading.Thread(target=loop, name="session-sweeper", daemon=True)
+    thread.start()
+    return thread
+
+
+BUSY_MESSAGE = "The Space is busy ({waiting} requests are waiting): try again in a moment."
+
+
+def friendly_queue_full(demo: gr.Blocks) -> None:
+    """Past QUEUE_SIZE, raw clients get words instead of Gradio's 'Queue is full. Max size is ...'.
+    (The page itself shows Gradio's 'This application is currently busy. Please try again.')"""
+    queue = demo._queue
+    push = queue.push
+
+    async def push_or_busy(body, request, username):
+        success, detail, status = await push(body=body, request=request, username=username)
+        if status == "queue_full":
+            detail = BUSY_MESSAGE.format(waiting=len(queue))
+        return success, detail, status
+
+    queue.push = push_or_busy
