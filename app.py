@@ -22,9 +22,9 @@ import torch
 
 import ui.api
 import ui.translate
-from ui import guard
 from lens.confidence import TRAINED_ON
 from model import Translator
+from ui import guard
 from ui.assets import PAGE_CSS
 
 MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en")
@@ -47,6 +47,7 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
 
 demo.queue(default_concurrency_limit=guard.CONCURRENCY, max_size=guard.QUEUE_SIZE)
 guard.friendly_queue_full(demo)
+guard.name_missing_arguments(demo)
 
 if __name__ == "__main__":
     guard.start_sweeper(demo)

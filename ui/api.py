@@ -40,7 +40,7 @@ def build(translator: Translator) -> None:
             decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
             num_beams: beams for beam search, a whole number from 1 to 8 (ignored by greedy).
             length_penalty: 0 to 3; above 1 favours longer translations (beam search only).
-            max_length: most subword pieces per translated sentence, 1 to the model's max_len (256).
+            max_length: most subword pieces per translated sentence, 1 to the model's max_len (256 here).
         Returns:
             The English translation, the sentences joined by spaces.
         """
@@ -57,7 +57,7 @@ def build(translator: Translator) -> None:
             decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
             num_beams: beams for beam search, a whole number from 1 to 8 (ignored by greedy).
             length_penalty: 0 to 3; above 1 favours longer translations (beam search only).
-            max_length: most subword pieces per translated sentence, 1 to the model's max_len (256).
+            max_length: most subword pieces per translated sentence, 1 to the model's max_len (256 here).
         Returns:
             A dict: translation; sentences, one per German sentence, each with source, translation, source_tokens,
             target_tokens, decoder_input_tokens, target_probs and the maps encoder, decoder, cross as nested lists

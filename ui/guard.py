@@ -9,6 +9,7 @@ after each sweep, and at most SESSION_CAPACITY sessions are kept at all.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import threading
@@ -16,6 +17,9 @@ import time
 from collections.abc import Mapping
 
 import gradio as gr
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from gradio.route_utils import FnIndexInferError
 
 QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
 CONCURRENCY = 2  # model calls at once (2 CPU cores on the free tier; one GPU on ZeroGPU)
@@ -38,7 +42,14 @@ def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
     """The keyword arguments of demo.launch() that bound what the public can make the server do."""
     return {"server_name": server_name(env), "server_port": int(env.get("GRADIO_SERVER_PORT", 7860)),
             "max_file_size": MAX_FILE_SIZE, "state_session_capacity": SESSION_CAPACITY,
-            "show_error": True}
+            "app_kwargs": {"exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint}}}
+
+
+async def _no_such_endpoint(request: Request, err: Exception) -> JSONResponse:
+    """A call naming an endpoint or fn_index that does not exist: 404 in words (Gradio answers 500)."""
+    what = request.url.path.rsplit("/", 1)[-1] if isinstance(err, FnIndexInferError) else f"fn_index {err}"
+    return JSONResponse({"detail": f"{what} names no endpoint of this app; the endpoints are listed at "
+                                   "/gradio_api/info (e.g. /gradio_api/call/translate)"}, status_code=404)
 
 
 def _size(value) -> int:
@@ -92,19 +103,43 @@ def start_sweeper(demo: gr.Blocks, every_s: float = SWEEP_EVERY_S, idle_s: float
     return thread
 
 
-BUSY_MESSAGE = "The Space is busy ({waiting} requests are waiting): try again in a moment."
+BUSY_MESSAGE = "The Space is busy ({waiting} waiting): try again in a moment."
 
 
 def friendly_queue_full(demo: gr.Blocks) -> None:
-    """Past QUEUE_SIZE, raw clients get words instead of Gradio's 'Queue is full. Max size is ...'.
-    (The page itself shows Gradio's 'This application is currently busy. Please try again.')"""
+    """Past QUEUE_SIZE, raw clients get words instead of Gradio's 'Queue is full. Max size is ...'
+    (the page shows Gradio's own 'This application is currently busy. Please try again.'), and an
+    unknown fn_index a 400 that says so instead of a 500."""
     queue = demo._queue
     push = queue.push
 
     async def push_or_busy(body, request, username):
+        if body.fn_index is not None and body.fn_index not in demo.fns:
+            return False, f"fn_index {body.fn_index} names no endpoint of this app (see /gradio_api/info)", "error"
         success, detail, status = await push(body=body, request=request, username=username)
         if status == "queue_full":
             detail = BUSY_MESSAGE.format(waiting=len(queue))
         return success, detail, status
 
     queue.push = push_or_busy
+
+
+def name_missing_arguments(demo: gr.Blocks) -> None:
+    """A call with too few values gets the missing parameters' defaults, or a message naming the first
+    missing one (Gradio would answer `{"error": null}`)."""
+    validate = demo.validate_inputs
+
+    def validate_inputs(block_fn, inputs):
+        wanted = len(block_fn.inputs)
+        if isinstance(inputs, list) and len(inputs) < wanted:
+            params = [p for p in inspect.signature(block_fn.fn).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:wanted]
+            if len(params) == wanted:
+                for param in params[len(inputs):]:
+                    if param.default is inspect.Parameter.empty:
+                        raise gr.Error(f"{param.name} is missing: {block_fn.name} takes {wanted} values "
+                                       f"({', '.join(p.name for p in params)}), got {len(inputs)}", print_exception=False)
+                    inputs.append(param.default)
+        validate(block_fn, inputs)
+
+    demo.validate_inputs = validate_inputs

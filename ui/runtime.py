@@ -121,8 +121,8 @@ def friendly_errors(fn):
             return fn(*args, **kwargs)
         except gr.Error:
             raise
-        except (ValueError, TypeError) as err:
-            raise gr.Error(str(err)[:300]) from err
+        except (ValueError, TypeError) as err:  # the user's mistake: said to them, not logged as a crash
+            raise gr.Error(str(err)[:300], print_exception=False) from err
         except Exception as err:
             raise gr.Error(f"Sorry, that did not work ({type(err).__name__}: {str(err)[:200]})") from err
 
