@@ -59,11 +59,11 @@ def gpu(fn: Callable | None = None, *, duration: int = 60) -> Callable:
         token = _ON_GPU.set(True)
         try:
             result = fn(*args, **kwargs)
+            check_host_only(result, fn.__qualname__)
         except (ValueError, TypeError) as err:
             return Refusal(type(err).__name__, str(err))
         finally:
             _ON_GPU.reset(token)
-        check_host_only(result, fn.__qualname__)
         return result
 
     functools.update_wrapper(task, fn)
