@@ -51,4 +51,4 @@ guard.name_missing_arguments(demo)
 
 if __name__ == "__main__":
     guard.start_sweeper(demo)
-    demo.launch(mcp_server=True, theme=THEME, css_paths=[PAGE_CSS], **guard.launch_settings())
+    demo.launch(theme=THEME, css_paths=[PAGE_CSS], **guard.launch_settings())  # mcp_server=True with gradio[mcp]

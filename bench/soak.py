@@ -30,7 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHORT = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im hohen Gras.", "Eine Frau spielt ein Lied auf ihrem Cello.",
-         "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", "Ein brauner Hund rennt dem schwarzen Hund hinterher."]
+         "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
+         "Ein brauner Hund rennt dem schwarzen Hund hinterher."]
 LONG = " ".join(SHORT * 3)  # 15 sentences, ~750 characters: many maps per request
 MIX = [("api_translate", 0.35), ("api_explain", 0.2), ("page", 0.3), ("page_long", 0.05), ("refused", 0.1)]
 
@@ -157,7 +158,8 @@ def main() -> None:
         outcomes: dict[str, dict[str, int]] = {}
         start = time.perf_counter()
         with ThreadPoolExecutor(args.clients) as pool:
-            futures = [(kind, pool.submit(one_request, url, kind, page, random.Random(i))) for i, kind in enumerate(kinds)]
+            futures = [(kind, pool.submit(one_request, url, kind, page, random.Random(i)))
+                       for i, kind in enumerate(kinds)]
             for kind, future in futures:
                 outcome = future.result()
                 outcomes.setdefault(kind, {}).setdefault(outcome, 0)

@@ -25,7 +25,7 @@ def with_session(url: str, work):
     from mcp import ClientSession
     from mcp.client import streamable_http
 
-    # mcp >= 1.24 names it streamable_http_client; older releases streamablehttp_client
+    # newer mcp releases name it streamable_http_client, older ones streamablehttp_client
     connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
 
     async def main():

@@ -9,6 +9,7 @@ after each sweep, and at most SESSION_CAPACITY sessions are kept at all.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import os
 import sys
@@ -39,8 +40,10 @@ def server_name(env: Mapping[str, str] = os.environ) -> str:
 
 
 def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
-    """The keyword arguments of demo.launch() that bound what the public can make the server do."""
+    """The keyword arguments of demo.launch(): where it listens, what it accepts, the MCP server
+    (when Gradio's mcp extra is installed, as requirements.txt asks)."""
     return {"server_name": server_name(env), "server_port": int(env.get("GRADIO_SERVER_PORT", 7860)),
+            "mcp_server": importlib.util.find_spec("mcp") is not None,
             "max_file_size": MAX_FILE_SIZE, "state_session_capacity": SESSION_CAPACITY,
             "app_kwargs": {"exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint}}}
 
@@ -137,8 +140,9 @@ def name_missing_arguments(demo: gr.Blocks) -> None:
             if len(params) == wanted:
                 for param in params[len(inputs):]:
                     if param.default is inspect.Parameter.empty:
-                        raise gr.Error(f"{param.name} is missing: {block_fn.name} takes {wanted} values "
-                                       f"({', '.join(p.name for p in params)}), got {len(inputs)}", print_exception=False)
+                        names = ", ".join(p.name for p in params)
+                        raise gr.Error(f"{param.name} is missing: {block_fn.name} takes {wanted} values ({names}), "
+                                       f"got {len(inputs)}", print_exception=False)
                     inputs.append(param.default)
         validate(block_fn, inputs)
 
