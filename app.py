@@ -27,6 +27,7 @@ from model import Translator
 from ui import guard
 from ui.assets import PAGE_CSS
 
+guard.limit_malloc_arenas()
 MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en")
 MODEL_REVISION = os.environ.get("MODEL_REVISION") or None
 
