@@ -3,6 +3,8 @@
 Run locally with `python app.py` (port 7860); on Hugging Face Spaces this file is the entry point.
 The model comes from the Hub repo named by MODEL_ID (and MODEL_REVISION), else checkpoints/de-en.
 The page is assembled from the views in ui/; each view builds its own widgets.
+Listens on 127.0.0.1 unless SPACE_ID or GRADIO_SERVER_NAME asks for more (ui/guard.py); the API
+endpoints are also MCP tools at /gradio_api/mcp/.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-try:  # ZeroGPU wants `spaces` imported before torch
+try:  # ZeroGPU: `spaces` must come before torch, which it patches to defer CUDA until a GPU is attached
     import spaces  # noqa: F401
 except ImportError:
     pass
 
 import gradio as gr
+import torch
 
 import ui.api
 import ui.copylab
@@ -25,16 +28,23 @@ import ui.step
 import ui.translate
 from lens.confidence import TRAINED_ON
 from model import Translator
+from ui import guard
 from ui.assets import PAGE_CSS
 
+guard.limit_malloc_arenas()
 MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en")
 MODEL_REVISION = os.environ.get("MODEL_REVISION") or None
 
-translator = Translator.from_pretrained(MODEL_ID, revision=MODEL_REVISION)
+# Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
+# is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.
+translator = Translator.from_pretrained(MODEL_ID, revision=MODEL_REVISION, device="cpu")
+if torch.cuda.is_available():
+    translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
-with gr.Blocks(title="Attention Lens: German → English", fill_width=True) as demo:
+# delete_cache: any file a view ever writes is swept within the hour (none does today).
+with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
     gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p></header>", padding=False)
     ui.translate.build(translator)
@@ -44,8 +54,10 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True) as d
     ui.copylab.build()
     ui.api.build(translator)
 
-demo.queue(default_concurrency_limit=2, max_size=64)
+demo.queue(default_concurrency_limit=guard.CONCURRENCY, max_size=guard.QUEUE_SIZE)
+guard.friendly_queue_full(demo)
+guard.name_missing_arguments(demo)
 
 if __name__ == "__main__":
-    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
-                server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), theme=THEME, css_paths=[PAGE_CSS])
+    guard.start_sweeper(demo)
+    demo.launch(theme=THEME, css_paths=[PAGE_CSS], **guard.launch_settings())  # mcp_server=True with gradio[mcp]

@@ -32,7 +32,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_frequency:
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
     check_special_tokens(tokenizer)
-    return tokenizer
+    return text_only(tokenizer)
 
 
 def load_tokenizer(path: str | Path) -> Tokenizer:
@@ -47,6 +47,13 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
             raise FileNotFoundError(f"{path} does not exist") from None
         raise ValueError(f"{path} is not a readable tokenizer.json: {err}") from None
     check_special_tokens(tokenizer, path)
+    return text_only(tokenizer)
+
+
+def text_only(tokenizer: Tokenizer) -> Tokenizer:
+    """Encode a typed "<pad>" or "</s>" as the characters it is, never as a control token: only
+    code adds <s>, </s> and <pad> (by id). Not saved in tokenizer.json, so set on every load."""
+    tokenizer.encode_special_tokens = True
     return tokenizer
 
 

@@ -5,4 +5,12 @@ being built (app.py calls it) and wires them to lens/ functions. A view that dra
 one explanation (see ui.translate.page_payload / viz.sentence_payload) to a gr.HTML made by
 ui.assets.viewer_component(mount=...), and the browser draws it with ui/static/ (no server
 round trip when the user switches kind, layer, head, view or token).
+
+Running the model (ZeroGPU rules, ui/runtime.py): wrap exactly the function that runs the model
+in `@gpu(duration=S)` from ui.runtime, S the seconds it may hold a GPU (translate 20, explain 30;
+keep each under ui.runtime.MAX_GPU_SECONDS). Check the user's input before calling it
+(ui.runtime.checked_text, decoding_options: a ValueError naming the argument); return numpy
+arrays and Python values only, never a torch tensor (gpu() refuses one). A ValueError/TypeError
+raised inside still reaches the user with its message. Keep nothing large per user: a gr.State
+gets time_to_live=ui.guard.STATE_TTL_S (and a delete_callback if it holds anything to release).
 """

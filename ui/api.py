@@ -1,14 +1,17 @@
-"""The REST / gradio_client API: /translate, /explain (any German text, paragraphs too), /trace and
-/ablate.
+"""The REST / gradio_client / MCP API: /translate, /explain (any German text, paragraphs too), /trace
+and /ablate.
 
-A `prefix` (English text) forces the start of the translation of one sentence; decoding goes on
-freely after it. /trace returns how one sentence was decoded, step by step (lens/trace.py); /ablate
-translates one sentence with chosen attention heads switched off (lens/ablate.py).
+Every argument is checked before the GPU is asked for (text length and sentences, finite numbers in
+range); the docstrings' Args sections become the MCP tools' parameter descriptions. A `prefix`
+(English text) forces the start of the translation of one sentence; decoding goes on freely after
+it. /trace returns how one sentence was decoded, step by step (lens/trace.py); /ablate translates
+one sentence with chosen attention heads switched off (lens/ablate.py).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import gradio as gr
 
@@ -18,11 +21,16 @@ from lens.trace import trace
 from model import Translator
 
 from .heads_data import first_sentence, head_mask_from
-from .runtime import decoding_options, friendly_errors, gpu
+from .runtime import checked_text, decoding_options, friendly_errors, gpu
 from .step import one_sentence
 
+Decoding = Literal["beam search", "greedy"]
 MAX_PREFIX_CHARACTERS = 300
 MAX_TOP_K = 50
+OPTIONS_DOC = """            decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
+            num_beams: beams for beam search, a whole number from 1 to 8 (ignored by greedy).
+            length_penalty: 0 to 3; above 1 favours longer translations (beam search only).
+            max_length: most subword pieces per translated sentence, 1 to the model's max_len (256 here)."""
 
 
 def checked_prefix(prefix) -> str | None:
@@ -52,22 +60,17 @@ def prefixed_sentence(text: str) -> str:
     return sentences[0]
 
 
-def build(translator: Translator) -> None:
-    """Register the endpoints on the Blocks being built."""
-    max_len = translator.config.max_len
+def model_calls(translator: Translator) -> dict:
+    """The functions that run the model, each on the GPU for a bounded time (ZeroGPU), returning
+    Python values and numpy arrays only."""
 
-    def checked(text, decoding, num_beams, length_penalty, max_length):
-        if not isinstance(text, str) or not text.strip():
-            raise gr.Error("Please enter some German text to translate.")
-        return decoding_options(decoding, num_beams, length_penalty, max_length, max_len)
-
-    @gpu
+    @gpu(duration=20)
     def run_translate(text, options, prefix):
         if prefix is None:
             return translate_text(translator, text, options)
         return translator.translate(prefixed_sentence(text), **options.to_dict(), prefix=prefix)
 
-    @gpu
+    @gpu(duration=30)
     def run_explain(text, options, prefix):
         if prefix is None:
             result = explain_text(translator, text, options)
@@ -77,58 +80,111 @@ def build(translator: Translator) -> None:
         explanation = translator.explain(sentence, **options.to_dict(), prefix=prefix)
         return [{"source": sentence, **explanation.to_dict()}], explanation.translation, 0
 
-    @gpu
+    @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):
         result = trace(translator, text, num_beams=options.num_beams, length_penalty=options.length_penalty,
                        top_k=top_k, max_new_tokens=options.max_new_tokens, prefix=prefix)
         return {"source": text, **result.to_dict()}
 
-    @friendly_errors
-    def translate(text: str, decoding: str = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                  max_length: int = 128, prefix: str = "") -> str:
-        """German text (one sentence or several) -> English text. decoding: "beam search" or "greedy";
-        num_beams 1-8; length_penalty 0-3; max_length: most pieces per translated sentence;
-        prefix: English words the translation must start with (one sentence only), then it goes on freely."""
-        options = checked(text, decoding, num_beams, length_penalty, max_length)
-        return run_translate(text, options, checked_prefix(prefix))
+    @gpu(duration=30)
+    def run_ablate(sentence, mask, options):
+        return ablate_heads(translator, sentence, mask, **options.to_dict()).to_dict()
+
+    return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate)
+
+
+def build(translator: Translator) -> None:
+    """Register the endpoints on the Blocks being built."""
+    max_len = translator.config.max_len
+    run = model_calls(translator)
+
+    def options_of(decoding, num_beams, length_penalty, max_length):
+        return decoding_options(decoding, num_beams, length_penalty, max_length, max_len)
 
     @friendly_errors
-    def explain(text: str, decoding: str = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
+    def translate(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
+                  max_length: int = 128, prefix: str = "") -> str:
+        text = checked_text(text)
+        return run["translate"](text, options_of(decoding, num_beams, length_penalty, max_length),
+                                checked_prefix(prefix))
+
+    @friendly_errors
+    def explain(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
                 max_length: int = 128, prefix: str = "") -> dict:
-        """German text -> its translation and, per sentence, tokens, per-token probabilities and every
-        attention map (lists [layers][heads][rows][cols]). The first sentence's fields are also at the top.
-        prefix: as in /translate."""
-        options = checked(text, decoding, num_beams, length_penalty, max_length)
-        sentences, translation, left_out = run_explain(text, options, checked_prefix(prefix))
+        text = checked_text(text)
+        sentences, translation, left_out = run["explain"](
+            text, options_of(decoding, num_beams, length_penalty, max_length), checked_prefix(prefix))
         return {**sentences[0], "translation": translation, "sentences": sentences, "left_out": left_out}
 
     @friendly_errors
-    def trace_sentence(text: str, decoding: str = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                       max_length: int = 128, top_k: int = 10, prefix: str = "") -> dict:
-        """One German sentence -> how it was decoded: per step the chosen piece, its probability, the top_k
-        candidates, the entropy (nats) and the cross/decoder attention rows [layers][heads][cols]; with
-        beam search the tree of hypotheses ("beam") and the ranked finished ones ("nbest")."""
-        options = checked(text, decoding, num_beams, length_penalty, max_length)
-        return run_trace(one_sentence(text), options, checked_top_k(top_k), checked_prefix(prefix))
-
-    @gpu
-    def run_ablate(sentence, mask, options):
-        return ablate_heads(translator, sentence, mask, **options.to_dict())
+    def trace_sentence(text: str, decoding: Decoding = "beam search", num_beams: int = 4,
+                       length_penalty: float = 1.0, max_length: int = 128, top_k: int = 10, prefix: str = "") -> dict:
+        options = options_of(decoding, num_beams, length_penalty, max_length)
+        return run["trace"](one_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix))
 
     @friendly_errors
-    def ablate(text: str, heads: list | dict | str = "[]", decoding: str = "beam search", num_beams: int = 4,
+    def ablate(text: str, heads: list | dict | str = "[]", decoding: Decoding = "beam search", num_beams: int = 4,
                length_penalty: float = 1.0, max_length: int = 128) -> dict:
-        """One German sentence translated with every head on and with `heads` switched off.
-        heads: a list like ["cross:2:1", "encoder:1:*"] (kind:layer:head, counted from 1 as on the page,
-        '*' for all; kind encoder, decoder or cross), or a head mask {"encoder": [[1, 0, ...], ...],
-        "decoder": ..., "cross": ...} with 1 = on, 0 = off; either may be sent as JSON text. Returns both
-        translations, the changed words, the heads switched off (0-based) and the ablated model's maps."""
-        options = checked(text, decoding, num_beams, length_penalty, max_length)
-        sentence, left_out = first_sentence(text)
+        options = options_of(decoding, num_beams, length_penalty, max_length)
+        sentence, left_out = first_sentence(checked_text(text))
         mask = head_mask_from(heads, translator.config)
-        return {**run_ablate(sentence, mask, options).to_dict(), "left_out": left_out}
+        return {**run["ablate"](sentence, mask, options), "left_out": left_out}
 
+    translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
+    explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
+    trace_sentence.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
+    ablate.__doc__ = ABLATE_DOC.format(options=OPTIONS_DOC)
     gr.api(translate, api_name="translate")
     gr.api(explain, api_name="explain")
     gr.api(trace_sentence, api_name="trace")
     gr.api(ablate, api_name="ablate")
+
+
+TRANSLATE_DOC = """Translate German text (one sentence or a paragraph of up to 16 sentences) into English.
+
+        Args:
+            text: German text, at most 5,000 characters and 16 sentences; each sentence is translated on its own.
+{options}
+            prefix: English words the translation must start with (one sentence only); it goes on freely after them.
+        Returns:
+            The English translation, the sentences joined by spaces.
+        """
+
+EXPLAIN_DOC = """Translate German text into English and return every attention map behind the translation.
+
+        Args:
+            text: German text, at most 5,000 characters and 16 sentences; each sentence is translated on its own.
+{options}
+            prefix: English words the translation must start with (one sentence only); it goes on freely after them.
+        Returns:
+            A dict: translation; sentences, one per German sentence, each with source, translation, source_tokens,
+            target_tokens, decoder_input_tokens, target_probs and the maps encoder, decoder, cross as nested lists
+            [layers][heads][rows][cols] (rows attend to columns); the first sentence's fields also at the top.
+        """
+
+TRACE_DOC = """Show how one German sentence was translated, step by step.
+
+        Args:
+            text: one German sentence, at most 400 characters.
+{options}
+            top_k: how many candidates to list at each step, 1 to 50.
+            prefix: English words the translation must start with; it goes on freely after them.
+        Returns:
+            A dict: translation, source_tokens, target_tokens and steps, each with the chosen piece, its
+            probability, the top_k candidates, the entropy (nats) and the cross/decoder attention rows
+            [layers][heads][cols]; with beam search also the tree of kept hypotheses ("beam") and the
+            ranked finished ones ("nbest").
+        """
+
+ABLATE_DOC = """Translate one German sentence with every attention head on, and with chosen heads switched off.
+
+        Args:
+            text: one German sentence (only the first sentence of a longer text is used).
+            heads: JSON text: a list like ["cross:2:1", "encoder:1:*"] (kind:layer:head, counted from 1, '*' for
+                all heads of the layer; kind encoder, decoder or cross), or a head mask {{"encoder": [[1, 0, ...],
+                ...], "decoder": ..., "cross": ...}} with 1 = on and 0 = off.
+{options}
+        Returns:
+            A dict: both translations, the changed words, the heads switched off (counted from 0) and the
+            attention maps of the model with those heads off.
+        """

@@ -1,24 +1,115 @@
-"""What every view shares on the server: the GPU decorator, checked options, errors in words."""
+"""What every view shares on the server: the GPU decorator, checked input, errors in words.
+
+`gpu(duration=...)` is the one way a view runs the model. On a ZeroGPU Space it is `spaces.GPU`:
+the function runs in a worker that holds a GPU for at most `duration` seconds, its arguments and
+result are pickled across, and any exception but gr.Error loses its message there. So the wrapper
+sends a ValueError/TypeError back as a value and raises it again outside the GPU, where
+friendly_errors (or the view) turns it into words; and it refuses a result that holds a torch
+tensor (a CUDA tensor cannot leave the worker). Anywhere else `spaces.GPU` returns the function
+unchanged, so the same code runs on CPU.
+"""
 
 from __future__ import annotations
 
+import contextvars
+import dataclasses
 import functools
+from typing import Callable, NamedTuple
 
 import gradio as gr
 
-from lens.explain import DecodingOptions
+from lens.explain import MAX_CHARACTERS, MAX_SENTENCES, DecodingOptions
+from lens.sentences import split_sentences
 
-try:  # On a ZeroGPU Space, spaces.GPU attaches a GPU for the duration of the call.
+try:  # app.py imports spaces before torch; here it is already loaded (or absent off Spaces)
     import spaces
-
-    gpu = spaces.GPU
-except ImportError:  # Anywhere else the decorator does nothing.
-
-    def gpu(fn):
-        return fn
-
+except ImportError:
+    spaces = None
 
 DECODING_METHODS = ("beam search", "greedy")
+MAX_GPU_SECONDS = 120  # ZeroGPU schedules short requests first; nothing here needs longer
+GPU_FUNCTIONS: dict[str, int] = {}  # "module.qualname" -> duration (s), every function gpu() wrapped
+_ON_GPU = contextvars.ContextVar("on_gpu", default=False)
+
+
+class Refusal(NamedTuple):
+    """A ValueError/TypeError raised inside the GPU function, carried out as a value (picklable)."""
+
+    kind: str
+    message: str
+
+
+def on_gpu() -> bool:
+    """True while a gpu()-wrapped function runs (tests check that the model runs only then)."""
+    return _ON_GPU.get()
+
+
+def gpu(fn: Callable | None = None, *, duration: int = 60) -> Callable:
+    """Run `fn` with a GPU attached for at most `duration` seconds (ZeroGPU), or plainly elsewhere.
+
+    Use as `@gpu(duration=20)` on exactly the function that runs the model; validate and raise
+    gr.Error before calling it; return numpy arrays and Python values only.
+    """
+    if fn is None:
+        return functools.partial(gpu, duration=duration)
+    if isinstance(duration, bool) or not isinstance(duration, int) or not 0 < duration <= MAX_GPU_SECONDS:
+        raise ValueError(f"gpu(duration=...) must be whole seconds between 1 and {MAX_GPU_SECONDS}, got {duration!r}")
+
+    def task(*args, **kwargs):  # what runs on the GPU (in a forked worker on ZeroGPU)
+        token = _ON_GPU.set(True)
+        try:
+            result = fn(*args, **kwargs)
+            check_host_only(result, fn.__qualname__)
+        except (ValueError, TypeError) as err:
+            return Refusal(type(err).__name__, str(err))
+        finally:
+            _ON_GPU.reset(token)
+        return result
+
+    functools.update_wrapper(task, fn)
+    on_device = spaces.GPU(task, duration=duration) if spaces is not None else task
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        result = on_device(*args, **kwargs)
+        if isinstance(result, Refusal):
+            raise (TypeError if result.kind == "TypeError" else ValueError)(result.message)
+        return result
+
+    call.gpu_duration = duration
+    GPU_FUNCTIONS[f"{fn.__module__}.{fn.__qualname__}"] = duration
+    return call
+
+
+def check_host_only(value, where: str) -> None:
+    """Refuse (TypeError) a result holding a torch tensor: GPU functions return numpy or Python values."""
+    if type(value).__module__.startswith("torch"):
+        raise TypeError(f"{where} returned a {type(value).__name__}; return numpy arrays or Python values")
+    if isinstance(value, dict):
+        for item in value.values():
+            check_host_only(item, where)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_host_only(item, where)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            check_host_only(getattr(value, field.name), where)
+
+
+def checked_text(text) -> str:
+    """The user's text, refused before any work (ValueError/TypeError naming `text`) when it is not a
+    string, empty, longer than MAX_CHARACTERS or has more than MAX_SENTENCES sentences."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("Please enter some German text to translate (text is empty).")
+    if len(text) > MAX_CHARACTERS:
+        raise ValueError(f"text has {len(text):,} characters; at most {MAX_CHARACTERS:,} are translated at once: "
+                         "shorten it")
+    count = len(split_sentences(text))
+    if count > MAX_SENTENCES:
+        raise ValueError(f"text has {count} sentences; at most {MAX_SENTENCES} are translated at once: split it")
+    return text
 
 
 def friendly_errors(fn):
@@ -30,8 +121,8 @@ def friendly_errors(fn):
             return fn(*args, **kwargs)
         except gr.Error:
             raise
-        except (ValueError, TypeError) as err:
-            raise gr.Error(str(err)[:300]) from err
+        except (ValueError, TypeError) as err:  # the user's mistake: said to them, not logged as a crash
+            raise gr.Error(str(err)[:300], print_exception=False) from err
         except Exception as err:
             raise gr.Error(f"Sorry, that did not work ({type(err).__name__}: {str(err)[:200]})") from err
 

@@ -64,7 +64,7 @@ def build(translator: Translator) -> dict:
     """The view's widgets and events; returns its input widgets for other views to read."""
     config = translator.config
 
-    @gpu
+    @gpu(duration=30)
     def explain(text, options):
         return explain_text(translator, text, options)
 

@@ -1,0 +1,75 @@
+"""The app as an MCP server (demo.launch(mcp_server=True)), driven by a real MCP client over
+streamable HTTP: the tools, their descriptions and typed arguments, and a translation."""
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("mcp", reason="Gradio's MCP extra (gradio[mcp] in requirements.txt) is not installed")
+
+from tests.test_public import launch_app  # noqa: E402
+
+SENTENCE = "Ein Mann fährt Fahrrad."
+
+
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint, tmp_path_factory):
+    proc, url = launch_app(tiny_checkpoint, tmp_path_factory.mktemp("mcp") / "app.log")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def with_session(url: str, work):
+    """Run `work(session)` in an initialised MCP client session against the app's MCP endpoint."""
+    from mcp import ClientSession
+    from mcp.client import streamable_http
+
+    # newer mcp releases name it streamable_http_client, older ones streamablehttp_client
+    connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
+
+    async def main():
+        async with connect(url + "gradio_api/mcp/") as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await work(session)
+
+    return asyncio.run(main())
+
+
+@pytest.fixture(scope="module")
+def tools(server):
+    async def listing(session):
+        return {tool.name: tool for tool in (await session.list_tools()).tools}
+
+    return with_session(server, listing)
+
+
+def test_translate_and_explain_are_tools_with_typed_described_arguments(tools):
+    assert {"translate", "explain"} <= set(tools), sorted(tools)
+    for name in ("translate", "explain"):
+        tool = tools[name]
+        assert tool.description.startswith("Translate German text"), tool.description
+        schema = tool.inputSchema
+        assert schema["required"] == ["text"]
+        types = {arg: spec.get("type") for arg, spec in schema["properties"].items()}
+        assert types == {"text": "string", "decoding": None, "num_beams": "integer", "length_penalty": "number",
+                         "max_length": "integer"}, types
+        assert schema["properties"]["decoding"]["enum"] == ["beam search", "greedy"]
+        assert all(len(spec.get("description", "")) > 20 for spec in schema["properties"].values()), schema
+    assert not [name for name in tools if "run" in name], "page events must not be tools"
+
+
+def test_an_mcp_client_gets_the_translators_translation(server, tiny_checkpoint):
+    from model import Translator
+
+    async def calls(session):
+        good = await session.call_tool("translate", {"text": SENTENCE, "decoding": "greedy", "max_length": 20})
+        bad = await session.call_tool("translate", {"text": SENTENCE, "length_penalty": 9})
+        return good, bad
+
+    good, bad = with_session(server, calls)
+    expected = Translator.from_pretrained(tiny_checkpoint, device="cpu").translate(SENTENCE, num_beams=1,
+                                                                                     max_new_tokens=20)
+    assert not good.isError and good.content[0].text == expected
+    assert bad.isError and "length_penalty must be between 0.0 and 3.0" in bad.content[0].text

@@ -1,0 +1,256 @@
+"""What the public can send a running app.py: caps before any work, numbers refused by name, typed
+special tokens as text, malformed raw calls answered in words, localhost binding, uploads capped.
+Plus the guard's queue-full message and session sweeping on a tiny in-process Blocks."""
+
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SENTENCE = "Ein Mann fährt Fahrrad."
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_app(checkpoint, log_path: Path, **env_extra) -> tuple[subprocess.Popen, str]:
+    """app.py in a subprocess as a Space runs it (no GRADIO_SERVER_NAME unless given); waits until it serves."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADIO_SERVER_NAME", "SPACE_ID")}
+    env.update({"MODEL_ID": str(checkpoint), "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False",
+                **env_extra})
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        assert proc.poll() is None, log_path.read_text()
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise AssertionError("the app did not start: " + log_path.read_text())
+
+
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint, tmp_path_factory):
+    proc, url = launch_app(tiny_checkpoint, tmp_path_factory.mktemp("public") / "app.log")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def reference(tiny_checkpoint):
+    from model import Translator
+
+    return Translator.from_pretrained(tiny_checkpoint, device="cpu")
+
+
+def post(url: str, body, content_type="application/json") -> tuple[int, str]:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def raw_call(server: str, api_name: str, data: list) -> str:
+    """POST /gradio_api/call/<api_name>, then read its event stream (what curl users do)."""
+    status, body = post(f"{server}gradio_api/call/{api_name}", {"data": data})
+    assert status == 200, body
+    event_id = json.loads(body)["event_id"]
+    with urllib.request.urlopen(f"{server}gradio_api/call/{api_name}/{event_id}", timeout=120) as stream:
+        return stream.read().decode()
+
+
+def result_of(stream: str):
+    assert "event: complete" in stream, stream
+    return json.loads(stream.split("event: complete\ndata: ", 1)[1].split("\n", 1)[0])[0]
+
+
+def assert_no_internals(text: str) -> None:
+    assert "Traceback" not in text and str(ROOT) not in text and "site-packages" not in text, text
+
+
+# ----- binding -------------------------------------------------------------------------------------
+
+def test_the_server_name_is_localhost_unless_a_space_or_the_environment_asks():
+    from ui.guard import server_name
+
+    assert server_name({}) == "127.0.0.1"
+    assert server_name({"SPACE_ID": "someone/attention-lens"}) == "0.0.0.0"
+    assert server_name({"GRADIO_SERVER_NAME": "0.0.0.0"}) == "0.0.0.0"
+    assert server_name({"GRADIO_SERVER_NAME": "127.0.0.1", "SPACE_ID": "x/y"}) == "127.0.0.1"
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses listening on `port`, from the kernel's socket tables (Linux)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not Path(table).exists():
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.rsplit(":", 1)
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(address)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc/net/tcp")
+def test_the_app_listens_on_localhost_only_by_default(server):
+    port = int(server.rstrip("/").rsplit(":", 1)[1])
+    assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1, little-endian hex; not 0.0.0.0
+
+
+# ----- caps and numbers ----------------------------------------------------------------------------
+
+def test_a_long_text_is_refused_at_once_with_a_message(server):
+    start = time.perf_counter()
+    stream = raw_call(server, "explain", ["Ein Hund läuft. " * 400, "greedy", 1, 1.0, 16])  # 6,400 characters
+    assert "event: error" in stream and "text has 6,400 characters; at most 5,000" in stream, stream
+    stream = raw_call(server, "translate", ["Ein Hund läuft. " * 17, "greedy", 1, 1.0, 16])
+    assert "text has 17 sentences; at most 16" in stream, stream
+    assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("index, name, value", [(2, "num_beams", math.inf), (3, "length_penalty", -math.inf),
+                                                (4, "max_length", math.nan), (3, "length_penalty", 1e300)])
+def test_non_finite_or_out_of_range_numbers_are_refused_by_name(server, index, name, value):
+    args = [SENTENCE, "beam search", 2, 1.0, 16]
+    args[index] = value
+    stream = raw_call(server, "translate", args)  # json.dumps writes NaN/Infinity; the server's parser reads them
+    assert "event: error" in stream and name in stream, stream
+    assert_no_internals(stream)
+
+
+def test_typed_special_tokens_are_text_not_control_tokens(server, reference):
+    text = "Ein <pad> Hund </s> läuft <s> <unk>."
+    result = result_of(raw_call(server, "explain", [text, "greedy", 1, 1.0, 16]))
+    tokens = result["source_tokens"]
+    assert tokens[-1] == "</s>" and tokens.count("</s>") == 1  # only the EOS the code appends
+    assert not {"<pad>", "<s>", "<unk>"} & set(tokens), tokens
+    ids, _ = reference.encode_source(text)
+    assert ids.count(reference.config.eos_id) == 1 and reference.config.pad_id not in ids
+    assert reference.tokenizer.decode(ids[:-1]) == text  # every typed character comes back
+
+
+# ----- malformed calls -----------------------------------------------------------------------------
+
+def test_a_missing_argument_is_named(server):
+    stream = raw_call(server, "translate", [])
+    assert "event: error" in stream and "text is missing: translate takes 5 values (text, decoding" in stream, stream
+
+
+def test_unknown_endpoints_get_a_message_not_a_500(server):
+    status, body = post(f"{server}gradio_api/call/nothing", {"data": []})
+    assert status == 404 and "names no endpoint" in body, body
+    status, body = post(f"{server}gradio_api/queue/join", {"data": [], "fn_index": 999, "session_hash": "x1"})
+    assert status == 400 and "fn_index 999 names no endpoint" in body, body
+    for text in ("not json", json.dumps({"data": "not a list"})):
+        status, body = post(f"{server}gradio_api/call/translate", text.encode())
+        assert status == 422, body
+        assert_no_internals(body)
+
+
+def test_uploads_past_the_file_size_limit_are_refused(server):
+    boundary = "attentionlens"
+    payload = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"big.txt\"\r\n"
+               f"Content-Type: text/plain\r\n\r\n").encode() + b"x" * 2_000_000 + f"\r\n--{boundary}--\r\n".encode()
+    status, body = post(f"{server}gradio_api/upload", payload, f"multipart/form-data; boundary={boundary}")
+    assert status == 413, (status, body[:200])
+    assert_no_internals(body)
+
+
+# ----- the guard on a tiny Blocks: queue full, sessions -------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_app():
+    import gradio as gr
+
+    from ui import guard
+
+    deleted = []
+    with gr.Blocks() as demo:
+        memo = gr.State(time_to_live=600, delete_callback=deleted.append)
+
+        def slow(seconds: float = 0.0) -> str:
+            """Sleep, then answer."""
+            time.sleep(seconds)
+            return "done"
+
+        def remember(text: str, kept):
+            return text, (kept or "") + text
+
+        out = gr.Textbox()
+        box = gr.Textbox()
+        box.submit(remember, [box, memo], [out, memo], api_name="remember")
+        gr.api(slow, api_name="slow")
+    demo.queue(default_concurrency_limit=1, max_size=1)
+    guard.friendly_queue_full(demo)
+    guard.name_missing_arguments(demo)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
+    yield demo, url, deleted
+    demo.close()
+
+
+def test_a_full_queue_says_busy_try_again(tiny_app):
+    demo, url, _ = tiny_app
+    answers = []
+
+    def call():
+        answers.append(post(f"{url}gradio_api/call/slow", {"data": [1.5]}))
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+        time.sleep(0.1)
+    for t in threads:
+        t.join()
+    busy = [body for status, body in answers if status == 503]
+    assert busy and all("busy" in b and "try again in a moment" in b for b in busy), answers
+    deadline = time.time() + 20
+    while (len(demo._queue) or demo._queue.active_jobs.count(None) < len(demo._queue.active_jobs)) \
+            and time.time() < deadline:
+        time.sleep(0.2)  # let the accepted calls finish before the next test queues
+
+
+def test_missing_arguments_with_defaults_take_them(tiny_app):
+    _, url, _ = tiny_app
+    assert result_of(raw_call(url, "slow", [])) == "done"
+
+
+def test_idle_sessions_are_dropped_and_their_state_deleted(tiny_app):
+    from gradio_client import Client
+
+    from ui import guard
+
+    demo, url, deleted = tiny_app
+    client = Client(url, verbose=False)
+    big = "x" * (guard.KEPT_VALUE_BYTES * 4)
+    assert client.predict(big, api_name="/remember") == big
+    session = demo.state_holder.session_data[client.session_hash]
+    assert any((c.get("props") or {}).get("value") == big for c in session.config_values.values())
+    assert guard.sweep_sessions(demo) == 0  # nothing idle yet; the large kept value is let go
+    assert not any((c.get("props") or {}).get("value") == big for c in session.config_values.values())
+    assert guard.sweep_sessions(demo, now=time.time() + guard.SESSION_IDLE_S + 1) >= 1
+    assert client.session_hash not in demo.state_holder.session_data
+    assert big in deleted  # the gr.State's delete_callback saw its value

@@ -1,0 +1,160 @@
+"""Limits that keep a public Space bounded: where it listens, what it accepts, what it keeps per user.
+
+Gradio keeps a SessionState for every session it has seen (each API call opens one) until 10,000
+exist, and each holds the last value of every output it was sent, for deep links (a long text's
+maps are tens of MB). We use no deep links, so sessions idle past SESSION_IDLE_S are dropped
+(State values through their delete_callback first), large values kept for deep links are let go
+after each sweep, and at most SESSION_CAPACITY sessions are kept at all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping
+
+import gradio as gr
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from gradio.route_utils import FnIndexInferError
+
+QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
+CONCURRENCY = 2  # model calls at once (2 CPU cores on the free tier; one GPU on ZeroGPU)
+SESSION_CAPACITY = 200  # sessions Gradio keeps at most (its default is 10,000)
+SESSION_IDLE_S = 15 * 60  # a session unused this long is dropped; the page starts a fresh one
+STATE_TTL_S = SESSION_IDLE_S  # time_to_live for any gr.State a view adds
+MAX_FILE_SIZE = "1mb"  # no view takes uploads; anything sent as a file is refused past this
+SWEEP_EVERY_S = 10.0
+KEPT_VALUE_BYTES = 4_096  # outputs kept for deep links larger than this are let go
+
+
+def limit_malloc_arenas(arenas: int = 2) -> bool:
+    """Cap glibc's malloc arenas (as MALLOC_ARENA_MAX=2 would): Gradio's worker threads otherwise each
+    keep freed memory in their own arena (soak RSS plateau ~1,020 MB -> ~770 MB). Call before threads start."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").mallopt(-8, arenas) == 1  # -8 is M_ARENA_MAX in glibc's malloc.h
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+        return False
+
+
+def server_name(env: Mapping[str, str] = os.environ) -> str:
+    """127.0.0.1 on a developer's machine; all interfaces only where a Space or GRADIO_SERVER_NAME asks."""
+    if env.get("GRADIO_SERVER_NAME"):
+        return env["GRADIO_SERVER_NAME"]
+    return "0.0.0.0" if env.get("SPACE_ID") else "127.0.0.1"
+
+
+def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
+    """The keyword arguments of demo.launch(): where it listens, what it accepts, the MCP server
+    (when Gradio's mcp extra is installed, as requirements.txt asks)."""
+    return {"server_name": server_name(env), "server_port": int(env.get("GRADIO_SERVER_PORT", 7860)),
+            "mcp_server": importlib.util.find_spec("mcp") is not None,
+            "max_file_size": MAX_FILE_SIZE, "state_session_capacity": SESSION_CAPACITY,
+            "app_kwargs": {"exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint}}}
+
+
+async def _no_such_endpoint(request: Request, err: Exception) -> JSONResponse:
+    """A call naming an endpoint or fn_index that does not exist: 404 in words (Gradio answers 500)."""
+    what = request.url.path.rsplit("/", 1)[-1] if isinstance(err, FnIndexInferError) else f"fn_index {err}"
+    return JSONResponse({"detail": f"{what} names no endpoint of this app; the endpoints are listed at "
+                                   "/gradio_api/info (e.g. /gradio_api/call/translate)"}, status_code=404)
+
+
+def _size(value) -> int:
+    """A cheap upper-ish estimate of a kept value's size (strings and nested containers)."""
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_size(v) + len(str(k)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(_size(v) for v in value) + 8 * len(value)
+    return sys.getsizeof(value)
+
+
+def sweep_sessions(demo: gr.Blocks, idle_s: float = SESSION_IDLE_S, now: float | None = None) -> int:
+    """Drop sessions idle longer than `idle_s` and large values kept for deep links; return sessions dropped."""
+    holder = getattr(demo, "state_holder", None)
+    if holder is None:  # not launched yet
+        return 0
+    now = time.time() if now is None else now
+    dropped = 0
+    for session_id in list(holder.session_data):
+        last_used = holder.time_last_used.get(session_id)
+        if last_used is None or now - last_used.timestamp() > idle_s:
+            holder.delete_state(session_id)  # runs the delete_callback of its gr.State values
+            with holder.lock:
+                holder.session_data.pop(session_id, None)
+                holder.time_last_used.pop(session_id, None)
+            dropped += 1
+            continue
+        session = holder.session_data.get(session_id)
+        for config in list(getattr(session, "config_values", {}).values()) if session else []:
+            props = config.get("props") if isinstance(config, dict) else None
+            if props and _size(props.get("value")) > KEPT_VALUE_BYTES:
+                props["value"] = None  # only deep links read it; the browser already has it
+    return dropped
+
+
+def start_sweeper(demo: gr.Blocks, every_s: float = SWEEP_EVERY_S, idle_s: float = SESSION_IDLE_S) -> threading.Thread:
+    """Sweep sessions every `every_s` seconds in a daemon thread for as long as the process lives."""
+
+    def loop():
+        while True:
+            time.sleep(every_s)
+            try:
+                sweep_sessions(demo, idle_s)
+            except Exception as err:  # a sweep must never take the server down
+                print(f"session sweep failed: {type(err).__name__}: {err}", file=sys.stderr)
+
+    thread = threading.Thread(target=loop, name="session-sweeper", daemon=True)
+    thread.start()
+    return thread
+
+
+BUSY_MESSAGE = "The Space is busy ({waiting} waiting): try again in a moment."
+
+
+def friendly_queue_full(demo: gr.Blocks) -> None:
+    """Past QUEUE_SIZE, raw clients get words instead of Gradio's 'Queue is full. Max size is ...'
+    (the page shows Gradio's own 'This application is currently busy. Please try again.'), and an
+    unknown fn_index a 400 that says so instead of a 500."""
+    queue = demo._queue
+    push = queue.push
+
+    async def push_or_busy(body, request, username):
+        if body.fn_index is not None and body.fn_index not in demo.fns:
+            return False, f"fn_index {body.fn_index} names no endpoint of this app (see /gradio_api/info)", "error"
+        success, detail, status = await push(body=body, request=request, username=username)
+        if status == "queue_full":
+            detail = BUSY_MESSAGE.format(waiting=len(queue))
+        return success, detail, status
+
+    queue.push = push_or_busy
+
+
+def name_missing_arguments(demo: gr.Blocks) -> None:
+    """A call with too few values gets the missing parameters' defaults, or a message naming the first
+    missing one (Gradio would answer `{"error": null}`)."""
+    validate = demo.validate_inputs
+
+    def validate_inputs(block_fn, inputs):
+        wanted = len(block_fn.inputs)
+        if isinstance(inputs, list) and len(inputs) < wanted:
+            params = [p for p in inspect.signature(block_fn.fn).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:wanted]
+            if len(params) == wanted:
+                for param in params[len(inputs):]:
+                    if param.default is inspect.Parameter.empty:
+                        names = ", ".join(p.name for p in params)
+                        raise gr.Error(f"{param.name} is missing: {block_fn.name} takes {wanted} values ({names}), "
+                                       f"got {len(inputs)}", print_exception=False)
+                    inputs.append(param.default)
+        validate(block_fn, inputs)
+
+    demo.validate_inputs = validate_inputs
