@@ -11,17 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from .attention import padding_mask
+from .heads import HeadMask
 from .step import CachedDecoder, StepAttention, StepDecoder, UncachedDecoder
-
-if TYPE_CHECKING:  # type hints only: transformer.py imports this file
-    from .heads import HeadMask
-    from .transformer import Transformer
 
 
 class SearchObserver(Protocol):
@@ -52,7 +49,7 @@ class SearchOptions:
     observer: SearchObserver | None = None
 
 
-def _start(model: Transformer, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
+def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
     """Encode the source once; return the step decoder for N = B * num_beams rows, the step count
     and the forced prefix (P,) or None."""
     config = model.config
@@ -127,7 +124,7 @@ def _trim(ids: Tensor, pad_id: int) -> Tensor:
     return ids[:, : int(lengths.max()) if lengths.numel() else 0]
 
 
-def greedy_search(model: Transformer, src: Tensor, options: SearchOptions) -> Tensor:
+def greedy_search(model: nn.Module, src: Tensor, options: SearchOptions) -> Tensor:
     """Pick the most likely next token at every step until every sentence has produced EOS."""
     config, observer = model.config, options.observer
     decoder, max_new_tokens, forced = _start(model, src, options, 1)
@@ -208,7 +205,7 @@ def _finish_ended(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _
         observer.on_finished(t, cand.from_beam[0, :K][real], cand.scores[0, :K][real], normalised[0][real], True)
 
 
-def beam_search(model: Transformer, src: Tensor, num_beams: int, length_penalty: float, options: SearchOptions) -> Tensor:
+def beam_search(model: nn.Module, src: Tensor, num_beams: int, length_penalty: float, options: SearchOptions) -> Tensor:
     """Keep the K best prefixes of every sentence; return the best finished one.
 
     A finished hypothesis scores sum(log p) / length ** length_penalty. A sentence stops once it

@@ -14,14 +14,12 @@ far, D model width, H heads, d_k head width, V vocabulary.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-if TYPE_CHECKING:  # type hints only: transformer.py imports this file
-    from .heads import HeadMask
-    from .transformer import Transformer
+from .heads import HeadMask
 
 
 @dataclass
@@ -104,7 +102,7 @@ def _reorder_prefix(buffer: Tensor, index: Tensor, n: int) -> Tensor:
 class CachedDecoder:
     """Next-token logits from the newest token, remembering what earlier steps computed."""
 
-    def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
+    def __init__(self, model: nn.Module, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
                  head_mask: HeadMask | None = None):
         """memory (B, S, D), src_mask (B, 1, 1, S) bool: one entry per sentence, not per beam."""
         c = model.config
@@ -141,7 +139,7 @@ class CachedDecoder:
 class UncachedDecoder:
     """Next-token logits by running the whole decoder over the prefix (the reference)."""
 
-    def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
+    def __init__(self, model: nn.Module, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
                  head_mask: HeadMask | None = None):
         self.model = model
         self.head_mask = head_mask

@@ -111,7 +111,14 @@ def test_overlong_input_is_truncated_and_says_so(client, reference):
     assert len(result["source_tokens"]) == reference.config.max_len
 
 
-@pytest.mark.parametrize("text", ["😀🐶 Привет мир 漢字", "\x00\x07\u200b\ufeff", "ß" * 4_000, "<s></s><pad>"])
+def test_translate_refuses_a_sentence_it_would_cut(client):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="longer than the model's limit"):
+        client.predict("ß" * 4_000, "greedy", 1, 1.0, 12, api_name="/translate")
+
+
+@pytest.mark.parametrize("text", ["😀🐶 Привет мир 漢字", "\x00\x07\u200b\ufeff", "ß" * 40, "<s></s><pad>"])
 def test_odd_unicode_never_crashes_the_server(client, text):
     english = client.predict(text, "greedy", 1, 1.0, 12, api_name="/translate")
     assert isinstance(english, str)

@@ -46,7 +46,7 @@ def tools(server):
 
 
 def test_translate_and_explain_are_tools_with_typed_described_arguments(tools):
-    assert {"translate", "explain"} <= set(tools), sorted(tools)
+    assert {"translate", "explain", "trace", "ablate"} <= set(tools), sorted(tools)
     for name in ("translate", "explain"):
         tool = tools[name]
         assert tool.description.startswith("Translate German text"), tool.description
@@ -54,7 +54,7 @@ def test_translate_and_explain_are_tools_with_typed_described_arguments(tools):
         assert schema["required"] == ["text"]
         types = {arg: spec.get("type") for arg, spec in schema["properties"].items()}
         assert types == {"text": "string", "decoding": None, "num_beams": "integer", "length_penalty": "number",
-                         "max_length": "integer"}, types
+                         "max_length": "integer", "prefix": "string"}, types
         assert schema["properties"]["decoding"]["enum"] == ["beam search", "greedy"]
         assert all(len(spec.get("description", "")) > 20 for spec in schema["properties"].values()), schema
     assert not [name for name in tools if "run" in name], "page events must not be tools"

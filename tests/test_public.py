@@ -157,7 +157,7 @@ def test_typed_special_tokens_are_text_not_control_tokens(server, reference):
 
 def test_a_missing_argument_is_named(server):
     stream = raw_call(server, "translate", [])
-    assert "event: error" in stream and "text is missing: translate takes 5 values (text, decoding" in stream, stream
+    assert "event: error" in stream and "text is missing: translate takes 6 values (text, decoding" in stream, stream
 
 
 def test_unknown_endpoints_get_a_message_not_a_500(server):

@@ -17,7 +17,7 @@ import gradio as gr
 
 from lens.ablate import ablate as ablate_heads
 from lens.explain import explain_text, sentences_of, translate_text
-from lens.trace import trace
+from lens.trace import trace as trace_decoding
 from model import Translator
 
 from .heads_data import first_sentence, head_mask_from
@@ -60,6 +60,17 @@ def prefixed_sentence(text: str) -> str:
     return sentences[0]
 
 
+def refuse_overlong(translator: Translator, text: str) -> None:
+    """/translate returns text only, so a sentence that would be cut is refused instead of cut
+    silently (/explain cuts it and says so in `truncated`)."""
+    sentences, _ = sentences_of(text)
+    for number, sentence in enumerate(sentences, 1):
+        if translator.encode_source(sentence)[1]:
+            raise ValueError(f"sentence {number} is longer than the model's limit of {translator.config.max_len} "
+                             "tokens, so only its start would be translated: split it, or use /explain, which "
+                             "translates the start and marks the cut")
+
+
 def model_calls(translator: Translator) -> dict:
     """The functions that run the model, each on the GPU for a bounded time (ZeroGPU), returning
     Python values and numpy arrays only."""
@@ -82,7 +93,7 @@ def model_calls(translator: Translator) -> dict:
 
     @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):
-        result = trace(translator, text, num_beams=options.num_beams, length_penalty=options.length_penalty,
+        result = trace_decoding(translator, text, num_beams=options.num_beams, length_penalty=options.length_penalty,
                        top_k=top_k, max_new_tokens=options.max_new_tokens, prefix=prefix)
         return {"source": text, **result.to_dict()}
 
@@ -105,6 +116,7 @@ def build(translator: Translator) -> None:
     def translate(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
                   max_length: int = 128, prefix: str = "") -> str:
         text = checked_text(text)
+        refuse_overlong(translator, text)
         return run["translate"](text, options_of(decoding, num_beams, length_penalty, max_length),
                                 checked_prefix(prefix))
 
@@ -117,7 +129,7 @@ def build(translator: Translator) -> None:
         return {**sentences[0], "translation": translation, "sentences": sentences, "left_out": left_out}
 
     @friendly_errors
-    def trace_sentence(text: str, decoding: Decoding = "beam search", num_beams: int = 4,
+    def trace(text: str, decoding: Decoding = "beam search", num_beams: int = 4,
                        length_penalty: float = 1.0, max_length: int = 128, top_k: int = 10, prefix: str = "") -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
         return run["trace"](one_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix))
@@ -132,11 +144,11 @@ def build(translator: Translator) -> None:
 
     translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
     explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
-    trace_sentence.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
+    trace.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
     ablate.__doc__ = ABLATE_DOC.format(options=OPTIONS_DOC)
     gr.api(translate, api_name="translate")
     gr.api(explain, api_name="explain")
-    gr.api(trace_sentence, api_name="trace")
+    gr.api(trace, api_name="trace")
     gr.api(ablate, api_name="ablate")
 
 
