@@ -101,7 +101,7 @@ def build(translator: Translator) -> dict:
     result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
 
     inputs = [source, decoding, num_beams, length_penalty, max_length]
-    settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+    settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last")  # minimal: the queue place shows
     for event in (translate.click, source.submit, decoding.input, num_beams.release, length_penalty.release,
                   max_length.release):
         event(run, inputs, result, js=RUN_JS, **settings)
