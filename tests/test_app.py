@@ -1,50 +1,23 @@
 """The API for real: app.py launched in a subprocess with a tiny checkpoint, driven by gradio_client.
 The page in a browser is tests/test_ui_page.py."""
 
-import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from tests.app_server import running_app
+
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt Fahrrad."
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def server(tiny_checkpoint, tmp_path_factory):
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("app") / "app.log"
-    env = {**os.environ, "MODEL_ID": str(tiny_checkpoint), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        assert proc.poll() is None, log_path.read_text()
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise AssertionError("the app did not start: " + log_path.read_text())
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    with running_app(tmp_path_factory.mktemp("app") / "app.log", MODEL_ID=str(tiny_checkpoint)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

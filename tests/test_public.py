@@ -4,10 +4,7 @@ Plus the guard's queue-full message and session sweeping on a tiny in-process Bl
 
 import json
 import math
-import os
-import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -16,35 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.app_server import free_port
+from tests.app_server import launch_app as start_app
+
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt Fahrrad."
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def launch_app(checkpoint, log_path: Path, **env_extra) -> tuple[subprocess.Popen, str]:
     """app.py in a subprocess as a Space runs it (no GRADIO_SERVER_NAME unless given); waits until it serves."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("GRADIO_SERVER_NAME", "SPACE_ID")}
-    env.update({"MODEL_ID": str(checkpoint), "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False",
-                **env_extra})
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        assert proc.poll() is None, log_path.read_text()
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise AssertionError("the app did not start: " + log_path.read_text())
+    return start_app(log_path, listen_local=False, MODEL_ID=str(checkpoint), **env_extra)
 
 
 @pytest.fixture(scope="module")

@@ -3,19 +3,14 @@ one server and one browser for the module; each test opens its own page."""
 
 import json
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.app_server import CHROMIUM, chromium, running_app
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "de-en"
-CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else (shutil.which("chromium") or "chromium")
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
     pytest.mark.skipif(not (CHECKPOINT / "model.safetensors").is_file(), reason="the shipped checkpoint is missing"),
@@ -25,47 +20,17 @@ VAL = ["Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", "Eine Fr
 UNLIKE = ["Die Inflation ist im letzten Quartal deutlich gestiegen.", "Das Finanzamt verlangt eine Nachzahlung der Steuern."]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("page") / "app.log"
-    env = {**os.environ, "MODEL_ID": str(CHECKPOINT), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        assert proc.poll() is None, log_path.read_text()
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise AssertionError("the app did not start: " + log_path.read_text())
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    with running_app(tmp_path_factory.mktemp("page") / "app.log", MODEL_ID=str(CHECKPOINT)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 def open_page(browser, server, width=1366, height=768, dark=False):

@@ -2,12 +2,7 @@
 serving a tiny translation run made here with snapshots at steps 0, 3 and 6; and their server parts."""
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,11 +10,11 @@ import pytest
 import train
 import ui.history
 from lens.history import SnapshotLibrary, find_snapshots
+from tests.app_server import CHROMIUM, chromium, running_app
 from tests.corpus import DATA_DIR, needs_corpus
 from ui.copylab import lab_settings, time_limit
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else (shutil.which("chromium") or "chromium")
 browser_test = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed")
 READY = "() => { const v = document.querySelector('.al-history'); return v.dataset.ready === 'true'; }"
 
@@ -40,49 +35,19 @@ def run_folder(tmp_path_factory):
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def server(run_folder, tmp_path_factory):
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("app") / "app.log"
     # SNAPSHOTS_DIR names the snapshots folder itself; the model served is the run's final checkpoint.
-    env = {**os.environ, "MODEL_ID": str(run_folder), "SNAPSHOTS_DIR": str(run_folder / "snapshots"),
-           "COPYLAB_TIME_S": "4", "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1",
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        assert proc.poll() is None, log_path.read_text()
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise AssertionError("the app did not start: " + log_path.read_text())
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    with running_app(tmp_path_factory.mktemp("app") / "app.log", MODEL_ID=str(run_folder),
+                     SNAPSHOTS_DIR=str(run_folder / "snapshots"), COPYLAB_TIME_S="4") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 def shown(page) -> dict:
