@@ -52,11 +52,11 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
     options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
     importance = importance_payload(load_importance(model_id, revision) if model_id else None, config)
 
-    @gpu
+    @gpu(duration=30)
     def ablated(text, mask):
         return ablation_payload(translator, text, mask, options)
 
-    @gpu
+    @gpu(duration=60)  # integrated gradients: up to 64 steps of forward + backward
     def attributed(text, method, steps):
         return attribution_payload(translator, text, method, steps, options)
 

@@ -58,12 +58,18 @@ def catalog(library: SnapshotLibrary) -> dict:
     return {"id": time.time_ns(), "source": str(library.root), "snapshots": [entry(s) for s in snapshots]}
 
 
+def reading_options(text: str, max_len: int) -> DecodingOptions:
+    """Greedy, with a length limit near the sentence's own: early snapshots babble until the limit,
+    and a short one keeps their maps (and what is sent) small."""
+    return DecodingOptions(num_beams=1, max_new_tokens=min(64, max_len, 8 + 3 * len(text.split())))
+
+
 def build(translator: Translator, model_id: str) -> dict:
     """The view's widgets and events."""
     library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
     readings = LRU(64)  # (snapshot, text) -> what the browser draws: a sentence seen before is instant
 
-    @gpu
+    @gpu(duration=30)
     def read(snapshot, text, options):
         return library.read(snapshot, text, options)
 
@@ -87,10 +93,7 @@ def build(translator: Translator, model_id: str) -> dict:
         try:
             sentences, _ = sentences_of(text[:MAX_CHARACTERS])
             text = " ".join(sentences[:2])
-            # Early snapshots babble until the length limit: a limit near the sentence's own length
-            # keeps their maps (and what is sent) small.
-            limit = min(64, translator.config.max_len, 8 + 3 * len(text.split()))
-            options = DecodingOptions(num_beams=1, max_new_tokens=limit)
+            options = reading_options(text, translator.config.max_len)
             snapshots = library.snapshots()
             out = {**shown, "text": text, "snapshots": [entry(s) for s in snapshots], "done": False}
             for i, snapshot in enumerate(snapshots):

@@ -148,24 +148,32 @@ def checked_beams(num_beams) -> int:
     return DecodingOptions.checked(num_beams, 1.0, 1, 1).num_beams
 
 
-def build(translator: Translator) -> dict:
-    """The view's widgets, its event and the two server functions the browser calls."""
+def model_calls(translator: Translator) -> tuple:
+    """The view's three model runs (trace both searches; force a prefix; the maps of one hypothesis),
+    each on the GPU for a bounded time (ZeroGPU), returning Python values only."""
 
-    @gpu
+    @gpu(duration=30)
     def traced(text: str, num_beams: int) -> dict:
         return view_payload(translator, text, num_beams)
 
-    @gpu
+    @gpu(duration=30)
     def forced(text: str, num_beams: int, prefix: list[int]) -> dict:
         src_ids, _ = translator.encode_source(text)
         result = trace(translator, text, num_beams=num_beams, top_k=TOP_K, prefix=prefix)
         return {"trace": trace_payload(translator, result, src_ids),
                 "maps": maps_payload(translator, text, src_ids, result.target_ids, num_beams)}
 
-    @gpu
+    @gpu(duration=20)
     def explained(text: str, ids: list[int]) -> dict:
         src_ids, _ = translator.encode_source(text)
         return maps_payload(translator, text, src_ids, ids, 1)
+
+    return traced, forced, explained
+
+
+def build(translator: Translator) -> dict:
+    """The view's widgets, its event and the two server functions the browser calls."""
+    traced, forced, explained = model_calls(translator)
 
     def run(text, num_beams) -> dict:
         try:
