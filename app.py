@@ -14,8 +14,8 @@ from pathlib import Path
 
 try:  # ZeroGPU: `spaces` must come before torch, which it patches to defer CUDA until a GPU is attached
     import spaces  # noqa: F401
-except ImportError:
-    pass
+except ImportError:  # not installed: not on a Space, and ui.runtime.gpu runs functions plainly
+    spaces = None
 
 import gradio as gr
 import torch
