@@ -4,15 +4,9 @@
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
-  const SVG = "http://www.w3.org/2000/svg";
   const ROW = 30, PAD = 8, FONT = "12px ui-sans-serif, system-ui, sans-serif";
 
-  function svg(tag, attrs, text) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const svg = (...args) => AL.svg(...args); // draw.js
 
   let measurer = null;
   function textWidth(text) {

@@ -5,20 +5,9 @@
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
-  const SVG = "http://www.w3.org/2000/svg";
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  function svg(tag, attrs, text) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = (...args) => AL.el(...args); // draw.js
+  const svg = (...args) => AL.svg(...args); // draw.js
 
   /** The training loss against the step, with the planned last step as the x range. */
   function lossChart(box, losses, total, theme) {

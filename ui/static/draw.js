@@ -6,6 +6,21 @@
   const AL = (window.AttentionLens = window.AttentionLens || {});
   const FONT = "12px ui-sans-serif, system-ui, sans-serif";
   const ANGLE = Math.PI / 3; // column labels rise at 60 degrees: long words need no extra width
+
+  /** A DOM element with a class and text; every view builds its nodes with these two. */
+  AL.el = function (tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  /** An SVG element with its attributes and text. */
+  AL.svg = function (tag, attrs, text) {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
   AL.HEAD_COLOURS = ["#e6550d", "#3182bd", "#31a354", "#b13fbd", "#d6a600", "#17becf", "#e377c2", "#8c564b"];
 
   let measurer = null;

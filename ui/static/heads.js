@@ -14,12 +14,7 @@
     agreement: ["Agrees with attribution", "Cross-attention only: how often this head's strongest German word is also the one attribution ranks first, over the val slice."],
   };
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = (...args) => AL.el(...args); // draw.js
   const headLabel = (kind, layer, head) => KIND_NAMES[kind].replace(" self-attention", "").replace("-attention", "") +
     " L" + (layer + 1) + " H" + (head + 1);
 

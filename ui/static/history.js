@@ -5,21 +5,10 @@
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
-  const SVG = "http://www.w3.org/2000/svg";
   const LAYER_COLOURS = ["#2563eb", "#e4580b", "#16a34a", "#9333ea", "#db2777", "#0891b2"];
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  function svg(tag, attrs, text) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = (...args) => AL.el(...args); // draw.js
+  const svg = (...args) => AL.svg(...args); // draw.js
 
   /** A small line chart over the snapshots (evenly spaced: steps are log-spaced). Lines are
       [{name, colour, values (null = unknown), dashed}]; a click on a column picks that snapshot. */

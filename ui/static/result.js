@@ -4,12 +4,7 @@
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = (...args) => AL.el(...args); // draw.js
 
   /** The English of one sentence, word by word, paler where the model was less sure. */
   function shadedSentence(sentence, index, onPick) {

@@ -9,12 +9,7 @@
   const AL = (window.AttentionLens = window.AttentionLens || {});
   const q = (s) => "\u2018" + s + "\u2019", pct = AL.percent;
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = (...args) => AL.el(...args); // draw.js
   const glue = AL.glue, sentenceOf = AL.sentenceOf, logProb = (tr) => tr.probs.reduce((a, p) => a + Math.log(Math.max(p, 1e-12)), 0);
   function wordLine(words, changed, cls) {
     const line = el("div", "st-line");

@@ -9,12 +9,7 @@
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = (...args) => AL.el(...args); // draw.js
 
   /** Colours of the page around the viewer (light or dark), read from Gradio's CSS variables. */
   AL.theme = function (node) {
