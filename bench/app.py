@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import data  # noqa: E402
 from model import Translator  # noqa: E402
+from tests.app_server import launch_app  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -31,22 +31,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def start_server(checkpoint: str) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "MODEL_ID": checkpoint, "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1",
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(240):
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("the app did not start")
+    """app.py on a free local port with `checkpoint`, started as the tests start it."""
+    log = Path(tempfile.mkdtemp(prefix="bench-app-")) / "app.log"
+    return launch_app(log, MODEL_ID=checkpoint)
 
 
 def main() -> None:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.app_server import launch_app  # noqa: E402
+
 SHORT = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im hohen Gras.", "Eine Frau spielt ein Lied auf ihrem Cello.",
          "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
          "Ein brauner Hund rennt dem schwarzen Hund hinterher."]
@@ -37,23 +38,10 @@ MIX = [("api_translate", 0.35), ("api_explain", 0.2), ("page", 0.3), ("page_long
 
 
 def start_app(checkpoint: str, temp_dir: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "MODEL_ID": checkpoint, "GRADIO_SERVER_PORT": str(port), "GRADIO_TEMP_DIR": str(temp_dir),
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    env.pop("GRADIO_SERVER_NAME", None)
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(360):
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("the app did not start")
+    """app.py as a Space runs it (no GRADIO_SERVER_NAME), with Gradio's temp files in `temp_dir`."""
+    temp_dir.mkdir(parents=True, exist_ok=True)
+    return launch_app(temp_dir.parent / "soak-app.log", listen_local=False, MODEL_ID=checkpoint,
+                      GRADIO_TEMP_DIR=str(temp_dir))
 
 
 def rss_mb(pid: int) -> float:
