@@ -84,7 +84,7 @@ def stream(settings: CopyLabSettings, limit: float):
             with _one_at_a_time:
                 train_copy(settings, report, time_limit_s=limit, report_every=REPORT_EVERY)
         except Stopped:  # the page went away: nobody reads the reports, the run just ends
-            pass
+            return
         except Exception as err:  # shown on the page; the server keeps serving
             reports.put({"id": time.time_ns(), "error": f"Training failed: {type(err).__name__}: {err}"[:300]})
         reports.put(None)
