@@ -161,3 +161,28 @@ def test_missing_corpus_gives_a_clear_error(tmp_path, capsys):
         train.main(["--data-dir", str(tmp_path), "--output", str(tmp_path / "o"), "--work-dir", str(tmp_path / "w"),
                     "--max-steps", "1"])
     assert not (tmp_path / "w").exists() and not (tmp_path / "o").exists()
+
+
+@needs_corpus
+def test_time_limit_ends_the_schedule_and_skip_test_leaves_test_for_later(tmp_path):
+    """--time-limit stops early but finishes (evaluated, snapshotted); --skip-test scores val only,
+    and the same command with --evaluate-again scores test once."""
+    out, work = tmp_path / "de-en", tmp_path / "work"
+    args = ["--data-dir", str(DATA_DIR), "--output", str(out), "--work-dir", str(work),
+            "--max-train-pairs", "300", "--max-steps", "100000", "--eval-every", "1000", "--max-eval-sentences", "10",
+            "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
+            "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
+            "--snapshot-steps", "0", "--time-limit", "0.05"]
+    assert train.main([*args, "--skip-test"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    last = results["training"]["steps"]
+    assert 1 <= last < 100000 and read_state_step(work) == last
+    assert set(results["results"]) == {"val", "decoding"} and not (out / "test_hypotheses.txt").exists()
+    assert [s["step"] for s in results["snapshots"]] == [0, last]  # the last step is kept as a snapshot
+    records = [json.loads(x) for x in (work / "metrics.jsonl").read_text().splitlines()]
+    assert any(r.get("step") == last and "val_bleu" in r for r in records)  # evaluated at the last step
+    assert train.main([*args, "--evaluate-again"]) == 0
+    again = json.loads((out / "results.json").read_text())
+    assert again["training"]["steps"] == last and 0 <= again["results"]["test"]["bleu"] <= 100
+    assert again["results"]["val"]["bleu"] == results["results"]["val"]["bleu"]
+    assert (out / "test_hypotheses.txt").read_text().count("\n") == 10

@@ -93,9 +93,9 @@ def choose_weights(model: Transformer, candidates: dict[str, dict[str, torch.Ten
     return choice, scores
 
 
-def final_evaluation(translator: Translator, val: data.ParallelCorpus, test: data.ParallelCorpus,
+def final_evaluation(translator: Translator, val: data.ParallelCorpus, test: data.ParallelCorpus | None,
                      num_beams: int, penalties: list[float]) -> tuple[dict, list[str]]:
-    """Tune the length penalty on val with beam search, then score test once.
+    """Tune the length penalty on val with beam search, then score test once (test None: val only).
 
     Returns the results and the test hypotheses.
     """
@@ -105,9 +105,12 @@ def final_evaluation(translator: Translator, val: data.ParallelCorpus, test: dat
                              num_beams=num_beams, length_penalty=penalty)
         val_scores[penalty] = bleu_chrf(hyps, val.tgt)
     penalty = max(val_scores, key=lambda p: val_scores[p]["bleu"])
-    hyps = translate_all(translator, test.src, desc=f"test (beam {num_beams}, lp {penalty})",
-                         num_beams=num_beams, length_penalty=penalty)
-    results = {"val": val_scores[penalty], "test": bleu_chrf(hyps, test.tgt),
+    results = {"val": val_scores[penalty],
                "decoding": {"num_beams": num_beams, "length_penalty": penalty,
                             "val_bleu_by_length_penalty": {str(p): round(s["bleu"], 2) for p, s in val_scores.items()}}}
+    if test is None:
+        return results, []
+    hyps = translate_all(translator, test.src, desc=f"test (beam {num_beams}, lp {penalty})",
+                         num_beams=num_beams, length_penalty=penalty)
+    results["test"] = bleu_chrf(hyps, test.tgt)
     return results, hyps

@@ -103,6 +103,7 @@ class Loop:
                    mininterval=0.5 if sys.stderr.isatty() else 30)
         self.snapshot_if_planned(None)  # step 0: the untrained model
         window = [0, time.time()]  # target tokens, start of the throughput window
+        deadline = time.time() + 60 * self.settings.time_limit if self.settings.time_limit else math.inf
         stop = False
         while self.progress.step < self.total and not stop:
             for batch in self.task.batches(self.progress.epoch, self.progress.position):
@@ -113,6 +114,8 @@ class Loop:
                 tokens = batch.n_tokens * self.proc.world
                 self.progress.advance(tokens, time.time() - started)
                 window[0] += tokens
+                if self.proc.any(time.time() >= deadline) and self.progress.step < self.total:
+                    self.end_schedule_here(bar)
                 stop = self.proc.any(interrupt.requested) or self.progress.step >= self.total
                 self.after_step(loss, lr, window, bar, stop)
                 if stop:
@@ -121,6 +124,14 @@ class Loop:
                 self.progress.next_epoch()
         bar.close()
         return self.progress.step >= self.total
+
+    def end_schedule_here(self, bar) -> None:
+        """--time-limit reached: this step becomes the last one (evaluated, snapshotted, finished)."""
+        self.total = self.progress.step
+        if self.settings.snapshot_steps.strip().lower() != "none":
+            self.plan.add(self.total)
+        bar.total = self.total
+        bar.write(f"time limit of {self.settings.time_limit:g} min reached: step {self.total} is the last")
 
     def after_step(self, loss: float, lr: float, window: list, bar, stop: bool) -> None:
         step, lead = self.progress.step, self.proc.rank == 0
@@ -199,6 +210,8 @@ def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     optimizer = make_optimizer(model, settings)
     progress = load_state(files.state, model, optimizer, proc.rank) if meta else RunState()
     total = total_steps(settings, task.steps_per_epoch())
+    if progress.finished and settings.evaluate_again:
+        total = progress.step  # evaluate the finished run as it is (it may have ended early, by --time-limit)
     lead = proc.rank == 0
     if progress.finished and progress.step >= total and not settings.evaluate_again:
         if lead:

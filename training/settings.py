@@ -51,6 +51,8 @@ class TrainSettings:
     max_len: int = _opt(_MODEL.max_len, "longest sentence in tokens; longer training pairs are skipped")
     norm_first: bool = _opt(False, "Pre-LN instead of the paper's Post-LN")
     max_steps: int | None = _opt(None, "stop after this many optimizer steps")
+    time_limit: float | None = _opt(None, "stop training after this many minutes of this invocation, then finish "
+                                    "(evaluate, average, write the output) as if the schedule had ended there")
     epochs: int | None = _opt(None, "stop after this many passes over the data", per_task={"translate": 30})
     batch_tokens: int | None = _opt(None, "tokens per batch (longest side x sentences)",
                                     per_task={"translate": 4096, "copy": 1024})
@@ -69,6 +71,8 @@ class TrainSettings:
     average_last: int = _opt(5, "average the last N evaluated checkpoints (kept if it beats the best on val)")
     num_beams: int = _opt(5, "beam size of the final evaluation")
     length_penalties: str = _opt("0.6,1.0,1.4", "comma-separated length penalties tried on val")
+    skip_test: bool = _opt(False, "score val only at the end: for runs compared with each other, whose chosen "
+                           "one has its test set scored once, later (same command with --evaluate-again)")
     max_train_pairs: int | None = _opt(None, "use only the first N training pairs")
     max_eval_sentences: int | None = _opt(None, "evaluate on the first N val and test sentences only "
                                           "(the card then calls the test score a slice)")
@@ -80,7 +84,7 @@ class TrainSettings:
     push_to_hub: str | None = _opt(None, "Hub repo USER/NAME: main gets the final model, branch step-NNNNN each snapshot")
     hub_branch: str | None = _opt(None, "push the final model to this branch instead of main")
     overwrite: bool = _opt(False, "allow replacing an existing or git-tracked --output folder")
-    evaluate_again: bool = _opt(False, "rerun the final evaluation of a finished run")
+    evaluate_again: bool = _opt(False, "rerun the final evaluation of a finished run (it trains no further)")
     argv: list[str] = _opt([], "the command line, for the model card", cli=False)
 
     def validate(self) -> "TrainSettings":
@@ -102,6 +106,8 @@ class TrainSettings:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.time_limit is not None and not (math.isfinite(self.time_limit) and self.time_limit > 0):
+            raise ValueError("--time-limit must be a positive number of minutes")
         for name in ("lr", "adam_eps", "clip"):
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) > 0):
                 raise ValueError(f"--{name.replace('_', '-')} must be a positive number")

@@ -134,9 +134,9 @@ class TranslationTask:
         if scores:
             print(f"val BLEU (greedy): {scores}; keeping {choice}", file=sys.stderr)
         translator = Translator(model, self.tokenizer, device=device)
-        results, hyps = final_evaluation(translator, self.val, self.test, self.settings.num_beams,
-                                         self.settings.penalties())
-        return choice, results, {"test_hypotheses.txt": "\n".join(hyps) + "\n"}
+        test = None if self.settings.skip_test else self.test
+        results, hyps = final_evaluation(translator, self.val, test, self.settings.num_beams, self.settings.penalties())
+        return choice, results, {"test_hypotheses.txt": "\n".join(hyps) + "\n"} if hyps else {}
 
     def save(self, model: Transformer, folder: Path, card_info: dict) -> None:
         Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
