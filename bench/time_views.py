@@ -69,6 +69,8 @@ def main() -> None:
             page.evaluate(f"() => {{ const h = {VIEW}; h.pick(h.data.snapshots.length - 1); }}")
             page.evaluate("() => document.querySelector('#history-title').scrollIntoView()")
             page.screenshot(path=str(args.shots / "history-desktop.png"))
+            page.evaluate(f"() => {{ const h = {VIEW}; h.pick(0); }}")
+            page.screenshot(path=str(args.shots / "history-desktop-start.png"))
         print("copy lab:", lab_run(page))
         if args.shots:
             page.evaluate("() => document.querySelector('#copylab-settings').scrollIntoView()")

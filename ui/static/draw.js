@@ -30,10 +30,17 @@
     return measurer.measureText(text).width;
   }
 
+  /** A label as drawn: at most 24 characters (an untrained model can write one endless "word");
+      the hover text keeps it whole. */
+  const LABEL_MAX = 24;
+  AL.shortLabel = function (label) {
+    return label.length > LABEL_MAX ? label.slice(0, LABEL_MAX - 1) + "\u2026" : label;
+  };
+
   /** Where everything goes: label bands from the longest labels, then the cells. */
   AL.matrixLayout = function (map, cell) {
-    const rowW = Math.ceil(Math.max(20, ...map.rowLabels.map(textWidth))) + 10;
-    const colW = Math.max(20, ...map.colLabels.map(textWidth));
+    const rowW = Math.ceil(Math.max(20, ...map.rowLabels.map((l) => textWidth(AL.shortLabel(l))))) + 10;
+    const colW = Math.max(20, ...map.colLabels.map((l) => textWidth(AL.shortLabel(l))));
     const top = Math.ceil(colW * Math.sin(ANGLE) + 14);
     const right = Math.ceil(colW * Math.cos(ANGLE)) + 8;
     return { cell: cell, left: rowW, top: top, width: rowW + map.cols * cell + right, height: top + map.rows * cell + 6 };
@@ -92,14 +99,14 @@
     ctx.textAlign = "right";
     map.rowLabels.forEach((label, r) => {
       ctx.font = r === opts.focusRow ? "bold " + FONT : FONT;
-      ctx.fillText(label, lay.left - 6, lay.top + r * n + n / 2);
+      ctx.fillText(AL.shortLabel(label), lay.left - 6, lay.top + r * n + n / 2);
     });
     ctx.textAlign = "left"; ctx.font = FONT;
     map.colLabels.forEach((label, c) => {
       ctx.save();
       ctx.translate(lay.left + c * n + n / 2, lay.top - 6);
       ctx.rotate(-ANGLE);
-      ctx.fillText(label, 0, 0);
+      ctx.fillText(AL.shortLabel(label), 0, 0);
       ctx.restore();
     });
     if (opts.focusRow >= 0 && opts.focusRow < map.rows) {
@@ -143,9 +150,9 @@
       }
     }
     map.rowLabels.forEach((label, r) => out.push('<text x="' + (lay.left - 6) + '" y="' + (lay.top + r * n + n / 2) +
-      '" text-anchor="end" dominant-baseline="middle" fill="' + theme.text + '">' + esc(label) + "</text>"));
+      '" text-anchor="end" dominant-baseline="middle" fill="' + theme.text + '">' + esc(AL.shortLabel(label)) + "</text>"));
     map.colLabels.forEach((label, c) => out.push('<text transform="translate(' + (lay.left + c * n + n / 2) + "," +
-      (lay.top - 6) + ') rotate(-60)" fill="' + theme.text + '">' + esc(label) + "</text>"));
+      (lay.top - 6) + ') rotate(-60)" fill="' + theme.text + '">' + esc(AL.shortLabel(label)) + "</text>"));
     out.push("</g></svg>");
     return out.join("\n");
   };
@@ -154,8 +161,8 @@
       one colour per head. heads: the maps of the heads to draw ([{head, map}]); focusRow filters. */
   AL.drawHeadView = function (canvas, heads, opts) {
     const map = heads[0].map, theme = opts.theme, dpr = window.devicePixelRatio || 1, rowH = 20;
-    const leftW = Math.max(textWidth(opts.leftTitle), ...map.rowLabels.map(textWidth)) + 12;
-    const rightW = Math.max(textWidth(opts.rightTitle), ...map.colLabels.map(textWidth)) + 12;
+    const leftW = Math.max(textWidth(opts.leftTitle), ...map.rowLabels.map((l) => textWidth(AL.shortLabel(l)))) + 12;
+    const rightW = Math.max(textWidth(opts.rightTitle), ...map.colLabels.map((l) => textWidth(AL.shortLabel(l)))) + 12;
     const gap = Math.max(120, Math.min(320, opts.width - leftW - rightW - 20));
     const width = leftW + gap + rightW + 20, top = 28;
     const height = top + Math.max(map.rows, map.cols) * rowH + 8;
@@ -182,10 +189,10 @@
     ctx.textAlign = "right";
     map.rowLabels.forEach((l, r) => {
       ctx.font = r === opts.focusRow ? "bold " + FONT : FONT;
-      ctx.fillText(l, x1 - 4, yOf(r));
+      ctx.fillText(AL.shortLabel(l), x1 - 4, yOf(r));
     });
     ctx.textAlign = "left"; ctx.font = FONT;
-    map.colLabels.forEach((l, c) => ctx.fillText(l, x2 + 4, yOf(c)));
+    map.colLabels.forEach((l, c) => ctx.fillText(AL.shortLabel(l), x2 + 4, yOf(c)));
     ctx.fillStyle = theme.muted;
     ctx.textAlign = "right"; ctx.fillText(opts.leftTitle, x1 - 4, 10);
     ctx.textAlign = "left"; ctx.fillText(opts.rightTitle, x2 + 4, 10);
