@@ -28,7 +28,7 @@
     const every = Math.max(1, Math.ceil(n / 6));
     opts.steps.forEach((s, i) => {
       if (i % every === 0 || i === n - 1) root.append(svg("text", { x: x(i), y: H - B + 13, class: "al-h-tick",
-        "text-anchor": "middle" }, String(s)));
+        "text-anchor": i === n - 1 && n > 1 ? "end" : "middle" }, String(s)));  // the last stays inside
     });
     root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, "training step"));
     root.append(svg("line", { x1: x(opts.current), x2: x(opts.current), y1: T - 4, y2: H - B, class: "al-h-now" }));
