@@ -115,3 +115,29 @@ print(json.dumps({{"snaps": [s.__dict__ for s in snaps], "out": t.translate({SEN
     assert listed == [Snapshot(0, revision="step-00000", val_loss=5.0, val_bleu=1.0),
                       Snapshot(2, revision="step-00002", val_loss=3.0, val_bleu=3.0)]
     assert answer["out"] == expected
+
+
+SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
+
+
+def test_shipped_snapshots_load_in_step_order_and_end_with_the_shipped_model():
+    snapshots = list_snapshots(SHIPPED)
+    steps = [s.step for s in snapshots]
+    assert steps == sorted(steps) and steps[0] == 0 and len(steps) >= 3
+    assert all(s.val_bleu is not None and s.val_loss is not None for s in snapshots)
+    assert [s.val_bleu for s in snapshots] == sorted(s.val_bleu for s in snapshots)  # attention is being learned
+    final = load_snapshot(SHIPPED, snapshots[-1]).model.state_dict()
+    shipped = Translator.from_pretrained(SHIPPED).model.state_dict()
+    assert all(torch.equal(final[k], shipped[k]) for k in shipped)  # the last point is the model itself
+    middle = load_snapshot(SHIPPED, snapshots[1]).model.state_dict()
+    assert not all(torch.equal(middle[k], shipped[k]) for k in shipped)  # a point of the run, not a copy
+
+
+def test_shipped_step_0_is_the_untrained_model_of_the_runs_seed():
+    """Step 0 is rebuilt from the seed (bench/unpack_levers.py): it must equal a fresh model of that seed."""
+    settings = json.loads((SHIPPED / "results.json").read_text())["settings"]
+    snapshot = next(s for s in list_snapshots(SHIPPED) if s.step == 0)
+    loaded = load_snapshot(SHIPPED, snapshot).model
+    torch.manual_seed(settings["seed"])
+    fresh = Transformer(loaded.config).half().float()
+    assert all(torch.equal(fresh.state_dict()[k], v) for k, v in loaded.state_dict().items())
