@@ -20,7 +20,7 @@ from .assets import HEAD, _url
 from .heads_data import ablation_payload, attribution_payload, head_mask_from, importance_payload, load_importance
 from .runtime import gpu
 
-EXAMPLE = "Eine Frau spielt ein Lied auf ihrem Cello."  # Multi30k val
+EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it
 LAB_HEAD = "\n".join([HEAD, f'<link rel="stylesheet" href="{_url("heads.css")}">']
                      + [f'<script src="{_url(name)}"></script>' for name in ("heads.js", "attribution.js")])
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.

@@ -29,7 +29,7 @@ from .translate import page_payload
 MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
 MAX_WORD_CHARACTERS = 40  # a word typed to be forced
 TOP_K = 10
-EXAMPLES = ["Ein kleines Kind steht allein auf einem zerklüfteten Felsen.",  # greedy and beam part at 'stands'
+EXAMPLES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # greedy and beam part at 'sweeping' / 'is'
             "Ein Mann fährt Fahrrad.", "Eine Frau spielt ein Lied auf ihrem Cello.",
             "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug."]
 RUN_JS = "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
