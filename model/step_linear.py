@@ -4,8 +4,8 @@ A step multiplies a few rows (N decoder rows, one token each) by every weight ma
 decoder, so its cost is reading the weights and the kernel's fixed overhead, not arithmetic.
 Each class is built once from an nn.Linear's weight (out, in) and bias, and called on x (N, in).
 
-- StepLinear: W stored (in, out), contiguous, one addmm: the fastest fp32 kernel for the
-  decoder layers' matrices at every N we measured.
+- StepLinear: one addmm on the parameter as it is: for the decoder layers' matrices a
+  contiguous (in, out) copy measured no faster, and cost 11 MB.
 - PackedLinear: W reordered once into oneDNN's blocked layout. For the output layer
   (V x D, the largest matrix) at 2..256 rows it is 1.2-3x faster than MKL's sgemm on the
   AMD CPUs of the free Spaces tier (bench/decode.py); at one row the two are even.
@@ -26,10 +26,10 @@ PRECISIONS = ("fp32", "int8")
 
 
 class StepLinear:
-    """x W + b with W stored (in, out), contiguous: the layout one-token steps multiply fastest."""
+    """x W^T + b as one addmm on the parameter itself (a transposed view, no copy)."""
 
     def __init__(self, weight: Tensor, bias: Tensor | None):
-        self.weight = weight.t().contiguous()  # (in, out)
+        self.weight = weight.t()  # (in, out) view of the (out, in) parameter
         self.bias = bias
 
     def __call__(self, x: Tensor) -> Tensor:
