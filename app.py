@@ -38,6 +38,10 @@ MODEL_REVISION = os.environ.get("MODEL_REVISION") or None
 # ATTENTION_LENS_INT8=1: translate with int8 weights on the CPU (faster, approximate; the maps of
 # explain() still come from the exact fp32 pass). Ignored on a GPU.
 INT8 = os.environ.get("ATTENTION_LENS_INT8", "").strip().lower() in ("1", "true", "yes")
+# guard.CONCURRENCY model calls run at once; each with all cores' threads would fight the others
+# for them. ATTENTION_LENS_THREADS overrides (bench/app.py --clients measures both).
+THREADS = int(os.environ.get("ATTENTION_LENS_THREADS") or max(1, (os.cpu_count() or 1) // guard.CONCURRENCY))
+torch.set_num_threads(THREADS)
 
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.

@@ -46,6 +46,8 @@ def throughput(args, sentences: list[str]) -> None:
     from gradio_client import Client
 
     env = {"ATTENTION_LENS_INT8": "1"} if args.int8 else {}
+    if args.threads:
+        env["ATTENTION_LENS_THREADS"] = str(args.threads)
     proc, url = start_server(args.checkpoint, Path(args.app_root), **env)
     latencies: list[float] = []
     try:
@@ -69,7 +71,8 @@ def throughput(args, sentences: list[str]) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    print(f"{args.clients} clients, app.py of {args.app_root}{' with ATTENTION_LENS_INT8=1' if args.int8 else ''}, "
+    settings = " ".join(f"{k}={v}" for k, v in env.items()) or "default settings"
+    print(f"{args.clients} clients, app.py of {args.app_root} ({settings}), "
           f"beam {args.num_beams}, {os.cpu_count()} CPU cores: {len(latencies) / elapsed:.2f} requests/s, "
           f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms "
           f"({len(latencies)} requests in {elapsed:.0f} s)")
@@ -85,6 +88,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="how long the clients keep calling")
     parser.add_argument("--app-root", default=str(ROOT), help="the checkout whose app.py serves (default: this one)")
     parser.add_argument("--int8", action="store_true", help="serve with ATTENTION_LENS_INT8=1")
+    parser.add_argument("--threads", type=int, default=0, help="serve with ATTENTION_LENS_THREADS=N (0: the app's default)")
     args = parser.parse_args()
 
     val = data.load_split(data.find_corpus(args.data_dir), "val")

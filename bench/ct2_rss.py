@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import resource
 import sys
 
 import ctranslate2
 from tokenizers import Tokenizer
+
+
+def peak_rss_mb() -> float:
+    """VmHWM, this process's peak RSS since exec (ru_maxrss would keep the parent's from before the fork)."""
+    with open("/proc/self/status") as f:
+        kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    return kb / 1024
 
 
 def main() -> None:
@@ -29,7 +35,7 @@ def main() -> None:
     for start in range(0, len(sources), 64):
         batch = sources[start : start + 64]
         translator.translate_batch(batch, beam_size=4, max_batch_size=64, max_decoding_length=2 * max(map(len, batch)) + 10)
-    print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(json.dumps({"peak_rss_mb": peak_rss_mb()}))
 
 
 if __name__ == "__main__":

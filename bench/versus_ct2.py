@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import ct2_convert  # noqa: E402
+from ct2_rss import peak_rss_mb  # noqa: E402
 import data  # noqa: E402
 from model import Translator  # noqa: E402
 
@@ -119,7 +119,7 @@ def rss_child(precision: str, checkpoint: str, data_dir: str) -> None:
     torch.set_num_threads(1)
     translator = Translator.from_pretrained(checkpoint, device="cpu", quantize="int8" if precision == "int8" else None)
     translator.translate(load_val(data_dir)[:128], num_beams=4, batch_size=64)
-    print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(json.dumps({"peak_rss_mb": peak_rss_mb()}))
 
 
 def bleu(engines: Engines, val, n: int) -> tuple[float, float]:
@@ -143,13 +143,17 @@ def load_val(data_dir: str | None):
     return data.load_split(data.find_corpus(data_dir), "val").src
 
 
-def run(checkpoint: str, data_dir: str | None, threads: list[int], repeats: int, bleu_sentences: int) -> None:
+ROWS = ("speed", "rss", "bleu", "explain")
+
+
+def run(checkpoint: str, data_dir: str | None, threads: list[int], repeats: int, bleu_sentences: int,
+        rows: tuple[str, ...] = ROWS) -> None:
     val = data.load_split(data.find_corpus(data_dir), "val")
     ct2_dir = ct2_convert.convert(Translator.from_pretrained(checkpoint, device="cpu"),
                                   Path(tempfile.mkdtemp(prefix="ct2-")) / "model")
     print(f"Against CTranslate2 (converted from {checkpoint}); ours / CTranslate2, interleaved medians "
           f"of {repeats}; ratio > 1 means we take longer (time) or hold more (memory)")
-    for n in threads:
+    for n in threads if "speed" in rows else []:
         torch.set_num_threads(n)
         for precision in ("fp32", "int8"):
             rows = speed_rows(Engines(checkpoint, ct2_dir, precision, n), val.src, repeats)
@@ -158,15 +162,17 @@ def run(checkpoint: str, data_dir: str | None, threads: list[int], repeats: int,
                   f"(time ratio {g_ours / g_ct2:.2f}); beam 4 x 64 {b_ours:.1f} vs {b_ct2:.1f} sentences/s "
                   f"(time ratio {b_ct2 / b_ours:.2f}); same beam translations {rows['same_beam']}/128")
     torch.set_num_threads(1)
-    for precision in ("fp32", "int8"):
+    for precision in ("fp32", "int8") if "rss" in rows else []:
         for malloc, env in (("glibc defaults", None), ("the app's malloc settings", APP_MALLOC)):
             ours, theirs = (peak_rss(e, precision, checkpoint, ct2_dir, data_dir, env) for e in ("ours", "ct2"))
             print(f"   peak RSS translating 128 sentences, {precision}, {malloc}: ours {ours:.0f} MB, "
                   f"CTranslate2 {theirs:.0f} MB (ratio {ours / theirs:.2f}; each in a fresh process, "
                   f"CTranslate2's without torch)")
-    for precision in ("fp32", "int8"):
+    for precision in ("fp32", "int8") if "bleu" in rows else []:
         ours, theirs = bleu(Engines(checkpoint, ct2_dir, precision, 1), val, bleu_sentences)
         print(f"   val BLEU ({bleu_sentences} sentences, beam 4), {precision}: ours {ours:.2f}, CTranslate2 {theirs:.2f}")
+    if "explain" not in rows:
+        return
     translator = Translator.from_pretrained(checkpoint, device="cpu")
     print(f"   explain() / translate(), beam 4, 30 val sentences one by one: "
           f"{explain_ratio(translator, val.src, repeats):.2f}x")
@@ -182,8 +188,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--bleu-sentences", type=int, default=1014)
+    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
     args = parser.parse_args()
-    run(args.checkpoint, args.data_dir, args.threads, args.repeats, args.bleu_sentences)
+    run(args.checkpoint, args.data_dir, args.threads, args.repeats, args.bleu_sentences, tuple(args.rows))
 
 
 if __name__ == "__main__":
