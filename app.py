@@ -37,11 +37,17 @@ MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "
 MODEL_REVISION = os.environ.get("MODEL_REVISION") or None
 # ATTENTION_LENS_INT8=1: translate with int8 weights on the CPU (faster, approximate; the maps of
 # explain() still come from the exact fp32 pass). Ignored on a GPU.
-INT8 = os.environ.get("ATTENTION_LENS_INT8", "").strip().lower() in ("1", "true", "yes")
-# guard.CONCURRENCY model calls run at once; each with all cores' threads would fight the others
-# for them. ATTENTION_LENS_THREADS overrides (bench/app.py --clients measures both).
-THREADS = int(os.environ.get("ATTENTION_LENS_THREADS") or max(1, (os.cpu_count() or 1) // guard.CONCURRENCY))
-torch.set_num_threads(THREADS)
+INT8 = os.environ.get("ATTENTION_LENS_INT8", "").strip().lower()
+if INT8 not in ("", "0", "false", "no", "1", "true", "yes"):
+    raise SystemExit(f"ATTENTION_LENS_INT8 must be 1 or 0, got {INT8!r}")
+INT8 = INT8 in ("1", "true", "yes")
+# ATTENTION_LENS_THREADS=N: torch threads per model call (default: torch's, all cores). One thread
+# per call looked no better under 20 clients on 2 cores (bench/app.py --clients 20 --threads 1).
+if os.environ.get("ATTENTION_LENS_THREADS"):
+    if not os.environ["ATTENTION_LENS_THREADS"].strip().isdigit() or int(os.environ["ATTENTION_LENS_THREADS"]) < 1:
+        raise SystemExit(f"ATTENTION_LENS_THREADS must be a number of threads (1 or more), "
+                         f"got {os.environ['ATTENTION_LENS_THREADS']!r}")
+    torch.set_num_threads(int(os.environ["ATTENTION_LENS_THREADS"]))
 
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.

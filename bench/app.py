@@ -50,6 +50,7 @@ def throughput(args, sentences: list[str]) -> None:
         env["ATTENTION_LENS_THREADS"] = str(args.threads)
     proc, url = start_server(args.checkpoint, Path(args.app_root), **env)
     latencies: list[float] = []
+    failures: list[str] = []
     try:
         clients = [Client(url, verbose=False) for _ in range(args.clients)]
         options = ("beam search", args.num_beams, 1.0, 128)
@@ -60,8 +61,11 @@ def throughput(args, sentences: list[str]) -> None:
             n = i
             while time.perf_counter() < deadline:
                 start = time.perf_counter()
-                clients[i].predict(sentences[n % len(sentences)], *options, api_name="/translate")
-                latencies.append(time.perf_counter() - start)
+                try:
+                    clients[i].predict(sentences[n % len(sentences)], *options, api_name="/translate")
+                    latencies.append(time.perf_counter() - start)
+                except Exception as err:  # noqa: BLE001 - counted and shown, the others go on
+                    failures.append(repr(err)[:80])
                 n += args.clients
 
         start = time.perf_counter()
@@ -75,7 +79,7 @@ def throughput(args, sentences: list[str]) -> None:
     print(f"{args.clients} clients, app.py of {args.app_root} ({settings}), "
           f"beam {args.num_beams}, {os.cpu_count()} CPU cores: {len(latencies) / elapsed:.2f} requests/s, "
           f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms "
-          f"({len(latencies)} requests in {elapsed:.0f} s)")
+          f"({len(latencies)} requests in {elapsed:.0f} s, {len(failures)} failed{': ' + failures[0] if failures else ''})")
 
 
 def main() -> None:
