@@ -14,7 +14,7 @@
    each sentence stopping at its own EOS.
 4. Against CTranslate2 holding the checkpoint's weights (bench/versus_ct2.py): greedy batch 1,
    beam 4 in batches of 64, at 1 and 2 threads, fp32 and int8; peak RSS; val BLEU; explain().
-5. Each speed lever switched off alone (bench/levers.py).
+5. Each speed lever switched off alone (bench/decode_levers.py).
 
     python bench/decode.py --parts 4 5      # only the CTranslate2 rows and the levers
 """
@@ -164,7 +164,7 @@ def main() -> None:
         marian_parts(args)
     if 4 in args.parts or 5 in args.parts:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import levers
+        import decode_levers
         import versus_ct2
 
         if 4 in args.parts:
@@ -172,7 +172,7 @@ def main() -> None:
             versus_ct2.run(args.checkpoint, args.data_dir, [1, 2], max(3, args.repeats // 2), args.bleu_sentences)
         if 5 in args.parts:
             print()
-            levers.run(args.checkpoint, args.data_dir, 1, max(3, args.repeats // 2))
+            decode_levers.run(args.checkpoint, args.data_dir, 1, max(3, args.repeats // 2))
 
 
 def marian_parts(args) -> None:

@@ -1,6 +1,6 @@
 """What each speed lever of generation gives: every lever switched off alone against all of them on.
 
-    python bench/levers.py [--threads 1] [--repeats 5]   (also part 5 of bench/decode.py)
+    python bench/decode_levers.py [--threads 1] [--repeats 5]   (also part 5 of bench/decode.py)
 
 Same rows as bench/versus_ct2.py, ours only: greedy batch 1 on 30 val sentences (ms/sentence),
 beam 4 on 128 val sentences in batches of 64 (sentences/s), interleaved, medians. A lever is
