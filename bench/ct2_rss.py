@@ -34,7 +34,8 @@ def main() -> None:
     translator = ctranslate2.Translator(model_dir, device="cpu", compute_type=compute_type, intra_threads=1)
     for start in range(0, len(sources), 64):
         batch = sources[start : start + 64]
-        translator.translate_batch(batch, beam_size=4, max_batch_size=64, max_decoding_length=2 * max(map(len, batch)) + 10)
+        limit = 2 * max(map(len, batch)) + 10
+        translator.translate_batch(batch, beam_size=4, max_batch_size=64, max_decoding_length=limit)
     print(json.dumps({"peak_rss_mb": peak_rss_mb()}))
 
 

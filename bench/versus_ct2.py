@@ -55,7 +55,8 @@ class Engines:
     """Our translator and CTranslate2's for one precision, fed the same ids."""
 
     def __init__(self, checkpoint: str, ct2_dir: Path, precision: str, threads: int):
-        self.ours = Translator.from_pretrained(checkpoint, device="cpu", quantize="int8" if precision == "int8" else None)
+        quantize = "int8" if precision == "int8" else None
+        self.ours = Translator.from_pretrained(checkpoint, device="cpu", quantize=quantize)
         self.ct2 = ct2_convert.load(ct2_dir, CT2_TYPE[precision], threads)
 
     def ours_translate(self, sentences: list[str], num_beams: int, batch_size: int) -> list[str]:
@@ -170,7 +171,8 @@ def run(checkpoint: str, data_dir: str | None, threads: list[int], repeats: int,
                   f"CTranslate2's without torch)")
     for precision in ("fp32", "int8") if "bleu" in rows else []:
         ours, theirs = bleu(Engines(checkpoint, ct2_dir, precision, 1), val, bleu_sentences)
-        print(f"   val BLEU ({bleu_sentences} sentences, beam 4), {precision}: ours {ours:.2f}, CTranslate2 {theirs:.2f}")
+        print(f"   val BLEU ({bleu_sentences} sentences, beam 4), {precision}: ours {ours:.2f}, "
+              f"CTranslate2 {theirs:.2f}")
     if "explain" not in rows:
         return
     translator = Translator.from_pretrained(checkpoint, device="cpu")

@@ -4,8 +4,9 @@ A step decoder turns the tokens so far into the next token's logits. `CachedDeco
 `Transformer.decode_step` on the newest token only: decoder self-attention keys/values of
 earlier steps come from a KVCache that grows with the output, the encoder memory's keys/values
 are projected once per sentence, and the matrices come laid out for steps (model/step_linear.py,
-fp32 or int8) from `Transformer.step_weights`, built once per set of weights. `UncachedDecoder` re-runs the full decoder over the prefix: the
-reference that the tests and bench/decode.py hold the cached one to (same tokens, same maps).
+fp32 or int8) from `Transformer.step_weights`, built once per set of weights.
+`UncachedDecoder` re-runs the full decoder over the prefix: the reference that the tests and
+bench/decode.py hold the cached one to (same tokens, same maps).
 
 Shape legend: B sentences, K beams per sentence, N = B * K rows, S source length, t tokens so
 far, D model width, H heads, d_k head width, V vocabulary.
