@@ -145,7 +145,8 @@ class Transformer(
 
     def step_weights(self, precision: str = "fp32") -> StepWeights:
         """The decoder's matrices for steps in `precision` ("fp32" or "int8"), built once and kept
-        until a parameter changes (training steps, load_state_dict and .to() all change one)."""
+        until a parameter changes (training steps, load_state_dict and .to() all change one; a
+        write through `param.data` does not count: write to the parameter under torch.no_grad())."""
         check_precision(precision)
         return self._derived(("step", precision), lambda: StepWeights(
             [layer.step_weights(precision) for layer in self.decoder_layers],
