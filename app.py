@@ -1,7 +1,8 @@
 """Attention Lens: translate German to English and see every attention map that made the translation.
 
 Run locally with `python app.py` (port 7860); on Hugging Face Spaces this file is the entry point.
-The model comes from the Hub repo named by MODEL_ID (and MODEL_REVISION), else checkpoints/de-en.
+The model comes from the Hub repo named by MODEL_ID (and MODEL_REVISION), else checkpoints/de-en;
+ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU.
 The page is assembled from the views in ui/; each view builds its own widgets.
 Listens on 127.0.0.1 unless SPACE_ID or GRADIO_SERVER_NAME asks for more (ui/guard.py); the API
 endpoints are also MCP tools at /gradio_api/mcp/.
@@ -34,10 +35,24 @@ from ui.assets import PAGE_CSS
 guard.limit_malloc_arenas()
 MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en")
 MODEL_REVISION = os.environ.get("MODEL_REVISION") or None
+# ATTENTION_LENS_INT8=1: translate with int8 weights on the CPU (faster, approximate; the maps of
+# explain() still come from the exact fp32 pass). Ignored on a GPU.
+INT8 = os.environ.get("ATTENTION_LENS_INT8", "").strip().lower()
+if INT8 not in ("", "0", "false", "no", "1", "true", "yes"):
+    raise SystemExit(f"ATTENTION_LENS_INT8 must be 1 or 0, got {INT8!r}")
+INT8 = INT8 in ("1", "true", "yes")
+# ATTENTION_LENS_THREADS=N: torch threads per model call (default: torch's, all cores). One thread
+# per call looked no better under 20 clients on 2 cores (bench/app.py --clients 20 --threads 1).
+if os.environ.get("ATTENTION_LENS_THREADS"):
+    if not os.environ["ATTENTION_LENS_THREADS"].strip().isdigit() or int(os.environ["ATTENTION_LENS_THREADS"]) < 1:
+        raise SystemExit(f"ATTENTION_LENS_THREADS must be a number of threads (1 or more), "
+                         f"got {os.environ['ATTENTION_LENS_THREADS']!r}")
+    torch.set_num_threads(int(os.environ["ATTENTION_LENS_THREADS"]))
 
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.
-translator = Translator.from_pretrained(MODEL_ID, revision=MODEL_REVISION, device="cpu")
+translator = Translator.from_pretrained(MODEL_ID, revision=MODEL_REVISION, device="cpu",
+                                        quantize="int8" if INT8 and not torch.cuda.is_available() else None)
 if torch.cuda.is_available():
     translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
 # System fonts: the page needs nothing from a font server to render.

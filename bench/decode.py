@@ -12,6 +12,11 @@
 3. With a trained checkpoint of that size (--checkpoint, default checkpoints/de-en): the same
    comparison on 128 Multi30k val sentences, Marian holding our weights (so both translate alike),
    each sentence stopping at its own EOS.
+4. Against CTranslate2 holding the checkpoint's weights (bench/versus_ct2.py): greedy batch 1,
+   beam 4 in batches of 64, at 1 and 2 threads, fp32 and int8; peak RSS; val BLEU; explain().
+5. Each speed lever switched off alone (bench/decode_levers.py).
+
+    python bench/decode.py --parts 4 5      # only the CTranslate2 rows and the levers
 """
 
 from __future__ import annotations
@@ -151,8 +156,27 @@ def main() -> None:
                         help="a trained checkpoint of the same size, for part 3")
     parser.add_argument("--data-dir", default=None,
                         help="Multi30k folder for part 3 (default: $MULTI30K_DIR, else ../shared/data/multi30k)")
+    parser.add_argument("--parts", type=int, nargs="+", default=[1, 2, 3, 4, 5], help="which parts to run")
+    parser.add_argument("--bleu-sentences", type=int, default=1014, help="val sentences for part 4's BLEU")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if set(args.parts) & {1, 2, 3}:
+        marian_parts(args)
+    if 4 in args.parts or 5 in args.parts:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import decode_levers
+        import versus_ct2
+
+        if 4 in args.parts:
+            print()
+            versus_ct2.run(args.checkpoint, args.data_dir, [1, 2], max(3, args.repeats // 2), args.bleu_sentences)
+        if 5 in args.parts:
+            print()
+            decode_levers.run(args.checkpoint, args.data_dir, 1, max(3, args.repeats // 2))
+
+
+def marian_parts(args) -> None:
+    """Parts 1-3: the KV cache, and transformers' MarianMTModel."""
     torch.manual_seed(0)
     ours = Transformer(TransformerConfig(**SIZE)).eval()
     print(f"model: {SIZE}, torch {torch.__version__}, 1 thread")

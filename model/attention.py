@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .step import StepLinear
+from .step_linear import StepLinear, step_linear
 
 if TYPE_CHECKING:  # a type hint only: the cache lives with the decoder that owns it
     from .step import KVCache
@@ -119,12 +119,12 @@ class MultiHeadAttention(nn.Module):
         B, H, L, d_k = out.shape
         return out.transpose(1, 2).reshape(B * L, H * d_k), weights  # (B*L, D): heads concatenated
 
-    def step_weights(self) -> tuple[StepLinear, StepLinear]:
+    def step_weights(self, precision: str = "fp32") -> tuple[StepLinear, StepLinear]:
         """The input projection (W_Q alone for cross-attention) and W_O, laid out for one-token steps."""
         D = self.d_model
         rows = slice(0, D) if self.cross else slice(0, 3 * D)
-        return StepLinear(self.in_proj.weight[rows], self.in_proj.bias[rows]), StepLinear(self.out_proj.weight,
-                                                                                          self.out_proj.bias)
+        return (step_linear(self.in_proj.weight[rows], self.in_proj.bias[rows], precision),
+                step_linear(self.out_proj.weight, self.out_proj.bias, precision))
 
     def self_attention_step(
         self, x: Tensor, cache: KVCache, weights: tuple[StepLinear, StepLinear], need_weights: bool = False,

@@ -47,6 +47,7 @@ class SearchOptions:
     prefix: Sequence[int] | Tensor | None = None  # ids every output starts with (no BOS)
     head_mask: HeadMask | None = None
     observer: SearchObserver | None = None
+    precision: str = "fp32"  # "int8": the cached decoder multiplies by int8 weights (opt-in, approximate)
 
 
 def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
@@ -63,9 +64,10 @@ def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
     max_new_tokens = min(options.max_new_tokens, config.max_len)
     forced = _forced_prefix(options.prefix, config, max_new_tokens, src.device)
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
-    memory, _ = model.encode(src, src_mask, head_mask=options.head_mask)  # (B, S, D)
+    memory, _ = model.encode(src, src_mask, head_mask=options.head_mask, precision=options.precision)  # (B, S, D)
     decoder_cls = CachedDecoder if options.use_cache else UncachedDecoder
-    decoder = decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens, head_mask=options.head_mask)
+    decoder = decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens, head_mask=options.head_mask,
+                          precision=options.precision)
     return decoder, max_new_tokens, forced
 
 

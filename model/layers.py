@@ -19,7 +19,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import MultiHeadAttention
-from .step import KVCache, StepLinear
+from .step import KVCache
+from .step_linear import StepLinear, step_linear
 
 SublayerOutput = tuple[Tensor, Tensor | None]  # (output, attention weights or None)
 
@@ -60,9 +61,10 @@ class FeedForward(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, L, D) -> (B, L, d_ff) -> (B, L, D)
 
-    def step_weights(self) -> tuple[StepLinear, StepLinear]:
+    def step_weights(self, precision: str = "fp32") -> tuple[StepLinear, StepLinear]:
         """W1 and W2 laid out for one-token steps."""
-        return StepLinear(self.linear1.weight, self.linear1.bias), StepLinear(self.linear2.weight, self.linear2.bias)
+        return (step_linear(self.linear1.weight, self.linear1.bias, precision),
+                step_linear(self.linear2.weight, self.linear2.bias, precision))
 
     @staticmethod
     def step(x: Tensor, weights: tuple[StepLinear, StepLinear]) -> Tensor:
@@ -150,11 +152,11 @@ class DecoderLayer(ResidualLayer):
         """Cross-attention keys and values of the memory (B, S, D), (B, H, S, d_k) each: once per sentence."""
         return self.cross_attn.project_memory(memory)
 
-    def step_weights(self) -> DecoderStepWeights:
-        """This layer's matrices laid out for one-token steps: built once per `generate` call."""
+    def step_weights(self, precision: str = "fp32") -> DecoderStepWeights:
+        """This layer's matrices laid out for one-token steps, in `precision` ("fp32" or "int8")."""
         norms = [StepLayerNorm(n) for n in (self.norm1, self.norm2, self.norm3)]
-        return DecoderStepWeights(self.self_attn.step_weights(), self.cross_attn.step_weights(), self.ff.step_weights(),
-                                  norms)
+        return DecoderStepWeights(self.self_attn.step_weights(precision), self.cross_attn.step_weights(precision),
+                                  self.ff.step_weights(precision), norms)
 
     def step(
         self,

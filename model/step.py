@@ -2,10 +2,11 @@
 
 A step decoder turns the tokens so far into the next token's logits. `CachedDecoder` runs
 `Transformer.decode_step` on the newest token only: decoder self-attention keys/values of
-earlier steps come from a preallocated KVCache, the encoder memory's keys/values are
-projected once per sentence, and each layer lays its matrices out for steps (StepLinear)
-once per call. `UncachedDecoder` re-runs the full decoder over the prefix: the
-reference that the tests and bench/decode.py hold the cached one to (same tokens, same maps).
+earlier steps come from a KVCache that grows with the output, the encoder memory's keys/values
+are projected once per sentence, and the matrices come laid out for steps (model/step_linear.py,
+fp32 or int8) from `Transformer.step_weights`, built once per set of weights.
+`UncachedDecoder` re-runs the full decoder over the prefix: the reference that the tests and
+bench/decode.py hold the cached one to (same tokens, same maps).
 
 Shape legend: B sentences, K beams per sentence, N = B * K rows, S source length, t tokens so
 far, D model width, H heads, d_k head width, V vocabulary.
@@ -20,6 +21,7 @@ import torch
 from torch import Tensor, nn
 
 from .heads import HeadMask
+from .step_linear import StepLinear  # noqa: F401  (its home before step_linear.py)
 
 
 @dataclass
@@ -40,47 +42,52 @@ class StepDecoder(Protocol):
         """Keep decoder rows `rows`; when sentences leave the batch, keep `sentences` (indices into B)."""
 
 
-class StepLinear:
-    """x W + b with W stored (in, out), contiguous: the layout one-token steps multiply fastest.
-
-    Built once per `generate` call from an nn.Linear (or some of its rows) by the module that
-    owns it, so a step never transposes a weight.
-    """
-
-    def __init__(self, weight: Tensor, bias: Tensor):
-        self.weight = weight.t().contiguous()  # (in, out)
-        self.bias = bias
-
-    def __call__(self, x: Tensor) -> Tensor:
-        return torch.addmm(self.bias, x, self.weight)  # (N, in) -> (N, out)
-
-
 @dataclass
 class KVCache:
-    """Keys and values of one decoder self-attention layer, preallocated for `capacity` positions.
+    """Keys and values of one decoder self-attention layer, for up to `capacity` positions.
 
     Each step appends the new token's key and value and attends to all the steps so far,
-    instead of recomputing them from the whole prefix.
+    instead of recomputing them from the whole prefix. The buffers start at GROW_STEPS
+    positions and grow by as many when full: most outputs end long before max_new_tokens,
+    and reserving it for every beam of every sentence cost more memory than the model
+    (256 rows of beams: 1.6 MB a position, 140 MB at the 90 positions a batch allowed).
     """
 
-    key: Tensor  # (N, H, capacity, d_k)
-    value: Tensor  # (N, H, capacity, d_k)
+    key: Tensor  # (N, H, allocated, d_k)
+    value: Tensor  # (N, H, allocated, d_k)
+    capacity: int = 0  # the most positions it will ever hold
     length: int = 0
+
+    GROW_STEPS = 16
+
+    def __post_init__(self):
+        self.capacity = self.capacity or self.key.size(2)  # built from full buffers: they are the limit
 
     @classmethod
     def empty(cls, rows: int, n_heads: int, capacity: int, d_k: int, like: Tensor) -> "KVCache":
-        key = like.new_empty(rows, n_heads, capacity, d_k)
-        return cls(key=key, value=like.new_empty(rows, n_heads, capacity, d_k))
+        allocated = min(capacity, cls.GROW_STEPS)
+        key = like.new_empty(rows, n_heads, allocated, d_k)
+        return cls(key=key, value=like.new_empty(rows, n_heads, allocated, d_k), capacity=capacity)
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Write k, v (N, H, n, d_k) after the cached steps; return all keys and values so far."""
         end = self.length + k.size(2)
+        if end > self.capacity:
+            raise RuntimeError(f"KVCache is full: capacity {self.capacity}, asked for {end} positions")
         if end > self.key.size(2):
-            raise RuntimeError(f"KVCache is full: capacity {self.key.size(2)}, asked for {end} positions")
+            self._grow(min(self.capacity, max(end, self.key.size(2) + self.GROW_STEPS)))
         self.key[:, :, self.length : end] = k
         self.value[:, :, self.length : end] = v
         self.length = end
         return self.key[:, :, :end], self.value[:, :, :end]  # (N, H, end, d_k)
+
+    def _grow(self, allocated: int) -> None:
+        """Room for `allocated` positions; the cached steps move over."""
+        for name in ("key", "value"):
+            old = getattr(self, name)
+            new = old.new_empty(old.size(0), old.size(1), allocated, old.size(3))  # (N, H, allocated, d_k)
+            new[:, :, : self.length] = old[:, :, : self.length]
+            setattr(self, name, new)
 
     def reorder(self, index: Tensor) -> None:
         """Keep rows `index` (beam search picks its survivors); only the used steps move."""
@@ -103,15 +110,18 @@ class CachedDecoder:
     """Next-token logits from the newest token, remembering what earlier steps computed."""
 
     def __init__(self, model: nn.Module, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
-                 head_mask: HeadMask | None = None):
-        """memory (B, S, D), src_mask (B, 1, 1, S) bool: one entry per sentence, not per beam."""
+                 head_mask: HeadMask | None = None, precision: str = "fp32"):
+        """memory (B, S, D), src_mask (B, 1, 1, S) bool: one entry per sentence, not per beam.
+
+        `precision` "int8" multiplies by int8 weights (model/step_linear.py); "fp32" is exact.
+        """
         c = model.config
         self.model = model
         self.head_mask = head_mask
         rows = memory.size(0) * num_beams
         self.self_caches = [KVCache.empty(rows, c.n_heads, capacity, c.d_k, like=memory) for _ in range(c.n_decoder_layers)]
         self.memory_kv = model.memory_kv(memory)  # per layer, (B, H, S, d_k) each
-        self.step_weights = [layer.step_weights() for layer in model.decoder_layers]
+        self.step_weights = model.step_weights(precision)
         self.src_mask = src_mask
         # The fused kernel takes padding fastest as an additive mask, built once: 0 on real source
         # tokens, -inf on padding. The weights path keeps the boolean one.
@@ -140,7 +150,8 @@ class UncachedDecoder:
     """Next-token logits by running the whole decoder over the prefix (the reference)."""
 
     def __init__(self, model: nn.Module, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
-                 head_mask: HeadMask | None = None):
+                 head_mask: HeadMask | None = None, precision: str = "fp32"):
+        """`precision` is taken for a common signature; the reference always runs the fp32 modules."""
         self.model = model
         self.head_mask = head_mask
         self.memory = memory.repeat_interleave(num_beams, dim=0)  # (N, S, D): rows b*K .. b*K+K-1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 from dataclasses import dataclass
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from .heads import HeadMask
 from .hub import HUB_METADATA, HUB_REPO_ID, resolve_file
 from .layers import DecoderLayer, DecoderStepWeights, EncoderLayer, PositionalEncoding
 from .step import KVCache
+from .step_linear import check_precision, int8_copy, output_linear
 # load_weights is imported from here by training (model.transformer.load_weights).
 from .weights import load_checkpoint, load_weights, save_weights, write_config  # noqa: F401
 
@@ -34,6 +36,20 @@ class AttentionMaps:
     encoder: list[Tensor]  # each (B, H, S, S)
     decoder: list[Tensor]  # each (B, H, T, T)
     cross: list[Tensor]  # each (B, H, T, S)
+
+
+# Weights derived for generation (laid out for steps, packed, int8), kept beside the model, not on
+# it: they are no parameters, and a deepcopy or pickle of the model should neither carry nor
+# fail on them.
+_DERIVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class StepWeights:
+    """The decoder's matrices laid out for one-token steps, in one precision."""
+
+    layers: list[DecoderStepWeights]
+    lm_head: object  # a model/step_linear.py layer: (N, D) -> (N, V)
 
 
 class Transformer(
@@ -84,14 +100,19 @@ class Transformer(
         return self.dropout(x) if self.training else x
 
     def encode(
-        self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False, head_mask: HeadMask | None = None
+        self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False, head_mask: HeadMask | None = None,
+        precision: str = "fp32",
     ) -> tuple[Tensor, list[Tensor]]:
-        """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for."""
+        """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for.
+
+        `precision` "int8" runs an int8 copy of the encoder layers (generation only, approximate).
+        """
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
         x = self.embed_tokens(src)
         maps = []
-        for i, layer in enumerate(self.encoder_layers):
+        layers = self.encoder_layers if precision == "fp32" else self._int8_encoder_layers()
+        for i, layer in enumerate(layers):
             heads = None if head_mask is None else head_mask.encoder[i]
             x, weights = layer(x, src_mask, need_weights, heads)
             if need_weights:
@@ -122,27 +143,49 @@ class Transformer(
         """Every decoder layer's cross-attention keys and values of memory (B, S, D): (B, H, S, d_k) each."""
         return [layer.memory_kv(memory) for layer in self.decoder_layers]
 
+    def step_weights(self, precision: str = "fp32") -> StepWeights:
+        """The decoder's matrices for steps in `precision` ("fp32" or "int8"), built once and kept
+        until a parameter changes (training steps, load_state_dict and .to() all change one; a
+        write through `param.data` does not count: write to the parameter under torch.no_grad())."""
+        check_precision(precision)
+        return self._derived(("step", precision), lambda: StepWeights(
+            [layer.step_weights(precision) for layer in self.decoder_layers],
+            output_linear(self.lm_head.weight, precision)))
+
+    def _int8_encoder_layers(self) -> nn.ModuleList:
+        return self._derived(("encoder", "int8"), lambda: int8_copy(self.encoder_layers))
+
+    def _derived(self, key: tuple, build):
+        """What `build` makes of the parameters, rebuilt only when one of them has changed."""
+        source = tuple((p.data_ptr(), p._version) for p in self.parameters())
+        built = _DERIVED.setdefault(self, {})
+        if key not in built or built[key][0] != source:
+            with torch.no_grad():
+                built[key] = (source, build())
+        return built[key][1]
+
     def decode_step(
         self, tgt_last: Tensor, position: int, caches: list[KVCache], memory_kv: list[tuple[Tensor, Tensor]],
-        step_weights: list[DecoderStepWeights], src_mask: Tensor, need_weights: bool = False,
+        step_weights: StepWeights, src_mask: Tensor, need_weights: bool = False,
         head_mask: HeadMask | None = None,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """`decode` + `lm_head` for the newest token only: tgt_last (N, 1) at `position` -> logits (N, V),
         self-attention rows (N, H, 1, t), cross-attention rows (N, H, 1, S); caches hold earlier steps,
-        step_weights each layer's `step_weights()`.
+        step_weights from `step_weights()`.
 
         src_mask (B, 1, 1, S): bool, or additive (0 / -inf) when no weights are asked for.
         """
         x = self.embed_tokens(tgt_last, offset=position)[:, 0]  # (N, D)
         self_maps, cross_maps = [], []
-        for i, (layer, cache, kv, weights) in enumerate(zip(self.decoder_layers, caches, memory_kv, step_weights)):
+        layers = zip(self.decoder_layers, caches, memory_kv, step_weights.layers)
+        for i, (layer, cache, kv, weights) in enumerate(layers):
             self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
             x, self_weights, cross_weights = layer.step(x, cache, kv, src_mask, weights, need_weights, self_heads,
                                                         cross_heads)
             if need_weights:
                 self_maps.append(self_weights)
                 cross_maps.append(cross_weights)
-        return self.lm_head(self.decoder_norm(x)), self_maps, cross_maps  # (N, V)
+        return step_weights.lm_head(self.decoder_norm(x)), self_maps, cross_maps  # (N, V)
 
     def forward(
         self, src: Tensor, tgt_in: Tensor, return_attention: bool = False, head_mask: HeadMask | None = None
@@ -182,15 +225,19 @@ class Transformer(
         prefix: Sequence[int] | Tensor | None = None,
         head_mask: HeadMask | None = None,
         observer: SearchObserver | None = None,
+        precision: str = "fp32",
     ) -> Tensor:
         """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
 
         Greedy when num_beams == 1, beam search otherwise (model/decoding.py). `prefix`: token
         ids (without BOS) every output starts with; decoding is free after them. `observer`
-        sees every step of the search (lens/trace.py records a trace with it).
+        sees every step of the search (lens/trace.py records a trace with it). `precision`
+        "int8" decodes with int8 weights on the CPU (faster, approximate; model/step_linear.py).
         """
+        check_precision(precision)
         options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
-                                prefix=prefix, head_mask=self._checked(head_mask), observer=observer)
+                                prefix=prefix, head_mask=self._checked(head_mask), observer=observer,
+                                precision=precision)
         was_training = self.training
         self.eval()  # generation never drops out
         try:

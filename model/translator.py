@@ -70,6 +70,15 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def precision_of(quantize: str | None) -> str:
+    """Translator's `quantize` argument (None or "int8") as a decoding precision."""
+    if quantize in (None, "", "fp32"):
+        return "fp32"
+    if quantize != "int8":
+        raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
+    return "int8"
+
+
 def check_tokenizer_fits(tokenizer: Tokenizer, config: TransformerConfig, source: str = "tokenizer") -> None:
     """Refuse a tokenizer of another size, or whose special tokens have other ids, than the config's:
     every id would name another token, and the translations would be garbage."""
@@ -84,12 +93,17 @@ class Translator:
     """German -> English with a Transformer and its BPE tokenizer."""
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer, device: str | torch.device | None = None,
-                 model_card: str | None = None):
+                 model_card: str | None = None, quantize: str | None = None):
+        """`quantize="int8"` decodes with int8 weights on the CPU (model/step_linear.py): faster,
+        approximate; `explain`'s maps still come from the fp32 teacher-forced pass, exact."""
         check_tokenizer_fits(tokenizer, model.config)
         self.device = pick_device(device)
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
         self.model_card = model_card  # the README.md this checkpoint came with, kept on save
+        self.precision = precision_of(quantize)
+        if self.precision == "int8":
+            self.model.step_weights("int8")  # pack once now, and fail here if this torch cannot
 
     @property
     def config(self):
@@ -188,6 +202,7 @@ class Translator:
             prefix=prefix_ids,
             head_mask=head_mask,
             observer=observer,
+            precision=self.precision,
         )
         return out.tolist()
 
@@ -266,11 +281,13 @@ class Translator:
         model_id: str | Path,
         revision: str | None = None,
         device: str | torch.device | None = None,
+        quantize: str | None = None,
         **hub_kwargs,
     ) -> "Translator":
         """Model and tokenizer from one checkpoint folder or one revision of a Hub repo.
 
         The small files are read and checked against each other first, the weights last.
+        `quantize="int8"`: decode with int8 weights on the CPU (see `Translator`).
         """
         device = pick_device(device)
         config_path = resolve_file(model_id, "config.json", revision=revision, **hub_kwargs)
@@ -291,7 +308,7 @@ class Translator:
             card = resolve_file(model_id, "README.md", revision=revision, **hub_kwargs).read_text(encoding="utf-8")
         except CheckpointError:
             pass  # a card is documentation; a checkpoint loads without one
-        return cls(model, tokenizer, device=device, model_card=card)
+        return cls(model, tokenizer, device=device, model_card=card, quantize=quantize)
 
     def push_to_hub(
         self,

@@ -26,17 +26,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch_app(log_path: Path, listen_local: bool = True, **env_extra: str) -> tuple[subprocess.Popen, str]:
+def launch_app(log_path: Path, listen_local: bool = True, app_root: Path = ROOT,
+               **env_extra: str) -> tuple[subprocess.Popen, str]:
     """Start app.py with `env_extra` (MODEL_ID, SNAPSHOTS_DIR, ...) and wait until it serves.
 
-    listen_local=False starts it as a Space would, with no GRADIO_SERVER_NAME set."""
+    listen_local=False starts it as a Space would, with no GRADIO_SERVER_NAME set; `app_root`
+    another checkout's app.py (bench/app.py compares one with another)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("GRADIO_SERVER_NAME", "SPACE_ID")}
     env.update({"GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", **env_extra})
     if listen_local:
         env["GRADIO_SERVER_NAME"] = "127.0.0.1"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=app_root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.time() + 180
     while time.time() < deadline:
