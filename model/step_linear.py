@@ -11,16 +11,15 @@ Each class is built once from an nn.Linear's weight (out, in) and bias, and call
   AMD CPUs of the free Spaces tier (bench/decode.py); at one row the two are even.
 - Int8Linear: weights int8, one scale per output row (symmetric), activations quantized per
   call (torch's fbgemm dynamic quantization): a quarter of the bytes to read. Opt-in: the
-  logits move by ~1e-2, so near-ties can flip. `int8_copy` gives the encoder the same.
+  logits move by ~1e-2, so near-ties can flip. The encoder stays fp32 (model/decoding.py).
 """
 
 from __future__ import annotations
 
 import warnings
-from copy import deepcopy
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 PRECISIONS = ("fp32", "int8")
 
@@ -98,26 +97,3 @@ def output_linear(weight: Tensor, precision: str = "fp32") -> StepLinear | Packe
 def check_precision(precision: str) -> None:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-
-
-class Int8LinearModule(nn.Module):
-    """An nn.Linear's drop-in in int8 for the encoder: x (..., in) -> (..., out)."""
-
-    def __init__(self, linear: nn.Linear):
-        super().__init__()
-        self.out_features = linear.out_features
-        self.linear = Int8Linear(linear.weight, linear.bias)
-
-    def forward(self, x: Tensor) -> Tensor:
-        out = self.linear(x.reshape(-1, x.size(-1)))  # (rows, out)
-        return out.view(*x.shape[:-1], self.out_features)
-
-
-def int8_copy(module: nn.Module) -> nn.Module:
-    """A copy of `module` whose every nn.Linear multiplies in int8 (the encoder, run once a sentence)."""
-    copy = deepcopy(module).eval()
-    for name, child in list(copy.named_modules()):
-        for attr, leaf in list(child.named_children()):
-            if isinstance(leaf, nn.Linear):
-                setattr(child, attr, Int8LinearModule(leaf))
-    return copy

@@ -24,7 +24,7 @@ from .heads import HeadMask
 from .hub import HUB_METADATA, HUB_REPO_ID, resolve_file
 from .layers import DecoderLayer, DecoderStepWeights, EncoderLayer, PositionalEncoding
 from .step import KVCache
-from .step_linear import check_precision, int8_copy, output_linear
+from .step_linear import check_precision, output_linear
 # load_weights is imported from here by training (model.transformer.load_weights).
 from .weights import load_checkpoint, load_weights, save_weights, write_config  # noqa: F401
 
@@ -101,18 +101,13 @@ class Transformer(
 
     def encode(
         self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False, head_mask: HeadMask | None = None,
-        precision: str = "fp32",
     ) -> tuple[Tensor, list[Tensor]]:
-        """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for.
-
-        `precision` "int8" runs an int8 copy of the encoder layers (generation only, approximate).
-        """
+        """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for."""
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
         x = self.embed_tokens(src)
         maps = []
-        layers = self.encoder_layers if precision == "fp32" else self._int8_encoder_layers()
-        for i, layer in enumerate(layers):
+        for i, layer in enumerate(self.encoder_layers):
             heads = None if head_mask is None else head_mask.encoder[i]
             x, weights = layer(x, src_mask, need_weights, heads)
             if need_weights:
@@ -151,9 +146,6 @@ class Transformer(
         return self._derived(("step", precision), lambda: StepWeights(
             [layer.step_weights(precision) for layer in self.decoder_layers],
             output_linear(self.lm_head.weight, precision)))
-
-    def _int8_encoder_layers(self) -> nn.ModuleList:
-        return self._derived(("encoder", "int8"), lambda: int8_copy(self.encoder_layers))
 
     def _derived(self, key: tuple, build):
         """What `build` makes of the parameters, rebuilt only when one of them has changed."""
