@@ -157,11 +157,11 @@ def run(checkpoint: str, data_dir: str | None, threads: list[int], repeats: int,
     for n in threads if "speed" in rows else []:
         torch.set_num_threads(n)
         for precision in ("fp32", "int8"):
-            rows = speed_rows(Engines(checkpoint, ct2_dir, precision, n), val.src, repeats)
-            (g_ours, g_ct2), (b_ours, b_ct2) = rows["greedy_ms"], rows["beam_sps"]
+            speed = speed_rows(Engines(checkpoint, ct2_dir, precision, n), val.src, repeats)
+            (g_ours, g_ct2), (b_ours, b_ct2) = speed["greedy_ms"], speed["beam_sps"]
             print(f"   {n} thread(s), {precision}: greedy batch 1 {g_ours:.1f} vs {g_ct2:.1f} ms/sentence "
                   f"(time ratio {g_ours / g_ct2:.2f}); beam 4 x 64 {b_ours:.1f} vs {b_ct2:.1f} sentences/s "
-                  f"(time ratio {b_ct2 / b_ours:.2f}); same beam translations {rows['same_beam']}/128")
+                  f"(time ratio {b_ct2 / b_ours:.2f}); same beam translations {speed['same_beam']}/128")
     torch.set_num_threads(1)
     for precision in ("fp32", "int8") if "rss" in rows else []:
         for malloc, env in (("glibc defaults", None), ("the app's malloc settings", APP_MALLOC)):
