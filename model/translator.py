@@ -177,13 +177,29 @@ class Translator:
                     warnings.warn(f"input {index} is longer than {self.config.max_len} tokens; only its start was translated")
                 encoded.append((index, ids))
         encoded.sort(key=lambda item: len(item[1]))  # similar lengths together: little padding
-        for start in range(0, len(encoded), batch_size):
-            chunk = encoded[start : start + batch_size]
+        step = self._sentences_per_search(batch_size, num_beams)
+        for start in range(0, len(encoded), step):
+            chunk = encoded[start : start + step]
             generated = self.generate_ids([ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens,
                                        prefix_ids, head_mask)
             for (index, _), ids in zip(chunk, generated):
                 outputs[index] = self.decode(ids)
         return outputs[0] if single else outputs
+
+    CPU_SEARCH_ROWS = 96  # sentences x beams decoded together on a CPU
+
+    def _sentences_per_search(self, batch_size: int, num_beams: int) -> int:
+        """Sentences per search: `batch_size`, but in fp32 on a CPU at most CPU_SEARCH_ROWS rows of beams.
+
+        The key/value cache grows with rows x positions (16 KB a row and position); 24 sentences
+        of 4 beams at a time peaked 43 MB lower than 64 (338 against 381 MB translating 128 val
+        sentences) at about the same speed on 2 cores. int8 keeps the batches asked for: its
+        activations share one scale per batch, and smaller batches moved it further from fp32."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if self.device.type != "cpu" or self.precision != "fp32":
+            return batch_size
+        return max(1, min(batch_size, self.CPU_SEARCH_ROWS // max(num_beams, 1)))
 
     @torch.inference_mode()
     def generate_ids(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None,

@@ -75,3 +75,25 @@ def test_shipped_checkpoint_reproduces_its_committed_test_hypotheses():
     got = translator.translate(test.src[:24], num_beams=decoding["num_beams"],
                                length_penalty=decoding["length_penalty"])
     assert len(expected) == 24 and got == expected
+
+
+def test_beam_search_on_a_cpu_runs_at_most_96_rows_at_a_time_and_translates_alike(translator):
+    sentences = [f"Ein Mann und {n} Hunde laufen." for n in range(1, 31)]
+    sizes = []
+    original = translator.generate_ids
+
+    def recording(sources, *args, **kwargs):
+        sizes.append(len(sources))
+        return original(sources, *args, **kwargs)
+
+    translator.generate_ids = recording
+    try:
+        beams = translator.translate(sentences, num_beams=4, batch_size=64, max_new_tokens=12)
+        greedy = translator.translate(sentences, num_beams=1, batch_size=64, max_new_tokens=12)
+    finally:
+        del translator.generate_ids
+    assert sizes == [24, 6, 30]  # beams: 24 sentences x 4 rows; greedy: the whole batch of 30
+    assert beams == [translator.translate(s, num_beams=4, max_new_tokens=12) for s in sentences]
+    assert greedy == translator.translate(sentences, num_beams=1, batch_size=1, max_new_tokens=12)
+    with pytest.raises(ValueError, match="batch_size"):
+        translator.translate(sentences, batch_size=0)
