@@ -18,11 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import torch
@@ -33,22 +31,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 import ct2_convert  # noqa: E402
 from ct2_rss import peak_rss_mb  # noqa: E402
 import data  # noqa: E402
+from decode import interleaved  # noqa: E402
 from model import Translator  # noqa: E402
 
 CT2_TYPE = {"fp32": "float32", "int8": "int8"}
-
-
-def interleaved(candidates: dict, repeats: int) -> dict[str, float]:
-    """Median seconds of each candidate, run in turns so that machine noise hits all alike."""
-    times = {name: [] for name in candidates}
-    for fn in candidates.values():
-        fn()  # warm-up
-    for _ in range(repeats):
-        for name, fn in candidates.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 class Engines:
