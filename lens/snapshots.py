@@ -37,7 +37,7 @@ def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Sn
     figures = _hub_index(str(model_id), revision)
     branches = _hub_branches(str(model_id))
     if not branches:  # no refs known: trust the index
-        branches = [e["revision"] for e in figures.values() if e.get("revision")]
+        branches = [e["revision"] for e in figures.values() if BRANCH.match(e.get("revision") or "")]  # not "main"
     snapshots = []
     for name in branches:
         step = int(BRANCH.match(name).group(1))
