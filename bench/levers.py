@@ -19,7 +19,6 @@ import argparse
 import hashlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -28,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 COMMON = ["--epochs", "400", "--eval-every", "500", "--save-every", "1000", "--num-beams", "5",
           "--length-penalties", "0.6,1.0,1.4", "--snapshot-steps", "0,100,250,600,1500,4000", "--skip-test"]
@@ -90,19 +90,15 @@ def decode_cost(folders: dict[str, Path], data_dir: Path, repeats: int = 3) -> d
     import torch
 
     import data
+    from decode import interleaved
     from model import Translator
 
     torch.set_num_threads(1)
     sentences = data.load_split(data_dir, "val").src[:30]
     translators = {n: Translator.from_pretrained(f, device="cpu") for n, f in folders.items()}
-    times = {n: [] for n in folders}
-    for _ in range(repeats):
-        for name, translator in translators.items():
-            started = time.perf_counter()
-            for sentence in sentences:
-                translator.translate(sentence, num_beams=1)
-            times[name].append(1000 * (time.perf_counter() - started) / len(sentences))
-    return {n: round(statistics.median(t), 2) for n, t in times.items()}
+    seconds = interleaved({n: lambda t=t: [t.translate(s, num_beams=1) for s in sentences]
+                           for n, t in translators.items()}, repeats)
+    return {n: round(1000 * s / len(sentences), 2) for n, s in seconds.items()}
 
 
 def summarise(args, codes: dict) -> list[dict]:
