@@ -6,7 +6,7 @@ Same rows as bench/versus_ct2.py, ours only: greedy batch 1 on 30 val sentences 
 beam 4 on 128 val sentences in batches of 64 (sentences/s), interleaved, medians. A lever is
 switched off by putting back what the code did before it:
 - step weights kept: rebuilt at every generate() call instead (model.transformer._DERIVED cleared)
-- packed output layer: MKL's sgemm on the parameter (model/step_linear.PackedLinear off)
+- numpy's BLAS: torch's addmm (MKL sgemm) on the parameters instead (model/step_linear.BlasLinear off)
 - growing KV cache: the whole max_new_tokens reserved for every row up front
 - int8: Translator(quantize="int8"), decoder and encoder matrices in int8
 """
@@ -47,14 +47,14 @@ def rebuilt_step_weights():
 
 
 @contextlib.contextmanager
-def mkl_output_layer():
-    original = step_linear.PackedLinear.available
-    step_linear.PackedLinear.available = staticmethod(lambda weight: False)
+def torch_matrix_products():
+    original = step_linear.BlasLinear.available
+    step_linear.BlasLinear.available = staticmethod(lambda weight: False)
     transformer._DERIVED.clear()
     try:
         yield
     finally:
-        step_linear.PackedLinear.available = original
+        step_linear.BlasLinear.available = original
         transformer._DERIVED.clear()
 
 
@@ -71,7 +71,7 @@ def full_kv_cache():
 def variants(fp32: Translator, int8: Translator) -> dict:
     """name -> (translator, context that switches one lever off)."""
     return {"all levers": (fp32, contextlib.nullcontext), "step weights rebuilt per call": (fp32, rebuilt_step_weights),
-            "output layer on MKL sgemm": (fp32, mkl_output_layer), "KV cache reserved in full": (fp32, full_kv_cache),
+            "matrices on torch's addmm (MKL)": (fp32, torch_matrix_products), "KV cache reserved in full": (fp32, full_kv_cache),
             "int8 (quantize='int8')": (int8, contextlib.nullcontext)}
 
 

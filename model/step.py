@@ -21,7 +21,7 @@ import torch
 from torch import Tensor, nn
 
 from .heads import HeadMask
-from .step_linear import StepLinear  # noqa: F401  (its home before step_linear.py)
+from .step_linear import StepLinear, single_threaded_blas  # noqa: F401  (StepLinear: its home before step_linear.py)
 
 
 @dataclass
@@ -122,6 +122,7 @@ class CachedDecoder:
         self.self_caches = [KVCache.empty(rows, c.n_heads, capacity, c.d_k, like=memory) for _ in range(c.n_decoder_layers)]
         self.memory_kv = model.memory_kv(memory)  # per layer, (B, H, S, d_k) each
         self.step_weights = model.step_weights(precision)
+        single_threaded_blas()
         self.src_mask = src_mask
         # The fused kernel takes padding fastest as an additive mask, built once: 0 on real source
         # tokens, -inf on padding. The weights path keeps the boolean one.

@@ -1,14 +1,14 @@
-"""Linear layers laid out for generation steps: fp32 as x W + b, oneDNN-packed fp32, and int8.
+"""Linear layers laid out for generation steps: fp32 through numpy's BLAS or torch's, and int8.
 
 A step multiplies a few rows (N decoder rows, one token each) by every weight matrix of the
 decoder, so its cost is reading the weights and the kernel's fixed overhead, not arithmetic.
 Each class is built once from an nn.Linear's weight (out, in) and bias, and called on x (N, in).
 
-- StepLinear: one addmm on the parameter as it is: for the decoder layers' matrices a
-  contiguous (in, out) copy measured no faster, and cost 11 MB.
-- PackedLinear: W reordered once into oneDNN's blocked layout. For the output layer
-  (V x D, the largest matrix) at 2..256 rows it is 1.2-3x faster than MKL's sgemm on the
-  AMD CPUs of the free Spaces tier (bench/decode.py); at one row the two are even.
+- BlasLinear (fp32 on the CPU): W^T copied once, contiguous (in, out), and multiplied by
+  numpy's BLAS (OpenBLAS, in numpy's own wheels) on the tensors' memory, no copies. On the
+  AMD CPUs of the free Spaces tier torch's MKL sgemm is about 2x slower at 1-4 rows and
+  1.25x at 96-256 (bench/decode_levers.py); the copy costs the decoder's 19 MB once more.
+- StepLinear: one addmm on the parameter as it is (a transposed view): other devices and dtypes.
 - Int8Linear: weights int8, one scale per output row (symmetric), activations quantized per
   call (torch's fbgemm dynamic quantization): a quarter of the bytes to read. Opt-in: the
   logits move by ~1e-2, so near-ties can flip. The encoder stays fp32 (model/decoding.py).
@@ -16,8 +16,10 @@ Each class is built once from an nn.Linear's weight (out, in) and bias, and call
 
 from __future__ import annotations
 
+import functools
 import warnings
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -37,19 +39,38 @@ class StepLinear:
         return torch.addmm(self.bias, x, self.weight)  # (N, in) -> (N, out)
 
 
-class PackedLinear:
-    """x W^T + b with W in oneDNN's blocked layout (torch's own mkldnn ops, no extension)."""
+class BlasLinear:
+    """x W^T + b as numpy's matmul on a contiguous (in, out) copy of W^T; x and the result stay tensors."""
 
     def __init__(self, weight: Tensor, bias: Tensor | None):
-        self.weight = torch.ops.mkldnn._reorder_linear_weight(weight.detach().contiguous(), None)
+        self.weight = weight.detach().t().contiguous().numpy()  # (in, out)
         self.bias = None if bias is None else bias.detach()
 
     @staticmethod
     def available(weight: Tensor) -> bool:
-        return weight.device.type == "cpu" and weight.dtype == torch.float32 and torch.backends.mkldnn.is_available()
+        return weight.device.type == "cpu" and weight.dtype == torch.float32
 
     def __call__(self, x: Tensor) -> Tensor:
-        return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "none", [], "")  # (N, out)
+        out = torch.from_numpy(np.matmul(x.detach().numpy(), self.weight))  # (N, in) -> (N, out), same memory
+        return out if self.bias is None else out.add_(self.bias)
+
+
+@functools.cache
+def _blas_pools() -> list:
+    """numpy's BLAS thread pools (threadpoolctl), or none where threadpoolctl is missing."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return []
+    return list(ThreadpoolController().select(user_api="blas").lib_controllers)
+
+
+def single_threaded_blas() -> None:
+    """numpy's BLAS on one thread, whatever torch's count: its threads and torch's OpenMP threads
+    both spin while they wait, and on 2 cores two pools of 2 made beam search 10x slower."""
+    for pool in _blas_pools():
+        if pool.num_threads != 1:
+            pool.set_num_threads(1)
 
 
 class Int8Linear:
@@ -80,18 +101,12 @@ def check_int8_available(weight: Tensor) -> None:
                            f"{torch.backends.quantized.supported_engines}: use the fp32 model instead")
 
 
-def step_linear(weight: Tensor, bias: Tensor | None, precision: str = "fp32") -> StepLinear | Int8Linear:
-    """The decoder layers' matrices for steps, in `precision` ("fp32" or "int8")."""
-    check_precision(precision)
-    return Int8Linear(weight, bias) if precision == "int8" else StepLinear(weight, bias)
-
-
-def output_linear(weight: Tensor, precision: str = "fp32") -> StepLinear | PackedLinear | Int8Linear:
-    """The output layer (lm_head, V x D) for steps: int8, else oneDNN-packed where torch has it."""
+def step_linear(weight: Tensor, bias: Tensor | None, precision: str = "fp32") -> StepLinear | BlasLinear | Int8Linear:
+    """A matrix of the decoder (layers and output layer) for steps, in `precision` ("fp32" or "int8")."""
     check_precision(precision)
     if precision == "int8":
-        return Int8Linear(weight, None)
-    return PackedLinear(weight, None) if PackedLinear.available(weight) else StepLinear(weight, None)
+        return Int8Linear(weight, bias)
+    return BlasLinear(weight, bias) if BlasLinear.available(weight) else StepLinear(weight, bias)
 
 
 def check_precision(precision: str) -> None:

@@ -24,7 +24,7 @@ from .heads import HeadMask
 from .hub import HUB_METADATA, HUB_REPO_ID, resolve_file
 from .layers import DecoderLayer, DecoderStepWeights, EncoderLayer, PositionalEncoding
 from .step import KVCache
-from .step_linear import check_precision, output_linear
+from .step_linear import check_precision, step_linear
 # load_weights is imported from here by training (model.transformer.load_weights).
 from .weights import load_checkpoint, load_weights, save_weights, write_config  # noqa: F401
 
@@ -145,7 +145,7 @@ class Transformer(
         check_precision(precision)
         return self._derived(("step", precision), lambda: StepWeights(
             [layer.step_weights(precision) for layer in self.decoder_layers],
-            output_linear(self.lm_head.weight, precision)))
+            step_linear(self.lm_head.weight, self.lm_head.bias, precision)))
 
     def _derived(self, key: tuple, build):
         """What `build` makes of the parameters, rebuilt only when one of them has changed."""

@@ -1,4 +1,4 @@
-"""The fast generation paths: packed and int8 linear layers, the growing KV cache, step weights kept
+"""The fast generation paths: BLAS and int8 linear layers, the growing KV cache, step weights kept
 between calls, and Translator(quantize="int8"). fp32 must give the reference decoder's tokens."""
 
 import warnings
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from model import Translator
 from model.step import KVCache
-from model.step_linear import Int8Linear, PackedLinear, StepLinear, output_linear, step_linear
+from model.step_linear import BlasLinear, Int8Linear, StepLinear, step_linear
 from tests.corpus import DATA_DIR, needs_corpus
 from tests.test_model import batch_of_sources, tiny_model
 
@@ -26,11 +26,35 @@ def test_step_linears_compute_the_linear_layer():
         x = torch.randn(rows, 32)
         reference = F.linear(x, weight, bias)
         assert torch.allclose(StepLinear(weight, bias)(x), reference, atol=1e-5)
-        if PackedLinear.available(weight):
-            assert torch.allclose(PackedLinear(weight, bias)(x), reference, atol=1e-5)
+        assert torch.allclose(BlasLinear(weight, bias)(x), reference, atol=1e-5)
+        assert torch.allclose(BlasLinear(weight, None)(x), F.linear(x, weight), atol=1e-5)
         int8 = Int8Linear(weight, bias)(x)
         # int8 weights and 7-bit activations: off by a small fraction of the output's scale, never more
         assert (int8 - reference).abs().max() < 0.05 * reference.abs().max()
+
+
+def test_blas_linear_takes_any_layout_of_x_and_keeps_torch_tensors():
+    torch.manual_seed(1)
+    weight, bias = torch.randn(24, 16), torch.randn(24)
+    x = torch.randn(16, 5).t()  # (5, 16), not contiguous
+    out = BlasLinear(weight, bias)(x)
+    assert isinstance(out, torch.Tensor) and out.shape == (5, 24)
+    assert torch.allclose(out, F.linear(x, weight, bias), atol=1e-5)
+    assert type(step_linear(weight, bias)) is BlasLinear
+    assert type(step_linear(weight.double(), bias.double())) is StepLinear  # other dtypes keep torch's kernels
+
+
+def test_numpy_blas_stays_on_one_thread_beside_torchs_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    before = torch.get_num_threads()
+    blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
+    try:
+        torch.set_num_threads(2)
+        blas.limit(limits=2)  # what numpy's OpenBLAS starts with on two cores
+        tiny_model().generate(batch_of_sources(), max_new_tokens=3)
+        assert {pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"} == {1}
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_precision_names_are_checked():
@@ -38,7 +62,7 @@ def test_precision_names_are_checked():
     with pytest.raises(ValueError, match="precision must be one of"):
         step_linear(weight, None, "int4")
     with pytest.raises(ValueError, match="precision must be one of"):
-        output_linear(weight, "fp16")
+        step_linear(weight, None, "fp16")
     with pytest.raises(ValueError, match="precision must be one of"):
         tiny_model().generate(batch_of_sources(), max_new_tokens=3, precision="bf16")
 

@@ -10,7 +10,6 @@ from lens.ablate import ablate, least_important, most_important, word_diff
 from lens.importance import (
     KINDS,
     VERSION,
-    ValSlice,
     choose_slice,
     head_importance,
     importance_table_markdown,
