@@ -44,15 +44,17 @@ class BlasLinear:
 
     def __init__(self, weight: Tensor, bias: Tensor | None):
         self.weight = weight.detach().t().contiguous().numpy()  # (in, out)
-        self.bias = None if bias is None else bias.detach()
+        self.bias = None if bias is None else bias.detach().numpy().copy()
 
     @staticmethod
     def available(weight: Tensor) -> bool:
         return weight.device.type == "cpu" and weight.dtype == torch.float32
 
     def __call__(self, x: Tensor) -> Tensor:
-        out = torch.from_numpy(np.matmul(x.detach().numpy(), self.weight))  # (N, in) -> (N, out), same memory
-        return out if self.bias is None else out.add_(self.bias)
+        out = np.matmul((x.detach() if x.requires_grad else x).numpy(), self.weight)  # (N, in) -> (N, out)
+        if self.bias is not None:
+            out += self.bias  # in numpy: a torch add_ costs twice the call overhead
+        return torch.from_numpy(out)
 
 
 @functools.cache
