@@ -2,12 +2,12 @@
 next to the same calls on Translator in this process, interleaved, on 50 validation sentences.
 
     python bench/app.py [--checkpoint checkpoints/de-en] [--data-dir ../shared/data/multi30k]
-    python bench/app.py --clients 20 [--app-root ../main] [--int8]
+    python bench/app.py --clients 20 [--app-root ../main] [--int8] [--endpoint /explain]
 
 Reports p50 / p95 of each, the server's overhead as a ratio, and the p50 for 13-17-word sentences.
-With --clients N: throughput instead, N clients calling /translate at once for --seconds, each
-on its own val sentences (requests/s, p50/p95 latency); --app-root serves another checkout's
-app.py (the code before a change), --int8 sets ATTENTION_LENS_INT8=1.
+With --clients N: throughput instead, N clients calling /translate (or --endpoint) at once for
+--seconds, each on its own val sentences (requests/s, p50/p95 latency); --app-root serves another
+checkout's app.py (the code before a change), --int8 sets ATTENTION_LENS_INT8=1.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def start_server(checkpoint: str, app_root: Path = ROOT, **env: str) -> tuple[su
 
 
 def throughput(args, sentences: list[str]) -> None:
-    """N clients at once against one server, each calling /translate in a loop for args.seconds."""
+    """N clients at once against one server, each calling args.endpoint in a loop for args.seconds."""
     from gradio_client import Client
 
     env = {"ATTENTION_LENS_INT8": "1"} if args.int8 else {}
@@ -54,7 +54,7 @@ def throughput(args, sentences: list[str]) -> None:
     try:
         clients = [Client(url, verbose=False) for _ in range(args.clients)]
         options = ("beam search", args.num_beams, 1.0, 128)
-        clients[0].predict(sentences[0], *options, api_name="/translate")  # warm-up
+        clients[0].predict(sentences[0], *options, api_name=args.endpoint)  # warm-up
         deadline = time.perf_counter() + args.seconds
 
         def run(i: int) -> None:
@@ -62,7 +62,7 @@ def throughput(args, sentences: list[str]) -> None:
             while time.perf_counter() < deadline:
                 start = time.perf_counter()
                 try:
-                    clients[i].predict(sentences[n % len(sentences)], *options, api_name="/translate")
+                    clients[i].predict(sentences[n % len(sentences)], *options, api_name=args.endpoint)
                     latencies.append(time.perf_counter() - start)
                 except Exception as err:  # noqa: BLE001 - counted and shown, the others go on
                     failures.append(repr(err)[:80])
@@ -76,7 +76,7 @@ def throughput(args, sentences: list[str]) -> None:
         proc.terminate()
         proc.wait(timeout=30)
     settings = " ".join(f"{k}={v}" for k, v in env.items()) or "default settings"
-    print(f"{args.clients} clients, app.py of {args.app_root} ({settings}), "
+    print(f"{args.clients} clients calling {args.endpoint}, app.py of {args.app_root} ({settings}), "
           f"beam {args.num_beams}, {os.cpu_count()} CPU cores: {len(latencies) / elapsed:.2f} requests/s, "
           f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms "
           f"({len(latencies)} requests in {elapsed:.0f} s, {len(failures)} failed{': ' + failures[0] if failures else ''})")
@@ -90,6 +90,7 @@ def main() -> None:
     parser.add_argument("--num-beams", type=int, default=4)
     parser.add_argument("--clients", type=int, default=0, help="measure throughput under this many clients at once")
     parser.add_argument("--seconds", type=float, default=30.0, help="how long the clients keep calling")
+    parser.add_argument("--endpoint", default="/translate", choices=["/translate", "/explain"])
     parser.add_argument("--app-root", default=str(ROOT), help="the checkout whose app.py serves (default: this one)")
     parser.add_argument("--int8", action="store_true", help="serve with ATTENTION_LENS_INT8=1")
     parser.add_argument("--threads", type=int, default=0, help="serve with ATTENTION_LENS_THREADS=N (0: the app's default)")

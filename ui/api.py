@@ -16,10 +16,12 @@ from typing import Literal
 import gradio as gr
 
 from lens.ablate import ablate as ablate_heads
-from lens.explain import explain_text, sentences_of, translate_text
+from lens.explain import sentences_of
 from lens.trace import trace as trace_decoding
 from model import Translator
 
+from .batched import batched_calls
+from .guard import BATCHED_CALLS
 from .heads_data import first_sentence, head_mask_from
 from .runtime import checked_text, decoding_options, friendly_errors, gpu
 from .step import one_sentence
@@ -75,18 +77,21 @@ def model_calls(translator: Translator) -> dict:
     """The functions that run the model, each on the GPU for a bounded time (ZeroGPU), returning
     Python values and numpy arrays only."""
 
-    @gpu(duration=20)
-    def run_translate(text, options, prefix):
-        if prefix is None:
-            return translate_text(translator, text, options)
-        return translator.translate(prefixed_sentence(text), **options.to_dict(), prefix=prefix)
+    calls = batched_calls(translator)  # translate and explain: batched with the page's calls
 
-    @gpu(duration=30)
+    def run_translate(text, options, prefix):
+        sentences = sentences_of(text)[0] if prefix is None else [prefixed_sentence(text)]
+        return calls.translate_text(sentences, options, prefix)
+
     def run_explain(text, options, prefix):
         if prefix is None:
-            result = explain_text(translator, text, options)
+            result = calls.explain_text(text, options)
             sentences = [{"source": s.source, **s.explanation.to_dict()} for s in result.sentences]
             return sentences, result.translation, result.left_out
+        return run_explain_prefixed(text, options, prefix)
+
+    @gpu(duration=30)
+    def run_explain_prefixed(text, options, prefix):
         sentence = prefixed_sentence(text)
         explanation = translator.explain(sentence, **options.to_dict(), prefix=prefix)
         return [{"source": sentence, **explanation.to_dict()}], explanation.translation, 0
@@ -146,8 +151,8 @@ def build(translator: Translator) -> None:
     explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
     trace.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
     ablate.__doc__ = ABLATE_DOC.format(options=OPTIONS_DOC)
-    gr.api(translate, api_name="translate")
-    gr.api(explain, api_name="explain")
+    gr.api(translate, api_name="translate", concurrency_limit=BATCHED_CALLS, concurrency_id="translate")
+    gr.api(explain, api_name="explain", concurrency_limit=BATCHED_CALLS, concurrency_id="explain")
     gr.api(trace, api_name="trace")
     gr.api(ablate, api_name="ablate")
 

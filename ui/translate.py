@@ -13,11 +13,13 @@ import gradio as gr
 
 import viz
 from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
-from lens.explain import TextExplanation, explain_text
+from lens.explain import TextExplanation
 from model import Translator
 
 from .assets import viewer_component
-from .runtime import DECODING_METHODS, decoding_options, gpu, method_name
+from .batched import batched_calls
+from .guard import BATCHED_CALLS
+from .runtime import DECODING_METHODS, decoding_options, method_name
 
 EXAMPLES = [  # from the Multi30k validation split
     "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
@@ -64,9 +66,7 @@ def build(translator: Translator) -> dict:
     """The view's widgets and events; returns its input widgets for other views to read."""
     config = translator.config
 
-    @gpu(duration=30)
-    def explain(text, options):
-        return explain_text(translator, text, options)
+    explain = batched_calls(translator).explain_text  # batched with other visitors' calls (ui/batched.py)
 
     def run(text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float) -> dict:
         """The page's handler: an explanation to draw, or a message to show in its place."""
@@ -101,7 +101,9 @@ def build(translator: Translator) -> dict:
     result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
 
     inputs = [source, decoding, num_beams, length_penalty, max_length]
-    settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last")  # minimal: the queue place shows
+    # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/batched.py).
+    settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
+                    concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain")
     for event in (translate.click, source.submit, decoding.input, num_beams.release, length_penalty.release,
                   max_length.release):
         event(run, inputs, result, js=RUN_JS, **settings)

@@ -1,0 +1,61 @@
+"""The translate and explain model calls that the page and the API share, batched across users.
+
+Calls that arrive while the model is busy wait and run together as one batched call
+(ui/batching.py), so a free CPU Space serves more visitors when many come at once. Each batch is
+one @gpu call: on ZeroGPU a batch holds the GPU once for all of its callers.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+
+from lens.explain import DecodingOptions, TextExplanation, explain_batch, sentences_of
+from model import Translator
+
+from .batching import Batcher
+from .guard import BATCH_SENTENCES
+from .runtime import gpu
+
+
+@dataclass
+class BatchedCalls:
+    """One translator's shared batchers."""
+
+    translate: Batcher  # (sentences, (options, prefix ids or None)) -> one English sentence each
+    explain: Batcher  # (sentences, options) -> one lens.explain.SentenceExplanation each
+
+    def translate_text(self, sentences: list[str], options: DecodingOptions, prefix=None) -> str:
+        return " ".join(o for o in self.translate(sentences, (options, prefix)) if o)
+
+    def explain_text(self, text: str, options: DecodingOptions) -> TextExplanation:
+        """lens.explain.explain_text, with this text's sentences batched with other callers'."""
+        sentences, left_out = sentences_of(text)
+        return TextExplanation(self.explain(sentences, options), options, left_out)
+
+
+_CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CALLS_LOCK = threading.Lock()
+
+
+def batched_calls(translator: Translator) -> BatchedCalls:
+    """The batchers of `translator`, made on first use and shared by every view and endpoint."""
+    with _CALLS_LOCK:
+        if translator not in _CALLS:
+            _CALLS[translator] = _build(translator)
+        return _CALLS[translator]
+
+
+def _build(translator: Translator) -> BatchedCalls:
+    @gpu(duration=20)
+    def translate_sentences(sentences: list[str], key) -> list[str]:
+        options, prefix = key
+        return translator.translate(sentences, **options.to_dict(), prefix=prefix)
+
+    @gpu(duration=30)
+    def explain_sentences(sentences: list[str], options: DecodingOptions) -> list:
+        return explain_batch(translator, sentences, options)
+
+    return BatchedCalls(translate=Batcher(translate_sentences, max_items=BATCH_SENTENCES),
+                        explain=Batcher(explain_sentences, max_items=BATCH_SENTENCES))
