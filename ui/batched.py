@@ -15,7 +15,7 @@ from lens.explain import DecodingOptions, TextExplanation, explain_batch, senten
 from model import Translator
 
 from .batching import Batcher
-from .guard import BATCH_SENTENCES
+from .guard import BATCH_SENTENCES, BATCH_WORKERS
 from .runtime import gpu
 
 
@@ -57,5 +57,5 @@ def _build(translator: Translator) -> BatchedCalls:
     def explain_sentences(sentences: list[str], options: DecodingOptions) -> list:
         return explain_batch(translator, sentences, options)
 
-    return BatchedCalls(translate=Batcher(translate_sentences, max_items=BATCH_SENTENCES),
-                        explain=Batcher(explain_sentences, max_items=BATCH_SENTENCES))
+    return BatchedCalls(translate=Batcher(translate_sentences, max_items=BATCH_SENTENCES, workers=BATCH_WORKERS),
+                        explain=Batcher(explain_sentences, max_items=BATCH_SENTENCES, workers=BATCH_WORKERS))

@@ -26,6 +26,7 @@ QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
 CONCURRENCY = 2  # model calls at once (2 CPU cores on the free tier; one GPU on ZeroGPU)
 BATCHED_CALLS = 32  # /translate calls let in at once: they wait in ui/batching.py and run as batches
 BATCH_SENTENCES = 32  # sentences in one batched model call at most
+BATCH_WORKERS = 2  # batched model calls at once (one per core: numpy's BLAS runs each on one thread)
 SESSION_CAPACITY = 200  # sessions Gradio keeps at most (its default is 10,000)
 SESSION_IDLE_S = 15 * 60  # a session unused this long is dropped; the page starts a fresh one
 STATE_TTL_S = SESSION_IDLE_S  # time_to_live for any gr.State a view adds
