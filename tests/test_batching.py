@@ -149,18 +149,18 @@ def app(tiny_checkpoint):
     module.demo.close()
 
 
-def hold_first_batch_until_waiting(batcher: Batcher, waiting: int):
-    """Hold the next batch until `waiting` calls wait behind it, so the test does not race the model."""
-    run = batcher.run
+def hold_batches_until_all_arrived(batcher: Batcher, calls: int):
+    """Hold the model calls until `calls` callers have come in, so the test does not race the model."""
+    run, base = batcher.run, batcher.calls
 
     def held(items, key):
         deadline = time.time() + 20
-        while len(batcher._waiting) < waiting and time.time() < deadline:
+        while batcher.calls - base + len(batcher._waiting) < calls and time.time() < deadline:
             time.sleep(0.01)
-        batcher.run = run
         return run(items, key)
 
     batcher.run = held
+    return run
 
 
 @pytest.mark.parametrize("endpoint", ["/translate", "/explain"])
@@ -179,14 +179,18 @@ def test_concurrent_calls_through_the_server_share_batches_and_each_gets_its_own
                 for t in texts]  # each text alone
     batcher = getattr(batched_calls(app.translator), endpoint.strip("/"))
     before = (batcher.batches, batcher.calls)
-    hold_first_batch_until_waiting(batcher, len(texts) - 1)
+    run = hold_batches_until_all_arrived(batcher, len(texts))
     clients = [Client(app.demo.local_url, verbose=False) for _ in texts]
 
     def call(i):
         out = clients[i].predict(texts[i], "beam search", 2, 1.0, 20, api_name=endpoint)
         return out if endpoint == "/translate" else out["translation"]
 
-    with ThreadPoolExecutor(len(texts)) as pool:
-        assert list(pool.map(call, range(len(texts)))) == expected
+    try:
+        with ThreadPoolExecutor(len(texts)) as pool:
+            assert list(pool.map(call, range(len(texts)))) == expected
+    finally:
+        batcher.run = run
     batches, calls = batcher.batches - before[0], batcher.calls - before[1]
-    assert calls == len(texts) and batches == 2, (batches, calls)  # the first alone, then the five waiting
+    # the first call of each worker alone, then all the others together
+    assert calls == len(texts) and batches == batcher.workers + 1, (batches, calls)
