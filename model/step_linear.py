@@ -4,10 +4,11 @@ A step multiplies a few rows (N decoder rows, one token each) by every weight ma
 decoder, so its cost is reading the weights and the kernel's fixed overhead, not arithmetic.
 Each class is built once from an nn.Linear's weight (out, in) and bias, and called on x (N, in).
 
-- BlasLinear (fp32 on the CPU): W^T copied once, contiguous (in, out), and multiplied by
-  numpy's BLAS (OpenBLAS, in numpy's own wheels) on the tensors' memory, no copies. On the
-  AMD CPUs of the free Spaces tier torch's MKL sgemm is about 2x slower at 1-4 rows and
-  1.25x at 96-256 (bench/decode_levers.py); the copy costs the decoder's 19 MB once more.
+- BlasLinear (fp32 on the CPU): W^T as (in, out) rows, multiplied by numpy's BLAS (OpenBLAS,
+  in numpy's own wheels) on the tensors' memory. On the AMD CPUs of the free Spaces tier
+  torch's MKL sgemm is about 2x slower at 1-4 rows and 1.25x at 96-256 (bench/decode_levers.py).
+  A matrix stored transposed already (Transformer.store_decoder_transposed) is used where it
+  lies; any other is copied once (the tied 8000 x 256 output layer: 8 MB).
 - StepLinear: one addmm on the parameter as it is (a transposed view): other devices and dtypes.
 - Int8Linear: weights int8, one scale per output row (symmetric), activations quantized per
   call (torch's fbgemm dynamic quantization): a quarter of the bytes to read. Opt-in: the
@@ -43,7 +44,9 @@ class BlasLinear:
     """x W^T + b as numpy's matmul on a contiguous (in, out) copy of W^T; x and the result stay tensors."""
 
     def __init__(self, weight: Tensor, bias: Tensor | None):
-        self.weight = weight.detach().t().contiguous().numpy()  # (in, out)
+        weight_t = weight.detach().t()  # (in, out)
+        # Stored transposed already (Transformer.store_decoder_transposed): used in place, rows apart or not.
+        self.weight = (weight_t if weight_t.stride(1) == 1 else weight_t.contiguous()).numpy()
         self.bias = None if bias is None else bias.detach().numpy().copy()
 
     @staticmethod

@@ -138,6 +138,18 @@ class Transformer(
         """Every decoder layer's cross-attention keys and values of memory (B, S, D): (B, H, S, d_k) each."""
         return [layer.memory_kv(memory) for layer in self.decoder_layers]
 
+    def store_decoder_transposed(self) -> None:
+        """Keep each decoder matrix in memory as W^T, (in, out) row-major; shapes and values stay.
+
+        Generation steps then multiply by the matrices where they lie (model/step_linear.py)
+        instead of by copies: 11 MB less for the shipped model. Translator does this on a CPU.
+        """
+        with torch.no_grad():
+            for layer in self.decoder_layers:
+                for linear in (layer.self_attn.in_proj, layer.self_attn.out_proj, layer.cross_attn.in_proj,
+                               layer.cross_attn.out_proj, layer.ff.linear1, layer.ff.linear2):
+                    linear.weight.data = linear.weight.data.t().contiguous().t()  # (out, in), strides (1, out)
+
     def step_weights(self, precision: str = "fp32") -> StepWeights:
         """The decoder's matrices for steps in `precision` ("fp32" or "int8"), built once and kept
         until a parameter changes (training steps, load_state_dict and .to() all change one; a

@@ -102,6 +102,8 @@ class Translator:
         self.tokenizer = tokenizer
         self.model_card = model_card  # the README.md this checkpoint came with, kept on save
         self.precision = precision_of(quantize)
+        if self.device.type == "cpu" and self.precision == "fp32":
+            self.model.store_decoder_transposed()  # steps read the matrices in place, no copies
         if self.precision == "int8":
             self.model.step_weights("int8")  # pack once now, and fail here if this torch cannot
 

@@ -153,3 +153,26 @@ def test_int8_never_crashes_on_odd_inputs_and_explains_exactly(shipped):
             exact = fp32.teacher_forced(src_ids, out_ids)
             assert explained.target_tokens == exact.target_tokens
             assert (explained.cross == exact.cross).all() and (explained.decoder == exact.decoder).all()
+
+
+def test_translator_stores_decoder_matrices_transposed_and_steps_read_them_in_place(tiny_checkpoint, tmp_path):
+    import numpy as np
+
+    from model.transformer import Transformer
+
+    translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    layer = translator.model.decoder_layers[0]
+    for linear in (layer.self_attn.in_proj, layer.cross_attn.in_proj, layer.ff.linear1, layer.ff.linear2):
+        assert linear.weight.stride() == (1, linear.weight.size(0))  # W^T row-major, the shape unchanged
+    steps = translator.model.step_weights()
+    assert np.shares_memory(steps.layers[0].ff[0].weight, layer.ff.linear1.weight.detach().numpy())
+    assert np.shares_memory(steps.layers[0].cross_attn[0].weight, layer.cross_attn.in_proj.weight.detach().numpy())
+    # the same tokens as the checkpoint's model in its usual layout, and the same file when saved
+    plain = Transformer.from_pretrained(tiny_checkpoint)
+    src = batch_of_sources()
+    for beams in (1, 3):
+        assert (translator.model.generate(src, max_new_tokens=12, num_beams=beams).tolist()
+                == plain.generate(src, max_new_tokens=12, num_beams=beams, use_cache=False).tolist())
+    again = Transformer.from_pretrained(translator.save_pretrained(tmp_path / "saved"))
+    for (name, a), b in zip(again.state_dict().items(), plain.state_dict().values()):
+        assert torch.equal(a, b), name
