@@ -41,13 +41,14 @@ INT8 = os.environ.get("ATTENTION_LENS_INT8", "").strip().lower()
 if INT8 not in ("", "0", "false", "no", "1", "true", "yes"):
     raise SystemExit(f"ATTENTION_LENS_INT8 must be 1 or 0, got {INT8!r}")
 INT8 = INT8 in ("1", "true", "yes")
-# ATTENTION_LENS_THREADS=N: torch threads per model call (default: torch's, all cores). One thread
-# per call looked no better under 20 clients on 2 cores (bench/app.py --clients 20 --threads 1).
-if os.environ.get("ATTENTION_LENS_THREADS"):
-    if not os.environ["ATTENTION_LENS_THREADS"].strip().isdigit() or int(os.environ["ATTENTION_LENS_THREADS"]) < 1:
-        raise SystemExit(f"ATTENTION_LENS_THREADS must be a number of threads (1 or more), "
-                         f"got {os.environ['ATTENTION_LENS_THREADS']!r}")
-    torch.set_num_threads(int(os.environ["ATTENTION_LENS_THREADS"]))
+# ATTENTION_LENS_THREADS=N: torch threads per model call. By default the cores are shared out
+# among the batched model calls that run at once (ui/guard.BATCH_WORKERS): one thread each on two
+# cores, where a lone 15-word explanation took 167 instead of 198 ms and 20 clients got 9.9
+# instead of 8.7 requests/s (bench/app.py --clients 20 --threads 1).
+THREADS = os.environ.get("ATTENTION_LENS_THREADS", "").strip()
+if THREADS and (not THREADS.isdigit() or int(THREADS) < 1):
+    raise SystemExit(f"ATTENTION_LENS_THREADS must be a number of threads (1 or more), got {THREADS!r}")
+torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads() // guard.BATCH_WORKERS))
 
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.
