@@ -43,8 +43,8 @@ if INT8 not in ("", "0", "false", "no", "1", "true", "yes"):
 INT8 = INT8 in ("1", "true", "yes")
 # ATTENTION_LENS_THREADS=N: torch threads per model call. By default the cores are shared out
 # among the batched model calls that run at once (ui/guard.BATCH_WORKERS): one thread each on two
-# cores, where a lone 15-word explanation took 167 instead of 198 ms and 20 clients got 9.9
-# instead of 8.7 requests/s (bench/app.py --clients 20 --threads 1).
+# cores, where the page's click -> map took 322 instead of 342 ms (bench/page.py) and 20 clients
+# got as many requests through (bench/app.py --clients 20 --threads 1 / 2).
 THREADS = os.environ.get("ATTENTION_LENS_THREADS", "").strip()
 if THREADS and (not THREADS.isdigit() or int(THREADS) < 1):
     raise SystemExit(f"ATTENTION_LENS_THREADS must be a number of threads (1 or more), got {THREADS!r}")

@@ -8,6 +8,8 @@ switched off by putting back what the code did before it:
 - step weights kept: rebuilt at every generate() call instead (model.transformer._DERIVED cleared)
 - numpy's BLAS: torch's addmm (MKL sgemm) on the parameters instead (model/step_linear.BlasLinear off)
 - growing KV cache: the whole max_new_tokens reserved for every row up front
+- fp32 beam rows capped at Translator.CPU_SEARCH_ROWS: all rows of a batch searched at once
+- numpy's BLAS on one thread: on torch's thread count instead (matters with --threads 2)
 - int8: Translator(quantize="int8"), decoder and encoder matrices in int8
 """
 
@@ -68,10 +70,37 @@ def full_kv_cache():
         step.KVCache.GROW_STEPS = original
 
 
+@contextlib.contextmanager
+def uncapped_beam_rows():
+    original = Translator.CPU_SEARCH_ROWS
+    Translator.CPU_SEARCH_ROWS = 1 << 30
+    try:
+        yield
+    finally:
+        Translator.CPU_SEARCH_ROWS = original
+
+
+@contextlib.contextmanager
+def blas_on_torchs_threads():
+    original = step.single_threaded_blas
+
+    def torchs_count():
+        for pool in step_linear._blas_pools():
+            pool.set_num_threads(torch.get_num_threads())
+
+    step.single_threaded_blas = torchs_count
+    try:
+        yield
+    finally:
+        step.single_threaded_blas = original
+        original()
+
+
 def variants(fp32: Translator, int8: Translator) -> dict:
     """name -> (translator, context that switches one lever off)."""
     return {"all levers": (fp32, contextlib.nullcontext), "step weights rebuilt per call": (fp32, rebuilt_step_weights),
             "matrices on torch's addmm (MKL)": (fp32, torch_matrix_products), "KV cache reserved in full": (fp32, full_kv_cache),
+            "beam rows not capped": (fp32, uncapped_beam_rows), "BLAS on torch's threads": (fp32, blas_on_torchs_threads),
             "int8 (quantize='int8')": (int8, contextlib.nullcontext)}
 
 

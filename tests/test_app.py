@@ -143,3 +143,31 @@ def test_twenty_simultaneous_clients_all_get_correct_answers(server, reference):
     with ThreadPoolExecutor(max_workers=20) as pool:
         answers = list(pool.map(ask, sentences))
     assert answers == expected
+
+
+THREADS_CHILD = """
+import torch
+default = torch.get_num_threads()
+import app
+print(default, torch.get_num_threads())
+"""
+
+
+def test_model_calls_share_the_cores_and_a_bad_thread_count_is_refused(tiny_checkpoint):
+    import os
+    import subprocess
+    import sys
+
+    from ui.guard import BATCH_WORKERS
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "MODEL_ID": str(tiny_checkpoint), "GRADIO_ANALYTICS_ENABLED": "False"}
+    env.pop("ATTENTION_LENS_THREADS", None)
+    done = subprocess.run([sys.executable, "-c", THREADS_CHILD], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    default, used = map(int, done.stdout.split()[-2:])
+    assert used == max(1, default // BATCH_WORKERS)
+    refused = subprocess.run([sys.executable, "-c", THREADS_CHILD], cwd=root, capture_output=True, text=True,
+                             env={**env, "ATTENTION_LENS_THREADS": "two"}, timeout=300)
+    assert refused.returncode != 0 and "ATTENTION_LENS_THREADS must be a number of threads" in refused.stderr
