@@ -217,7 +217,9 @@ def test_saving_records_the_config_in_the_weights(tiny_checkpoint, tmp_path):
     assert json.loads((tmp_path / "again" / "config.json").read_text()) == recorded
 
 
-@pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 0.0), (torch.float16, 2e-2), (torch.bfloat16, 1e-1)])
+# fp32: the values load exactly (checked below), but Translator stores the decoder's matrices
+# transposed on a CPU (Transformer.store_decoder_transposed), so products may round differently.
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.float16, 2e-2), (torch.bfloat16, 1e-1)])
 def test_half_precision_weights_load_into_the_fp32_model(tiny_checkpoint, tmp_path, dtype, tolerance):
     reference = Transformer.from_pretrained(tiny_checkpoint)
     folder = copy_checkpoint(tiny_checkpoint, tmp_path / "ckpt")
