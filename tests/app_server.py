@@ -64,6 +64,20 @@ def running_app(log_path: Path, **env_extra: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
+def in_process_app(checkpoint: Path) -> Iterator:
+    """app.py imported into this process with `checkpoint` (MODEL_ID), launched on a free port."""
+    import importlib
+
+    os.environ["MODEL_ID"] = str(checkpoint)
+    module = importlib.reload(sys.modules["app"]) if "app" in sys.modules else importlib.import_module("app")
+    module.demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
+    try:
+        yield module
+    finally:
+        module.demo.close()
+
+
+@contextlib.contextmanager
 def chromium() -> Iterator:
     """Debian's chromium, headless, driven by Playwright (which never downloads a browser here)."""
     from playwright.sync_api import sync_playwright

@@ -136,17 +136,10 @@ def test_two_workers_run_two_batches_at_once():
 @pytest.fixture(scope="module")
 def app(tiny_checkpoint):
     """app.py imported in this process with the tiny checkpoint, launched on a free port."""
-    import importlib
-    import os
-    import sys
+    from tests.app_server import in_process_app
 
-    from tests.test_public import free_port
-
-    os.environ["MODEL_ID"] = str(tiny_checkpoint)
-    module = importlib.reload(sys.modules["app"]) if "app" in sys.modules else importlib.import_module("app")
-    module.demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
-    yield module
-    module.demo.close()
+    with in_process_app(tiny_checkpoint) as module:
+        yield module
 
 
 def hold_batches_until_all_arrived(batcher: Batcher, calls: int):

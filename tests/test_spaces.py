@@ -2,7 +2,6 @@
 inside gpu()-wrapped functions (each with its own duration), those plain CPU functions off ZeroGPU,
 and messages and results that survive ZeroGPU's pickled worker boundary."""
 
-import importlib
 import json
 import os
 import pickle
@@ -46,13 +45,10 @@ def test_spaces_is_imported_before_anything_imports_torch(tiny_checkpoint):
 @pytest.fixture(scope="module")
 def app(tiny_checkpoint):
     """app.py imported in this process (with the real `spaces`), launched on a free port."""
-    from tests.test_public import free_port
+    from tests.app_server import in_process_app
 
-    os.environ["MODEL_ID"] = str(tiny_checkpoint)
-    module = importlib.reload(sys.modules["app"]) if "app" in sys.modules else importlib.import_module("app")
-    module.demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
-    yield module
-    module.demo.close()
+    with in_process_app(tiny_checkpoint) as module:
+        yield module
 
 
 @pytest.fixture()
