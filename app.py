@@ -35,7 +35,7 @@ from ui.assets import PAGE_CSS
 guard.limit_malloc_arenas()
 MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en")
 MODEL_REVISION = os.environ.get("MODEL_REVISION") or None
-# ATTENTION_LENS_INT8=1: translate with int8 weights on the CPU (faster, approximate; the maps of
+# ATTENTION_LENS_INT8=1: translate with int8 weights on the CPU (faster on batches, approximate; the maps of
 # explain() still come from the exact fp32 pass). Ignored on a GPU.
 INT8 = os.environ.get("ATTENTION_LENS_INT8", "").strip().lower()
 if INT8 not in ("", "0", "false", "no", "1", "true", "yes"):

@@ -94,8 +94,8 @@ class Translator:
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer, device: str | torch.device | None = None,
                  model_card: str | None = None, quantize: str | None = None):
-        """`quantize="int8"` decodes with int8 weights on the CPU (model/step_linear.py): faster,
-        approximate; `explain`'s maps still come from the fp32 teacher-forced pass, exact."""
+        """`quantize="int8"` decodes with int8 weights on the CPU (model/step_linear.py): faster on
+        batches, approximate; `explain`'s maps still come from the fp32 teacher-forced pass, exact."""
         check_tokenizer_fits(tokenizer, model.config)
         self.device = pick_device(device)
         self.model = model.to(self.device).eval()
