@@ -142,7 +142,8 @@ class Transformer(
         """Keep each decoder matrix in memory as W^T, (in, out) row-major; shapes and values stay.
 
         Generation steps then multiply by the matrices where they lie (model/step_linear.py)
-        instead of by copies: 11 MB less for the shipped model. Translator does this on a CPU.
+        instead of by copies: 11 MB less for the shipped model. Translator.from_pretrained does this
+        on a CPU.
         """
         with torch.no_grad():
             for layer in self.decoder_layers:

@@ -102,8 +102,6 @@ class Translator:
         self.tokenizer = tokenizer
         self.model_card = model_card  # the README.md this checkpoint came with, kept on save
         self.precision = precision_of(quantize)
-        if self.device.type == "cpu" and self.precision == "fp32":
-            self.model.store_decoder_transposed()  # steps read the matrices in place, no copies
         if self.precision == "int8":
             self.model.step_weights("int8")  # pack once now, and fail here if this torch cannot
 
@@ -326,6 +324,10 @@ class Translator:
             card = resolve_file(model_id, "README.md", revision=revision, **hub_kwargs).read_text(encoding="utf-8")
         except CheckpointError:
             pass  # a card is documentation; a checkpoint loads without one
+        if device.type == "cpu" and quantize in (None, "", "fp32"):
+            # This model is the translator's own (a model handed to Translator() keeps its layout):
+            # generation steps read the decoder's matrices in place, no copies.
+            model.store_decoder_transposed()
         return cls(model, tokenizer, device=device, model_card=card, quantize=quantize)
 
     def push_to_hub(

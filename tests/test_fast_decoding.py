@@ -173,6 +173,9 @@ def test_translator_stores_decoder_matrices_transposed_and_steps_read_them_in_pl
     for beams in (1, 3):
         assert (translator.model.generate(src, max_new_tokens=12, num_beams=beams).tolist()
                 == plain.generate(src, max_new_tokens=12, num_beams=beams, use_cache=False).tolist())
+    handed_in = Transformer.from_pretrained(tiny_checkpoint)
+    Translator(handed_in, translator.tokenizer, device="cpu")  # e.g. a model being trained, for val BLEU
+    assert all(p.is_contiguous() for p in handed_in.parameters())  # keeps its layout
     again = Transformer.from_pretrained(translator.save_pretrained(tmp_path / "saved"))
     for (name, a), b in zip(again.state_dict().items(), plain.state_dict().values()):
         assert torch.equal(a, b), name
