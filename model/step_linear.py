@@ -41,7 +41,7 @@ class StepLinear:
 
 
 class BlasLinear:
-    """x W^T + b as numpy's matmul on a contiguous (in, out) copy of W^T; x and the result stay tensors."""
+    """x W^T + b as numpy's matmul on W^T's (in, out) rows, in place or copied; x and the result stay tensors."""
 
     def __init__(self, weight: Tensor, bias: Tensor | None):
         weight_t = weight.detach().t()  # (in, out)
