@@ -187,3 +187,21 @@ def test_concurrent_calls_through_the_server_share_batches_and_each_gets_its_own
     batches, calls = batcher.batches - before[0], batcher.calls - before[1]
     # the first call of each worker alone, then all the others together
     assert calls == len(texts) and batches == batcher.workers + 1, (batches, calls)
+
+
+def test_on_zerogpu_every_call_runs_alone_as_before(tiny_checkpoint, monkeypatch):
+    import ui.batched
+    from model import Translator
+    from lens.explain import DecodingOptions
+    from ui.guard import BATCH_SENTENCES, CONCURRENCY
+
+    translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    calls = ui.batched._build(translator)
+    assert (calls.translate.max_items, calls.explain.max_items) == (BATCH_SENTENCES, BATCH_SENTENCES)
+    monkeypatch.setattr(ui.batched, "on_zero_gpu", lambda: True)
+    calls = ui.batched._build(translator)  # each visitor's GPU time is billed to that visitor
+    assert (calls.translate.max_items, calls.translate.workers) == (1, CONCURRENCY)
+    assert calls.explain.max_items == 1
+    options = DecodingOptions(num_beams=2, max_new_tokens=12)
+    assert calls.translate(["Ein Hund.", "Eine Katze."], (options, None)) == translator.translate(
+        ["Ein Hund.", "Eine Katze."], **options.to_dict())  # a call of many sentences still runs whole

@@ -2,7 +2,8 @@
 
 Calls that arrive while the model is busy wait and run together as one batched call
 (ui/batching.py), so a free CPU Space serves more visitors when many come at once. Each batch is
-one @gpu call: on ZeroGPU a batch holds the GPU once for all of its callers.
+one @gpu call. On ZeroGPU every call runs alone, as it did before batching: there each visitor's
+GPU time counts against that visitor's own quota, and a batch would bill one for all.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from lens.explain import DecodingOptions, TextExplanation, explain_batch, senten
 from model import Translator
 
 from .batching import Batcher
-from .guard import BATCH_SENTENCES, BATCH_WORKERS
-from .runtime import gpu
+from .guard import BATCH_SENTENCES, BATCH_WORKERS, CONCURRENCY
+from .runtime import gpu, on_zero_gpu
 
 
 @dataclass
@@ -57,5 +58,7 @@ def _build(translator: Translator) -> BatchedCalls:
     def explain_sentences(sentences: list[str], options: DecodingOptions) -> list:
         return explain_batch(translator, sentences, options)
 
-    return BatchedCalls(translate=Batcher(translate_sentences, max_items=BATCH_SENTENCES, workers=BATCH_WORKERS),
-                        explain=Batcher(explain_sentences, max_items=BATCH_SENTENCES, workers=BATCH_WORKERS))
+    # max_items=1: no other call joins (a call of many sentences still runs whole).
+    size, workers = (1, CONCURRENCY) if on_zero_gpu() else (BATCH_SENTENCES, BATCH_WORKERS)
+    return BatchedCalls(translate=Batcher(translate_sentences, max_items=size, workers=workers),
+                        explain=Batcher(explain_sentences, max_items=size, workers=workers))

@@ -39,6 +39,11 @@ class Refusal(NamedTuple):
     message: str
 
 
+def on_zero_gpu() -> bool:
+    """True on a ZeroGPU Space (the `spaces` package says so)."""
+    return spaces is not None and bool(getattr(spaces.config.Config, "zero_gpu", False))
+
+
 def on_gpu() -> bool:
     """True while a gpu()-wrapped function runs (tests check that the model runs only then)."""
     return _ON_GPU.get()
