@@ -81,7 +81,7 @@ def model_calls(translator: Translator) -> dict:
 
     def run_translate(text, options, prefix):
         sentences = sentences_of(text)[0] if prefix is None else [prefixed_sentence(text)]
-        return calls.translate_text(sentences, options, prefix)
+        return calls.translate_sentences(sentences, options, prefix)
 
     def run_explain(text, options, prefix):
         if prefix is None:

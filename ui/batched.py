@@ -24,10 +24,11 @@ from .runtime import gpu, on_zero_gpu
 class BatchedCalls:
     """One translator's shared batchers."""
 
-    translate: Batcher  # (sentences, (options, prefix ids or None)) -> one English sentence each
+    translate: Batcher  # (sentences, (options, English prefix or None)) -> one English sentence each
     explain: Batcher  # (sentences, options) -> one lens.explain.SentenceExplanation each
 
-    def translate_text(self, sentences: list[str], options: DecodingOptions, prefix=None) -> str:
+    def translate_sentences(self, sentences: list[str], options: DecodingOptions, prefix: str | None = None) -> str:
+        """The sentences' translations joined into one text, batched with other callers'."""
         return " ".join(o for o in self.translate(sentences, (options, prefix)) if o)
 
     def explain_text(self, text: str, options: DecodingOptions) -> TextExplanation:
