@@ -1,4 +1,4 @@
-"""Parallel corpora: read Multi30k from a folder (or download it), and batch it by token count.
+"""Parallel corpora: read Multi30k (or the everyday Ding sentences) from a folder, and batch it by token count.
 
 A split is two files, `{split}.de` and `{split}.en` (gzip or plain), one sentence a line, line i
 of one the translation of line i of the other.
@@ -56,6 +56,10 @@ def default_cache_dir() -> Path:
 
 # Beside the checkout, where this project's machines keep the corpus (tests/corpus.py looks here too).
 SHARED_CORPUS = Path(__file__).resolve().parent.parent / "shared" / "data" / "multi30k"
+# The everyday corpus (training/ding.py writes it; GPL-2.0-or-later, so never inside the repository's tracked files).
+DING_DIR_ENV = "DING_DIR"
+DEFAULT_DING_DIR = Path(__file__).resolve().parent / "runs" / "corpora" / "ding"
+DING_SPLITS = ("train", "dev", "test")
 
 
 def find_corpus(data_dir: str | Path | None = None) -> Path:
@@ -65,6 +69,15 @@ def find_corpus(data_dir: str | Path | None = None) -> Path:
     if not any((folder / name).is_file() for name in ("val.de.gz", "val.de")):
         raise CorpusError(f"Multi30k not found in {folder}: pass --data-dir or set ${DATA_DIR_ENV} to a folder "
                           "with train/val/test_2016_flickr .de/.en files (train.py can download them)")
+    return folder
+
+
+def find_ding(ding_dir: str | Path | None = None) -> Path:
+    """The Ding folder given, else $DING_DIR, else runs/corpora/ding in the project; a missing one says how to make it."""
+    folder = Path(ding_dir or os.environ.get(DING_DIR_ENV) or DEFAULT_DING_DIR)
+    if not all((folder / f"{split}.{lang}").is_file() for split in DING_SPLITS for lang in ("de", "en")):
+        raise CorpusError(f"the Ding corpus is not in {folder}: make it with 'python -m training.ding --output {folder}' "
+                          f"(it runs apt-get download trans-de-en), or pass --ding-dir / set ${DING_DIR_ENV}")
     return folder
 
 

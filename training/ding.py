@@ -26,6 +26,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import data
+
 PACKAGE = "trans-de-en"
 VERSION = "1.9-6"
 LICENSE = "GPL-2.0-or-later"
@@ -34,7 +36,6 @@ DICTIONARY_IN_PACKAGE = Path("usr/share/trans/de-en")
 # sha256 of the dictionary file of trans-de-en 1.9-6 (Debian bookworm), so another file is not trained on unnoticed.
 DICTIONARY_SHA256 = "34052c6021d09eadfee7a893a789204265954df70fe9c36d38fa00058d79d326"
 DEV_SIZE, TEST_SIZE = 1000, 1000
-DING_DIR_ENV = "DING_DIR"
 
 # Markup removed from a sentence: {m} {f} {n} {pl} {v} (grammar), [ugs.] [Br.] [fig.] (usage labels).
 _MARKUP = re.compile(r"\s*(\{[^{}]*\}|\[[^\[\]]*\])")
@@ -222,8 +223,6 @@ def write_corpus(folder: Path, splits: dict[str, list[tuple[str, str]]], source:
 
 def multi30k_held_out(data_dir: str | None) -> set[str]:
     """Normalised sentences of the Multi30k dev and test sets (both sides), which no Ding split may hold."""
-    import data
-
     folder = data.find_corpus(data_dir)
     held = set()
     for split in ("val", "test_2016_flickr"):
@@ -232,7 +231,8 @@ def multi30k_held_out(data_dir: str | None) -> set[str]:
     return held
 
 
-def build(output: Path, dictionary: str | None = None, data_dir: str | None = None, any_version: bool = False) -> dict:
+def build(output: Path, dictionary: str | None = None, data_dir: str | None = None, any_version: bool = False,
+          dev_size: int = DEV_SIZE, test_size: int = TEST_SIZE) -> dict:
     """Obtain, check, extract, split and write the corpus; returns what SOURCE.json records."""
     with tempfile.TemporaryDirectory() as scratch:
         path = obtain_dictionary(dictionary, Path(scratch))
@@ -240,7 +240,10 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
         found = extract_pairs(read_lines(path))
     if not found.pairs:
         raise DingError(f"{path} holds no example sentences: is it the Ding de-en dictionary?")
-    splits, excluded = split_pairs(found.pairs, multi30k_held_out(data_dir))
+    splits, excluded = split_pairs(found.pairs, multi30k_held_out(data_dir), dev_size, test_size)
+    if not splits["train"] or len(splits["test"]) < test_size:
+        raise DingError(f"{path} holds {len(found.pairs)} example sentences: too few for a dev set of {dev_size}, "
+                        f"a test set of {test_size} and training data")
     source = {"corpus": "Ding (example sentences)", "package": f"{PACKAGE} {VERSION}", "url": SOURCE_URL,
               "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs),
               "dropped_parts": dict(sorted(found.dropped.items())), "excluded_overlap": excluded,
@@ -251,14 +254,14 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default="runs/corpora/ding", help="folder to write the splits into")
+    parser.add_argument("--output", default=str(data.DEFAULT_DING_DIR), help="folder to write the splits into")
     parser.add_argument("--dictionary", help="a de-en dictionary file or a trans-de-en .deb (default: apt-get download)")
     parser.add_argument("--data-dir", help="Multi30k folder, whose dev and test sentences are kept out (default: $MULTI30K_DIR)")
     parser.add_argument("--any-version", action="store_true", help="accept a dictionary with another checksum")
     args = parser.parse_args(argv)
     try:
         source = build(Path(args.output), args.dictionary, args.data_dir, args.any_version)
-    except (DingError, RuntimeError) as err:
+    except (DingError, data.CorpusError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(json.dumps(source, indent=2, ensure_ascii=False))

@@ -76,6 +76,27 @@ def evaluate_translation(model: Transformer, tokenizer, val: data.ParallelCorpus
             "val_bleu": bleu_chrf(hyps, val.tgt)["bleu"]}
 
 
+def greedy_bleu(model: Transformer, tokenizer, corpus: data.ParallelCorpus, device: torch.device | str) -> float:
+    """Greedy BLEU of `model` on a corpus (the everyday dev set during training)."""
+    was_training = model.training
+    hyps = translate_all(Translator(model, tokenizer, device=device), corpus.src, desc="everyday dev (greedy)")
+    model.train(was_training)
+    return bleu_chrf(hyps, corpus.tgt)["bleu"]
+
+
+def score_everyday(translator: Translator, dev: data.ParallelCorpus, test: data.ParallelCorpus | None,
+                   num_beams: int, penalty: float) -> tuple[dict, list[str]]:
+    """The everyday dev set (and test, unless None) scored with the decoding chosen on Multi30k val."""
+    results = {}
+    for name, corpus in (("everyday_dev", dev), ("everyday_test", test)):
+        if corpus is None:
+            continue
+        hyps = translate_all(translator, corpus.src, desc=f"{name} (beam {num_beams}, lp {penalty})",
+                             num_beams=num_beams, length_penalty=penalty)
+        results[name] = bleu_chrf(hyps, corpus.tgt)
+    return results, hyps if test is not None else []
+
+
 def choose_weights(model: Transformer, candidates: dict[str, dict[str, torch.Tensor]],
                    score: Callable[[Transformer], float]) -> tuple[str, dict[str, float]]:
     """Score each candidate's weights with `score(model)`; leave the model holding the winner.

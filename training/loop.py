@@ -192,6 +192,14 @@ def command_line(settings: TrainSettings) -> str:
     return " ".join(shlex.quote(a) for a in ["train.py", *settings.argv])
 
 
+def start_from(model: Transformer, folder: Path) -> None:
+    """Load the weights of the checkpoint a fine-tuning run starts from (checked as any load is)."""
+    trained = Transformer.from_pretrained(folder)
+    if trained.config.to_dict() != model.config.to_dict() | {"dropout": trained.config.dropout}:
+        raise ValueError(f"--init-from {folder}: its config differs from the run's ({trained.config} vs {model.config})")
+    model.load_state_dict(trained.state_dict(), strict=True)
+
+
 def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     """Check, build and restore everything the loop needs; None when the run is already finished."""
     output = Path(settings.output)
@@ -208,6 +216,8 @@ def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     torch.manual_seed(settings.seed + proc.rank)
     model = Transformer(task.config).to(proc.device)
     optimizer = make_optimizer(model, settings)
+    if settings.init_from and not meta:
+        start_from(model, Path(settings.init_from))
     progress = load_state(files.state, model, optimizer, proc.rank) if meta else RunState()
     total = total_steps(settings, task.steps_per_epoch())
     if progress.finished and settings.evaluate_again:

@@ -13,10 +13,12 @@ import json
 import math
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from model import ConfigError, TransformerConfig
 
 TASKS = ("translate", "copy")
+CORPORA = ("multi30k", "multi30k+ding")
 PRECISIONS = ("auto", "fp32", "bf16")
 _MODEL = TransformerConfig()  # the demo's model: the translation defaults
 SNAPSHOT_COUNT = 8  # "auto" snapshots: step 0, then log-spaced up to the last step
@@ -38,6 +40,13 @@ class TrainSettings:
     task: str = _opt("translate", "what to learn: Multi30k German->English, or copying random sequences",
                      choices=TASKS)
     data_dir: str | None = _opt(None, "Multi30k folder (default: $MULTI30K_DIR, else download into the cache)")
+    corpus: str = _opt("multi30k", "training data: Multi30k captions, or captions and the everyday example "
+                       "sentences of the Ding dictionary (made by python -m training.ding)", choices=CORPORA)
+    ding_dir: str | None = _opt(None, "Ding folder written by python -m training.ding "
+                                "(default: $DING_DIR, else runs/corpora/ding)")
+    init_from: str | None = _opt(None, "start from the weights and tokenizer of this checkpoint folder (fine-tuning; "
+                                 "the model's shape and vocabulary come from it)")
+    ding_repeat: int = _opt(1, "how many times each Ding training pair is seen per epoch (the mixing ratio)")
     work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
                                 "(default: runs/<output name>-<hash of the full output path> in the project)")
     vocab_size: int | None = _opt(None, "BPE vocabulary size (copy: symbols incl. 4 specials)",
@@ -91,18 +100,23 @@ class TrainSettings:
         """Fill task defaults, then reject contradictions (ValueError naming the flag)."""
         if self.task not in TASKS:
             raise ValueError(f"unknown task {self.task!r}")
+        if self.init_from:
+            self._shape_from(Path(self.init_from))
         for f in dataclasses.fields(self):
             per_task = f.metadata.get("per_task", {})
             if getattr(self, f.name) is None and self.task in per_task:
                 setattr(self, f.name, per_task[self.task])
-        if self.task == "copy" and (self.data_dir or self.max_train_pairs or self.push_to_hub):
-            raise ValueError("--task copy makes its own data: --data-dir, --max-train-pairs and --push-to-hub do not apply")
+        if self.task == "copy" and (self.data_dir or self.max_train_pairs or self.push_to_hub or self.corpus != "multi30k"):
+            raise ValueError("--task copy makes its own data: --data-dir, --corpus, --max-train-pairs and "
+                             "--push-to-hub do not apply")
+        if self.corpus not in CORPORA:
+            raise ValueError(f"--corpus must be one of {', '.join(CORPORA)}")
         if self.max_steps is None and self.epochs is None:
             raise ValueError("give --max-steps or --epochs")
         if self.hub_branch and not self.push_to_hub:
             raise ValueError("--hub-branch needs --push-to-hub")
         for name in ("batch_tokens", "warmup", "eval_every", "save_every", "average_last", "num_beams",
-                     "max_steps", "epochs", "max_train_pairs", "max_eval_sentences", "threads"):
+                     "max_steps", "epochs", "max_train_pairs", "max_eval_sentences", "threads", "ding_repeat"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
@@ -121,6 +135,26 @@ class TrainSettings:
         except ConfigError as err:
             raise ValueError(str(err)) from None
         return self
+
+    def _shape_from(self, folder: Path) -> None:
+        """Take the model's shape from the checkpoint to fine-tune; a flag that contradicts it is refused."""
+        if self.task != "translate":
+            raise ValueError("--init-from needs --task translate")
+        if not (folder / "config.json").is_file() or not (folder / "tokenizer.json").is_file():
+            raise ValueError(f"--init-from {folder}: not a translation checkpoint (no config.json and tokenizer.json)")
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"--init-from {folder}: cannot read config.json ({err})") from None
+        shape = {"vocab_size": config.get("vocab_size"), "d_model": config.get("d_model"),
+                 "n_heads": config.get("n_heads"), "n_layers": config.get("n_encoder_layers"),
+                 "d_ff": config.get("d_ff"), "max_len": config.get("max_len"), "norm_first": config.get("norm_first")}
+        for name, value in shape.items():
+            given = getattr(self, name)
+            default = next(f.default for f in dataclasses.fields(self) if f.name == name)
+            if given not in (None, default, value):
+                raise ValueError(f"--{name.replace('_', '-')} {given} contradicts --init-from {folder} ({value})")
+            setattr(self, name, value)
 
     def penalties(self) -> list[float]:
         return _numbers(self.length_penalties, "--length-penalties")
@@ -158,6 +192,10 @@ class TrainSettings:
         keys = ("task", "vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "dropout", "max_len", "norm_first",
                 "batch_tokens", "lr", "warmup", "adam_betas", "adam_eps", "label_smoothing", "clip", "seed",
                 "max_train_pairs")
+        if self.corpus != "multi30k":  # recorded only when set, so the states of caption runs keep their identity
+            keys += ("corpus", "ding_repeat")
+        if self.init_from:
+            keys += ("init_from",)
         return {k: getattr(self, k) for k in keys}
 
     def recorded(self) -> dict:

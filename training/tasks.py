@@ -23,7 +23,7 @@ from model.card import render_copy_card
 from tokenizer import load_tokenizer, train_tokenizer
 
 from .checkpointing import average_checkpoints, read_weights
-from .evaluation import choose_weights, evaluate_translation, final_evaluation
+from .evaluation import choose_weights, evaluate_translation, final_evaluation, greedy_bleu, score_everyday
 from .files import atomic_path, write_text
 from .settings import TrainSettings
 
@@ -53,6 +53,18 @@ def make_task(settings: TrainSettings, work_dir: Path, rank: int = 0, world: int
     return TranslationTask(settings, work_dir / "tokenizer.json", rank, world)
 
 
+def ding_info(settings: TrainSettings, dev: data.ParallelCorpus, test: data.ParallelCorpus) -> dict:
+    """What the model card and results.json say of the everyday corpus: its source, license and splits."""
+    folder = data.find_ding(settings.ding_dir)
+    try:
+        source = json.loads((folder / "SOURCE.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        source = {}
+    return {"name": "Ding example sentences", "package": source.get("package"), "license": source.get("license"),
+            "dictionary_sha256": source.get("dictionary_sha256"), "repeat": settings.ding_repeat,
+            "dev_sentences": len(dev), "test_sentences": len(test)}
+
+
 def weight_candidates(model: Transformer, best: Path, rotation: list[Path]) -> dict[str, dict]:
     """The weights a run may end with: its best checkpoint and the average of the last ones.
 
@@ -69,9 +81,8 @@ def weight_candidates(model: Transformer, best: Path, rotation: list[Path]) -> d
 
 
 class TranslationTask:
-    """German -> English on Multi30k, with a BPE vocabulary learned from the training split."""
-
-    score_key = "val_bleu"
+    """German -> English on Multi30k (with `--corpus multi30k+ding`, also on the everyday Ding sentences),
+    with a BPE vocabulary learned from the training split."""
 
     def __init__(self, settings: TrainSettings, tokenizer_path: Path, rank: int = 0, world: int = 1):
         self.settings, self.rank, self.world = settings, rank, world
@@ -79,27 +90,41 @@ class TranslationTask:
         train = data.load_split(data_dir, "train")
         if settings.max_train_pairs:
             train = data.ParallelCorpus(train.src[: settings.max_train_pairs], train.tgt[: settings.max_train_pairs])
+        self.everyday = None  # (dev, test) of the Ding corpus, when it is trained on
+        vocabulary_text = train.src + train.tgt
+        if settings.corpus == "multi30k+ding":
+            ding_dir = data.find_ding(settings.ding_dir)
+            ding = data.load_split(ding_dir, "train")
+            vocabulary_text += ding.src + ding.tgt  # each pair once, whatever --ding-repeat
+            train = data.ParallelCorpus(train.src + ding.src * settings.ding_repeat, train.tgt + ding.tgt * settings.ding_repeat)
+            self.everyday = self._sliced(data.load_split(ding_dir, "dev")), self._sliced(data.load_split(ding_dir, "test"))
         self.train_text_sha256 = hashlib.sha256("\n".join(train.src + ["\t"] + train.tgt).encode()).hexdigest()
         val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
         self.test_size = len(test)
-        if settings.max_eval_sentences:
-            n = settings.max_eval_sentences
-            val, test = data.ParallelCorpus(val.src[:n], val.tgt[:n]), data.ParallelCorpus(test.src[:n], test.tgt[:n])
-        self.val, self.test = val, test
-        self.tokenizer = self._tokenizer(tokenizer_path, train)
+        self.val, self.test = self._sliced(val), self._sliced(test)
+        self.tokenizer = self._tokenizer(tokenizer_path, vocabulary_text)
         pad, bos, eos = data.special_ids(self.tokenizer)
         self.config = settings.model_config(self.tokenizer.get_vocab_size(), pad, bos, eos)
         self.train_pairs, dropped = data.encode_pairs(self.tokenizer, train, settings.max_len)
         if dropped and rank == 0:
             print(f"train: skipped {dropped} pair(s) longer than {settings.max_len} tokens", file=sys.stderr)
-        self.val_pairs, _ = data.encode_pairs(self.tokenizer, val, settings.max_len)
+        self.val_pairs, _ = data.encode_pairs(self.tokenizer, self.val, settings.max_len)
+        self.score_key = "val_bleu" if self.everyday is None else "val_bleu_mean"
 
-    def _tokenizer(self, path: Path, train: data.ParallelCorpus):
+    def _sliced(self, corpus: data.ParallelCorpus) -> data.ParallelCorpus:
+        n = self.settings.max_eval_sentences
+        return data.ParallelCorpus(corpus.src[:n], corpus.tgt[:n]) if n else corpus
+
+    def _tokenizer(self, path: Path, text: list[str]):
+        if self.rank == 0 and not path.exists() and self.settings.init_from:  # fine-tuning keeps the vocabulary
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(path) as tmp:
+                tmp.write_bytes((Path(self.settings.init_from) / "tokenizer.json").read_bytes())
         if self.rank == 0 and not path.exists():
             # Only the training split: val and test stay unseen, even by the vocabulary.
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
-                train_tokenizer(train.src + train.tgt, self.settings.vocab_size).save(str(tmp))
+                train_tokenizer(text, self.settings.vocab_size).save(str(tmp))
         if self.world > 1:
             torch.distributed.barrier()
         return load_tokenizer(path)
@@ -109,9 +134,12 @@ class TranslationTask:
 
     def data_info(self) -> dict:
         sliced = len(self.test) < self.test_size
-        return {"corpus": "Multi30k", "train_pairs": len(self.train_pairs), "val_sentences": len(self.val),
+        info = {"corpus": "Multi30k", "train_pairs": len(self.train_pairs), "val_sentences": len(self.val),
                 "test_sentences": len(self.test), "test_set": "test_2016_flickr", "test_set_size": self.test_size,
                 "test_is_slice": sliced}
+        if self.everyday is not None:
+            info.update(corpus="Multi30k + Ding", everyday=ding_info(self.settings, *self.everyday))
+        return info
 
     def epoch_batches(self, epoch: int) -> list[list[int]]:
         """This rank's share of an epoch's batches; every rank gets the same number."""
@@ -126,17 +154,30 @@ class TranslationTask:
         return data.iterate_batches(self.train_pairs, self.epoch_batches(epoch), self.config.pad_id, start)
 
     def evaluate(self, model: Transformer, device) -> dict:
-        return evaluate_translation(model, self.tokenizer, self.val, self.val_pairs, self.settings.batch_tokens, device)
+        metrics = evaluate_translation(model, self.tokenizer, self.val, self.val_pairs, self.settings.batch_tokens, device)
+        if self.everyday is not None:
+            metrics["everyday_dev_bleu"] = greedy_bleu(model, self.tokenizer, self.everyday[0], device)
+            metrics["val_bleu_mean"] = (metrics["val_bleu"] + metrics["everyday_dev_bleu"]) / 2
+        return metrics
 
     def final_results(self, model: Transformer, device, candidates: dict) -> tuple[str, dict, dict[str, str]]:
         """Keep the candidate weights with the best greedy val BLEU, then tune and score with beams."""
-        choice, scores = choose_weights(model, candidates, lambda m: self.evaluate(m, device)["val_bleu"])
+        choice, scores = choose_weights(model, candidates, lambda m: self.evaluate(m, device)[self.score_key])
         if scores:
-            print(f"val BLEU (greedy): {scores}; keeping {choice}", file=sys.stderr)
+            print(f"{self.score_key} (greedy): {scores}; keeping {choice}", file=sys.stderr)
         translator = Translator(model, self.tokenizer, device=device)
-        test = None if self.settings.skip_test else self.test
-        results, hyps = final_evaluation(translator, self.val, test, self.settings.num_beams, self.settings.penalties())
-        return choice, results, {"test_hypotheses.txt": "\n".join(hyps) + "\n"} if hyps else {}
+        skip = self.settings.skip_test
+        results, hyps = final_evaluation(translator, self.val, None if skip else self.test, self.settings.num_beams,
+                                         self.settings.penalties())
+        files = {"test_hypotheses.txt": "\n".join(hyps) + "\n"} if hyps else {}
+        if self.everyday is not None:
+            dev, test = self.everyday
+            penalty = results["decoding"]["length_penalty"]
+            everyday, everyday_hyps = score_everyday(translator, dev, None if skip else test, self.settings.num_beams, penalty)
+            results.update(everyday)
+            if everyday_hyps:
+                files["everyday_test_hypotheses.txt"] = "\n".join(everyday_hyps) + "\n"
+        return choice, results, files
 
     def save(self, model: Transformer, folder: Path, card_info: dict) -> None:
         Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)

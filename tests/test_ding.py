@@ -1,0 +1,162 @@
+"""The everyday corpus: extraction rules on a small synthetic dictionary, the fixed held-out splits,
+the command's errors, and a run that trains on Multi30k + Ding (and one that fine-tunes a checkpoint)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import data
+import train
+from model import Translator
+from tests.corpus import DATA_DIR, needs_corpus
+from training import ding
+
+# Lines in the dictionary's format: German parts | ... :: English parts | ..., aligned by position.
+DICTIONARY = """\
+# Version :: devel 2023-01-30
+# License :: GPL Version 2 or later; GNU General Public License
+Lust auf etw. haben {v} | Hast du Lust auf ein Bier? | Ich hätte Lust, … zu tun. :: to fancy sth. | Do you fancy a beer? | I fancy doing …
+Wetter {n} | Das Wetter ist wechselhaft. [ugs.] :: weather | The weather is unsettled. [coll.]
+Bahnhof {m} | Wo ist der Bahnhof? :: station | Where’s the station?
+Ahnung {f} | Hast du eine Ahnung, wo er ist? :: idea | Have you any idea where he is?; Do you know where he is?
+Sorge {f} | Keine Bange!; Keine Sorge! :: worry | No worries!
+Auto {n} | Er fährt (gern) Auto. :: car | He (likes to) drive.
+Haus {n} | Das Haus ist alt/neu. :: house | The house is old/new.
+Bier {n} | Hast du Lust auf ein Bier? :: beer | Do you fancy a beer?
+Eins | Zwei :: one
+kaputt {adj} | Das ist kaputt. :: broken
+Katze {f} | Ja. :: cat | Yes.
+"""
+
+
+def write_dictionary(folder: Path, text: str = DICTIONARY) -> Path:
+    path = folder / "de-en"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_extraction_keeps_clean_sentences_and_says_why_the_rest_went():
+    found = ding.extract_pairs(DICTIONARY.splitlines())
+    assert found.pairs == [
+        ("Hast du Lust auf ein Bier?", "Do you fancy a beer?"),
+        ("Das Wetter ist wechselhaft.", "The weather is unsettled."),  # markup removed on both sides
+        ("Wo ist der Bahnhof?", "Where's the station?"),  # typographic apostrophe made plain
+        ("Hast du eine Ahnung, wo er ist?", "Have you any idea where he is?"),  # alternatives expanded
+        ("Hast du eine Ahnung, wo er ist?", "Do you know where he is?"),
+        ("Keine Bange!", "No worries!"),
+        ("Keine Sorge!", "No worries!"),
+    ]
+    assert found.dropped["duplicate"] == 1  # the beer sentence of the second entry
+    assert found.dropped["alternatives or placeholders"] == 3  # "… zu tun", "(gern)", "alt/neu"
+    assert found.dropped["misaligned parts"] == 2  # three German parts for one English, two for one
+    assert found.dropped["too short or too long"] == 1  # "Ja."
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("Das ist gut", "not a sentence"), ("das ist gut.", "not a sentence"), ("Er sagt etw. Neues.", "alternatives or placeholders"),
+    ("Gut.", "too short or too long"), ("Er kam trotzdem.", None), ("„Komm her!“", None), ("2003 kam er.", None),
+])
+def test_sentence_rules(text, problem):
+    assert ding.sentence_problem(ding.clean(text)) == problem
+
+
+def test_splits_are_fixed_by_the_sentence_not_the_file_order_and_never_overlap():
+    pairs = [(f"Satz Nummer {i} ist hier.", f"Sentence number {i} is here.") for i in range(300)]
+    pairs += [("Satz Nummer 7 ist hier.", "Here is sentence seven.")]  # a second translation of one sentence
+    splits, _ = ding.split_pairs(pairs, dev_size=40, test_size=30)
+    again, _ = ding.split_pairs(list(reversed(pairs)), dev_size=40, test_size=30)
+    assert {k: sorted(v) for k, v in splits.items()} == {k: sorted(v) for k, v in again.items()}
+    assert (len(splits["dev"]), len(splits["test"])) == (40, 30)
+    german = {name: {de for de, _ in pairs} for name, pairs in splits.items()}
+    assert not german["train"] & german["dev"] and not german["train"] & german["test"] and not german["dev"] & german["test"]
+    english = {name: {en for _, en in pairs} for name, pairs in splits.items()}
+    assert not english["train"] & (english["dev"] | english["test"])
+    assert len(splits["train"]) + 70 in (len(pairs), len(pairs) - 1)  # a held-out sentence keeps one translation
+
+
+def test_pairs_that_are_in_multi30k_dev_or_test_are_excluded():
+    pairs = [("Ein Hund rennt.", "A dog runs."), ("Wo ist der Bahnhof?", "Where is the station?")]
+    splits, excluded = ding.split_pairs(pairs, exclude={"a dog runs"}, dev_size=0, test_size=0)
+    assert excluded == 1 and splits["train"] == [("Wo ist der Bahnhof?", "Where is the station?")]
+
+
+@needs_corpus
+def test_the_command_writes_the_splits_and_records_source_and_license(tmp_path):
+    text = DICTIONARY + "".join(f"Wort{i} {{n}} | Das ist Satz {i}. :: word{i} | This is sentence {i}.\n" for i in range(50))
+    path = write_dictionary(tmp_path, text)
+    with pytest.raises(ding.DingError, match="sha256 .* pass --any-version"):
+        ding.build(tmp_path / "out", str(path), str(DATA_DIR))
+    with pytest.raises(ding.DingError, match="too few for a dev set of 1000"):
+        ding.build(tmp_path / "out", str(path), str(DATA_DIR), any_version=True)
+    source = ding.build(tmp_path / "out", str(path), str(DATA_DIR), any_version=True, dev_size=10, test_size=10)
+    assert source["license"] == "GPL-2.0-or-later" and source["dictionary_sha256"] == ding.sha256_of(path)
+    assert source["splits"] == {"dev": 10, "test": 10, "train": 37}  # 56 German sentences, one with two translations
+    assert json.loads((tmp_path / "out" / "SOURCE.json").read_text())["pairs_found"] == 57
+    everything = {split: data.load_split(tmp_path / "out", split) for split in ("train", "dev", "test")}
+    german = [de for corpus in everything.values() for de in corpus.src]
+    english = [en for corpus in everything.values() for en in corpus.tgt]
+    assert "Wo ist der Bahnhof?" in german and english[german.index("Wo ist der Bahnhof?")] == "Where's the station?"
+
+
+def test_missing_files_and_tools_are_clear_errors(tmp_path, monkeypatch, capsys):
+    assert ding.main(["--dictionary", str(tmp_path / "nope"), "--output", str(tmp_path / "o")]) == 1
+    assert "--dictionary" in capsys.readouterr().err
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(ding.DingError, match="apt-get is not installed"):
+        ding.obtain_dictionary(None, tmp_path)
+    with pytest.raises(data.CorpusError, match="python -m training.ding"):
+        data.find_ding(tmp_path / "nothing")
+    empty = write_dictionary(tmp_path, "# only a comment\nHaus {n} :: house\n")
+    with pytest.raises(ding.DingError, match="no example sentences"):
+        ding.build(tmp_path / "o", str(empty), any_version=True)
+
+
+def make_tiny_ding(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    pairs = [(f"Ich möchte {n} Bierchen.", f"I would like {n} beers.") for n in range(40)]
+    for split in ("train", "dev", "test"):
+        (folder / f"{split}.de").write_text("".join(de + "\n" for de, _ in pairs), encoding="utf-8")
+        (folder / f"{split}.en").write_text("".join(en + "\n" for _, en in pairs), encoding="utf-8")
+    (folder / "SOURCE.json").write_text(json.dumps({"license": ding.LICENSE, "package": "test"}))
+    return folder
+
+
+TINY = ["--max-train-pairs", "200", "--max-steps", "4", "--eval-every", "2", "--max-eval-sentences", "8",
+        "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
+        "--snapshot-steps", "none", "--precision", "fp32"]
+
+
+@needs_corpus
+def test_a_run_on_captions_and_everyday_sentences_scores_both_and_records_the_corpus(tmp_path):
+    ding_dir = make_tiny_ding(tmp_path / "ding")
+    out = tmp_path / "mixed"
+    assert train.main(["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir),
+                       "--ding-repeat", "3", "--output", str(out), "--work-dir", str(tmp_path / "w"), *TINY,
+                       "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert {"val", "test", "everyday_dev", "everyday_test"} <= set(results["results"])
+    assert results["data"]["train_pairs"] == 200 + 3 * 40
+    assert results["data"]["everyday"]["license"] == "GPL-2.0-or-later" and results["data"]["everyday"]["repeat"] == 3
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert any("everyday_dev_bleu" in r and "val_bleu_mean" in r for r in records)
+    assert len((out / "everyday_test_hypotheses.txt").read_text().splitlines()) == 8  # the first 8, as --max-eval-sentences says
+    vocabulary = json.loads((out / "tokenizer.json").read_text())["model"]["vocab"]
+    assert any("Bierchen" in piece for piece in vocabulary)  # the vocabulary learned the everyday text too
+
+
+@needs_corpus
+def test_fine_tuning_starts_from_the_checkpoint_and_keeps_its_shape_and_vocabulary(tmp_path, tiny_checkpoint):
+    ding_dir = make_tiny_ding(tmp_path / "ding")
+    common = ["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir),
+              "--init-from", str(tiny_checkpoint), "--work-dir", str(tmp_path / "w"), *TINY]
+    with pytest.raises(SystemExit):
+        train.main([*common, "--output", str(tmp_path / "x"), "--d-model", "64"])  # contradicts the checkpoint
+    out = tmp_path / "tuned"
+    assert train.main([*common, "--output", str(out), "--lr", "1e-9", "--warmup", "1"]) == 0
+    assert (out / "tokenizer.json").read_bytes() == (tiny_checkpoint / "tokenizer.json").read_bytes()
+    assert json.loads((out / "config.json").read_text())["d_model"] == 32
+    before, after = Translator.from_pretrained(tiny_checkpoint), Translator.from_pretrained(out)
+    for (name, a), b in zip(before.model.state_dict().items(), after.model.state_dict().values()):
+        assert (a - b).abs().max() < 1e-4, name  # a learning rate of 1e-9 leaves the starting weights
