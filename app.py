@@ -27,6 +27,7 @@ import ui.history
 import ui.heads
 import ui.step
 import ui.translate
+from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
 from model import Translator
 from ui import guard
@@ -56,6 +57,8 @@ translator = Translator.from_pretrained(MODEL_ID, revision=MODEL_REVISION, devic
                                         quantize="int8" if INT8 and not torch.cuda.is_available() else None)
 if torch.cuda.is_available():
     translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
+# The training data's evidence (word counts, examples) and the alarm rule chosen for this checkpoint.
+familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
@@ -63,12 +66,12 @@ THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_m
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
     gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p></header>", padding=False)
-    ui.translate.build(translator)
+    ui.translate.build(translator, familiarity)
     ui.step.build(translator)
     ui.heads.build(translator, MODEL_ID, MODEL_REVISION)
     ui.history.build(translator, MODEL_ID)
     ui.copylab.build()
-    ui.api.build(translator)
+    ui.api.build(translator, familiarity)
 
 demo.queue(default_concurrency_limit=guard.CONCURRENCY, max_size=guard.QUEUE_SIZE)
 guard.friendly_queue_full(demo)

@@ -108,12 +108,14 @@ def dequantize(text: str, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def sentence_payload(source: str, explanation, words: dict[str, list], mean_log_prob: float,
-                     unfamiliar: bool) -> dict:
+                     unfamiliar: bool, report: dict | None = None) -> dict:
     """One sentence for the page: tokens, words, per-token probabilities and every map in bytes.
 
     `explanation` has the fields of model.translator.Explanation; `words` maps "src", "tgt", "in"
-    to [(word, [piece positions])] of source, target and decoder-input tokens.
+    to [(word, [piece positions])] of source, target and decoder-input tokens; `report` (lens.alarm's
+    Familiarity.report) adds the training-data evidence and the alarm's reasons.
     """
+    report = report or {"evidence": [], "unfamiliar": unfamiliar, "reasons": []}
     return {
         "source": source,
         "translation": explanation.translation,
@@ -123,6 +125,8 @@ def sentence_payload(source: str, explanation, words: dict[str, list], mean_log_
         "words": {axis: [[text, list(span)] for text, span in groups] for axis, groups in words.items()},
         "probs": [round(float(p), 3) for p in explanation.target_probs],
         "mean_log_prob": round(float(mean_log_prob), 3),
-        "unfamiliar": bool(unfamiliar),
+        "unfamiliar": bool(report["unfamiliar"]),
+        "reasons": report["reasons"],
+        "evidence": report["evidence"],
         "maps": {kind: quantize(getattr(explanation, kind)) for kind in KINDS},
     }

@@ -23,7 +23,10 @@ from model.card import render_copy_card
 from tokenizer import load_tokenizer, train_tokenizer
 
 from .checkpointing import average_checkpoints, read_weights
+from lens.evidence import build_index, write_index
+
 from .evaluation import choose_weights, evaluate_translation, final_evaluation, greedy_bleu, score_everyday
+from .evidence import training_corpora
 from .files import atomic_path, write_text
 from .settings import TrainSettings
 
@@ -180,7 +183,10 @@ class TranslationTask:
         return choice, results, files
 
     def save(self, model: Transformer, folder: Path, card_info: dict) -> None:
+        """The checkpoint, and beside it the evidence index of the training data (each pair once)."""
         Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
+        s = self.settings
+        write_index(Path(folder), build_index(training_corpora(s.corpus, s.data_dir, s.ding_dir, s.max_train_pairs)))
 
 
 # ----- copy ----------------------------------------------------------------------------------------

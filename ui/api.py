@@ -16,6 +16,7 @@ from typing import Literal
 import gradio as gr
 
 from lens.ablate import ablate as ablate_heads
+from lens.alarm import Familiarity
 from lens.explain import sentences_of
 from lens.trace import trace as trace_decoding
 from model import Translator
@@ -73,11 +74,15 @@ def refuse_overlong(translator: Translator, text: str) -> None:
                              "translates the start and marks the cut")
 
 
-def model_calls(translator: Translator) -> dict:
+def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     """The functions that run the model, each on the GPU for a bounded time (ZeroGPU), returning
     Python values and numpy arrays only."""
 
     calls = batched_calls(translator)  # translate and explain: batched with the page's calls
+
+    def described(source: str, explanation) -> dict:
+        """One /explain sentence: its maps, and the evidence and alarm of lens/alarm.py."""
+        return {"source": source, **explanation.to_dict(), **familiarity.report(source, explanation.target_probs)}
 
     def run_translate(text, options, prefix):
         sentences = sentences_of(text)[0] if prefix is None else [prefixed_sentence(text)]
@@ -86,7 +91,7 @@ def model_calls(translator: Translator) -> dict:
     def run_explain(text, options, prefix):
         if prefix is None:
             result = calls.explain_text(text, options)
-            sentences = [{"source": s.source, **s.explanation.to_dict()} for s in result.sentences]
+            sentences = [described(s.source, s.explanation) for s in result.sentences]
             return sentences, result.translation, result.left_out
         return run_explain_prefixed(text, options, prefix)
 
@@ -94,7 +99,7 @@ def model_calls(translator: Translator) -> dict:
     def run_explain_prefixed(text, options, prefix):
         sentence = prefixed_sentence(text)
         explanation = translator.explain(sentence, **options.to_dict(), prefix=prefix)
-        return [{"source": sentence, **explanation.to_dict()}], explanation.translation, 0
+        return [described(sentence, explanation)], explanation.translation, 0
 
     @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):
@@ -109,10 +114,10 @@ def model_calls(translator: Translator) -> dict:
     return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate)
 
 
-def build(translator: Translator) -> None:
+def build(translator: Translator, familiarity: Familiarity | None = None) -> None:
     """Register the endpoints on the Blocks being built."""
     max_len = translator.config.max_len
-    run = model_calls(translator)
+    run = model_calls(translator, familiarity or Familiarity())
 
     def options_of(decoding, num_beams, length_penalty, max_length):
         return decoding_options(decoding, num_beams, length_penalty, max_length, max_len)
@@ -176,7 +181,10 @@ EXPLAIN_DOC = """Translate German text into English and return every attention m
         Returns:
             A dict: translation; sentences, one per German sentence, each with source, translation, source_tokens,
             target_tokens, decoder_input_tokens, target_probs and the maps encoder, decoder, cross as nested lists
-            [layers][heads][rows][cols] (rows attend to columns); the first sentence's fields also at the top.
+            [layers][heads][rows][cols] (rows attend to columns); evidence, one entry per German word (word,
+            count in the training data, counts per corpus, up to three training examples, rare, unseen);
+            unfamiliar (true when the sentence is unlike the training data) and its reasons. The first
+            sentence's fields also at the top.
         """
 
 TRACE_DOC = """Show how one German sentence was translated, step by step.

@@ -12,7 +12,8 @@ import time
 import gradio as gr
 
 import viz
-from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
+from lens.alarm import Familiarity
+from lens.confidence import mean_log_prob
 from lens.explain import TextExplanation
 from model import Translator
 
@@ -39,14 +40,18 @@ def short(text: str, limit: int = 34) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
 
 
-def page_payload(result: TextExplanation, config, seconds: float, device: str) -> dict:
-    """What the browser draws: every sentence's tokens, words, probabilities and maps, compactly."""
+def page_payload(result: TextExplanation, config, seconds: float, device: str,
+                 familiarity: Familiarity | None = None) -> dict:
+    """What the browser draws: every sentence's tokens, words, probabilities, maps (compactly), and what
+    the training data says of its words."""
+    familiarity = familiarity or Familiarity()
     sentences = []
     for s in result.sentences:
         probs = s.explanation.target_probs
         words = {"src": s.source_words, "tgt": s.target_words, "in": s.input_words}
+        report = familiarity.report(s.source, probs)
         sentences.append(viz.sentence_payload(s.source, s.explanation, words, mean_log_prob(probs),
-                                              looks_unfamiliar(probs)))
+                                              report["unfamiliar"], report))
     return {
         "v": 1,
         "id": time.time_ns(),  # a fresh value each run, so the page redraws even for the same text
@@ -54,7 +59,7 @@ def page_payload(result: TextExplanation, config, seconds: float, device: str) -
                    "cross": config.n_decoder_layers},
         "heads": config.n_heads,
         "max_len": config.max_len,
-        "threshold": UNFAMILIAR_BELOW,
+        "threshold": familiarity.rule.confidence_below,
         "options": result.options.to_dict(),
         "left_out": result.left_out,
         "status": {"method": method_name(result.options), "ms": round(seconds * 1000), "device": device.upper()},
@@ -62,7 +67,7 @@ def page_payload(result: TextExplanation, config, seconds: float, device: str) -
     }
 
 
-def build(translator: Translator) -> dict:
+def build(translator: Translator, familiarity: Familiarity | None = None) -> dict:
     """The view's widgets and events; returns its input widgets for other views to read."""
     config = translator.config
 
@@ -78,7 +83,7 @@ def build(translator: Translator) -> dict:
             result = explain(text, options)
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
-        return page_payload(result, config, time.perf_counter() - start, translator.device.type)
+        return page_payload(result, config, time.perf_counter() - start, translator.device.type, familiarity)
 
     with gr.Row(elem_id="input-row"):
         with gr.Column(scale=5, min_width=280):

@@ -1,0 +1,109 @@
+"""Is this sentence unlike what the model learned? The model's confidence, and the evidence of its training data.
+
+Three signals, any of which raises the alarm:
+- the model was unsure: the mean log-probability per token of its own translation is low;
+- the German is unfamiliar: a large share of its words were rare (or never seen) in training;
+- its words go together in unfamiliar ways: a large share of its neighbouring-word pairs were never seen.
+The rule's numbers were chosen on the Multi30k val captions and the everyday dev set by
+bench/alarm.py and are stored beside the weights (alarm.json); each alarm says why it fired.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .confidence import UNFAMILIAR_BELOW, mean_log_prob
+
+ALARM_FILE = "alarm.json"
+
+
+@dataclass(frozen=True)
+class AlarmRule:
+    confidence_below: float = UNFAMILIAR_BELOW  # mean log-probability per token under which the model was unsure
+    rare_below: int = 5  # a word seen fewer times than this in training is rare
+    rare_share_above: float = 1.01  # more than this share of rare words raises the alarm (above 1: never)
+    unseen_pairs_above: float = 1.01  # more than this share of never-seen neighbouring-word pairs (above 1: never)
+
+    def fires(self, mean_log_prob: float, rare_share: float, unseen_pair_share: float = 0.0) -> bool:
+        return (mean_log_prob < self.confidence_below or rare_share > self.rare_share_above
+                or unseen_pair_share > self.unseen_pairs_above)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def rare_share(counts: list[int], rare_below: int) -> float:
+    """The share of a sentence's words seen fewer than `rare_below` times in training (0 for no words)."""
+    return sum(c < rare_below for c in counts) / len(counts) if counts else 0.0
+
+
+def load_rule(folder: str | Path | None) -> AlarmRule:
+    """The rule stored beside a checkpoint, else the confidence-only default."""
+    path = Path(folder) / ALARM_FILE if folder else None
+    if path is None or not path.is_file():
+        return AlarmRule()
+    try:
+        return AlarmRule(**json.loads(path.read_text(encoding="utf-8"))["rule"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{path} is not an alarm rule: {err}") from None
+
+
+def judge(target_probs: np.ndarray, words: list[dict] | None, rule: AlarmRule,
+          unseen_pairs: tuple[list[str], int] = ([], 0)) -> dict:
+    """`unfamiliar` and its `reasons` for one sentence (`words`: lens/evidence's entries, None without an index;
+    `unseen_pairs`: its never-seen neighbouring-word pairs and how many pairs it has)."""
+    confidence = mean_log_prob(target_probs)
+    unseen, n_pairs = unseen_pairs
+    pair_share = len(unseen) / n_pairs if n_pairs else 0.0
+    counts = [w["count"] for w in words or []]
+    share = rare_share(counts, rule.rare_below)
+    reasons = []
+    if confidence < rule.confidence_below:
+        reasons.append(f"the model was unsure of its translation (mean log-probability {confidence:.2f}, "
+                       f"below {rule.confidence_below:.2f})")
+    if words and share > rule.rare_share_above:
+        rare = [w for w in words if w["count"] < rule.rare_below]
+        listed = ", ".join(f"'{w['word']}' ({'never' if w['count'] == 0 else str(w['count']) + 'x'})" for w in rare[:4])
+        reasons.append(f"{share:.0%} of its words were seen fewer than {rule.rare_below} times in the training data: "
+                       f"{listed}")
+    if pair_share > rule.unseen_pairs_above:
+        listed = ", ".join(f"'{b}'" for b in unseen[:4])
+        reasons.append(f"{len(unseen)} of its {n_pairs} word pairs never occur in the training data: {listed}")
+    return {"unfamiliar": bool(reasons), "reasons": reasons, "mean_log_prob": confidence, "rare_share": share,
+            "unseen_pair_share": pair_share}
+
+
+@dataclass
+class Familiarity:
+    """What a checkpoint knows of its training data: its evidence index (or None) and its alarm rule."""
+
+    evidence: object | None = None  # lens.evidence.Evidence
+    rule: AlarmRule = AlarmRule()
+
+    def report(self, source: str, target_probs: np.ndarray) -> dict:
+        """`evidence` (one entry a distinct German word, empty without an index), `unfamiliar` and `reasons`."""
+        words = self.evidence.for_sentence(source) if self.evidence is not None else None
+        pairs = self.evidence.unseen_bigrams(source) if self.evidence is not None else ([], 0)
+        verdict = judge(target_probs, words, self.rule, pairs)
+        return {"evidence": words or [], "unfamiliar": verdict["unfamiliar"], "reasons": verdict["reasons"]}
+
+
+def load_familiarity(model_id: str | Path, revision: str | None = None) -> Familiarity:
+    """The evidence index and alarm rule of a checkpoint folder or Hub repo; what is missing falls back
+    to no evidence and the confidence-only rule (checkpoints older than both)."""
+    from model.hub import resolve_file
+
+    from .evidence import EVIDENCE_FILE, read_index
+
+    found = {}
+    for name in (EVIDENCE_FILE, ALARM_FILE):
+        try:
+            found[name] = resolve_file(model_id, name, revision=revision)
+        except Exception:  # noqa: BLE001 - absent in this checkpoint, or the Hub unreachable: go without
+            found[name] = None
+    evidence = read_index(found[EVIDENCE_FILE]) if found[EVIDENCE_FILE] else None
+    return Familiarity(evidence, load_rule(found[ALARM_FILE].parent) if found[ALARM_FILE] else AlarmRule())
