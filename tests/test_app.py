@@ -1,6 +1,8 @@
 """The API for real: app.py launched in a subprocess with a tiny checkpoint, driven by gradio_client.
 The page in a browser is tests/test_ui_page.py."""
 
+import json
+import shutil
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,8 +17,23 @@ SENTENCE = "Ein Mann fährt Fahrrad."
 
 
 @pytest.fixture(scope="module")
-def server(tiny_checkpoint, tmp_path_factory):
-    with running_app(tmp_path_factory.mktemp("app") / "app.log", MODEL_ID=str(tiny_checkpoint)) as url:
+def checkpoint_with_evidence(tiny_checkpoint, tmp_path_factory):
+    """The tiny checkpoint with an evidence index of three captions and an alarm rule that words decide."""
+    from lens.alarm import ALARM_FILE
+    from lens.evidence import build_index, write_index
+
+    folder = tmp_path_factory.mktemp("evidence") / "de-en"
+    shutil.copytree(tiny_checkpoint, folder)
+    write_index(folder, build_index({"multi30k": (["Ein Mann fährt Fahrrad.", "Ein Mann liest.", "Zwei Hunde."],
+                                                  ["A man rides a bike.", "A man reads.", "Two dogs."])}))
+    (folder / ALARM_FILE).write_text(json.dumps({"rule": {"confidence_below": -100.0, "rare_below": 1,
+                                                         "rare_share_above": 0.5, "unseen_pairs_above": 1.01}}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(checkpoint_with_evidence, tmp_path_factory):
+    with running_app(tmp_path_factory.mktemp("app") / "app.log", MODEL_ID=str(checkpoint_with_evidence)) as url:
         yield url
 
 
@@ -56,6 +73,17 @@ def test_explain_endpoint_returns_maps_that_fit_the_tokens(client, reference):
     assert len(result["target_probs"]) == T and all(0 < p <= 1 for p in result["target_probs"])
     assert max(abs(a - b) for a, b in zip(result["target_probs"], expected)) < 1e-4
     assert len(result["sentences"]) == 1 and result["sentences"][0]["source"] == SENTENCE
+
+
+def test_explain_gives_each_sentence_its_training_evidence_and_alarm(client):
+    result = client.predict("Ein Mann fährt Fahrrad. Ich möchte ein Bier.", "greedy", 1, 1.0, 10, api_name="/explain")
+    known, unknown = result["sentences"]
+    assert [(w["word"], w["count"]) for w in known["evidence"]] == [("ein", 2), ("mann", 2), ("fährt", 1), ("fahrrad", 1)]
+    assert known["evidence"][1]["examples"] == [{"de": "Ein Mann liest.", "en": "A man reads."},
+                                                 {"de": "Ein Mann fährt Fahrrad.", "en": "A man rides a bike."}]
+    assert known["unfamiliar"] is False and known["reasons"] == []
+    assert [w["unseen"] for w in unknown["evidence"]] == [True, True, False, True]
+    assert unknown["unfamiliar"] is True and "'möchte' (never)" in unknown["reasons"][0]
 
 
 def test_a_paragraph_is_translated_sentence_by_sentence(client, reference):
