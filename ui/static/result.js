@@ -24,11 +24,65 @@
     return span;
   }
 
+  const GERMAN_WORD = /\p{L}+(?:[-'\u2019]\p{L}+)*/gu; // lens/evidence.german_words
+
+  /** What the training data says of one German word, in a sentence a learner reads. */
+  function evidenceText(e) {
+    const where = Object.entries(e.counts).map(([corpus, n]) => (corpus === "multi30k" ? "captions" : corpus === "ding" ?
+      "everyday sentences" : corpus) + " " + n.toLocaleString()).join(", ");
+    const seen = e.count === 0 ? "never occurs in the training data" : "occurs " + e.count.toLocaleString() +
+      (e.count === 1 ? " time" : " times") + " in the training data (" + where + ")";
+    return "\u2018" + e.word + "\u2019 " + seen + (e.unseen ? ": the model has to guess it from its pieces." :
+      e.rare ? ": too rare to be learned well." : ".");
+  }
+
+  /** The German of each sentence, word by word: rare and unseen words marked; a click shows the evidence. */
+  function evidenceLine(x) {
+    const line = el("div", "al-evidence");
+    line.append(el("span", "al-evidence-label", "The German in training \u2014 click a word (wavy: rare or never seen): "));
+    const detail = el("div", "al-evidence-detail", "Click a German word: how often the model saw it in training, and where.");
+    x.sentences.forEach((s) => {
+      if (!s.evidence || !s.evidence.length) return;
+      const byWord = Object.fromEntries(s.evidence.map((e) => [e.word, e]));
+      const text = el("span", "al-evidence-sentence");
+      let last = 0;
+      for (const m of s.source.matchAll(GERMAN_WORD)) {
+        text.append(s.source.slice(last, m.index));
+        const e = byWord[m[0].toLowerCase().replace("\u2019", "'")];
+        const w = el("button", "al-ev-word" + (e && e.unseen ? " al-ev-unseen" : e && e.rare ? " al-ev-rare" : ""), m[0]);
+        w.type = "button";
+        if (e) {
+          w.title = evidenceText(e);
+          w.addEventListener("click", () => showEvidence(detail, e));
+        }
+        text.append(w);
+        last = m.index + m[0].length;
+      }
+      text.append(s.source.slice(last), " ");
+      line.append(text);
+    });
+    if (line.childElementCount < 2) return null;
+    line.append(detail);
+    return line;
+  }
+
+  function showEvidence(detail, e) {
+    detail.replaceChildren(el("div", "al-evidence-count", evidenceText(e)));
+    if (e.examples.length) {
+      const list = el("ul", "al-evidence-examples");
+      for (const ex of e.examples) list.append(el("li", null, ex.de + " \u2192 " + ex.en));
+      detail.append(el("div", null, "In training:"), list);
+    }
+  }
+
   function notices(x) {
     const out = [];
     x.sentences.forEach((s, i) => {
       const which = x.sentences.length > 1 ? "Sentence " + (i + 1) + " is" : "This sentence is";
-      if (s.unfamiliar) {
+      if (s.unfamiliar && s.reasons && s.reasons.length) {
+        out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike what this model learned from, so expect a rough " +
+          "translation: " + s.reasons.join("; ") + "."]);
+      } else if (s.unfamiliar) {
         out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike the captions this model learned from: expect a rough " +
           "translation (the model's mean log-probability per piece is " + s.mean_log_prob.toFixed(3) +
           "; 95% of the captions it was tested on score above " + x.threshold + ")."]);
@@ -87,6 +141,8 @@
         pieces + " German pieces \u2192 " + out + " English", x.status.ms + " ms on " + x.status.device,
         "paler words: the model was less sure"].join(" \u00b7 ");
       this.notes.replaceChildren(...notices(x).map(([cls, text]) => el("div", "al-notice " + cls, text)));
+      const evidence = evidenceLine(x);
+      if (evidence) this.notes.append(evidence);
       this.viewer.show(x);
       this.highlight(this.viewer.state.sentence);
     }
