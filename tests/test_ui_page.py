@@ -205,3 +205,16 @@ def test_dark_mode_draws_dark_maps(browser, server):
                            ".getImageData(2, 2, 1, 1).data)")
     assert sum(corner[:3]) < 3 * 80, corner  # the map's background is dark, not a white card
     page.close()
+
+
+def test_german_words_show_their_training_evidence_and_rare_ones_are_marked(desk):
+    translate(desk, "Das Wetter ist heute schön.")
+    words = desk.locator(".al-evidence .al-ev-word")
+    assert words.all_inner_texts() == ["Das", "Wetter", "ist", "heute", "schön"]
+    assert "al-ev-rare" in words.nth(3).get_attribute("class")  # 'heute': once in the captions
+    assert "al-ev-rare" not in words.nth(2).get_attribute("class")
+    words.nth(1).click()
+    detail = desk.locator(".al-evidence-detail")
+    assert "\u2018wetter\u2019 occurs 7 times in the training data" in detail.inner_text()
+    assert desk.locator(".al-evidence-examples li").count() == 3
+    assert "never occur in the training data" in desk.locator(".al-unfamiliar").inner_text()  # the alarm's reason
