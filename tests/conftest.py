@@ -1,15 +1,10 @@
-import sys
-from pathlib import Path
-
+import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests.corpus import DATA_DIR, HAS_CORPUS
+
+# The project root is on sys.path through pyproject.toml's pytest `pythonpath`.
 torch.set_num_threads(1)  # tests are tiny; one thread leaves the other core to parallel workers
-
-import pytest  # noqa: E402
-
-from tests.corpus import DATA_DIR, HAS_CORPUS  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +25,13 @@ def tiny_checkpoint(tmp_path_factory):
     folder = tmp_path_factory.mktemp("checkpoint") / "de-en"
     Translator(Transformer(config), tokenizer, device="cpu").save_pretrained(folder)
     return folder
+
+
+BROWSER_FIXTURES = {"browser", "desk"}  # the fixtures that start Debian's chromium
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses a browser fixture is marked `browser` (pyproject.toml lists the markers)."""
+    for item in items:
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)

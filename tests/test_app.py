@@ -11,6 +11,7 @@ import pytest
 
 from tests.app_server import running_app
 
+pytestmark = [pytest.mark.server]
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt Fahrrad."
 
@@ -181,6 +182,7 @@ print(default, torch.get_num_threads())
 """
 
 
+@pytest.mark.slow
 def test_model_calls_share_the_cores_and_a_bad_thread_count_is_refused(tiny_checkpoint):
     import os
     import subprocess

@@ -9,6 +9,7 @@ import pytest
 from ui.batching import Batcher
 
 
+pytestmark = [pytest.mark.server]
 class Model:
     """A model call that records each batch and can be held busy until released."""
 

@@ -125,6 +125,7 @@ def shipped():
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_int8_translations_match_fp32_on_most_val_sentences(shipped):
     import data
 

@@ -208,6 +208,7 @@ print(t.push_to_hub("user/attention-lens", branch="step-100", commit_message="Ch
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
     """Snapshots go to branches step-NNNNN as fp16 checkpoints; main gets the final model, whose card
     lists the revisions with their val figures, and the snapshot index."""

@@ -9,6 +9,7 @@ pytest.importorskip("mcp", reason="Gradio's MCP extra (gradio[mcp] in requiremen
 
 from tests.test_public import launch_app  # noqa: E402
 
+pytestmark = [pytest.mark.server]
 SENTENCE = "Ein Mann fährt Fahrrad."
 
 

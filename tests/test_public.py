@@ -16,6 +16,7 @@ import pytest
 from tests.app_server import free_port
 from tests.app_server import launch_app as start_app
 
+pytestmark = [pytest.mark.server]
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt Fahrrad."
 

@@ -38,6 +38,7 @@ def demo_url(tmp_path_factory):
         yield url
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(SNIPPETS)))
 def test_readme_snippet_runs(index, request, tmp_path):
     code = SNIPPETS[index]

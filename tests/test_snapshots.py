@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from safetensors import safe_open
 
@@ -26,6 +27,7 @@ def dtypes(folder: Path) -> set:
         return {f.get_slice(k).get_dtype() for k in f.keys()}
 
 
+@pytest.mark.slow
 def test_copy_run_snapshots_the_auto_steps_as_loadable_fp16_checkpoints(tmp_path):
     out = tmp_path / "out"
     assert train.main(["--task", "copy", "--threads", "1", "--output", str(out), "--work-dir", str(tmp_path / "w"),

@@ -13,6 +13,7 @@ import pytest
 
 spaces = pytest.importorskip("spaces", reason="the `spaces` package (requirements-dev.txt) is not installed")
 
+pytestmark = [pytest.mark.server]
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt Fahrrad."
 
@@ -32,6 +33,7 @@ print(json.dumps({"spaces_first": seen["torch"], "real": hasattr(spaces, "GPU") 
 """
 
 
+@pytest.mark.slow
 def test_spaces_is_imported_before_anything_imports_torch(tiny_checkpoint):
     env = {**os.environ, "MODEL_ID": str(tiny_checkpoint), "GRADIO_ANALYTICS_ENABLED": "False"}
     done = subprocess.run([sys.executable, "-c", IMPORT_ORDER], cwd=ROOT, env=env, capture_output=True, text=True,

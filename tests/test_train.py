@@ -27,6 +27,7 @@ def read_state_step(work_dir: Path) -> int:
         return json.loads(f.metadata()["state"])["progress"]["step"]
 
 
+@pytest.mark.slow
 def test_copy_task_learns_to_copy_held_out_sequences(tmp_path):
     """The tutorials' first sanity check: a tiny model copies random sequences after < 1 minute."""
     out = tmp_path / "copy"
@@ -53,6 +54,7 @@ def _wait_for_state(work: Path, proc: subprocess.Popen, min_step: int, timeout: 
     raise AssertionError("no training state was written in time")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["sigkill", "sigterm"])
 def test_interrupted_run_resumes_where_it_stopped(tmp_path, how):
     work, out = tmp_path / "work", tmp_path / "out"
@@ -110,6 +112,7 @@ def test_unknown_or_contradictory_flags_are_errors(args, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_processes_train_with_distributed_data_parallel(tmp_path):
     out, work = tmp_path / "out", tmp_path / "work"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -164,6 +167,7 @@ def test_missing_corpus_gives_a_clear_error(tmp_path, capsys):
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_time_limit_ends_the_schedule_and_skip_test_leaves_test_for_later(tmp_path):
     """--time-limit stops early but finishes (evaluated, snapshotted); --skip-test scores val only,
     and the same command with --evaluate-again scores test once."""

@@ -14,6 +14,7 @@ from model.heads import HeadMask
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, VAL, browser, open_page, server  # noqa: F401  (fixtures)
 from ui import heads_data as hd
 
+pytestmark = [pytest.mark.server]
 OPTIONS = DecodingOptions(num_beams=2, length_penalty=1.0, max_new_tokens=12)
 SENTENCE = "Ein Mann fährt Fahrrad."
 needs_page = pytest.mark.skipif(not (CHECKPOINT / "model.safetensors").is_file() or not __import__("os").path.exists(CHROMIUM),

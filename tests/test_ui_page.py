@@ -12,6 +12,7 @@ from tests.app_server import CHROMIUM, chromium, running_app
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "de-en"
 pytestmark = [
+    pytest.mark.server,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
     pytest.mark.skipif(not (CHECKPOINT / "model.safetensors").is_file(), reason="the shipped checkpoint is missing"),
 ]

@@ -14,6 +14,7 @@ from tests.app_server import CHROMIUM, chromium, running_app
 from tests.corpus import DATA_DIR, needs_corpus
 from ui.copylab import lab_settings, time_limit
 
+pytestmark = [pytest.mark.server]
 ROOT = Path(__file__).resolve().parent.parent
 browser_test = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed")
 READY = "() => { const v = document.querySelector('.al-history'); return v.dataset.ready === 'true'; }"
