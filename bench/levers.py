@@ -2,6 +2,7 @@
 budget on one machine, compared on val (test is left for the one that is shipped).
 
     python bench/levers.py --data-dir ../shared/data/multi30k --minutes 7 --out runs/levers-out
+    python bench/levers.py --set everyday --minutes 7 --out runs/levers-everyday   # + the Ding sentences
 
 Each lever is a set of train.py flags over a common recipe; the runs go at once (one process each,
 sharing the GPU when there is one) with --time-limit and --skip-test. Afterwards, for every run:
@@ -45,6 +46,22 @@ LEVERS = {  # name: (what it changes, flags)
     "wide-512": ("dropout 0.3, d_model 512, 8 heads, d_ff 2048 (slower to decode)",
                  [*BASE, "--d-model", "512", "--n-heads", "8", "--d-ff", "2048"]),
 }
+RECIPE = ["--batch-tokens", "12288", "--lr", "2e-3", "--warmup", "800", "--dropout", "0.3"]  # the shipped one
+MIX = ["--corpus", "multi30k+ding"]
+EVERYDAY_LEVERS = {  # --set everyday: captions and the Ding sentences (python -m training.ding first)
+    "captions-only": ("the shipped recipe on Multi30k alone (the baseline)", RECIPE),
+    "mix-r1": ("Multi30k + Ding sentences, each Ding pair once an epoch; one tokenizer for both", [*RECIPE, *MIX]),
+    "mix-r2": ("the same, each Ding pair twice an epoch", [*RECIPE, *MIX, "--ding-repeat", "2"]),
+    "mix-r3": ("the same, three times", [*RECIPE, *MIX, "--ding-repeat", "3"]),
+    "mix-r2-seed": ("mix-r2, another seed (run-to-run noise)", [*RECIPE, *MIX, "--ding-repeat", "2", "--seed", "4321"]),
+    "mix-r2-vocab-10k": ("mix-r2 with a 10,000-piece vocabulary", [*RECIPE, *MIX, "--ding-repeat", "2", "--vocab-size", "10000"]),
+    "mix-r2-wide-512": ("mix-r2, d_model 512, 8 heads, d_ff 2048 (slower to decode; a distillation teacher)",
+                        [*RECIPE, *MIX, "--ding-repeat", "2", "--d-model", "512", "--n-heads", "8", "--d-ff", "2048"]),
+    "finetune-r2": ("the shipped checkpoint trained on with Ding twice an epoch (its caption vocabulary kept)",
+                    ["--init-from", "checkpoints/de-en", *MIX, "--ding-repeat", "2", "--batch-tokens", "12288",
+                     "--lr", "5e-4", "--warmup", "200", "--dropout", "0.3"]),
+}
+LEVER_SETS = {"captions": LEVERS, "everyday": EVERYDAY_LEVERS}
 TINY = ["--max-train-pairs", "400", "--max-eval-sentences", "16", "--d-model", "32", "--n-heads", "2",
         "--n-layers", "1", "--d-ff", "64", "--vocab-size", "600", "--batch-tokens", "1024",
         "--eval-every", "20", "--snapshot-steps", "0,5,10,20"]
@@ -55,9 +72,12 @@ PART = 15 * 2**20
 def launch(name: str, flags: list[str], args) -> subprocess.Popen:
     run = args.work / name
     run.mkdir(parents=True, exist_ok=True)
+    if args.tiny and "--init-from" in flags:  # the tiny shape cannot start from the shipped weights
+        flags = flags[:flags.index("--init-from")] + flags[flags.index("--init-from") + 2:]
+    ding = ["--ding-dir", str(args.ding_dir)] if args.ding_dir and "--corpus" in flags else []
     cmd = [sys.executable, "train.py", "--data-dir", str(args.data_dir), "--output", str(run / "checkpoint"),
            "--work-dir", str(run / "work"), "--time-limit", str(args.minutes), "--threads", str(args.threads),
-           *COMMON, *flags, *(TINY if args.tiny else [])]
+           *COMMON, *flags, *ding, *(TINY if args.tiny else [])]
     (run / "command.txt").write_text(" ".join(cmd[1:]) + "\n")
     log = open(run / "train.log", "w")
     return subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -80,9 +100,9 @@ def wait_all(procs: dict, deadline: float) -> dict[str, int | None]:
 
 
 def candidate_scores(log: Path) -> str:
-    """The greedy val BLEU of the last, best and averaged weights, as the run printed it."""
-    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("val BLEU (greedy):")]
-    return lines[-1].removeprefix("val BLEU (greedy): ") if lines else ""
+    """The greedy val score of the last, best and averaged weights, as the run printed it."""
+    lines = [ln for ln in log.read_text(errors="replace").splitlines() if "(greedy): {" in ln]
+    return lines[-1].split("(greedy): ", 1)[1] if lines else ""
 
 
 def decode_cost(folders: dict[str, Path], data_dir: Path, repeats: int = 3) -> dict[str, float]:
@@ -103,7 +123,7 @@ def decode_cost(folders: dict[str, Path], data_dir: Path, repeats: int = 3) -> d
 
 def summarise(args, codes: dict) -> list[dict]:
     rows = []
-    for name, (what, _) in LEVERS.items():
+    for name, (what, _) in LEVER_SETS[args.set].items():
         if name not in codes:
             continue
         run = args.work / name
@@ -117,6 +137,9 @@ def summarise(args, codes: dict) -> list[dict]:
                        epochs=info["training"]["epochs"], weights=info["training"]["weights"],
                        shape={k: info["settings"][k] for k in SHAPE}, vocab_size=info["settings"]["vocab_size"],
                        hardware=info["training"]["hardware"])
+            if "everyday_dev" in info["results"]:
+                row.update(everyday_dev_bleu=round(info["results"]["everyday_dev"]["bleu"], 2),
+                           everyday_dev_chrf=round(info["results"]["everyday_dev"]["chrf"], 2))
         rows.append(row)
     return rows
 
@@ -135,11 +158,18 @@ def weights_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def choose(rows: list[dict]) -> dict | None:
-    """The best finished run on val among those shaped like the first lever (same decoding cost)."""
+def choose(rows: list[dict], caption_slack: float = 0.3) -> dict | None:
+    """Among finished runs shaped like the first lever (same decoding cost): with everyday figures, the best
+    everyday dev chrF within `caption_slack` val BLEU of the best captions run; else the best val BLEU."""
     base = next((r for r in rows if "shape" in r), None)
     same = [r for r in rows if "shape" in r and base and r["shape"] == base["shape"]]
-    return max(same, key=lambda r: r["val_bleu"]) if same else None
+    if not same:
+        return None
+    best_val = max(r["val_bleu"] for r in same)
+    everyday = [r for r in same if "everyday_dev_chrf" in r and r["val_bleu"] >= best_val - caption_slack]
+    if everyday:
+        return max(everyday, key=lambda r: r["everyday_dev_chrf"])
+    return max(same, key=lambda r: r["val_bleu"])
 
 
 def pick_snapshots(index: list[dict], count: int = 2) -> list[dict]:
@@ -163,7 +193,8 @@ def pack(chosen: dict, rows: list[dict], args, extra: dict) -> None:
     weights = (folder / "model.safetensors").read_bytes()
     for i in range(0, len(weights), PART):
         (out / f"model.part{i // PART}").write_bytes(weights[i : i + PART])
-    index = json.loads((folder / "snapshots" / "index.json").read_text())["snapshots"]
+    index_file = folder / "snapshots" / "index.json"
+    index = json.loads(index_file.read_text())["snapshots"] if index_file.is_file() else []
     picks = pick_snapshots(index)
     for entry in picks:
         (out / f"{entry['path']}.safetensors").write_bytes((folder / "snapshots" / entry["path"] / "model.safetensors").read_bytes())
@@ -194,6 +225,9 @@ def main(argv=None) -> int:
     parser.add_argument("--minutes", type=float, default=7.0, help="training time of every run")
     parser.add_argument("--deadline", type=float, default=None, help="minutes after which unfinished runs are stopped")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of each run")
+    parser.add_argument("--set", default="captions", choices=sorted(LEVER_SETS), help="which levers: the captions "
+                        "recipe's, or captions + everyday Ding sentences")
+    parser.add_argument("--ding-dir", type=Path, default=None, help="Ding folder (default: $DING_DIR or runs/corpora/ding)")
     parser.add_argument("--only", default=None, help="comma-separated lever names (default: all)")
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "levers", help="where the runs are written")
     parser.add_argument("--out", type=Path, required=True, help="where the chosen checkpoint is packed")
@@ -202,9 +236,12 @@ def main(argv=None) -> int:
     import data
 
     args.data_dir = data.find_corpus(args.data_dir)
-    names = args.only.split(",") if args.only else list(LEVERS)
+    levers = LEVER_SETS[args.set]
+    if args.set == "everyday":
+        args.ding_dir = data.find_ding(args.ding_dir)
+    names = args.only.split(",") if args.only else list(levers)
     started = time.time()
-    procs = {n: launch(n, LEVERS[n][1], args) for n in names}
+    procs = {n: launch(n, levers[n][1], args) for n in names}
     deadline = started + 60 * (args.deadline or args.minutes + 4)
     codes = wait_all(procs, deadline)
     rows = summarise(args, codes)
