@@ -3,7 +3,8 @@
 A full stop ends a sentence only when it is not part of an abbreviation ("z. B.", "Dr.", "usw."),
 an ordinal or date ("1. Mai", "der 3. Platz"), a decimal number ("3.5") or an initial ("J. S.
 Bach"), and when what follows looks like the start of a new sentence (a capital, a digit or an
-opening quote). A line break always ends a sentence: captions and lists come one per line.
+opening quote). After a number of one or two digits it ends one when a word that starts sentences
+follows ("Ich bin 25. Ich wohne in Berlin."), unless a month follows or an article comes before. A line break always ends a sentence: captions and lists come one per line.
 """
 
 from __future__ import annotations
@@ -19,6 +20,18 @@ ABBREVIATIONS = frozenset("""
 """.split())
 ENDINGS = re.compile(r"[.!?…]+[\"'“”»«‚‘’)\]]*")  # the end mark, then any closing quotes/brackets
 OPENERS = "\"'„“‚‘»«(["
+MONTHS = frozenset("januar jänner februar märz april mai juni juli august september oktober november dezember".split())
+# Words before which "3." is an ordinal ("der 3. Platz", "am 1. Mai", "zum 2. Mal").
+BEFORE_ORDINALS = frozenset("""
+    der die das dem den des am im zum zur vom beim ab bis seit vor nach ihr ihre sein seine mein meine dein
+    deine unser unsere euer eure jeder jede jedes ein eine einem einen einer
+""".split())
+# Words that start a sentence far more often than they follow an ordinal: "Ich bin 25. Ich wohne ...".
+SENTENCE_STARTERS = frozenset("""
+    ich du er sie es wir ihr man das der die dies diese dieser mein meine dein deine unser unsere und aber
+    dann danach jetzt heute morgen gestern hier dort da wo wie was wann warum wer bitte danke ja nein
+    seitdem damals trotzdem deshalb also
+""".split())
 
 
 def _ends_sentence(text: str, end: int, mark: str) -> bool:
@@ -39,10 +52,22 @@ def _ends_sentence(text: str, end: int, mark: str) -> bool:
         return True
     word = word.group(1).lstrip(OPENERS).lower()
     if word.isdigit():
-        return len(word) > 2  # "1. Mai", "der 3. Platz" are ordinals; "im Jahr 1990." ends
+        return len(word) > 2 or _number_ends_sentence(text[: end - len(mark) - len(word)], following)
     if len(word) == 1 and word.isalpha():
         return False  # "z. B.", "J. S. Bach": a single letter and a full stop is an abbreviation
     return word not in ABBREVIATIONS
+
+
+def _number_ends_sentence(before: str, following: str) -> bool:
+    """Whether a full stop after a number of one or two digits ends a sentence rather than an ordinal:
+    "Ich bin 25. Ich wohne in Berlin." ends; "am 1. Mai", "der 3. Platz" and "1. Mai" do not ("im Jahr
+    1990." always ends: no ordinal has more than two digits)."""
+    previous = re.search(r"(\w+)\W*$", before)
+    next_word = re.match(r"\w+", following)
+    next_word = next_word.group(0).lower() if next_word else ""
+    if next_word in MONTHS or (previous and previous.group(1).lower() in BEFORE_ORDINALS):
+        return False
+    return next_word in SENTENCE_STARTERS
 
 
 def split_sentences(text: str) -> list[str]:

@@ -26,6 +26,14 @@ from lens.sentences import split_sentences
     ("Ein Hund rennt\nEine Katze schläft\n\n  Ein Vogel singt.  ",
      ["Ein Hund rennt", "Eine Katze schläft", "Ein Vogel singt."]),
     ("ohne Punkt am Ende", ["ohne Punkt am Ende"]),
+    # A one- or two-digit number, then a full stop: a sentence end before a word that starts sentences.
+    ("Ich bin 25. Ich wohne in Berlin.", ["Ich bin 25.", "Ich wohne in Berlin."]),
+    ("Mein Sohn ist 7. Er geht zur Schule.", ["Mein Sohn ist 7.", "Er geht zur Schule."]),
+    ("Wir treffen uns am 3. Dann fahren wir.", ["Wir treffen uns am 3. Dann fahren wir."]),  # "am 3.": an ordinal
+    ("Der 1. Mai ist ein Feiertag. Der 2. Platz geht an sie.",
+     ["Der 1. Mai ist ein Feiertag.", "Der 2. Platz geht an sie."]),
+    ("1. Mai: Wir tanzen.", ["1. Mai: Wir tanzen."]),
+    ("Sie wurde 3. Das war gut.", ["Sie wurde 3.", "Das war gut."]),
     ("", []),
     ("   \n\t ", []),
 ])
