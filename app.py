@@ -59,6 +59,15 @@ if torch.cuda.is_available():
     translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
 # The training data's evidence (word counts, examples) and the alarm rule chosen for this checkpoint.
 familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
+# A second checkpoint the page can show beside the first (EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday
+# when it is there; EVERYDAY_MODEL_ID=none: no comparison).
+EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")
+second = None
+if EVERYDAY_ID.lower() != "none" and (os.environ.get("EVERYDAY_MODEL_ID") or Path(EVERYDAY_ID).is_dir()):
+    everyday = Translator.from_pretrained(EVERYDAY_ID, device="cpu")
+    if torch.cuda.is_available():
+        everyday = Translator(everyday.model, everyday.tokenizer, device="cuda", model_card=everyday.model_card)
+    second = ui.translate.SecondModel("also learned everyday German", everyday, load_familiarity(EVERYDAY_ID))
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
@@ -66,7 +75,7 @@ THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_m
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
     gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p></header>", padding=False)
-    ui.translate.build(translator, familiarity)
+    ui.translate.build(translator, familiarity, second)
     ui.step.build(translator)
     ui.heads.build(translator, MODEL_ID, MODEL_REVISION)
     ui.history.build(translator, MODEL_ID)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+from dataclasses import dataclass
+
 import gradio as gr
 
 import viz
@@ -67,14 +69,12 @@ def page_payload(result: TextExplanation, config, seconds: float, device: str,
     }
 
 
-def build(translator: Translator, familiarity: Familiarity | None = None) -> dict:
-    """The view's widgets and events; returns its input widgets for other views to read."""
+def page_handler(translator: Translator, familiarity: Familiarity | None):
+    """The page's handler for one model: German and options in, an explanation to draw (or a message) out."""
     config = translator.config
-
     explain = batched_calls(translator).explain_text  # batched with other visitors' calls (ui/batched.py)
 
     def run(text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float) -> dict:
-        """The page's handler: an explanation to draw, or a message to show in its place."""
         if not isinstance(text, str) or not text.strip():
             return {"id": time.time_ns(), "message": EMPTY_MESSAGE}
         try:
@@ -84,6 +84,23 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> dic
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
         return page_payload(result, config, time.perf_counter() - start, translator.device.type, familiarity)
+
+    return run
+
+
+@dataclass
+class SecondModel:
+    """Another checkpoint shown beside the default one ("what did more data change?")."""
+
+    name: str  # said on the page: "also learned everyday German"
+    translator: Translator
+    familiarity: Familiarity | None = None
+
+
+def build(translator: Translator, familiarity: Familiarity | None = None, second: SecondModel | None = None) -> dict:
+    """The view's widgets and events; returns its input widgets for other views to read."""
+    config = translator.config
+    run = page_handler(translator, familiarity)
 
     with gr.Row(elem_id="input-row"):
         with gr.Column(scale=5, min_width=280):
@@ -103,16 +120,45 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> dic
         with gr.Column(scale=4, min_width=280, elem_id="examples-column"):
             examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples: click one to translate it",
                                    examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
-    result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
+    compare = gr.Checkbox(False, label=f"Compare with the model that {second.name}: both translations and their "
+                          "maps side by side", visible=second is not None, elem_id="compare")
+    with gr.Row(elem_id="results-row", equal_height=False):
+        with gr.Column(min_width=300):
+            first_label = gr.HTML("<div class='al-model-label'><b>The default model</b>: trained on captions</div>",
+                                  visible=False, padding=False)
+            result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
+        with gr.Column(min_width=300, visible=False, elem_id="second-column") as second_column:
+            gr.HTML(f"<div class='al-model-label'><b>The model that {second.name if second else ''}</b></div>",
+                    padding=False)
+            second_result = viewer_component(elem_id="second-result", min_height=560)
 
     inputs = [source, decoding, num_beams, length_penalty, max_length]
+    triggers = [translate.click, source.submit, decoding.input, num_beams.release, length_penalty.release,
+                max_length.release, examples.load_input_event.then]
+    if second is not None:
+        wire_second(second, compare, inputs, triggers, [first_label, second_column], second_result)
     # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/batched.py).
     settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
                     concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain")
-    for event in (translate.click, source.submit, decoding.input, num_beams.release, length_penalty.release,
-                  max_length.release):
+    for event in triggers:
         event(run, inputs, result, js=RUN_JS, **settings)
-    examples.load_input_event.then(run, inputs, result, js=RUN_JS, **settings)
     source.input(None, None, None, js=STALE_JS, api_visibility="private")  # stale at once, no request
     return {"source": source, "decoding": decoding, "num_beams": num_beams, "length_penalty": length_penalty,
             "max_length": max_length, "result": result}
+
+
+def wire_second(second: SecondModel, compare: gr.Checkbox, inputs: list, triggers: list, shown: list,
+                result: gr.HTML) -> None:
+    """The second model's viewer: shown (with the `shown` widgets) while `compare` is ticked, fed by the
+    same German and options."""
+    run = page_handler(second.translator, second.familiarity)
+
+    def run_if_compared(ticked: bool, *args) -> dict | None:
+        return run(*args) if ticked else None
+
+    settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
+                    concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain-second")
+    compare.change(lambda ticked: [gr.update(visible=ticked)] * len(shown), compare, shown, api_visibility="private") \
+        .then(run_if_compared, [compare, *inputs], result, **settings)
+    for event in triggers:
+        event(run_if_compared, [compare, *inputs], result, **settings)
