@@ -34,7 +34,9 @@ def launch_app(log_path: Path, listen_local: bool = True, app_root: Path = ROOT,
     another checkout's app.py (bench/app.py compares one with another)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("GRADIO_SERVER_NAME", "SPACE_ID")}
-    env.update({"GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", **env_extra})
+    # No second model to compare with unless a test asks for one (EVERYDAY_MODEL_ID).
+    env.update({"GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "EVERYDAY_MODEL_ID": "none",
+                **env_extra})
     if listen_local:
         env["GRADIO_SERVER_NAME"] = "127.0.0.1"
     with open(log_path, "wb") as log:
@@ -69,6 +71,7 @@ def in_process_app(checkpoint: Path) -> Iterator:
     import importlib
 
     os.environ["MODEL_ID"] = str(checkpoint)
+    os.environ["EVERYDAY_MODEL_ID"] = "none"
     module = importlib.reload(sys.modules["app"]) if "app" in sys.modules else importlib.import_module("app")
     module.demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
     try:

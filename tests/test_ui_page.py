@@ -11,6 +11,7 @@ from tests.app_server import CHROMIUM, chromium, running_app
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "de-en"
+SECOND = ROOT / "checkpoints" / "de-en-everyday"  # the model the page compares with
 pytestmark = [
     pytest.mark.server,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
@@ -24,7 +25,8 @@ UNLIKE = ["Die Inflation ist im letzten Quartal deutlich gestiegen.", "Das Finan
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with running_app(tmp_path_factory.mktemp("page") / "app.log", MODEL_ID=str(CHECKPOINT)) as url:
+    with running_app(tmp_path_factory.mktemp("page") / "app.log", MODEL_ID=str(CHECKPOINT),
+                     EVERYDAY_MODEL_ID=str(SECOND if SECOND.is_dir() else CHECKPOINT)) as url:
         yield url
 
 
@@ -51,13 +53,13 @@ def desk(browser, server):
 
 def wait_for_answer(page, before: str):
     """Until a new answer from the server is drawn."""
-    page.wait_for_function("(before) => { const r = document.querySelector('.al-result');"
+    page.wait_for_function("(before) => { const r = document.querySelector('#result .al-result');"
                            " return r.dataset.shown && r.dataset.shown !== before && !r.classList.contains('al-busy'); }",
                            arg=before, timeout=30_000)
 
 
 def translate(page, text):
-    before = page.locator(".al-result").get_attribute("data-shown") or ""
+    before = page.locator("#result .al-result").get_attribute("data-shown") or ""
     page.locator("#source textarea").fill(text)
     page.locator("#translate").click()
     wait_for_answer(page, before)
@@ -219,3 +221,24 @@ def test_german_words_show_their_training_evidence_and_rare_ones_are_marked(desk
     assert "\u2018wetter\u2019 occurs 7 times in the training data" in detail.inner_text()
     assert desk.locator(".al-evidence-examples li").count() == 3
     assert "never occur in the training data" in desk.locator(".al-unfamiliar").inner_text()  # the alarm's reason
+
+
+def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(desk):
+    from playwright.sync_api import expect
+
+    translate(desk, "Ein Mann fährt Fahrrad.")
+    expect(desk.locator("#second-column")).to_be_hidden()
+    desk.locator("#compare input").check()
+    second = desk.locator("#second-result .al-result")
+    desk.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
+                           " return r && r.dataset.shown; }", timeout=30_000)
+    assert second.locator(".al-english").inner_text().strip() != ""
+    first_box, second_box = desk.locator("#result").bounding_box(), desk.locator("#second-result").bounding_box()
+    assert second_box["x"] > first_box["x"] + first_box["width"] - 5  # side by side at 1366 px
+    shown = second.get_attribute("data-shown")
+    translate(desk, "Zwei Hunde spielen im Gras.")  # a new sentence reaches both
+    desk.wait_for_function("(s) => document.querySelector('#second-result .al-result').dataset.shown !== s", arg=shown,
+                           timeout=30_000)
+    assert "dog" in second.locator(".al-english").inner_text().lower()
+    desk.locator("#compare input").uncheck()
+    expect(desk.locator("#second-column")).to_be_hidden()
