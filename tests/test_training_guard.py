@@ -111,3 +111,27 @@ def test_copy_task_output_is_a_transformer_not_a_translator(tmp_path):
     Transformer.from_pretrained(out)
     with pytest.raises(CheckpointError, match="tokenizer.json is missing"):
         Translator.from_pretrained(out)
+
+
+@pytest.mark.parametrize("work", ["out/work", "out"])
+def test_a_work_folder_inside_the_output_is_refused_before_any_step(tmp_path, work):
+    with pytest.raises(SystemExit, match="overlap: the output folder is replaced"):
+        train.main(copy_args(tmp_path, output="out", work=work))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_state_beyond_the_schedule_is_refused(tmp_path):
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    from training.checkpointing import read_state_meta
+
+    state = tmp_path / "work" / "state.safetensors"
+    assert train.main(copy_args(tmp_path, steps=2)) == 0
+    meta = read_state_meta(state)
+    meta["progress"].update(step=10**9, finished=False)
+    with safe_open(str(state), framework="pt") as f:
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+    save_file(tensors, str(state), metadata={"state": json.dumps(meta)})
+    with pytest.raises(SystemExit, match="says step 1,000,000,000, beyond this run's schedule of 6 steps"):
+        train.main(copy_args(tmp_path, steps=6))

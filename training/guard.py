@@ -84,7 +84,12 @@ def written_by(output: Path) -> str | None:
 
 
 def check_locations(work_dir: Path, output: Path) -> None:
-    """Every folder the run writes to, probed now rather than discovered at the end."""
+    """Every folder the run writes to, probed now rather than discovered at the end. The work folder may not
+    lie inside the output folder (nor hold it): the output is replaced at the end, and the state with it."""
+    work, out = Path(work_dir).expanduser().resolve(), Path(output).expanduser().resolve()
+    if work == out or out in work.parents or work in out.parents:
+        raise RunError(f"--work-dir {work_dir} and --output {output} overlap: the output folder is replaced when the "
+                       "run finishes, so keep the work folder (training state, checkpoints) outside it")
     for folder, flag in ((work_dir, "--work-dir"), (Path(output).expanduser().resolve().parent, "the parent of --output")):
         try:
             check_writable(folder, flag)

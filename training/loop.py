@@ -24,7 +24,7 @@ from model import Transformer
 
 from .checkpointing import load_state, save_state, save_weights
 from .finish import finish_run
-from .guard import check_locations, check_output, check_state_belongs, run_identity
+from .guard import RunError, check_locations, check_output, check_state_belongs, run_identity
 from .hardware import choose_precision, describe_hardware
 from .metrics import append_record, keep_records_up_to, plot_curves, read_jsonl, tokens_per_second
 from .process import Interrupt, Process, start_process
@@ -222,6 +222,9 @@ def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     total = total_steps(settings, task.steps_per_epoch())
     if progress.finished and settings.evaluate_again:
         total = progress.step  # evaluate the finished run as it is (it may have ended early, by --time-limit)
+    if meta and not progress.finished and progress.step > total:
+        raise RunError(f"{files.state} says step {progress.step:,}, beyond this run's schedule of {total:,} steps: "
+                       "a damaged state, or a schedule made shorter; pass --max-steps/--epochs that reach past it")
     lead = proc.rank == 0
     if progress.finished and progress.step >= total and not settings.evaluate_again:
         if lead:
