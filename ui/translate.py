@@ -120,16 +120,16 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
         with gr.Column(scale=4, min_width=280, elem_id="examples-column"):
             examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples: click one to translate it",
                                    examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
-    compare = gr.Checkbox(False, label=f"Compare with the model that {second.name}: both translations and their "
-                          "maps side by side", visible=second is not None, elem_id="compare")
+    name = second.name if second is not None else ""
+    compare = gr.Checkbox(False, label=f"Compare with the model that {name}: both translations and their maps side "
+                          "by side", visible=second is not None, elem_id="compare")
     with gr.Row(elem_id="results-row", equal_height=False):
         with gr.Column(min_width=300):
             first_label = gr.HTML("<div class='al-model-label'><b>The default model</b>: trained on captions</div>",
                                   visible=False, padding=False)
             result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
         with gr.Column(min_width=300, visible=False, elem_id="second-column") as second_column:
-            gr.HTML(f"<div class='al-model-label'><b>The model that {second.name if second else ''}</b></div>",
-                    padding=False)
+            gr.HTML(f"<div class='al-model-label'><b>The model that {name}</b></div>", padding=False)
             second_result = viewer_component(elem_id="second-result", min_height=560)
 
     inputs = [source, decoding, num_beams, length_penalty, max_length]
