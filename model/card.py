@@ -66,10 +66,11 @@ def _results_table(info: dict) -> str:
         return "No evaluation results were recorded for this checkpoint.\n"
     decoding = results.get("decoding", {})
     rows = ["| split | BLEU (cased) | chrF | BLEU (lowercased) |", "|---|---|---|---|"]
-    for split in ("val", "test"):
+    names = {"val": "Multi30k val", "test": _test_name(info), "everyday_dev": "Ding everyday dev (1,000)",
+             "everyday_test": "Ding everyday test (1,000)"}
+    for split, name in names.items():
         r = results.get(split)
         if r:
-            name = _test_name(info) if split == "test" else "Multi30k val"
             rows.append(f"| {name} | {r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('bleu_lowercase', float('nan')):.2f} |")
     lines = "\n".join(rows)
     return (
@@ -84,8 +85,21 @@ def _data_line(info: dict) -> str:
     if "train_pairs" not in data:
         return "- Data: Multi30k train (German-English image descriptions), checkpoint chosen on val.\n"
     cut = f", the first {settings['max_train_pairs']:,} pairs only" if settings.get("max_train_pairs") else ""
+    everyday = data.get("everyday")
+    if everyday:
+        return (f"- Data: Multi30k train (image captions) and the example sentences of the Ding dictionary "
+                f"({everyday.get('package') or 'Debian trans-de-en'}, {everyday.get('license') or 'GPL-2.0-or-later'}; "
+                f"each pair {everyday.get('repeat', 1)}x an epoch): {data['train_pairs']:,} pairs of at most "
+                f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on Multi30k val and the everyday dev set.\n")
     return (f"- Data: Multi30k train, {data['train_pairs']:,} German-English pairs of at most "
             f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on val ({data['val_sentences']:,} sentences).\n")
+
+
+def _everyday_limit(info: dict) -> str:
+    if not info.get("data", {}).get("everyday"):
+        return ""
+    return ("; the Ding example sentences add some everyday German, about 16,000 short, often idiomatic "
+            "sentences, far too few to cover it")
 
 
 def _recipe_line(info: dict, averaged: bool) -> str:
@@ -214,7 +228,7 @@ maps as arrays of shape (layers, heads, rows, columns).
 {_results_table(info)}{_snapshots_section(info)}{_heads_section(info)}
 ## Limits
 
-Multi30k is a corpus of short image descriptions (people, animals, places, actions). The model
+Multi30k is a corpus of short image descriptions (people, animals, places, actions){_everyday_limit(info)}. The model
 translates such sentences best; news, dialogue, long or technical text are far outside what it
 saw, and it will produce fluent but wrong English for them. It was trained on one domain only,
 has no knowledge of the world beyond it, and must not be used where a wrong translation matters.

@@ -92,7 +92,7 @@ def test_the_command_writes_the_splits_and_records_source_and_license(tmp_path):
         ding.build(tmp_path / "out", str(path), str(DATA_DIR), any_version=True)
     source = ding.build(tmp_path / "out", str(path), str(DATA_DIR), any_version=True, dev_size=10, test_size=10)
     assert source["license"] == "GPL-2.0-or-later" and source["dictionary_sha256"] == ding.sha256_of(path)
-    assert source["splits"] == {"dev": 10, "test": 10, "train": 37}  # 56 German sentences, one with two translations
+    assert source["splits"] == {"dev": 10, "test": 10, "train": 37, "phrases": 0}  # 56 German sentences, one with two translations
     assert json.loads((tmp_path / "out" / "SOURCE.json").read_text())["pairs_found"] == 57
     everything = {split: data.load_split(tmp_path / "out", split) for split in ("train", "dev", "test")}
     german = [de for corpus in everything.values() for de in corpus.src]
@@ -147,12 +147,13 @@ def test_a_run_on_captions_and_everyday_sentences_scores_both_and_records_the_co
 
 
 @needs_corpus
-def test_fine_tuning_starts_from_the_checkpoint_and_keeps_its_shape_and_vocabulary(tmp_path, tiny_checkpoint):
+def test_fine_tuning_starts_from_the_checkpoint_and_keeps_its_shape_and_vocabulary(tmp_path, tiny_checkpoint, capsys):
     ding_dir = make_tiny_ding(tmp_path / "ding")
     common = ["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir),
               "--init-from", str(tiny_checkpoint), "--work-dir", str(tmp_path / "w"), *TINY]
     with pytest.raises(SystemExit):
         train.main([*common, "--output", str(tmp_path / "x"), "--d-model", "64"])  # contradicts the checkpoint
+    assert "--d-model 64 contradicts --init-from" in capsys.readouterr().err
     out = tmp_path / "tuned"
     assert train.main([*common, "--output", str(out), "--lr", "1e-9", "--warmup", "1"]) == 0
     assert (out / "tokenizer.json").read_bytes() == (tiny_checkpoint / "tokenizer.json").read_bytes()
@@ -160,3 +161,30 @@ def test_fine_tuning_starts_from_the_checkpoint_and_keeps_its_shape_and_vocabula
     before, after = Translator.from_pretrained(tiny_checkpoint), Translator.from_pretrained(out)
     for (name, a), b in zip(before.model.state_dict().items(), after.model.state_dict().values()):
         assert (a - b).abs().max() < 1e-4, name  # a learning rate of 1e-9 leaves the starting weights
+
+
+def test_phrase_pairs_are_multi_word_entries_that_are_no_sentences():
+    lines = ["kleines Bier {n} [cook.]; Seidel Bier {n} | zwei kleine Biere :: half a pint of beer [Br.] | two halves",
+             "Bier {n} | Hast du Lust auf ein Bier? :: beer | Do you fancy a beer?",
+             "etw. gern haben {v} | mit jdm. reden :: to like sth. | to talk to sb."]
+    found = ding.extract_pairs(lines)
+    assert found.phrases == [("kleines Bier", "half a pint of beer"), ("zwei kleine Biere", "two halves")]
+    assert found.pairs == [("Hast du Lust auf ein Bier?", "Do you fancy a beer?")]  # sentences stay sentences
+
+
+@needs_corpus
+def test_phrases_join_the_training_data_only_when_asked(tmp_path, capsys):
+    ding_dir = make_tiny_ding(tmp_path / "ding")
+    (ding_dir / "phrases.de").write_text("kleines Bierchen\nzwei Bierchen\n", encoding="utf-8")
+    (ding_dir / "phrases.en").write_text("a small beer\ntwo beers\n", encoding="utf-8")
+    common = ["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir), *TINY,
+              "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64", "--skip-test"]
+    out = tmp_path / "with-phrases"
+    assert train.main([*common, "--ding-phrases", "--output", str(out), "--work-dir", str(tmp_path / "w")]) == 0
+    assert json.loads((out / "results.json").read_text())["data"]["train_pairs"] == 200 + 40 + 2
+    from lens.evidence import load_evidence
+
+    assert load_evidence(out).word("bierchen")["counts"] == {"multi30k": 0, "ding": 40, "ding_phrases": 2}
+    with pytest.raises(SystemExit):
+        train.main(["--data-dir", str(DATA_DIR), "--ding-phrases", "--output", str(tmp_path / "x"), *TINY])
+    assert "--ding-phrases needs --corpus multi30k+ding" in capsys.readouterr().err

@@ -8,8 +8,9 @@ translating part i of the other. Most parts are headwords (`Bier {n}`), some are
     python -m training.ding --output runs/corpora/ding          # apt-get download, check, extract
     python -m training.ding --dictionary /path/to/de-en --output ...
 
-and writes `train`, `dev` and `test` (`.de` / `.en`, one sentence a line) and `SOURCE.json` (the
-package, its sha256, the license and the counts). dev and test are fixed by a hash of the German
+and writes `train`, `dev` and `test` (`.de` / `.en`, one sentence a line), `phrases` (multi-word
+entries that are no sentences, "kleines Bier" -> "half a pint of beer", for `train.py --ding-phrases`)
+and `SOURCE.json` (the package, its sha256, the license and the counts). dev and test are fixed by a hash of the German
 sentence, so they never change with the order of the file and training never sees them.
 """
 
@@ -52,10 +53,12 @@ class DingError(RuntimeError):
 
 @dataclass
 class Extraction:
-    """Sentence pairs in the order found, and why the other parts were left out."""
+    """Sentence pairs in the order found, phrase pairs (multi-word entries that are no sentences), and why
+    the other parts were left out."""
 
     pairs: list[tuple[str, str]] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
+    phrases: list[tuple[str, str]] = field(default_factory=list)
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
@@ -102,7 +105,21 @@ def extract_pairs(lines) -> Extraction:
                 else:
                     seen.add(pair)
                     found.pairs.append(pair)
+            if (phrase := phrase_pair(de, en)) and phrase not in seen:
+                seen.add(phrase)
+                found.phrases.append(phrase)
     return found
+
+
+def phrase_pair(de: str, en: str) -> tuple[str, str] | None:
+    """A multi-word entry that is no sentence ("kleines Bier" :: "half a pint of beer"): the first
+    alternative of each side, cleaned; None when either side is a sentence, one word or has placeholders."""
+    de, en = clean(de.split("; ")[0]), clean(en.split("; ")[0])
+    if sentence_problem(de) is None or sentence_problem(en) is None:
+        return None  # a sentence: kept (or not) by the sentence rules
+    if len(de.split()) < 2 or len(en.split()) < 2 or _ALTERNATIVES.search(de) or _ALTERNATIVES.search(en):
+        return None
+    return de, en
 
 
 def part_pairs(de: str, en: str, found: Extraction) -> list[tuple[str, str]]:
@@ -240,12 +257,14 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
         found = extract_pairs(read_lines(path))
     if not found.pairs:
         raise DingError(f"{path} holds no example sentences: is it the Ding de-en dictionary?")
-    splits, excluded = split_pairs(found.pairs, multi30k_held_out(data_dir), dev_size, test_size)
+    held_out = multi30k_held_out(data_dir)
+    splits, excluded = split_pairs(found.pairs, held_out, dev_size, test_size)
+    splits["phrases"] = [p for p in found.phrases if _key(p[0]) not in held_out and _key(p[1]) not in held_out]
     if not splits["train"] or len(splits["test"]) < test_size:
         raise DingError(f"{path} holds {len(found.pairs)} example sentences: too few for a dev set of {dev_size}, "
                         f"a test set of {test_size} and training data")
     source = {"corpus": "Ding (example sentences)", "package": f"{PACKAGE} {VERSION}", "url": SOURCE_URL,
-              "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs),
+              "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs), "phrases_found": len(found.phrases),
               "dropped_parts": dict(sorted(found.dropped.items())), "excluded_overlap": excluded,
               "splits": {name: len(pairs) for name, pairs in splits.items()}}
     write_corpus(output, splits, source)

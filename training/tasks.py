@@ -100,6 +100,10 @@ class TranslationTask:
             ding = data.load_split(ding_dir, "train")
             vocabulary_text += ding.src + ding.tgt  # each pair once, whatever --ding-repeat
             train = data.ParallelCorpus(train.src + ding.src * settings.ding_repeat, train.tgt + ding.tgt * settings.ding_repeat)
+            if settings.ding_phrases:
+                phrases = data.load_split(ding_dir, "phrases")
+                vocabulary_text += phrases.src + phrases.tgt
+                train = data.ParallelCorpus(train.src + phrases.src, train.tgt + phrases.tgt)
             self.everyday = self._sliced(data.load_split(ding_dir, "dev")), self._sliced(data.load_split(ding_dir, "test"))
         self.train_text_sha256 = hashlib.sha256("\n".join(train.src + ["\t"] + train.tgt).encode()).hexdigest()
         val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
@@ -186,7 +190,8 @@ class TranslationTask:
         """The checkpoint, and beside it the evidence index of the training data (each pair once)."""
         Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
         s = self.settings
-        write_index(Path(folder), build_index(training_corpora(s.corpus, s.data_dir, s.ding_dir, s.max_train_pairs)))
+        write_index(Path(folder), build_index(training_corpora(s.corpus, s.data_dir, s.ding_dir, s.max_train_pairs,
+                                                               s.ding_phrases)))
 
 
 # ----- copy ----------------------------------------------------------------------------------------
