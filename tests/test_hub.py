@@ -231,7 +231,7 @@ def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
         weights = load_safetensors(commit["files"]["model.safetensors"])
         assert {w.dtype for w in weights.values()} == {torch.float16}
     main = hub.commits[-1]["files"]
-    assert FILES | {"results.json", "snapshots/index.json", "test_hypotheses.txt"} <= set(main)
+    assert FILES | {"results.json", "snapshots/index.json", "test_hypotheses.txt", "evidence.json.gz"} <= set(main)
     assert not any(name.startswith("snapshots/step-") for name in main)  # snapshot weights live on branches
     index = json.loads(main["snapshots/index.json"])["snapshots"]
     assert [e["step"] for e in index] == [0, 2, 4] and all(e["val_bleu"] is not None for e in index)

@@ -187,8 +187,11 @@ class TranslationTask:
         return choice, results, files
 
     def save(self, model: Transformer, folder: Path, card_info: dict) -> None:
-        """The checkpoint, and beside it the evidence index of the training data (each pair once)."""
+        """The checkpoint, and beside the final one the evidence index of the training data (each pair once;
+        a snapshot's data is the final model's, so the app reads the index once, from the final model)."""
         Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
+        if "snapshot" in card_info:
+            return
         s = self.settings
         write_index(Path(folder), build_index(training_corpora(s.corpus, s.data_dir, s.ding_dir, s.max_train_pairs,
                                                                s.ding_phrases)))
