@@ -55,10 +55,12 @@ torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads(
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.
 translator = Translator.from_pretrained(MODEL_ID, revision=MODEL_REVISION, device="cpu",
                                         quantize="int8" if INT8 and not torch.cuda.is_available() else None)
-if torch.cuda.is_available():
-    translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
 # The training data's evidence (word counts, examples) and the alarm rule chosen for this checkpoint.
 familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
+# What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
+FIRST_VISIT = ui.translate.first_visit(translator, familiarity)
+if torch.cuda.is_available():
+    translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
 # A second checkpoint the page can show beside the first (EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday
 # when it is there; EVERYDAY_MODEL_ID=none: no comparison).
 EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")
@@ -75,7 +77,7 @@ THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_m
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
     gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p></header>", padding=False)
-    ui.translate.build(translator, familiarity, second)
+    ui.translate.build(translator, familiarity, second, FIRST_VISIT)
     ui.step.build(translator)
     ui.heads.build(translator, MODEL_ID, MODEL_REVISION)
     ui.history.build(translator, MODEL_ID)

@@ -73,7 +73,6 @@ def test_example_click_translates_and_map_and_translation_fit_the_screen(browser
     from playwright.sync_api import expect
 
     page = open_page(browser, server)
-    expect(page.locator(".al-download").first).to_be_disabled()  # nothing to download yet
     page.get_by_text("Eine Frau spielt ein Lied auf", exact=False).first.click()
     expect(page.locator(".al-english")).to_contain_text("cello", timeout=30_000)
     expect(page.locator("#source textarea")).to_have_value(VAL[1])
@@ -242,3 +241,18 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
     assert "dog" in second.locator(".al-english").inner_text().lower()
     desk.locator("#compare input").uncheck()
     expect(desk.locator("#second-column")).to_be_hidden()
+
+
+def test_the_first_visit_shows_an_example_translated_and_drawn_without_a_click(browser, server):
+    from playwright.sync_api import expect
+
+    from ui.translate import EXAMPLES
+
+    page = open_page(browser, server)
+    expect(page.locator("#source textarea")).to_have_value(EXAMPLES[0])
+    expect(page.locator("#result .al-english")).to_contain_text("headphones")
+    page.wait_for_function("() => document.querySelector('#result .al-canvas') && "
+                           "document.querySelector('#result .al-canvas').getBoundingClientRect().height > 100")
+    expect(page.locator("#result .al-download").first).to_be_enabled()
+    assert page.locator("#result .al-result").get_attribute("class") == "al-result"  # neither empty nor stale
+    page.close()

@@ -29,11 +29,12 @@ HEAD = "\n".join([f'<link rel="stylesheet" href="{_url(n)}">' for n in STYLES]
                  + [f'<script src="{_url(n)}"></script>' for n in SCRIPTS])
 
 
-def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | None = None, **kwargs) -> gr.HTML:
+def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | None = None, value: dict | None = None,
+                     **kwargs) -> gr.HTML:
     """A gr.HTML whose value (an explanation, see viz.sentence_payload) the browser draws.
 
     `mount` names a JS function (element, props, watch) that builds the view and redraws on
     `watch("value", ...)`; it runs once the viewer's scripts have loaded.
     """
-    return gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=HEAD, elem_id=elem_id,
+    return gr.HTML(value=value, html_template='<div class="al-mount"></div>', head=HEAD, elem_id=elem_id,
                    js_on_load=f"{mount}(element, props, watch);", apply_default_css=False, **kwargs)

@@ -16,7 +16,7 @@ import gradio as gr
 import viz
 from lens.alarm import Familiarity
 from lens.confidence import mean_log_prob
-from lens.explain import TextExplanation
+from lens.explain import DecodingOptions, TextExplanation, explain_text
 from model import Translator
 
 from .assets import viewer_component
@@ -88,6 +88,14 @@ def page_handler(translator: Translator, familiarity: Familiarity | None):
     return run
 
 
+def first_visit(translator: Translator, familiarity: Familiarity | None, text: str = EXAMPLES[0]) -> tuple[str, dict]:
+    """The sentence and explanation a visitor sees on arrival, computed once at start-up (on the CPU copy of
+    the model, before any GPU is attached), so the first visit shows a drawn map, not an empty box."""
+    start = time.perf_counter()
+    result = explain_text(translator, text, DecodingOptions())
+    return text, page_payload(result, translator.config, time.perf_counter() - start, translator.device.type, familiarity)
+
+
 @dataclass
 class SecondModel:
     """Another checkpoint shown beside the default one ("what did more data change?")."""
@@ -97,14 +105,17 @@ class SecondModel:
     familiarity: Familiarity | None = None
 
 
-def build(translator: Translator, familiarity: Familiarity | None = None, second: SecondModel | None = None) -> dict:
-    """The view's widgets and events; returns its input widgets for other views to read."""
+def build(translator: Translator, familiarity: Familiarity | None = None, second: SecondModel | None = None,
+          initial: tuple[str, dict] | None = None) -> dict:
+    """The view's widgets and events; returns its input widgets for other views to read. `initial`
+    (first_visit's text and explanation) fills the page before any click."""
     config = translator.config
     run = page_handler(translator, familiarity)
 
     with gr.Row(elem_id="input-row"):
         with gr.Column(scale=5, min_width=280):
-            source = gr.Textbox(label="German", show_label=False, lines=2, max_lines=6, autofocus=True,
+            source = gr.Textbox(initial[0] if initial else "", label="German", show_label=False, lines=2, max_lines=6,
+                                autofocus=True,
                                 placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
                                 elem_id="source")
             with gr.Row(elem_id="actions"):
@@ -127,7 +138,8 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
         with gr.Column(min_width=300):
             first_label = gr.HTML("<div class='al-model-label'><b>The default model</b>: trained on captions</div>",
                                   visible=False, padding=False)
-            result = viewer_component(elem_id="result", min_height=560)  # the space is kept from the start: no shift
+            result = viewer_component(elem_id="result", min_height=560,  # the space is kept from the start: no shift
+                                      value=initial[1] if initial else None)
         with gr.Column(min_width=300, visible=False, elem_id="second-column") as second_column:
             gr.HTML(f"<div class='al-model-label'><b>The model that {name}</b></div>", padding=False)
             second_result = viewer_component(elem_id="second-result", min_height=560)
