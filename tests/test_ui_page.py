@@ -256,3 +256,16 @@ def test_the_first_visit_shows_an_example_translated_and_drawn_without_a_click(b
     expect(page.locator("#result .al-download").first).to_be_enabled()
     assert page.locator("#result .al-result").get_attribute("class") == "al-result"  # neither empty nor stale
     page.close()
+
+
+def test_an_empty_box_clears_the_old_result_picker_and_overview(desk):
+    translate(desk, "Ein Mann fährt Fahrrad. Zwei Hunde spielen.")
+    assert desk.locator("#result .al-sentence").is_visible()
+    translate(desk, "")
+    assert "Type a German sentence" in desk.locator("#result .al-status").inner_text()
+    assert not desk.locator("#result .al-sentence").is_visible()
+    assert desk.locator("#result .al-notices").inner_text().strip() == ""
+    blank = desk.evaluate("() => { const c = document.querySelector('#result .al-overview');"
+                          " return !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v); }")
+    assert blank  # no thumbnails of the old answer
+    assert desk.locator("#result .al-download").first.is_disabled()

@@ -128,8 +128,7 @@
         this.english.classList.toggle("al-error", !!(x && x.error));
         this.status.textContent = x && x.message ? x.message : "";
         this.notes.replaceChildren();
-        this.viewer.explanation = null;
-        this.root.querySelectorAll(".al-download").forEach((b) => (b.disabled = true));
+        this.viewer.clear();
         return;
       }
       this.root.classList.remove("al-empty");

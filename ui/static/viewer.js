@@ -106,6 +106,16 @@
       this.root.appendChild(body);
     }
 
+    /** Nothing to show (an empty box, an error): no sentence picker, overview or readout of an old answer. */
+    clear() {
+      this.explanation = null;
+      this.select.replaceChildren();
+      this.picker.hidden = true;
+      this.overview.getContext("2d").clearRect(0, 0, this.overview.width, this.overview.height);
+      this.readout.textContent = "";
+      this.root.querySelectorAll(".al-download").forEach((b) => (b.disabled = true));
+    }
+
     /** A new explanation: keep the user's choices where they still exist. */
     show(explanation) {
       this.explanation = explanation;
