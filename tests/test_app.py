@@ -201,3 +201,12 @@ def test_model_calls_share_the_cores_and_a_bad_thread_count_is_refused(tiny_chec
     refused = subprocess.run([sys.executable, "-c", THREADS_CHILD], cwd=root, capture_output=True, text=True,
                              env={**env, "ATTENTION_LENS_THREADS": "two"}, timeout=300)
     assert refused.returncode != 0 and "ATTENTION_LENS_THREADS must be a number of threads" in refused.stderr
+
+
+def test_qkv_endpoint_opens_a_row_whose_weights_are_the_maps(client):
+    explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")
+    opened = client.predict(SENTENCE, "cross", 2, 3, 2, "greedy", 1, 1.0, 10, api_name="/qkv")
+    assert opened["column_tokens"] == explained["source_tokens"] and len(opened["q"]) == len(opened["k"][0])
+    assert max(abs(a - b) for a, b in zip(opened["weights"], explained["cross"][1][2][1])) < 1e-4
+    with pytest.raises(Exception, match="head must be a whole number from 1 to 4"):
+        client.predict(SENTENCE, "cross", 1, 9, 1, "greedy", 1, 1.0, 10, api_name="/qkv")

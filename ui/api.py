@@ -18,6 +18,7 @@ import gradio as gr
 from lens.ablate import ablate as ablate_heads
 from lens.alarm import Familiarity
 from lens.explain import sentences_of
+from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
 from model import Translator
 
@@ -111,7 +112,11 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     def run_ablate(sentence, mask, options):
         return ablate_heads(translator, sentence, mask, **options.to_dict()).to_dict()
 
-    return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate)
+    @gpu(duration=30)
+    def run_qkv(sentence, kind, layer, head, row, options):
+        return open_row(translator, sentence, kind, layer, head, row, options).to_dict()
+
+    return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate, qkv=run_qkv)
 
 
 def build(translator: Translator, familiarity: Familiarity | None = None) -> None:
@@ -152,6 +157,14 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
         mask = head_mask_from(heads, translator.config)
         return {**run["ablate"](sentence, mask, options), "left_out": left_out}
 
+    @friendly_errors
+    def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
+            row: int = 1, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
+            max_length: int = 128) -> dict:
+        options = options_of(decoding, num_beams, length_penalty, max_length)
+        return run["qkv"](one_sentence(checked_text(text)), kind, layer, head, row, options)
+
+    qkv.__doc__ = QKV_DOC.format(options=OPTIONS_DOC)
     translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
     explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
     trace.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
@@ -160,6 +173,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
     gr.api(explain, api_name="explain", concurrency_limit=BATCHED_CALLS, concurrency_id="explain")
     gr.api(trace, api_name="trace")
     gr.api(ablate, api_name="ablate")
+    gr.api(qkv, api_name="qkv")
 
 
 TRANSLATE_DOC = """Translate German text (one sentence or a paragraph of up to 16 sentences) into English.
@@ -212,4 +226,22 @@ ABLATE_DOC = """Translate one German sentence with every attention head on, and 
         Returns:
             A dict: both translations, the changed words, the heads switched off (counted from 0) and the
             attention maps of the model with those heads off.
+        """
+
+QKV_DOC = """Open up one row of one attention map: how its weights were computed from queries, keys and values.
+
+        Args:
+            text: one German sentence, at most 400 characters.
+            kind: which map: encoder (German attends to German), decoder (English to the English before it) or
+                cross (English to German).
+            layer: the layer, counted from 1.
+            head: the head, counted from 1.
+            row: the row of the map (the token that attends), counted from 1: a German token for encoder, the
+                decoder's input token (<s> first) for decoder and cross.
+{options}
+        Returns:
+            A dict: q (the row's query, d_k numbers), k and v (one d_k vector per column), scores (K q), scaled
+            (scores / sqrt(d_k)), mask (true where the row may look), weights (the softmax of the scaled, masked
+            scores: exactly the map's row), head_output (weights V, before W_O), output (the row after W_O, all
+            heads), row_token and column_tokens.
         """
