@@ -61,6 +61,14 @@ def test_translate_and_explain_are_tools_with_typed_described_arguments(tools):
     assert not [name for name in tools if "run" in name], "page events must not be tools"
 
 
+def test_qkv_is_a_tool_whose_position_arguments_are_typed_and_described(tools):
+    schema = tools["qkv"].inputSchema
+    assert tools["qkv"].description.startswith("Open up one row of one attention map")
+    assert schema["properties"]["kind"]["enum"] == ["encoder", "decoder", "cross"]
+    assert {schema["properties"][name]["type"] for name in ("layer", "head", "row")} == {"integer"}
+    assert all("counted from 1" in schema["properties"][name]["description"] for name in ("layer", "head", "row"))
+
+
 def test_an_mcp_client_gets_the_translators_translation(server, tiny_checkpoint):
     from model import Translator
 
