@@ -64,6 +64,7 @@ class SentenceExplanation:
     input_words: list[Word]  # grouping decoder_input_tokens
     source_ids: list[int] | None = None  # the ids behind source_tokens (ending in EOS)
     input_ids: list[int] | None = None  # the ids behind decoder_input_tokens (BOS first)
+    output_ids: list[int] | None = None  # the ids behind target_tokens (the words written)
 
 
 @dataclass
@@ -177,5 +178,5 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
         explanations.append(SentenceExplanation(
             sentences[b], explanation, words_of(translator, src_ids, explanation.source_tokens),
             words_of(translator, out_ids, explanation.target_tokens),
-            words_of(translator, tgt_in, explanation.decoder_input_tokens), list(src_ids), list(tgt_in)))
+            words_of(translator, tgt_in, explanation.decoder_input_tokens), list(src_ids), list(tgt_in), list(out_ids)))
     return explanations

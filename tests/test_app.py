@@ -210,3 +210,10 @@ def test_qkv_endpoint_opens_a_row_whose_weights_are_the_maps(client):
     assert max(abs(a - b) for a, b in zip(opened["weights"], explained["cross"][1][2][1])) < 1e-4
     with pytest.raises(Exception, match="head must be a whole number from 1 to 4"):
         client.predict(SENTENCE, "cross", 1, 9, 1, "greedy", 1, 1.0, 10, api_name="/qkv")
+
+
+def test_logit_lens_endpoint_ends_in_the_models_own_probabilities(client):
+    explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")
+    lens = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/logit_lens")
+    assert lens["target_tokens"] == explained["target_tokens"] and lens["stages"][0] == "embedding"
+    assert max(abs(a - b) for a, b in zip(lens["prob"][-1], explained["target_probs"])) < 1e-4

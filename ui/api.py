@@ -18,6 +18,7 @@ import gradio as gr
 from lens.ablate import ablate as ablate_heads
 from lens.alarm import Familiarity
 from lens.explain import sentences_of
+from lens.logit_lens import logit_lens as read_stages
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
 from model import Translator
@@ -116,7 +117,12 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     def run_qkv(sentence, kind, layer, head, row, options):
         return open_row(translator, sentence, kind, layer, head, row, options).to_dict()
 
-    return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate, qkv=run_qkv)
+    @gpu(duration=30)
+    def run_logit_lens(sentence, options):
+        return read_stages(translator, sentence, options).to_dict()
+
+    return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate, qkv=run_qkv,
+                logit_lens=run_logit_lens)
 
 
 def build(translator: Translator, familiarity: Familiarity | None = None) -> None:
@@ -164,6 +170,13 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
         options = options_of(decoding, num_beams, length_penalty, max_length)
         return run["qkv"](one_sentence(checked_text(text)), kind, layer, head, row, options)
 
+    @friendly_errors
+    def logit_lens(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
+                   max_length: int = 128) -> dict:
+        options = options_of(decoding, num_beams, length_penalty, max_length)
+        return run["logit_lens"](one_sentence(checked_text(text)), options)
+
+    logit_lens.__doc__ = LOGIT_LENS_DOC.format(options=OPTIONS_DOC)
     qkv.__doc__ = QKV_DOC.format(options=OPTIONS_DOC)
     translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
     explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
@@ -174,6 +187,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
     gr.api(trace, api_name="trace")
     gr.api(ablate, api_name="ablate")
     gr.api(qkv, api_name="qkv")
+    gr.api(logit_lens, api_name="logit_lens")
 
 
 TRANSLATE_DOC = """Translate German text (one sentence or a paragraph of up to 16 sentences) into English.
@@ -244,4 +258,17 @@ QKV_DOC = """Open up one row of one attention map: how its weights were computed
             (scores / sqrt(d_k)), mask (true where the row may look), weights (the softmax of the scaled, masked
             scores: exactly the map's row), head_output (weights V, before W_O), output (the row after W_O, all
             heads), row_token and column_tokens.
+        """
+
+LOGIT_LENS_DOC = """Show when each English word was decided: the decoder's state after every sublayer, read as a prediction.
+
+        Args:
+            text: one German sentence, at most 400 characters.
+{options}
+        Returns:
+            A dict: stages (the embedding, then for every decoder layer its self-attention, cross-attention and
+            feed-forward), target_tokens, prob[stage][step] (the probability of the word finally written),
+            top[stage][step] (the 5 most likely tokens with their probabilities) and decided_at (per step, the
+            first stage from which the written word stays the favourite). The last stage is the model's output;
+            early stages are rough, since the output layer was trained to read the last one.
         """

@@ -1,0 +1,77 @@
+"""When was each English word decided? The decoder's state after every sublayer, read as a prediction.
+
+The "logit lens" (nostalgebraist 2020; the LLM Transparency Tool) projects an intermediate state onto
+the vocabulary with the model's own final LayerNorm and output layer. Here the stages are the
+embedding and, for every decoder layer, the state after its self-attention, its cross-attention and
+its feed-forward sublayer; at each stage and step: the top candidates and the probability of the word
+the model finally wrote. The last stage is the model's own output. Early stages are rough: the final
+LayerNorm and output layer were trained to read the last state only.
+
+Shape legend: T target steps, D model width, V vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from model.attention import padding_mask, target_mask
+from model.translator import Translator
+from tokenizer import token_strings
+
+from .explain import DecodingOptions, explain_batch
+
+TOP = 5
+
+
+@dataclass
+class LogitLens:
+    stages: list[str]  # "embedding", "layer 1 self-attention", ...
+    target_tokens: list[str]  # the words written, one per step
+    prob: list[list[float]]  # [stage][step]: the probability of the word finally written
+    top: list[list[list[dict]]]  # [stage][step]: the TOP candidates, {"token", "prob"}
+    decided_at: list[int]  # per step, the first stage (from 0) from which the written word is the favourite
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def decoder_states(model, src: torch.Tensor, tgt: torch.Tensor) -> tuple[list[str], list[torch.Tensor]]:
+    """The names of the stages and the decoder's state (1, T, D) after each: the embedding, then every sublayer."""
+    src_mask, tgt_mask = padding_mask(src, model.config.pad_id), target_mask(tgt, model.config.pad_id)
+    memory, _ = model.encode(src, src_mask)
+    y = model.embed_tokens(tgt)
+    names, states = ["embedding"], [y]
+    for i, layer in enumerate(model.decoder_layers, 1):
+        y, _ = layer.sublayer(y, layer.norm1, lambda h, a=layer.self_attn: a(h, mask=tgt_mask))
+        names.append(f"layer {i} self-attention")
+        states.append(y)
+        y, _ = layer.sublayer(y, layer.norm2, lambda h, a=layer.cross_attn: a(h, memory, mask=src_mask))
+        names.append(f"layer {i} cross-attention")
+        states.append(y)
+        y, _ = layer.sublayer(y, layer.norm3, lambda h, f=layer.ff: (f(h), None))
+        names.append(f"layer {i} feed-forward")
+        states.append(y)
+    return names, states
+
+
+@torch.inference_mode()
+def logit_lens(translator: Translator, text: str, options: DecodingOptions | None = None) -> LogitLens:
+    """Translate one sentence, then read every stage of the decoder as a distribution over the vocabulary."""
+    sentence = explain_batch(translator, [text], options or DecodingOptions())[0]
+    model, device = translator.model, translator.device
+    src = torch.tensor([sentence.source_ids], device=device)  # (1, S)
+    tgt = torch.tensor([sentence.input_ids], device=device)  # (1, T)
+    written = torch.tensor(sentence.output_ids, device=device)  # (T,)
+    names, states = decoder_states(model, src, tgt)
+    probs = torch.stack([model.lm_head(model.decoder_norm(state))[0].float().softmax(-1) for state in states])  # (stages, T, V)
+    chosen = probs.gather(-1, written.view(1, -1, 1).expand(len(states), -1, 1))[..., 0]  # (stages, T)
+    values, ids = probs.topk(TOP, dim=-1)  # (stages, T, TOP)
+    top = [[[{"token": token, "prob": round(float(p), 4)} for token, p in
+             zip(token_strings(translator.tokenizer, ids[s, t].tolist()), values[s, t])] for t in range(ids.size(1))]
+           for s in range(len(states))]
+    favourite = ids[..., 0] == written  # (stages, T)
+    decided = [next((s for s in range(len(states)) if favourite[s:, t].all()), len(states) - 1)
+               for t in range(written.size(0))]
+    return LogitLens(names, sentence.explanation.target_tokens, chosen.tolist(), top, decided)
