@@ -33,7 +33,8 @@ class OpenedRow:
     layer: int
     head: int
     row: int
-    row_token: str
+    row_token: str  # the token whose state asks (for decoder and cross: the decoder's input at that row)
+    writes: str | None  # decoder and cross: the English token that row writes; None for the encoder
     column_tokens: list[str]
     q: list[float]  # (d_k,) the query of the row
     k: list[list[float]]  # (M, d_k) one key per column
@@ -109,7 +110,8 @@ def qkv(translator: Translator, text: str, kind: str, layer: int, head: int, row
     concat, _ = attention.attend_heads(q_all, k_all, v_all, mask)  # (L, D): every head of every row
     columns = e.source_tokens if kind != "decoder" else e.decoder_input_tokens
     row_tokens = e.source_tokens if kind == "encoder" else e.decoder_input_tokens
-    return OpenedRow(kind, layer, head, row, row_tokens[j], list(columns), q.tolist(), k.tolist(), v.tolist(),
+    writes = None if kind == "encoder" else e.target_tokens[j]
+    return OpenedRow(kind, layer, head, row, row_tokens[j], writes, list(columns), q.tolist(), k.tolist(), v.tolist(),
                      scores.tolist(), scaled.tolist(), allowed.tolist(), weights.tolist(), (weights @ v).tolist(),
                      attention.out_proj(concat[j]).tolist())
 

@@ -269,3 +269,17 @@ def test_an_empty_box_clears_the_old_result_picker_and_overview(desk):
                           " return !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v); }")
     assert blank  # no thumbnails of the old answer
     assert desk.locator("#result .al-download").first.is_disabled()
+
+
+def test_a_row_opens_up_into_query_key_softmax_and_values(desk):
+    translate(desk, VAL[0])
+    box = desk.locator("#result .al-canvas").bounding_box()
+    desk.locator("#result [data-value='cross']").first.click()
+    desk.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.5)  # a cell: its row in focus
+    desk.locator("#result .al-open-cell").click()
+    desk.wait_for_selector("#result .al-qkv", timeout=30_000)
+    text = desk.locator("#result .al-qkv").inner_text()
+    for words in ("The query", "dot product", "divided by \u221a64", "Softmax across the row", "Mixing the values"):
+        assert words in text, words
+    weights = [float(v) for v in desk.locator("#result .al-qkv-after .al-qkv-value").all_inner_texts()]
+    assert abs(sum(weights) - 1) < 0.02 and len(weights) == len(desk.locator("#result .al-qkv-before .al-qkv-bar").all())

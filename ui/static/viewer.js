@@ -101,7 +101,12 @@
       this.readout = el("div", "al-readout");
       this.readout.setAttribute("aria-live", "polite");
       this.help = el("div", "al-help");
-      side.append(this.overviewTitle, this.overview, this.readout, this.help);
+      // How a row's weights were computed (ui/static/qkv.js, /qkv): a button, then the walk-through.
+      this.openCell = el("button", "al-open-cell", "How was this row computed? Q, K, V \u2192");
+      this.openCell.type = "button";
+      this.qkvPanel = el("div", "al-qkv-panel");
+      this.openCell.addEventListener("click", () => AL.openRow && AL.openRow(this, this.qkvPanel));
+      side.append(this.overviewTitle, this.overview, this.readout, this.openCell, this.qkvPanel, this.help);
       body.append(this.stage, side);
       this.root.appendChild(body);
     }
@@ -113,6 +118,7 @@
       this.picker.hidden = true;
       this.overview.getContext("2d").clearRect(0, 0, this.overview.width, this.overview.height);
       this.readout.textContent = "";
+      this.qkvPanel.replaceChildren();
       this.root.querySelectorAll(".al-download").forEach((b) => (b.disabled = true));
     }
 
@@ -243,6 +249,7 @@
       }
       const hit = AL.hitMatrix(this.layout, this.map, x, y);
       if (click && hit) s.focusRow = s.focusRow === hit[0] ? -1 : hit[0];
+      if (click && hit) this.lastCell = hit; // the cell the Q, K, V walk-through opens
       s.hover = hit && hit[1] >= 0 ? hit : null;
       this.draw();
     }
