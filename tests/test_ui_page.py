@@ -283,3 +283,18 @@ def test_a_row_opens_up_into_query_key_softmax_and_values(desk):
         assert words in text, words
     weights = [float(v) for v in desk.locator("#result .al-qkv-after .al-qkv-value").all_inner_texts()]
     assert abs(sum(weights) - 1) < 0.02 and len(weights) == len(desk.locator("#result .al-qkv-before .al-qkv-bar").all())
+
+
+def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
+    translate(desk, VAL[1])
+    desk.locator("#result .al-open-ladder").click()
+    desk.wait_for_selector("#result .al-ladder-table", timeout=30_000)
+    stages = desk.locator("#result .al-ladder-stage").all_inner_texts()
+    assert stages[0] == "embedding" and stages[-1] == "layer 3 feed-forward" and len(stages) == 10
+    columns = desk.locator("#result .al-ladder-table tr").first.locator("th").count() - 1
+    last = desk.locator("#result .al-ladder-table tr").last.locator("td")
+    assert columns == last.count() and columns >= 5
+    assert last.all_inner_texts().count("\u2605") >= columns - 1  # the last stage's favourite is, mostly, what was written
+    assert desk.locator("#result .al-ladder-decided").count() == columns  # one decision per piece
+    translate(desk, "")
+    assert desk.locator("#result .al-ladder-table").count() == 0 and not desk.locator("#result .al-open-ladder").is_visible()

@@ -12,7 +12,7 @@ from pathlib import Path
 import gradio as gr
 
 STATIC = Path(__file__).resolve().parent / "static"
-SCRIPTS = ["core.js", "draw.js", "viewer.js", "result.js", "qkv.js"]  # each attaches to window.AttentionLens
+SCRIPTS = ["core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "ladder.js"]  # each attaches to window.AttentionLens
 STYLES = ["lens.css"]
 PAGE_CSS = STATIC / "page.css"  # the page around the views: header, compact inputs, phones
 

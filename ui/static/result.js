@@ -108,7 +108,11 @@
       this.status = el("div", "al-status");
       this.notes = el("div", "al-notices");
       this.staleNote = el("div", "al-stale-note", "The German or an option changed: this result is out of date.");
-      this.top.append(this.english, this.status, this.notes, this.staleNote);
+      this.ladderButton = el("button", "al-open-cell al-open-ladder", "When was each word decided? \u2192");
+      this.ladderButton.type = "button";
+      this.ladder = el("div", "al-ladder-panel");
+      this.ladderButton.addEventListener("click", () => AL.openLadder && AL.openLadder(this, this.ladder));
+      this.top.append(this.english, this.status, this.notes, this.staleNote, this.ladderButton, this.ladder);
       this.root.appendChild(this.top);
       this.viewer = new AL.Viewer(this.root, { sentencePicker: true, onSelect: (s) => this.highlight(s.sentence) });
     }
@@ -128,11 +132,15 @@
         this.english.classList.toggle("al-error", !!(x && x.error));
         this.status.textContent = x && x.message ? x.message : "";
         this.notes.replaceChildren();
+        this.ladder.replaceChildren();
+        this.ladderButton.hidden = true;
         this.viewer.clear();
         return;
       }
       this.root.classList.remove("al-empty");
       this.english.classList.remove("al-error");
+      this.ladder.replaceChildren();
+      this.ladderButton.hidden = false;
       this.english.replaceChildren(...x.sentences.map((s, i) => shadedSentence(s, i, (k) => this.viewer.choose("sentence", k))));
       const pieces = x.sentences.reduce((n, s) => n + s.tokens.src.length, 0);
       const out = x.sentences.reduce((n, s) => n + s.tokens.tgt.length, 0);
