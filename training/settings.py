@@ -196,7 +196,7 @@ class TrainSettings:
                 "batch_tokens", "lr", "warmup", "adam_betas", "adam_eps", "label_smoothing", "clip", "seed",
                 "max_train_pairs")
         if self.corpus != "multi30k":  # recorded only when set, so the states of caption runs keep their identity
-            keys += ("corpus", "ding_repeat", "ding_phrases")
+            keys += ("corpus", "ding_repeat") + (("ding_phrases",) if self.ding_phrases else ())
         if self.init_from:
             keys += ("init_from",)
         return {k: getattr(self, k) for k in keys}
