@@ -108,7 +108,7 @@
       this.status = el("div", "al-status");
       this.notes = el("div", "al-notices");
       this.staleNote = el("div", "al-stale-note", "The German or an option changed: this result is out of date.");
-      this.ladderButton = el("button", "al-open-cell al-open-ladder", "When was each word decided? \u2192");
+      this.ladderButton = el("button", "al-open-ladder", "When was each word decided? \u2192");
       this.ladderButton.type = "button";
       this.ladder = el("div", "al-ladder-panel");
       this.ladderButton.addEventListener("click", () => AL.openLadder && AL.openLadder(this, this.ladder));
