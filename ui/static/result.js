@@ -18,7 +18,9 @@
       const w = el("span", "al-word" + (p < 0.5 ? " al-unsure" : ""), word);
       w.style.opacity = (0.45 + 0.55 * p).toFixed(2);
       w.title = "\u2018" + word + "\u2019: the model gave it a probability of " + p.toFixed(2);
-      const glue = /^[.,;:!?)\]'’”]/.test(word) ? "" : " ";
+      // A space where the text has one: before a word whose first piece starts with '▁' ("I'm" stays whole).
+      const first = sentence.tokens.tgt[pieces[0]] || "";
+      const glue = first.startsWith("\u2581") ? " " : /^[.,;:!?)\]'’”]/.test(word) || span.childElementCount ? "" : " ";
       span.append(glue, w);
     }
     return span;
