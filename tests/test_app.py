@@ -217,3 +217,12 @@ def test_logit_lens_endpoint_ends_in_the_models_own_probabilities(client):
     lens = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/logit_lens")
     assert lens["target_tokens"] == explained["target_tokens"] and lens["stages"][0] == "embedding"
     assert max(abs(a - b) for a, b in zip(lens["prob"][-1], explained["target_probs"])) < 1e-4
+
+
+def test_contrast_endpoint_explains_why_the_word_and_not_another(client):
+    result = client.predict(SENTENCE, 1, "woman", "greedy", 1, 1.0, 10, api_name="/contrast")
+    target = result["logit_diff"] - result["baseline_logit_diff"]
+    assert abs(sum(result["source_attribution"]) - target) <= 0.05 * max(1.0, abs(target))
+    assert set(result["heads"]) == {"encoder", "decoder", "cross"}
+    with pytest.raises(Exception, match="step must be a whole number from 1 to"):
+        client.predict(SENTENCE, 40, "woman", "greedy", 1, 1.0, 10, api_name="/contrast")

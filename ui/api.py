@@ -17,6 +17,7 @@ import gradio as gr
 
 from lens.ablate import ablate as ablate_heads
 from lens.alarm import Familiarity
+from lens.contrast import contrast as why_not
 from lens.explain import sentences_of
 from lens.logit_lens import logit_lens as read_stages
 from lens.qkv import qkv as open_row
@@ -121,8 +122,12 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     def run_logit_lens(sentence, options):
         return read_stages(translator, sentence, options).to_dict()
 
+    @gpu(duration=30)
+    def run_contrast(sentence, step, alternative, options):
+        return why_not(translator, sentence, step, alternative, options).to_dict()
+
     return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate, qkv=run_qkv,
-                logit_lens=run_logit_lens)
+                logit_lens=run_logit_lens, contrast=run_contrast)
 
 
 def build(translator: Translator, familiarity: Familiarity | None = None) -> None:
@@ -176,6 +181,15 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
         options = options_of(decoding, num_beams, length_penalty, max_length)
         return run["logit_lens"](one_sentence(checked_text(text)), options)
 
+    @friendly_errors
+    def contrast(text: str, step: int = 1, alternative: str = "", decoding: Decoding = "beam search", num_beams: int = 4,
+                 length_penalty: float = 1.0, max_length: int = 128) -> dict:
+        options = options_of(decoding, num_beams, length_penalty, max_length)
+        if not isinstance(alternative, str) or len(alternative) > 50:
+            raise ValueError("alternative must be an English word or piece of at most 50 characters")
+        return run["contrast"](one_sentence(checked_text(text)), step, alternative, options)
+
+    contrast.__doc__ = CONTRAST_DOC.format(options=OPTIONS_DOC)
     logit_lens.__doc__ = LOGIT_LENS_DOC.format(options=OPTIONS_DOC)
     qkv.__doc__ = QKV_DOC.format(options=OPTIONS_DOC)
     translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
@@ -188,6 +202,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
     gr.api(ablate, api_name="ablate")
     gr.api(qkv, api_name="qkv")
     gr.api(logit_lens, api_name="logit_lens")
+    gr.api(contrast, api_name="contrast")
 
 
 TRANSLATE_DOC = """Translate German text (one sentence or a paragraph of up to 16 sentences) into English.
@@ -271,4 +286,18 @@ LOGIT_LENS_DOC = """Show when each English word was decided: the decoder's state
             top[stage][step] (the 5 most likely tokens with their probabilities) and decided_at (per step, the
             first stage from which the written word stays the favourite). The last stage is the model's output;
             early stages are rough, since the output layer was trained to read the last one.
+        """
+
+CONTRAST_DOC = """Why the translation wrote this word and not another: the logit difference and where it comes from.
+
+        Args:
+            text: one German sentence, at most 400 characters.
+            step: which piece of the translation, counted from 1.
+            alternative: the English word or piece to compare with (its first piece is used).
+{options}
+        Returns:
+            A dict: chosen and alternative (the two pieces), logit_diff (chosen minus alternative), baseline_logit_diff
+            (with the German embeddings set to zero), source_tokens, source_attribution (integrated gradients of the
+            difference to each German token; they sum to logit_diff - baseline_logit_diff up to completeness_gap)
+            and heads ({{encoder, decoder, cross}}: [layer][head], how the difference changes with that head off).
         """

@@ -1,0 +1,51 @@
+"""lens/contrast.py: why the written piece and not another: the logit difference, its attribution to the
+German tokens (complete), and the effect of each head on it."""
+
+import numpy as np
+import pytest
+
+from lens.contrast import alternative_id, contrast
+from lens.explain import DecodingOptions, explain_batch
+from model import Translator
+
+SENTENCE = "Ein Mann fährt Fahrrad."
+OPTIONS = DecodingOptions(num_beams=1, max_new_tokens=8)
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_checkpoint):
+    return Translator.from_pretrained(tiny_checkpoint, device="cpu")
+
+
+def test_the_attribution_is_complete_and_the_difference_is_the_models(translator):
+    result = contrast(translator, SENTENCE, 1, "woman", OPTIONS, steps=64)
+    target = result.logit_diff - result.baseline_logit_diff
+    assert abs(sum(result.source_attribution) - target) <= 0.03 * max(1.0, abs(target))
+    assert abs(result.completeness_gap) <= 0.03 * max(1.0, abs(target))
+    sentence = explain_batch(translator, [SENTENCE], OPTIONS)[0]
+    assert len(result.source_attribution) == len(sentence.explanation.source_tokens)
+    import torch
+
+    with torch.no_grad():  # the model's own logits after BOS
+        logits = translator.model(torch.tensor([sentence.source_ids]), torch.tensor([sentence.input_ids[:1]]))[0, -1]
+    chosen, other = sentence.output_ids[0], alternative_id(translator, "woman")[0]
+    assert abs(float(logits[chosen] - logits[other]) - result.logit_diff) < 1e-4
+    assert result.logit_diff >= 0  # greedy wrote the favourite
+
+
+def test_each_head_has_an_effect_and_one_that_is_off_everywhere_changes_nothing(translator):
+    result = contrast(translator, SENTENCE, 2, "dog", OPTIONS, steps=8)
+    config = translator.config
+    assert {k: np.array(v).shape for k, v in result.heads.items()} == {
+        "encoder": (config.n_encoder_layers, config.n_heads), "decoder": (config.n_decoder_layers, config.n_heads),
+        "cross": (config.n_decoder_layers, config.n_heads)}
+    assert any(abs(e) > 1e-6 for rows in result.heads.values() for row in rows for e in row)
+
+
+@pytest.mark.parametrize("step, alternative, message", [
+    (0, "dog", "step must be a whole number from 1 to"), (99, "dog", "step must be a whole number from 1 to"),
+    (1.5, "dog", "step must be a whole number"), (1, "", "alternative must be an English word"),
+])
+def test_bad_arguments_are_refused_by_name(translator, step, alternative, message):
+    with pytest.raises(ValueError, match=message):
+        contrast(translator, SENTENCE, step, alternative, OPTIONS, steps=4)
