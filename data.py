@@ -56,7 +56,7 @@ def default_cache_dir() -> Path:
 
 # Beside the checkout, where this project's machines keep the corpus (tests/corpus.py looks here too).
 SHARED_CORPUS = Path(__file__).resolve().parent.parent / "shared" / "data" / "multi30k"
-# The everyday corpus (training/ding.py writes it; GPL-2.0-or-later, so never inside the repository's tracked files).
+# The everyday corpus (training/everyday_corpus.py writes it; GPL-2.0-or-later, so never inside the repository's tracked files).
 DING_DIR_ENV = "DING_DIR"
 DEFAULT_DING_DIR = Path(__file__).resolve().parent / "runs" / "corpora" / "ding"
 DING_SPLITS = ("train", "dev", "test")  # and "phrases", read only with --ding-phrases
@@ -76,7 +76,7 @@ def find_ding(ding_dir: str | Path | None = None) -> Path:
     """The Ding folder given, else $DING_DIR, else runs/corpora/ding in the project; a missing one says how to make it."""
     folder = Path(ding_dir or os.environ.get(DING_DIR_ENV) or DEFAULT_DING_DIR)
     if not all((folder / f"{split}.{lang}").is_file() for split in DING_SPLITS for lang in ("de", "en")):
-        raise CorpusError(f"the Ding corpus is not in {folder}: make it with 'python -m training.ding --output {folder}' "
+        raise CorpusError(f"the Ding corpus is not in {folder}: make it with 'python -m training.everyday_corpus --output {folder}' "
                           f"(it runs apt-get download trans-de-en), or pass --ding-dir / set ${DING_DIR_ENV}")
     return folder
 

@@ -27,6 +27,14 @@ def tiny_checkpoint(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(scope="module")
+def tiny_translator(tiny_checkpoint):
+    """The tiny checkpoint loaded as a Translator on the CPU."""
+    from model import Translator
+
+    return Translator.from_pretrained(tiny_checkpoint, device="cpu")
+
+
 BROWSER_FIXTURES = {"browser", "desk"}  # the fixtures that start Debian's chromium
 
 

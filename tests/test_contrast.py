@@ -6,15 +6,14 @@ import pytest
 
 from lens.contrast import alternative_id, contrast
 from lens.explain import DecodingOptions, explain_batch
-from model import Translator
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 OPTIONS = DecodingOptions(num_beams=1, max_new_tokens=8)
 
 
 @pytest.fixture(scope="module")
-def translator(tiny_checkpoint):
-    return Translator.from_pretrained(tiny_checkpoint, device="cpu")
+def translator(tiny_translator):
+    return tiny_translator
 
 
 def test_the_attribution_is_complete_and_the_difference_is_the_models(translator):

@@ -5,15 +5,14 @@ import pytest
 
 from lens.explain import DecodingOptions, explain_batch
 from lens.logit_lens import TOP, logit_lens
-from model import Translator
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 OPTIONS = DecodingOptions(num_beams=1, max_new_tokens=8)
 
 
 @pytest.fixture(scope="module")
-def translator(tiny_checkpoint):
-    return Translator.from_pretrained(tiny_checkpoint, device="cpu")
+def translator(tiny_translator):
+    return tiny_translator
 
 
 def test_the_stages_are_the_embedding_and_every_sublayer_and_the_last_is_the_models_output(translator):

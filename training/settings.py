@@ -41,8 +41,8 @@ class TrainSettings:
                      choices=TASKS)
     data_dir: str | None = _opt(None, "Multi30k folder (default: $MULTI30K_DIR, else download into the cache)")
     corpus: str = _opt("multi30k", "training data: Multi30k captions, or captions and the everyday example "
-                       "sentences of the Ding dictionary (made by python -m training.ding)", choices=CORPORA)
-    ding_dir: str | None = _opt(None, "Ding folder written by python -m training.ding "
+                       "sentences of the Ding dictionary (made by python -m training.everyday_corpus)", choices=CORPORA)
+    ding_dir: str | None = _opt(None, "Ding folder written by python -m training.everyday_corpus "
                                 "(default: $DING_DIR, else runs/corpora/ding)")
     init_from: str | None = _opt(None, "start from the weights and tokenizer of this checkpoint folder (fine-tuning; "
                                  "the model's shape and vocabulary come from it)")

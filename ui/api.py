@@ -168,6 +168,20 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
         mask = head_mask_from(heads, translator.config)
         return {**run["ablate"](sentence, mask, options), "left_out": left_out}
 
+    translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
+    explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
+    trace.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
+    ablate.__doc__ = ABLATE_DOC.format(options=OPTIONS_DOC)
+    gr.api(translate, api_name="translate", concurrency_limit=BATCHED_CALLS, concurrency_id="translate")
+    gr.api(explain, api_name="explain", concurrency_limit=BATCHED_CALLS, concurrency_id="explain")
+    gr.api(trace, api_name="trace")
+    gr.api(ablate, api_name="ablate")
+    inside_endpoints(run, options_of)
+
+
+def inside_endpoints(run: dict, options_of) -> None:
+    """Register /qkv, /logit_lens and /contrast: how a weight, a word and a choice were computed."""
+
     @friendly_errors
     def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
             row: int = 1, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
@@ -192,14 +206,6 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
     contrast.__doc__ = CONTRAST_DOC.format(options=OPTIONS_DOC)
     logit_lens.__doc__ = LOGIT_LENS_DOC.format(options=OPTIONS_DOC)
     qkv.__doc__ = QKV_DOC.format(options=OPTIONS_DOC)
-    translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
-    explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
-    trace.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
-    ablate.__doc__ = ABLATE_DOC.format(options=OPTIONS_DOC)
-    gr.api(translate, api_name="translate", concurrency_limit=BATCHED_CALLS, concurrency_id="translate")
-    gr.api(explain, api_name="explain", concurrency_limit=BATCHED_CALLS, concurrency_id="explain")
-    gr.api(trace, api_name="trace")
-    gr.api(ablate, api_name="ablate")
     gr.api(qkv, api_name="qkv")
     gr.api(logit_lens, api_name="logit_lens")
     gr.api(contrast, api_name="contrast")

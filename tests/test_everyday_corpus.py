@@ -11,7 +11,7 @@ import data
 import train
 from model import Translator
 from tests.corpus import DATA_DIR, needs_corpus
-from training import ding
+from training import everyday_corpus as ding
 
 # Lines in the dictionary's format: German parts | ... :: English parts | ..., aligned by position.
 DICTIONARY = """\
@@ -106,7 +106,7 @@ def test_missing_files_and_tools_are_clear_errors(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(ding.DingError, match="apt-get is not installed"):
         ding.obtain_dictionary(None, tmp_path)
-    with pytest.raises(data.CorpusError, match="python -m training.ding"):
+    with pytest.raises(data.CorpusError, match="python -m training.everyday_corpus"):
         data.find_ding(tmp_path / "nothing")
     empty = write_dictionary(tmp_path, "# only a comment\nHaus {n} :: house\n")
     with pytest.raises(ding.DingError, match="no example sentences"):
