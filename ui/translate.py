@@ -88,11 +88,16 @@ def page_handler(translator: Translator, familiarity: Familiarity | None):
     return run
 
 
-def first_visit(translator: Translator, familiarity: Familiarity | None, text: str = EXAMPLES[0]) -> tuple[str, dict]:
+def first_visit(translator: Translator, familiarity: Familiarity | None, text: str = EXAMPLES[0]) -> tuple[str, dict] | None:
     """The sentence and explanation a visitor sees on arrival, computed once at start-up (on the CPU copy of
-    the model, before any GPU is attached), so the first visit shows a drawn map, not an empty box."""
+    the model, before any GPU is attached), so the first visit shows a drawn map, not an empty box. None
+    (an empty page, as before) when the model cannot explain it: the app starts all the same."""
     start = time.perf_counter()
-    result = explain_text(translator, text, DecodingOptions())
+    try:
+        result = explain_text(translator, text, DecodingOptions(max_new_tokens=min(128, translator.config.max_len)))
+    except (ValueError, RuntimeError) as err:
+        print(f"the first-visit example could not be explained ({err}); the page opens empty", flush=True)
+        return None
     return text, page_payload(result, translator.config, time.perf_counter() - start, translator.device.type, familiarity)
 
 
