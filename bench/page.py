@@ -103,73 +103,62 @@ def screenshots(url: str, folder: Path) -> None:
         browser.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--screenshots", type=Path, default=None, help="only take the screenshots, into this folder")
-    args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
+FIRST_MAP = ("() => { const c = document.querySelector('#result .al-canvas');"
+             " return c && c.getBoundingClientRect().height > 100; }")
+LAYOUT_SHIFT = """() => new Promise((resolve) => { let sum = 0; new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) sum += e.value; }).observe({type: 'layout-shift', buffered: true});
+  setTimeout(() => resolve(sum), 200); })"""
 
-    proc, url = start_server(args.checkpoint)
-    if args.screenshots:
-        try:
-            screenshots(url, args.screenshots)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-        return
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            first_visit = []
-            for _ in range(max(3, args.repeats // 3)):  # a fresh context: nothing cached
-                context = browser.new_context(viewport={"width": 1366, "height": 768})
-                page = context.new_page()
-                start = time.perf_counter()
-                page.goto(url)
-                page.wait_for_selector(".al-result")
-                ready = time.perf_counter() - start
-                page.locator("#source textarea").fill(SENTENCE_15)
-                arrived, painted = page.evaluate(CLICK_AND_WAIT, ["#translate", ""])
-                total = time.perf_counter() - start
-                shift = page.evaluate("""() => new Promise((resolve) => { let sum = 0; new PerformanceObserver((list) => {
-                  for (const e of list.getEntries()) sum += e.value; }).observe({type: 'layout-shift', buffered: true});
-                  setTimeout(() => resolve(sum), 200); })""")
-                first_visit.append((ready, painted - arrived, total, shift))
-                context.close()
 
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.goto(url)
-            page.wait_for_selector(".al-result")
-            page.locator("#source textarea").fill(SENTENCE_15)
-            page.evaluate(CLICK_AND_WAIT, ["#translate", ""])  # warm-up
-            clicks = []
-            for _ in range(args.repeats):
-                before = page.locator(".al-result").get_attribute("data-shown")
-                clicks.append(page.evaluate(CLICK_AND_WAIT, ["#translate", before]))
-            requests = []
-            page.on("request", lambda r: requests.append(r.url))
-            switches = {"kind": [], "layer": [], "head": [], "token": [], "view": []}
-            for _ in range(args.repeats):
-                for kind in ("encoder", "decoder", "cross"):
-                    switches["kind"].append(page.evaluate(SWITCH, f".al-kind .al-choice[data-value='{kind}']"))
-                for layer in ("0", "1", "2"):
-                    switches["layer"].append(page.evaluate(SWITCH, f".al-layer .al-choice[data-value='{layer}']"))
-                for head in ("0", "3", "mean"):
-                    switches["head"].append(page.evaluate(SWITCH, f".al-head .al-choice[data-value='{head}']"))
-                for view in ("lines", "matrix"):
-                    switches["view"].append(page.evaluate(SWITCH, f".al-view .al-choice[data-value='{view}']"))
-                box = page.locator(".al-canvas").bounding_box()
-                start = time.perf_counter()
-                page.mouse.click(box["x"] + 20, box["y"] + box["height"] * 0.6)  # a row's word: follow that token
-                switches["token"].append((time.perf_counter() - start) * 1000)
-            switch_requests = len(requests)
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def measure_first_visits(browser, url: str, visits: int) -> list[tuple]:
+    """Fresh contexts (nothing cached): load -> map on screen without a click (the start-up example), load ->
+    viewer ready, then a typed sentence: arrival -> map, load -> its map, and the layout shift."""
+    first_visit = []
+    for _ in range(visits):
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(url)
+        page.wait_for_function(FIRST_MAP)
+        unclicked = time.perf_counter() - start
+        page.wait_for_selector(".al-result")
+        ready = time.perf_counter() - start
+        page.locator("#source textarea").fill(SENTENCE_15)
+        before = page.locator("#result .al-result").get_attribute("data-shown") or ""
+        arrived, painted = page.evaluate(CLICK_AND_WAIT, ["#translate", before])
+        total = time.perf_counter() - start
+        first_visit.append((ready, painted - arrived, total, page.evaluate(LAYOUT_SHIFT), unclicked))
+        context.close()
+    return first_visit
 
+
+def measure_warm_page(browser, url: str, repeats: int) -> tuple[list, dict, int]:
+    """One warm page: click -> translation and map, and every switch of the viewer (no request expected)."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.goto(url)
+    page.wait_for_selector(".al-result")
+    page.locator("#source textarea").fill(SENTENCE_15)
+    page.evaluate(CLICK_AND_WAIT, ["#translate", page.locator("#result .al-result").get_attribute("data-shown")])
+    clicks = []
+    for _ in range(repeats):
+        before = page.locator("#result .al-result").get_attribute("data-shown")
+        clicks.append(page.evaluate(CLICK_AND_WAIT, ["#translate", before]))
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    switches = {"kind": [], "layer": [], "head": [], "token": [], "view": []}
+    for _ in range(repeats):
+        for name, values in (("kind", ("encoder", "decoder", "cross")), ("layer", ("0", "1", "2")),
+                             ("head", ("0", "3", "mean")), ("view", ("lines", "matrix"))):
+            for value in values:
+                switches[name].append(page.evaluate(SWITCH, f"#result .al-{name} .al-choice[data-value='{value}']"))
+        box = page.locator("#result .al-canvas").bounding_box()
+        start = time.perf_counter()
+        page.mouse.click(box["x"] + 20, box["y"] + box["height"] * 0.6)  # a row's word: follow that token
+        switches["token"].append((time.perf_counter() - start) * 1000)
+    return clicks, switches, len(requests)
+
+
+def report(args, clicks, switches, switch_requests, first_visit) -> None:
     ms = lambda values: f"{statistics.median(values):7.1f} ms"  # noqa: E731
     print(f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores "
           f"(load average {os.getloadavg()[0]:.1f}), medians of {args.repeats}")
@@ -179,12 +168,37 @@ def main() -> None:
         note = " (incl. Playwright's mouse round trip)" if name == "token" else ""
         print(f"  {name:6s} switch -> redrawn {ms(values)}{note}")
     print(f"  server requests during {sum(len(v) for v in switches.values())} switches: {switch_requests}")
-    print(f"  first visit: page load -> viewer ready {ms([f[0] * 1000 for f in first_visit])}, "
+    print(f"  first visit: page load -> map on screen without a click {ms([f[4] * 1000 for f in first_visit])}, "
+          f"-> viewer ready {ms([f[0] * 1000 for f in first_visit])}, "
           f"translation arrived -> map on screen {ms([f[1] for f in first_visit])}, "
-          f"load -> first map (incl. typing and translating) {ms([f[2] * 1000 for f in first_visit])}, "
+          f"load -> first typed sentence's map {ms([f[2] * 1000 for f in first_visit])}, "
           f"cumulative layout shift {statistics.median(f[3] for f in first_visit):.3f}")
     for name, (size, S, T) in payload_sizes(args.checkpoint).items():
         print(f"  payload, {name} ({S} source pieces, {T} target pieces): {size / 1024:.1f} KB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--screenshots", type=Path, default=None, help="only take the screenshots, into this folder")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    proc, url = start_server(args.checkpoint)
+    try:
+        if args.screenshots:
+            screenshots(url, args.screenshots)
+            return
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            first_visit = measure_first_visits(browser, url, max(3, args.repeats // 3))
+            clicks, switches, switch_requests = measure_warm_page(browser, url, args.repeats)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    report(args, clicks, switches, switch_requests, first_visit)
 
 
 if __name__ == "__main__":
