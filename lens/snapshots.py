@@ -63,9 +63,24 @@ def _local_snapshots(folder: Path) -> list[Snapshot]:
             raise ValueError(f"{index} is not a snapshot index ({err})") from None
     else:  # folders without an index: steps from their names
         entries = [{"step": int(m.group(1)), "path": p.name} for p in root.glob("step-*") if (m := BRANCH.match(p.name))]
-    return sorted((Snapshot(int(e["step"]), revision=e.get("revision"), path=str(root / e["path"]),
-                            val_loss=e.get("val_loss"), val_bleu=e.get("val_bleu")) for e in entries),
-                  key=lambda s: s.step)
+    if not isinstance(entries, list):
+        raise ValueError(f"{index}: 'snapshots' is not a list")
+    return sorted((checked_entry(e, root, index) for e in entries), key=lambda s: s.step)
+
+
+def checked_entry(entry, root: Path, index: Path) -> Snapshot:
+    """One local index entry as a Snapshot: a whole step of at least 0, and a path that stays inside the run's
+    checkpoint folder (".." is the final model itself); anything else is a ValueError naming the index and entry."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{index}: an entry is not an object: {str(entry)[:80]}")
+    step, name = entry.get("step"), entry.get("path")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise ValueError(f"{index}: an entry has no whole 'step' of at least 0: {str(entry)[:80]}")
+    if not isinstance(name, str) or not name or not (root / name).resolve().is_relative_to(root.parent.resolve()):
+        raise ValueError(f"{index}: the entry of step {step} has no 'path' inside {root.parent}: {name!r}")
+    figures = {k: entry.get(k) if isinstance(entry.get(k), (int, float)) else None for k in ("val_loss", "val_bleu")}
+    revision = entry.get("revision") if isinstance(entry.get("revision"), str) else None
+    return Snapshot(step, revision=revision, path=str(root / name), **figures)
 
 
 def _hub_index(repo_id: str, revision: str | None) -> dict[int, dict]:

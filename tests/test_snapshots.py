@@ -143,3 +143,30 @@ def test_shipped_step_0_is_the_untrained_model_of_the_runs_seed():
     torch.manual_seed(settings["seed"])
     fresh = Transformer(loaded.config).half().float()
     assert all(torch.equal(fresh.state_dict()[k], v) for k, v in loaded.state_dict().items())
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"path": "step-00000"}, "no whole 'step'"),
+    ({"step": "x", "path": "step-00000"}, "no whole 'step'"),
+    ({"step": -1, "path": "step-00000"}, "no whole 'step'"),
+    ({"step": 3, "path": "../../elsewhere"}, "no 'path' inside"),
+    ({"step": 3}, "no 'path' inside"),
+    ("step-3", "not an object"),
+])
+def test_a_broken_index_entry_is_refused_naming_the_index(tmp_path, entry, message):
+    from lens.snapshots import list_snapshots
+
+    (tmp_path / "snapshots").mkdir()
+    (tmp_path / "snapshots" / "index.json").write_text(json.dumps({"snapshots": [entry]}))
+    with pytest.raises(ValueError, match=message):
+        list_snapshots(tmp_path)
+
+
+def test_the_time_travel_view_says_why_when_the_index_is_broken(tmp_path):
+    from lens.history import SnapshotLibrary
+    from ui.history import catalog
+
+    (tmp_path / "snapshots").mkdir()
+    (tmp_path / "snapshots" / "index.json").write_text(json.dumps({"snapshots": [{"path": "step-00000"}]}))
+    shown = catalog(SnapshotLibrary(tmp_path, 1))
+    assert "could not be read" in shown["message"] and "no whole 'step'" in shown["message"]
