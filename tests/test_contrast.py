@@ -11,30 +11,25 @@ SENTENCE = "Ein Mann fährt Fahrrad."
 OPTIONS = DecodingOptions(num_beams=1, max_new_tokens=8)
 
 
-@pytest.fixture(scope="module")
-def translator(tiny_translator):
-    return tiny_translator
-
-
-def test_the_attribution_is_complete_and_the_difference_is_the_models(translator):
-    result = contrast(translator, SENTENCE, 1, "woman", OPTIONS, steps=64)
+def test_the_attribution_is_complete_and_the_difference_is_the_models(tiny_translator):
+    result = contrast(tiny_translator, SENTENCE, 1, "woman", OPTIONS, steps=64)
     target = result.logit_diff - result.baseline_logit_diff
     assert abs(sum(result.source_attribution) - target) <= 0.03 * max(1.0, abs(target))
     assert abs(result.completeness_gap) <= 0.03 * max(1.0, abs(target))
-    sentence = explain_batch(translator, [SENTENCE], OPTIONS)[0]
+    sentence = explain_batch(tiny_translator, [SENTENCE], OPTIONS)[0]
     assert len(result.source_attribution) == len(sentence.explanation.source_tokens)
     import torch
 
     with torch.no_grad():  # the model's own logits after BOS
-        logits = translator.model(torch.tensor([sentence.source_ids]), torch.tensor([sentence.input_ids[:1]]))[0, -1]
-    chosen, other = sentence.output_ids[0], alternative_id(translator, "woman")[0]
+        logits = tiny_translator.model(torch.tensor([sentence.source_ids]), torch.tensor([sentence.input_ids[:1]]))[0, -1]
+    chosen, other = sentence.output_ids[0], alternative_id(tiny_translator, "woman")[0]
     assert abs(float(logits[chosen] - logits[other]) - result.logit_diff) < 1e-4
     assert result.logit_diff >= 0  # greedy wrote the favourite
 
 
-def test_each_head_has_an_effect_and_one_that_is_off_everywhere_changes_nothing(translator):
-    result = contrast(translator, SENTENCE, 2, "dog", OPTIONS, steps=8)
-    config = translator.config
+def test_each_head_has_an_effect_and_one_that_is_off_everywhere_changes_nothing(tiny_translator):
+    result = contrast(tiny_translator, SENTENCE, 2, "dog", OPTIONS, steps=8)
+    config = tiny_translator.config
     assert {k: np.array(v).shape for k, v in result.heads.items()} == {
         "encoder": (config.n_encoder_layers, config.n_heads), "decoder": (config.n_decoder_layers, config.n_heads),
         "cross": (config.n_decoder_layers, config.n_heads)}
@@ -45,6 +40,6 @@ def test_each_head_has_an_effect_and_one_that_is_off_everywhere_changes_nothing(
     (0, "dog", "step must be a whole number from 1 to"), (99, "dog", "step must be a whole number from 1 to"),
     (1.5, "dog", "step must be a whole number"), (1, "", "alternative must be an English word"),
 ])
-def test_bad_arguments_are_refused_by_name(translator, step, alternative, message):
+def test_bad_arguments_are_refused_by_name(tiny_translator, step, alternative, message):
     with pytest.raises(ValueError, match=message):
-        contrast(translator, SENTENCE, step, alternative, OPTIONS, steps=4)
+        contrast(tiny_translator, SENTENCE, step, alternative, OPTIONS, steps=4)

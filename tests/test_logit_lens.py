@@ -10,25 +10,20 @@ SENTENCE = "Ein Mann fährt Fahrrad."
 OPTIONS = DecodingOptions(num_beams=1, max_new_tokens=8)
 
 
-@pytest.fixture(scope="module")
-def translator(tiny_translator):
-    return tiny_translator
-
-
-def test_the_stages_are_the_embedding_and_every_sublayer_and_the_last_is_the_models_output(translator):
-    lens = logit_lens(translator, SENTENCE, OPTIONS)
-    n = translator.config.n_decoder_layers
+def test_the_stages_are_the_embedding_and_every_sublayer_and_the_last_is_the_models_output(tiny_translator):
+    lens = logit_lens(tiny_translator, SENTENCE, OPTIONS)
+    n = tiny_translator.config.n_decoder_layers
     assert len(lens.stages) == 1 + 3 * n and lens.stages[0] == "embedding"
     assert lens.stages[1:4] == ["layer 1 self-attention", "layer 1 cross-attention", "layer 1 feed-forward"]
-    e = explain_batch(translator, [SENTENCE], OPTIONS)[0].explanation
+    e = explain_batch(tiny_translator, [SENTENCE], OPTIONS)[0].explanation
     assert lens.target_tokens == e.target_tokens
     np.testing.assert_allclose(lens.prob[-1], e.target_probs, atol=1e-5)
     assert all(len(row) == len(e.target_tokens) for row in lens.prob)
     assert all(0.0 <= p <= 1.0 for row in lens.prob for p in row)
 
 
-def test_top_candidates_are_sorted_and_decided_at_marks_where_the_word_stays_the_favourite(translator):
-    lens = logit_lens(translator, SENTENCE, OPTIONS)
+def test_top_candidates_are_sorted_and_decided_at_marks_where_the_word_stays_the_favourite(tiny_translator):
+    lens = logit_lens(tiny_translator, SENTENCE, OPTIONS)
     for stage, steps in enumerate(lens.top):
         for step, candidates in enumerate(steps):
             assert len(candidates) == TOP

@@ -90,20 +90,17 @@ class TranslationTask:
     def __init__(self, settings: TrainSettings, tokenizer_path: Path, rank: int = 0, world: int = 1):
         self.settings, self.rank, self.world = settings, rank, world
         data_dir = data.resolve_data_dir(settings.data_dir)
-        train = data.load_split(data_dir, "train")
-        if settings.max_train_pairs:
-            train = data.ParallelCorpus(train.src[: settings.max_train_pairs], train.tgt[: settings.max_train_pairs])
+        # Each training corpus once (the evidence index and the vocabulary read them so), then mixed.
+        self.corpora = training_corpora(settings.corpus, str(data_dir), settings.ding_dir, settings.max_train_pairs,
+                                        settings.ding_phrases)
+        vocabulary_text = [text for src, tgt in self.corpora.values() for text in src + tgt]
+        repeat = {"ding": settings.ding_repeat}
+        train = data.ParallelCorpus(
+            [s for name, (src, _) in self.corpora.items() for s in src * repeat.get(name, 1)],
+            [t for name, (_, tgt) in self.corpora.items() for t in tgt * repeat.get(name, 1)])
         self.everyday = None  # (dev, test) of the Ding corpus, when it is trained on
-        vocabulary_text = train.src + train.tgt
         if settings.corpus == "multi30k+ding":
             ding_dir = data.find_ding(settings.ding_dir)
-            ding = data.load_split(ding_dir, "train")
-            vocabulary_text += ding.src + ding.tgt  # each pair once, whatever --ding-repeat
-            train = data.ParallelCorpus(train.src + ding.src * settings.ding_repeat, train.tgt + ding.tgt * settings.ding_repeat)
-            if settings.ding_phrases:
-                phrases = data.load_split(ding_dir, "phrases")
-                vocabulary_text += phrases.src + phrases.tgt
-                train = data.ParallelCorpus(train.src + phrases.src, train.tgt + phrases.tgt)
             self.everyday = self._sliced(data.load_split(ding_dir, "dev")), self._sliced(data.load_split(ding_dir, "test"))
         self.train_text_sha256 = hashlib.sha256("\n".join(train.src + ["\t"] + train.tgt).encode()).hexdigest()
         val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
@@ -192,9 +189,7 @@ class TranslationTask:
         Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
         if "snapshot" in card_info:
             return
-        s = self.settings
-        write_index(Path(folder), build_index(training_corpora(s.corpus, s.data_dir, s.ding_dir, s.max_train_pairs,
-                                                               s.ding_phrases)))
+        write_index(Path(folder), build_index(self.corpora))
 
 
 # ----- copy ----------------------------------------------------------------------------------------
