@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from model.heads import HeadMask
 from model.translator import Explanation
 
+from .cost import ABLATE
+from .explain import DecodingOptions, explain_one
 from .importance import ranked_heads
 
 
@@ -89,8 +91,8 @@ def ablate(
     if not isinstance(head_mask, HeadMask):
         raise TypeError(f"head_mask must be a HeadMask or its to_dict(), got {type(head_mask).__name__}")
     options = dict(num_beams=num_beams, length_penalty=length_penalty, max_new_tokens=max_new_tokens)
+    explanation = explain_one(translator, text, DecodingOptions(**options), ABLATE, head_mask=head_mask)  # refused first
     original = translator.translate(text, **options)
-    explanation = translator.explain(text, head_mask=head_mask, **options)
     mask_dict = head_mask.to_dict()
     return Ablation(text=text, original=original, ablated=explanation.translation,
                     diff=word_diff(original, explanation.translation), head_mask=mask_dict,

@@ -6,11 +6,13 @@ model width of an embedding-space attribution:
 - integrated gradients (Sundararajan et al. 2017): (x - x') * mean over `steps` points on the
   straight path from the baseline x' to the input x of dF_t/dx. Baseline x' = the zero token
   embedding: the encoder then sees the positional encoding alone. The path integral uses the
-  midpoint rule, alpha_k = (k - 1/2) / steps; all steps run as one batch, and one backward is
+  midpoint rule, alpha_k = (k - 1/2) / steps; the steps run a few at a time, and one backward is
   vectorised over the target tokens. Completeness: the attributions of t sum to F_t(x) - F_t(x'),
   up to the quadrature error reported in `completeness_gap`.
 - input x gradient: x * dF_t/dx at the input alone, one forward and one backward; fast, no baseline.
-The embeddings are swapped in by a forward hook on `model.embed`, so no model code changes.
+The embeddings are passed to the model as an input (Transformer.encode's source_embedding): no
+hooks on the shared model, so concurrent requests cannot run each other's. Memory is bounded: the
+path goes a few points at a time and each gradient is reduced as soon as it is made.
 
 Attention rollout for the encoder (Abnar & Zuidema 2020): each layer's head-mean map mixed
 with the residual connection as 0.5 * A + 0.5 * I, rows renormalised, multiplied up the stack.
@@ -31,6 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from model.attention import padding_mask
 from tokenizer import token_strings
 
 METHODS = ("integrated_gradients", "input_x_gradient")
@@ -96,33 +99,18 @@ def _teacher_forced_pass(model, src: Tensor, tgt_out: Tensor, embedding: Tensor,
     """log p(tgt_out[t] | src, tgt_out[:t]) for each of R rows of source embeddings, (R, T), and
     the decoder output (R, T, D) that the output projection read.
 
-    src (R, S) ids, tgt_out (T,) ids, embedding (R, S, D): what model.embed returns for src.
+    src (R, S) ids, tgt_out (T,) ids, embedding (R, S, D): what model.embed returns for src. The
+    embedding is passed in (no hooks on the shared model), so concurrent calls cannot meet.
     """
     c = model.config
     R = src.size(0)
     tgt_in = torch.cat([tgt_out.new_tensor([c.bos_id]), tgt_out[:-1]]).expand(R, -1)  # (R, T)
-    seen = {}
-
-    def swap_source_embedding(module, inputs, output):
-        if inputs[0] is src:  # the encoder's call; the decoder embeds tgt_in with the same module
-            seen["source"] = True
-            return embedding
-        return None
-
-    def keep_decoder_output(module, inputs, output):
-        seen["hidden"] = inputs[0]
-
-    hooks = [model.embed.register_forward_hook(swap_source_embedding),
-             model.lm_head.register_forward_hook(keep_decoder_output)]
-    try:
-        logits = model(src, tgt_in, head_mask=head_mask)  # (R, T, V)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    if "source" not in seen:
-        raise RuntimeError("the source embedding hook never ran: model.embed is no longer called on src")
-    logprobs = logits.float().log_softmax(dim=-1)  # (R, T, V)
-    return logprobs.gather(-1, tgt_out.expand(R, -1)[..., None]).squeeze(-1), seen["hidden"]  # (R, T), (R, T, D)
+    head_mask = model.checked_head_mask(head_mask)
+    src_mask = padding_mask(src, c.pad_id)  # (R, 1, 1, S)
+    memory, _ = model.encode(src, src_mask, head_mask=head_mask, source_embedding=embedding)
+    hidden, _, _ = model.decode(tgt_in, memory, src_mask, head_mask=head_mask)  # (R, T, D)
+    logprobs = model.lm_head(hidden).float().log_softmax(dim=-1)  # (R, T, V)
+    return logprobs.gather(-1, tgt_out.expand(R, -1)[..., None]).squeeze(-1), hidden  # (R, T), (R, T, D)
 
 
 def _per_target_gradients(logprobs: Tensor, hidden: Tensor, inputs: Tensor, targets: range) -> Tensor:
@@ -141,29 +129,34 @@ def _per_target_gradients(logprobs: Tensor, hidden: Tensor, inputs: Tensor, targ
     return grads  # (n, R, S, D)
 
 
-def _path_gradients(model, src: Tensor, tgt_out: Tensor, path: Tensor, head_mask, group: int) -> tuple[Tensor, Tensor]:
-    """Log-probs (R, T) and per-target gradients (T, R, S, D) at each row of `path`.
+def _path_scores(model, src1: Tensor, tgt_out: Tensor, x: Tensor, alphas: Tensor, head_mask, group: int,
+                 rows: int) -> Tensor:
+    """sum over the path points alpha * x of (dF_t/dx . x), summed over D: (T, S).
 
-    Targets go in groups of `group`: target t's gradient needs the decoder only up to step t
-    (it is causal), so each group runs over the shortest prefix that holds it, which saves
-    about a third of the decoder's work over a one-batch pass.
+    Memory stays bounded: the points go `rows` at a time, and each group's gradients (n, R, S, D)
+    are reduced to (n, S) at once, never kept for all T. Targets go in groups of `group`: target t's
+    gradient needs the decoder only up to step t (it is causal), so each group runs over the
+    shortest prefix that holds it, about a third less decoder work than one pass over all T.
     """
     T = tgt_out.size(0)
-    logprobs, grads = [], []
-    for start in range(0, T, group):
-        stop = min(start + group, T)
-        prefix_logprobs, hidden = _teacher_forced_pass(model, src, tgt_out[:stop], path, head_mask)  # (R, stop)
-        grads.append(_per_target_gradients(prefix_logprobs, hidden, path, range(start, stop)))
-        logprobs.append(prefix_logprobs[:, start:stop].detach())
-    return torch.cat(logprobs, dim=1), torch.cat(grads, dim=0)  # (R, T), (T, R, S, D)
+    total = x.new_zeros(T, x.size(1))  # (T, S)
+    for chunk in alphas.split(rows):
+        path = (chunk[:, None, None] * x).requires_grad_(True)  # (r, S, D): the baseline is zero
+        src = src1.expand(len(chunk), -1)  # (r, S)
+        for start in range(0, T, group):
+            stop = min(start + group, T)
+            logprobs, hidden = _teacher_forced_pass(model, src, tgt_out[:stop], path, head_mask)  # (r, stop)
+            grads = _per_target_gradients(logprobs, hidden, path, range(start, stop))  # (n, r, S, D)
+            total[start:stop] += (grads.sum(1) * x[0]).sum(-1).detach()
+    return total
 
 
 def attribute_ids(
     model, src_ids: list[int], tgt_ids: list[int], method: str = "integrated_gradients", steps: int = 32,
-    head_mask=None, group: int = 6,
+    head_mask=None, group: int = 6, rows: int = 16,
 ) -> SourceAttribution:
     """Attribute each of tgt_ids (the outputs, ending in EOS) to src_ids; see the module docstring.
-    `group` targets share one backward (fewer: less memory, more passes)."""
+    `group` targets share one backward and `rows` path points one pass (fewer: less memory, more passes)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "integrated_gradients" and steps < 1:
@@ -174,35 +167,31 @@ def attribute_ids(
     was_training = model.training
     model.eval()  # dropout would make the gradient a random draw
     try:
-        with torch.enable_grad():
-            src1 = torch.tensor([src_ids], device=device)  # (1, S)
-            tgt_out = torch.tensor(tgt_ids, device=device)  # (T,)
-            x = model.embed(src1).detach()  # (1, S, D)
-            if method == "input_x_gradient":
-                alphas = torch.ones(1, device=device)
-            else:
-                alphas = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps  # midpoint rule
-            path = (alphas[:, None, None] * x).requires_grad_(True)  # (R, S, D): baseline is zero
-            src = src1.expand(len(alphas), -1)  # (R, S)
-            logprobs, grads = _path_gradients(model, src, tgt_out, path, head_mask, group)  # (R, T), (T, R, S, D)
+        src1 = torch.tensor([src_ids], device=device)  # (1, S)
+        tgt_out = torch.tensor(tgt_ids, device=device)  # (T,)
+        with torch.no_grad():
+            x = model.embed(src1)  # (1, S, D)
+            # F at the two ends of the path: the input and the zero baseline (completeness)
+            f_input, f_baseline = _teacher_forced_pass(model, src1.expand(2, -1), tgt_out,
+                                                       torch.cat([x, torch.zeros_like(x)]), head_mask)[0]
         if method == "input_x_gradient":
-            scores = (grads[:, 0] * x[0]).sum(-1)  # (T, S)
-            f_input = f_baseline = logprobs[0]
+            alphas = torch.ones(1, device=device)
+        else:
+            alphas = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps  # midpoint rule
+        with torch.enable_grad():
+            scores = _path_scores(model, src1, tgt_out, x, alphas, head_mask, group, rows) / len(alphas)  # (T, S)
+        if method == "input_x_gradient":
+            f_baseline = f_input
             gap = torch.zeros_like(f_input)  # no baseline, no completeness
         else:
-            scores = (grads.mean(1) * x[0]).sum(-1)  # (T, S): (x - 0) * mean path gradient
-            with torch.no_grad():  # F at the two ends of the path, for the completeness check
-                ends = src1.expand(2, -1)  # (2, S)
-                f_input, f_baseline = _teacher_forced_pass(model, ends, tgt_out, torch.cat([x, torch.zeros_like(x)]),
-                                                           head_mask)[0]
             gap = scores.sum(1) - (f_input - f_baseline)
     finally:
         model.train(was_training)
     return SourceAttribution(
-        scores=scores.detach().float().cpu().numpy(),
-        target_logprobs=f_input.detach().float().cpu().numpy(),
-        baseline_logprobs=f_baseline.detach().float().cpu().numpy(),
-        completeness_gap=gap.detach().float().cpu().numpy(),
+        scores=scores.float().cpu().numpy(),
+        target_logprobs=f_input.float().cpu().numpy(),
+        baseline_logprobs=f_baseline.float().cpu().numpy(),
+        completeness_gap=gap.float().cpu().numpy(),
     )
 
 

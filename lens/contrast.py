@@ -19,7 +19,6 @@ Shape legend: R rows (interpolation steps), S source tokens, t target prefix, D 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -28,7 +27,10 @@ from model.attention import padding_mask
 from model.heads import KINDS, HeadMask
 from model.translator import Translator
 
+from .cost import EXPLAIN
 from .explain import DecodingOptions, explain_batch
+
+ROWS = 32  # path points in one pass
 
 
 @dataclass
@@ -67,10 +69,7 @@ def logit_difference(model, src: torch.Tensor, source_embedding: torch.Tensor, p
     R = source_embedding.size(0)
     src = src.expand(R, -1)
     src_mask = padding_mask(src, model.config.pad_id)
-    x = model.pos(source_embedding * math.sqrt(model.config.d_model))  # as embed_tokens does, from the embedding
-    for i, layer in enumerate(model.encoder_layers):
-        x, _ = layer(x, src_mask, heads=None if head_mask is None else head_mask.encoder[i])
-    memory = model.encoder_norm(x)
+    memory, _ = model.encode(src, src_mask, head_mask=head_mask, source_embedding=source_embedding)
     hidden, _, _ = model.decode(prefix.expand(R, -1), memory, src_mask, head_mask=head_mask)  # (R, t, D)
     logits = model.lm_head(hidden[:, -1])  # (R, V)
     return logits[:, chosen].float() - logits[:, alternative].float()
@@ -79,7 +78,7 @@ def logit_difference(model, src: torch.Tensor, source_embedding: torch.Tensor, p
 def contrast(translator: Translator, text: str, step: int, alternative: str, options: DecodingOptions | None = None,
              steps: int = 256) -> Contrast:
     """Why the piece at `step` (from 1) of the translation of `text` and not `alternative`."""
-    sentence = explain_batch(translator, [text], options or DecodingOptions())[0]
+    sentence = explain_batch(translator, [text], options or DecodingOptions(), EXPLAIN)[0]
     T = len(sentence.output_ids)
     if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= T:
         raise ValueError(f"step must be a whole number from 1 to {T} (the pieces of the translation), got {step!r}")
@@ -98,10 +97,12 @@ def contrast(translator: Translator, text: str, step: int, alternative: str, opt
                          for head in range(translator.config.n_heads)] for layer in range(getattr(mask_on, kind).size(0))]
                  for kind in KINDS}
     alphas = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps  # the midpoint rule
+    grads = torch.zeros_like(x[0])  # (S, D): the path's gradients summed, ROWS points at a time (bounded memory)
     with torch.enable_grad():
-        path = (alphas[:, None, None] * x).requires_grad_(True)  # (R, S, D): from the zero embedding to x
-        (grads,) = torch.autograd.grad(logit_difference(model, src, path, prefix, chosen, other).sum(), path)
-    scores = (grads.mean(0) * x[0]).sum(-1)  # (S,)
+        for chunk in alphas.split(ROWS):
+            path = (chunk[:, None, None] * x).requires_grad_(True)  # (r, S, D): from the zero embedding to x
+            grads += torch.autograd.grad(logit_difference(model, src, path, prefix, chosen, other).sum(), path)[0].sum(0)
+    scores = (grads / steps * x[0]).sum(-1)  # (S,)
     target = float(ends[0] - ends[1])
     return Contrast(step, translator.tokenizer.id_to_token(chosen), other_piece, float(ends[0]), float(ends[1]),
                     sentence.explanation.source_tokens, scores.tolist(), float(scores.sum()) - target, heads)

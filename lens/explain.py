@@ -17,6 +17,7 @@ import torch
 from model.translator import Explanation, Translator
 from tokenizer import token_strings
 
+from .cost import Budget, check_after, check_before
 from .sentences import split_sentences
 
 MAX_CHARACTERS = 5_000  # a few paragraphs; longer texts are refused before any work
@@ -98,10 +99,24 @@ def translate_text(translator: Translator, text: str, options: DecodingOptions) 
     return " ".join(o for o in outputs if o)
 
 
-def explain_text(translator: Translator, text: str, options: DecodingOptions) -> TextExplanation:
+def explain_text(translator: Translator, text: str, options: DecodingOptions,
+                 budget: Budget | None = None) -> TextExplanation:
     """German text -> every sentence's translation and attention maps (one batch for all)."""
     sentences, left_out = sentences_of(text)
-    return TextExplanation(explain_batch(translator, sentences, options), options, left_out)
+    return TextExplanation(explain_batch(translator, sentences, options, budget), options, left_out)
+
+
+def explain_one(translator: Translator, text: str, options: DecodingOptions, budget: Budget, prefix=None,
+                head_mask=None) -> Explanation:
+    """Translator.explain of one sentence, refused (ValueError) before decoding and again before the maps
+    are read when they would be past `budget` (lens/cost.py)."""
+    src_ids, truncated = translator.encode_source(text)
+    check_before(budget, translator.config, [len(src_ids)], options.max_new_tokens)
+    generated = translator.generate_ids([src_ids], options.num_beams, options.length_penalty, options.max_new_tokens,
+                                        translator.encode_prefix(prefix), head_mask)[0]
+    out_ids = [i for i in generated if i != translator.config.pad_id]
+    check_after(budget, translator.config, [(len(src_ids), len(out_ids))])
+    return translator.teacher_forced(src_ids, out_ids, head_mask, truncated)
 
 
 def word_spans(tokens: list[str]) -> list[list[int]]:
@@ -141,16 +156,22 @@ def _padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def explain_batch(translator: Translator, sentences: list[str], options: DecodingOptions) -> list[SentenceExplanation]:
+def explain_batch(translator: Translator, sentences: list[str], options: DecodingOptions,
+                  budget: Budget | None = None) -> list[SentenceExplanation]:
     """Translator.explain for many sentences at once: one batched decode, one batched teacher-forced
-    pass. Padding is masked, so each sentence's maps equal those of explaining it alone."""
+    pass. Padding is masked, so each sentence's maps equal those of explaining it alone. A `budget`
+    (lens/cost.py) refuses, before decoding and again before the maps are read, maps past its size."""
     if not sentences:
         return []
     config = translator.config
     encoded = [translator.encode_source(s) for s in sentences]
+    if budget is not None:
+        check_before(budget, config, [len(ids) for ids, _ in encoded], options.max_new_tokens)
     generated = translator.generate_ids([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
                                         options.max_new_tokens)
     outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
+    if budget is not None:
+        check_after(budget, config, [(len(ids), len(out)) for (ids, _), out in zip(encoded, outputs)])
     inputs = [[config.bos_id] + out[:-1] for out in outputs]  # the decoder reads BOS + all but the last
     src = _padded([ids for ids, _ in encoded], config.pad_id, translator.device)  # (B, S)
     tgt = _padded(inputs, config.pad_id, translator.device)  # (B, T)

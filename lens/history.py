@@ -15,6 +15,7 @@ import numpy as np
 
 from model import Translator
 
+from .cost import PAGE
 from .explain import DecodingOptions, TextExplanation, explain_text
 from .sharpness import cross_sharpness, uniform_entropy
 from .snapshots import Snapshot, list_snapshots, load_snapshot
@@ -95,7 +96,7 @@ class SnapshotLibrary:
 
     def read(self, snapshot: Snapshot, text: str, options: DecodingOptions) -> SnapshotReading:
         """Explain `text` with one snapshot and measure its cross-attention sharpness."""
-        result = explain_text(self.translator(snapshot), text, options)
+        result = explain_text(self.translator(snapshot), text, options, PAGE)
         crosses = [s.explanation.cross for s in result.sentences]  # each (L, H, T, S)
         if not crosses:
             raise ValueError("text must hold at least one German sentence")

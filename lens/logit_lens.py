@@ -20,6 +20,7 @@ from model.attention import padding_mask, target_mask
 from model.translator import Translator
 from tokenizer import token_strings
 
+from .cost import EXPLAIN
 from .explain import DecodingOptions, explain_batch
 
 TOP = 5
@@ -59,7 +60,7 @@ def decoder_states(model, src: torch.Tensor, tgt: torch.Tensor) -> tuple[list[st
 @torch.inference_mode()
 def logit_lens(translator: Translator, text: str, options: DecodingOptions | None = None) -> LogitLens:
     """Translate one sentence, then read every stage of the decoder as a distribution over the vocabulary."""
-    sentence = explain_batch(translator, [text], options or DecodingOptions())[0]
+    sentence = explain_batch(translator, [text], options or DecodingOptions(), EXPLAIN)[0]
     model, device = translator.model, translator.device
     src = torch.tensor([sentence.source_ids], device=device)  # (1, S)
     tgt = torch.tensor([sentence.input_ids], device=device)  # (1, T)

@@ -20,6 +20,7 @@ import torch
 from model.attention import padding_mask, target_mask
 from model.translator import Translator
 
+from .cost import EXPLAIN
 from .explain import DecodingOptions, explain_batch
 
 KINDS = ("encoder", "decoder", "cross")
@@ -89,7 +90,7 @@ def _inputs(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int):
 def qkv(translator: Translator, text: str, kind: str, layer: int, head: int, row: int,
         options: DecodingOptions | None = None) -> OpenedRow:
     """Translate one sentence, then open up row `row` of head `head` of the `kind` map of layer `layer`."""
-    sentence = explain_batch(translator, [text], options or DecodingOptions())[0]
+    sentence = explain_batch(translator, [text], options or DecodingOptions(), EXPLAIN)[0]
     e = sentence.explanation
     rows = len(e.source_tokens) if kind == "encoder" else len(e.decoder_input_tokens)
     kind, layer, head, row = checked_position(kind, layer, head, row, translator.config, max(rows, 1))

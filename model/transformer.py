@@ -93,19 +93,23 @@ class Transformer(
                 nn.init.zeros_(param)
         nn.init.normal_(self.embed.weight, mean=0.0, std=self.config.d_model**-0.5)
 
-    def embed_tokens(self, ids: Tensor, offset: int = 0) -> Tensor:
+    def embed_tokens(self, ids: Tensor, offset: int = 0, token_embedding: Tensor | None = None) -> Tensor:
         """(B, L) ids -> (B, L, D). The sqrt(D) scale keeps the tied embedding, whose entries are
-        ~D^-1/2 so that logits start small, on the same scale as the positional encoding."""
-        x = self.pos(self.embed(ids) * math.sqrt(self.config.d_model), offset)  # (B, L, D)
+        ~D^-1/2 so that logits start small, on the same scale as the positional encoding.
+        `token_embedding` (B, L, D), when given, stands in for embed(ids): attribution moves it."""
+        token_embedding = self.embed(ids) if token_embedding is None else token_embedding
+        x = self.pos(token_embedding * math.sqrt(self.config.d_model), offset)  # (B, L, D)
         return self.dropout(x) if self.training else x
 
     def encode(
         self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False, head_mask: HeadMask | None = None,
+        source_embedding: Tensor | None = None,
     ) -> tuple[Tensor, list[Tensor]]:
-        """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for."""
+        """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for.
+        `source_embedding` (B, S, D) stands in for embed(src) (lens/attribute.py, lens/contrast.py)."""
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        x = self.embed_tokens(src)
+        x = self.embed_tokens(src, token_embedding=source_embedding)
         maps = []
         for i, layer in enumerate(self.encoder_layers):
             heads = None if head_mask is None else head_mask.encoder[i]
@@ -199,7 +203,7 @@ class Transformer(
 
         `head_mask` (model/heads.py) switches heads off; None runs every head.
         """
-        head_mask = self._checked(head_mask)
+        head_mask = self.checked_head_mask(head_mask)
         src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
         memory, encoder_maps = self.encode(src, src_mask, need_weights=return_attention, head_mask=head_mask)
         hidden, decoder_maps, cross_maps = self.decode(tgt_in, memory, src_mask, need_weights=return_attention,
@@ -209,7 +213,7 @@ class Transformer(
             return logits, AttentionMaps(encoder=encoder_maps, decoder=decoder_maps, cross=cross_maps)
         return logits
 
-    def _checked(self, head_mask: HeadMask | None) -> HeadMask | None:
+    def checked_head_mask(self, head_mask: HeadMask | None) -> HeadMask | None:
         """The mask checked against the config, on the model's device and dtype."""
         if head_mask is None:
             return None
@@ -241,7 +245,7 @@ class Transformer(
         """
         check_precision(precision)
         options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
-                                prefix=prefix, head_mask=self._checked(head_mask), observer=observer,
+                                prefix=prefix, head_mask=self.checked_head_mask(head_mask), observer=observer,
                                 precision=precision)
         was_training = self.training
         self.eval()  # generation never drops out

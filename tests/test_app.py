@@ -60,7 +60,10 @@ def test_translate_endpoint_matches_the_translator(client, reference):
 
 
 def test_explain_endpoint_returns_maps_that_fit_the_tokens(client, reference):
-    result = client.predict(SENTENCE, "beam search", 3, 1.0, 20, api_name="/explain")
+    answer = client.predict(SENTENCE, "beam search", 3, 1.0, 20, api_name="/explain")
+    assert set(answer) == {"translation", "sentences", "left_out"}  # each sentence once, nothing twice
+    assert len(answer["sentences"]) == 1 and answer["sentences"][0]["source"] == SENTENCE
+    result = answer["sentences"][0]
     S, T = len(result["source_tokens"]), len(result["target_tokens"])
     assert result["source_tokens"][-1] == "</s>" and S == len(reference.encode_source(SENTENCE)[0])
     assert T >= 1 and len(result["decoder_input_tokens"]) == T
@@ -68,12 +71,13 @@ def test_explain_endpoint_returns_maps_that_fit_the_tokens(client, reference):
     assert [len(result["encoder"]), len(result["encoder"][0]), len(result["encoder"][0][0]), len(result["encoder"][0][0][0])] == [L, H, S, S]
     assert [len(result["decoder"][0][0]), len(result["decoder"][0][0][0])] == [T, T]
     assert [len(result["cross"][0][0]), len(result["cross"][0][0][0])] == [T, S]
-    assert abs(sum(result["cross"][0][0][0]) - 1) < 1e-4
+    assert abs(sum(result["cross"][0][0][0]) - 1) < 1e-2
     assert result["translation"] == reference.translate(SENTENCE, num_beams=3, max_new_tokens=20)
     expected = reference.explain(SENTENCE, num_beams=3, max_new_tokens=20).target_probs
     assert len(result["target_probs"]) == T and all(0 < p <= 1 for p in result["target_probs"])
-    assert max(abs(a - b) for a, b in zip(result["target_probs"], expected)) < 1e-4
-    assert len(result["sentences"]) == 1 and result["sentences"][0]["source"] == SENTENCE
+    assert max(abs(a - b) for a, b in zip(result["target_probs"], expected)) < 1e-3
+    weights = [w for layer in result["encoder"] for head in layer for row in head for w in row]
+    assert all(round(w, 3) == w for w in weights) and any(0 < w < 1 for w in weights)  # compact: 3 decimals
 
 
 def test_explain_gives_each_sentence_its_training_evidence_and_alarm(client):
@@ -108,7 +112,7 @@ def test_empty_input_gets_a_friendly_message(client):
 
 def test_overlong_input_is_truncated_and_says_so(client, reference):
     text = "Ein Hund läuft über eine grüne Wiese und " * 100  # one sentence of ~4,000 characters
-    result = client.predict(text, "greedy", 1, 1.0, 16, api_name="/explain")
+    result = client.predict(text, "greedy", 1, 1.0, 16, api_name="/explain")["sentences"][0]
     assert result["truncated"] is True
     assert len(result["source_tokens"]) == reference.config.max_len
 
@@ -204,19 +208,19 @@ def test_model_calls_share_the_cores_and_a_bad_thread_count_is_refused(tiny_chec
 
 
 def test_qkv_endpoint_opens_a_row_whose_weights_are_the_maps(client):
-    explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")
+    explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")["sentences"][0]
     opened = client.predict(SENTENCE, "cross", 2, 3, 2, "greedy", 1, 1.0, 10, api_name="/qkv")
     assert opened["column_tokens"] == explained["source_tokens"] and len(opened["q"]) == len(opened["k"][0])
-    assert max(abs(a - b) for a, b in zip(opened["weights"], explained["cross"][1][2][1])) < 1e-4
+    assert max(abs(a - b) for a, b in zip(opened["weights"], explained["cross"][1][2][1])) < 1e-3
     with pytest.raises(Exception, match="head must be a whole number from 1 to 4"):
         client.predict(SENTENCE, "cross", 1, 9, 1, "greedy", 1, 1.0, 10, api_name="/qkv")
 
 
 def test_logit_lens_endpoint_ends_in_the_models_own_probabilities(client):
-    explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")
+    explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")["sentences"][0]
     lens = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/logit_lens")
     assert lens["target_tokens"] == explained["target_tokens"] and lens["stages"][0] == "embedding"
-    assert max(abs(a - b) for a, b in zip(lens["prob"][-1], explained["target_probs"])) < 1e-4
+    assert max(abs(a - b) for a, b in zip(lens["prob"][-1], explained["target_probs"])) < 1e-3
 
 
 def test_contrast_endpoint_explains_why_the_word_and_not_another(client):

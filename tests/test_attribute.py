@@ -91,6 +91,51 @@ def test_target_groups_give_the_same_gradients():
     np.testing.assert_allclose(grouped.target_logprobs, one_pass.target_logprobs, atol=1e-5)
 
 
+def test_path_points_in_chunks_give_the_same_scores():
+    """Bounded memory (a few path points a pass, gradients reduced at once) changes nothing."""
+    model = tiny_model()
+    whole = attribute_ids(model, SRC, TGT, steps=12, rows=12)
+    chunked = attribute_ids(model, SRC, TGT, steps=12, rows=5)
+    np.testing.assert_allclose(chunked.scores, whole.scores, atol=1e-5)
+
+
+def test_concurrent_attributions_and_model_calls_do_not_meet():
+    """No hooks on the shared model: translations running beside an attribution leave it exact (they used to
+    swap its tensors: 'One of the differentiated Tensors does not require grad')."""
+    import threading
+
+    model = tiny_model()
+    alone = attribute_ids(model, SRC, TGT, steps=4, group=1)
+    stop, errors = threading.Event(), []
+
+    def translate_meanwhile():
+        src, tgt = torch.tensor([SRC[:-1] + [2]]), torch.tensor([[1] + TGT[:3]])
+        while not stop.is_set():
+            with torch.inference_mode():
+                model(src, tgt)
+
+    def attribute_meanwhile(results):
+        try:
+            for _ in range(10):
+                results.append(attribute_ids(model, SRC, TGT, steps=4, group=1).scores)
+        except Exception as err:  # collected: a failure in a thread must fail the test
+            errors.append(err)
+
+    others = [threading.Thread(target=translate_meanwhile) for _ in range(3)]
+    results: list = []
+    attributions = [threading.Thread(target=attribute_meanwhile, args=(results,)) for _ in range(3)]
+    for thread in others + attributions:
+        thread.start()
+    for thread in attributions:
+        thread.join()
+    stop.set()
+    for thread in others:
+        thread.join()
+    assert errors == [] and len(results) == 30
+    for scores in results:
+        np.testing.assert_allclose(scores, alone.scores, atol=1e-5)
+
+
 def test_attribute_ids_rejects_bad_arguments():
     model = tiny_model()
     with pytest.raises(ValueError, match="method"):

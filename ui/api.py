@@ -16,9 +16,10 @@ from typing import Literal
 import gradio as gr
 
 from lens.ablate import ablate as ablate_heads
+from lens import cost
 from lens.alarm import Familiarity
 from lens.contrast import contrast as why_not
-from lens.explain import sentences_of
+from lens.explain import explain_one, sentences_of
 from lens.logit_lens import logit_lens as read_stages
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
@@ -33,6 +34,7 @@ from .step import one_sentence
 Decoding = Literal["beam search", "greedy"]
 MAX_PREFIX_CHARACTERS = 300
 MAX_TOP_K = 50
+MAP_DECIMALS = 3  # attention weights in answers: 0.001 apart, as the page's bytes are 0.002 apart
 OPTIONS_DOC = """            decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
             num_beams: beams for beam search, a whole number from 1 to 8 (ignored by greedy).
             length_penalty: 0 to 3; above 1 favours longer translations (beam search only).
@@ -85,7 +87,7 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
 
     def described(source: str, explanation) -> dict:
         """One /explain sentence: its maps, and the evidence and alarm of lens/alarm.py."""
-        return {"source": source, **explanation.to_dict(), **familiarity.report(source, explanation.target_probs)}
+        return {"source": source, **explanation.to_dict(MAP_DECIMALS), **familiarity.report(source, explanation.target_probs)}
 
     def run_translate(text, options, prefix):
         sentences = sentences_of(text)[0] if prefix is None else [prefixed_sentence(text)]
@@ -93,7 +95,7 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
 
     def run_explain(text, options, prefix):
         if prefix is None:
-            result = calls.explain_text(text, options)
+            result = calls.explain_text(text, options, cost.EXPLAIN)
             sentences = [described(s.source, s.explanation) for s in result.sentences]
             return sentences, result.translation, result.left_out
         return run_explain_prefixed(text, options, prefix)
@@ -101,18 +103,19 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     @gpu(duration=30)
     def run_explain_prefixed(text, options, prefix):
         sentence = prefixed_sentence(text)
-        explanation = translator.explain(sentence, **options.to_dict(), prefix=prefix)
+        explanation = explain_one(translator, sentence, options, cost.EXPLAIN, prefix=prefix)
         return [described(sentence, explanation)], explanation.translation, 0
 
     @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):
+        cost.check_before(cost.TRACE, translator.config, [len(translator.encode_source(text)[0])], options.max_new_tokens)
         result = trace_decoding(translator, text, num_beams=options.num_beams, length_penalty=options.length_penalty,
                        top_k=top_k, max_new_tokens=options.max_new_tokens, prefix=prefix)
-        return {"source": text, **result.to_dict()}
+        return {"source": text, **result.to_dict(MAP_DECIMALS)}
 
     @gpu(duration=30)
     def run_ablate(sentence, mask, options):
-        return ablate_heads(translator, sentence, mask, **options.to_dict()).to_dict()
+        return ablate_heads(translator, sentence, mask, **options.to_dict()).to_dict(MAP_DECIMALS)
 
     @gpu(duration=30)
     def run_qkv(sentence, kind, layer, head, row, options):
@@ -152,7 +155,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
         text = checked_text(text)
         sentences, translation, left_out = run["explain"](
             text, options_of(decoding, num_beams, length_penalty, max_length), checked_prefix(prefix))
-        return {**sentences[0], "translation": translation, "sentences": sentences, "left_out": left_out}
+        return {"translation": translation, "sentences": sentences, "left_out": left_out}
 
     @friendly_errors
     def trace(text: str, decoding: Decoding = "beam search", num_beams: int = 4,
@@ -232,8 +235,9 @@ EXPLAIN_DOC = """Translate German text into English and return every attention m
             target_tokens, decoder_input_tokens, target_probs and the maps encoder, decoder, cross as nested lists
             [layers][heads][rows][cols] (rows attend to columns); evidence, one entry per German word (word,
             count in the training data, counts per corpus, up to three training examples, rare, unseen);
-            unfamiliar (true when the sentence is unlike the training data) and its reasons. The first
-            sentence's fields also at the top.
+            unfamiliar (true when the sentence is unlike the training data) and its reasons; left_out, the
+            sentences past 16 not translated. Weights have 3 decimals; a text whose maps would pass 2.5 million
+            weights is refused with what to shorten.
         """
 
 TRACE_DOC = """Show how one German sentence was translated, step by step.

@@ -12,6 +12,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 
+from lens.cost import Budget
 from lens.explain import DecodingOptions, TextExplanation, explain_batch, sentences_of
 from model import Translator
 
@@ -25,16 +26,17 @@ class BatchedCalls:
     """One translator's shared batchers."""
 
     translate: Batcher  # (sentences, (options, English prefix or None)) -> one English sentence each
-    explain: Batcher  # (sentences, options) -> one lens.explain.SentenceExplanation each
+    explain: Batcher  # (sentences, (options, budget)) -> one lens.explain.SentenceExplanation each
 
     def translate_sentences(self, sentences: list[str], options: DecodingOptions, prefix: str | None = None) -> str:
         """The sentences' translations joined into one text, batched with other callers'."""
         return " ".join(o for o in self.translate(sentences, (options, prefix)) if o)
 
-    def explain_text(self, text: str, options: DecodingOptions) -> TextExplanation:
-        """lens.explain.explain_text, with this text's sentences batched with other callers'."""
+    def explain_text(self, text: str, options: DecodingOptions, budget: Budget | None = None) -> TextExplanation:
+        """lens.explain.explain_text, with this text's sentences batched with other callers'. A batch
+        past the budget (lens/cost.py) fails and is run again call by call, each against the budget."""
         sentences, left_out = sentences_of(text)
-        return TextExplanation(self.explain(sentences, options), options, left_out)
+        return TextExplanation(self.explain(sentences, (options, budget)), options, left_out)
 
 
 _CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -56,8 +58,9 @@ def _build(translator: Translator) -> BatchedCalls:
         return translator.translate(sentences, **options.to_dict(), prefix=prefix)
 
     @gpu(duration=30)
-    def explain_sentences(sentences: list[str], options: DecodingOptions) -> list:
-        return explain_batch(translator, sentences, options)
+    def explain_sentences(sentences: list[str], key) -> list:
+        options, budget = key
+        return explain_batch(translator, sentences, options, budget)
 
     # max_items=1: no other call joins (a call of many sentences still runs whole).
     size, workers = (1, CONCURRENCY) if on_zero_gpu() else (BATCH_SENTENCES, BATCH_WORKERS)

@@ -19,6 +19,7 @@ import viz
 from lens.ablate import switched_off_heads, word_diff
 from lens.attribute import BASELINE, METHODS, agreement, attribute_ids, special_token_masks
 from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
+from lens.cost import check_attribution, estimated_target
 from lens.explain import DecodingOptions, words_of
 from lens.importance import KINDS, layers_of, ranked_heads
 from lens.sentences import split_sentences
@@ -180,7 +181,10 @@ def attribution_payload(translator, text: str, method: str, steps: int, options:
     sentence, left_out = first_sentence(text)
     c = translator.config
     src_ids, _ = translator.encode_source(sentence)
+    S = len(src_ids)
+    check_attribution(steps, S, estimated_target(S, options.max_new_tokens))  # before decoding
     out_ids = _output_ids(translator, src_ids, options)
+    check_attribution(steps, S, len(out_ids))  # before the gradients
     start = time.perf_counter()
     result = attribute_ids(translator.model, src_ids, out_ids, method, steps)
     ms = (time.perf_counter() - start) * 1000

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 import viz
+from lens import cost
 from lens.alarm import Familiarity
 from lens.confidence import mean_log_prob
 from lens.explain import DecodingOptions, TextExplanation, explain_text
@@ -80,7 +81,7 @@ def page_handler(translator: Translator, familiarity: Familiarity | None):
         try:
             options = decoding_options(decoding, num_beams, length_penalty, max_length, config.max_len)
             start = time.perf_counter()
-            result = explain(text, options)
+            result = explain(text, options, cost.PAGE)
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
         return page_payload(result, config, time.perf_counter() - start, translator.device.type, familiarity)
