@@ -30,7 +30,7 @@ import ui.translate
 from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
 from model import Translator
-from ui import guard
+from ui import guard, lanes
 from ui.assets import PAGE_CSS
 
 guard.limit_malloc_arenas()
@@ -84,8 +84,10 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
     ui.copylab.build()
     ui.api.build(translator, familiarity)
 
-demo.queue(default_concurrency_limit=guard.CONCURRENCY, max_size=guard.QUEUE_SIZE)
+# api_open=False: POST /gradio_api/run/<name> may not skip the queue (Gradio opens it off Spaces).
+demo.queue(default_concurrency_limit=guard.CONCURRENCY, max_size=guard.QUEUE_SIZE, api_open=False)
 guard.friendly_queue_full(demo)
+lanes.share_queue(demo)  # per-client caps on waiting events, and places kept for /translate
 guard.name_missing_arguments(demo)
 
 if __name__ == "__main__":

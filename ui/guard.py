@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import gradio as gr
 from fastapi import Request
 from fastapi.responses import JSONResponse
+from starlette.middleware import Middleware
 from gradio.route_utils import FnIndexInferError
 
 QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
@@ -30,7 +31,7 @@ BATCH_WORKERS = 2  # batched model calls at once (one per core: numpy's BLAS run
 SESSION_CAPACITY = 200  # sessions Gradio keeps at most (its default is 10,000)
 SESSION_IDLE_S = 15 * 60  # a session unused this long is dropped; the page starts a fresh one
 STATE_TTL_S = SESSION_IDLE_S  # time_to_live for any gr.State a view adds
-MAX_FILE_SIZE = "1mb"  # no view takes uploads; anything sent as a file is refused past this
+MAX_FILE_SIZE = "1mb"  # a second fence: uploads are refused whole (refuse_uploads), whatever their size
 SWEEP_EVERY_S = 10.0
 KEPT_VALUE_BYTES = 4_096  # outputs kept for deep links larger than this are let go
 
@@ -65,7 +66,23 @@ def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
     return {"server_name": server_name(env), "server_port": int(env.get("GRADIO_SERVER_PORT", 7860)),
             "mcp_server": importlib.util.find_spec("mcp") is not None,
             "max_file_size": MAX_FILE_SIZE, "state_session_capacity": SESSION_CAPACITY,
-            "app_kwargs": {"exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint}}}
+            "app_kwargs": {"exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint},
+                           "middleware": [Middleware(RefuseUploads)]}}
+
+
+class RefuseUploads:
+    """ASGI middleware: no view or endpoint takes a file, so POST .../upload is refused (403) before its
+    body is read, whatever the count or size of the files (Gradio would store each one on disk)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].rstrip("/").endswith("/upload"):
+            response = JSONResponse({"detail": "this app takes no files: send German text to /translate or /explain"},
+                                    status_code=403)
+            return await response(scope, receive, send)
+        return await self.app(scope, receive, send)
 
 
 async def _no_such_endpoint(request: Request, err: Exception) -> JSONResponse:

@@ -23,12 +23,15 @@ from model import Translator
 from tokenizer import UNK_ID
 
 from .assets import HEAD, STATIC
+from .lanes import Lane
 from .runtime import gpu
 from .translate import page_payload
 
 MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
 MAX_WORD_CHARACTERS = 40  # a word typed to be forced
 TOP_K = 10
+# The server functions run outside Gradio's queue (component_server), so they share a bounded lane of their own.
+SIDE_LANE = Lane("step-view")
 EXAMPLES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # greedy and beam part at 'sweeping' / 'is'
             "Ein Mann fährt Fahrrad.", "Eine Frau spielt ein Lied auf ihrem Cello.",
             "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug."]
@@ -192,7 +195,7 @@ def build(translator: Translator) -> dict:
                 prefix = typed_prefix(translator, prefix, request["word"])
             if not prefix:
                 raise ValueError("nothing to force: pick a candidate or type a word")
-            return forced(text, num_beams, prefix)
+            return SIDE_LANE.run(forced, text, num_beams, prefix)
         except (ValueError, TypeError) as err:
             return {"error": str(err)[:300]}
 
@@ -203,7 +206,7 @@ def build(translator: Translator) -> dict:
             text, ids = one_sentence(request["text"]), checked_ids(translator, request["ids"], "hypothesis")
             if not ids:
                 raise ValueError("the start of the search has no words yet: pick a later hypothesis")
-            return explained(text, ids)
+            return SIDE_LANE.run(explained, text, ids)
         except (ValueError, TypeError) as err:
             return {"error": str(err)[:300]}
 
