@@ -67,6 +67,7 @@ class Transformer(
         if not isinstance(config, TransformerConfig):
             raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
         self.config = config
+        self.tokenizer_fingerprint: str | None = None  # of the tokenizer it is trained with; saved in the weights
         c = config
         self.embed = nn.Embedding(c.vocab_size, c.d_model)
         self.pos = PositionalEncoding(c.d_model, c.max_len)

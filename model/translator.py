@@ -16,7 +16,7 @@ import torch
 from huggingface_hub import HfApi
 from tokenizers import Tokenizer
 
-from tokenizer import UNK_ID, check_vocabulary, load_tokenizer, token_strings
+from tokenizer import UNK_ID, check_vocabulary, fingerprint, load_tokenizer, token_strings
 
 from .card import render_model_card
 from .config import TransformerConfig
@@ -89,6 +89,18 @@ def check_tokenizer_fits(tokenizer: Tokenizer, config: TransformerConfig, source
         raise CheckpointError(f"{err}: the tokenizer and the model come from different checkpoints") from None
 
 
+def check_tokenizer_is_the_models(tokenizer: Tokenizer, model: Transformer, source: str = "the tokenizer") -> None:
+    """Refuse a tokenizer other than the one the weights record (tokenizer.fingerprint): the same size and
+    special ids but other tokens would translate into garbage. Weights without a record take this one's."""
+    own = fingerprint(tokenizer)
+    recorded = getattr(model, "tokenizer_fingerprint", None)
+    if recorded is None:
+        model.tokenizer_fingerprint = own  # recorded when the model is saved
+    elif recorded != own:
+        raise CheckpointError(f"{source} ({own}) is not the tokenizer these weights were trained with ({recorded}): "
+                              "it comes from another checkpoint; download or save the checkpoint again")
+
+
 class Translator:
     """German -> English with a Transformer and its BPE tokenizer."""
 
@@ -97,6 +109,7 @@ class Translator:
         """`quantize="int8"` decodes with int8 weights on the CPU (model/step_linear.py): faster on
         batches, approximate; `explain`'s maps still come from the fp32 teacher-forced pass, exact."""
         check_tokenizer_fits(tokenizer, model.config)
+        check_tokenizer_is_the_models(tokenizer, model)
         self.device = pick_device(device)
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
@@ -319,6 +332,7 @@ class Translator:
             raise CheckpointError(f"{err}; download or save the checkpoint again") from None
         check_tokenizer_fits(tokenizer, config, f"{tokenizer_path} (checked against {config_path})")
         model = Transformer.from_pretrained(model_id, revision=revision, map_location=str(device), **hub_kwargs)
+        check_tokenizer_is_the_models(tokenizer, model, str(tokenizer_path))
         card = None
         try:
             card = resolve_file(model_id, "README.md", revision=revision, **hub_kwargs).read_text(encoding="utf-8")

@@ -26,6 +26,7 @@ from .config import TransformerConfig
 from .hub import CheckpointError
 
 CONFIG_KEY = "attention_lens.config"  # the metadata entry holding the model's config as JSON
+TOKENIZER_FIELD = "tokenizer"  # in that entry beside the config: the fingerprint of the model's tokenizer
 FLOAT_DTYPES = {"F16": "float16", "BF16": "bfloat16", "F32": "float32"}  # snapshots are fp16
 # Dropout changes how a model trains, not what its weights compute: a config.json may change it.
 UNRECORDED_FIELDS = ("dropout",)
@@ -42,6 +43,7 @@ class WeightsHeader:
     path: Path
     tensors: dict[str, tuple[str, tuple[int, ...]]]  # name -> (dtype, shape)
     config: dict | None  # the config recorded when it was saved; None in older files
+    tokenizer: str | None = None  # the tokenizer's fingerprint (tokenizer.fingerprint); None in older files
 
 
 def read_header(path: str | Path) -> WeightsHeader:
@@ -68,7 +70,8 @@ def read_header(path: str | Path) -> WeightsHeader:
             raise CheckpointError(f"{path}: the config recorded in its header is not valid JSON; save it again") from None
         if not isinstance(recorded, dict):
             raise CheckpointError(f"{path}: the config recorded in its header is not a JSON object; save it again")
-    return WeightsHeader(path, tensors, recorded)
+    tokenizer = recorded.pop(TOKENIZER_FIELD, None) if isinstance(recorded, dict) else None
+    return WeightsHeader(path, tensors, recorded, tokenizer if isinstance(tokenizer, str) else None)
 
 
 def tied_groups(model: nn.Module) -> list[list[str]]:
@@ -182,7 +185,11 @@ def save_weights(model: nn.Module, path: str | Path, dtype: torch.dtype | None =
     # One metadata entry only: safetensors writes several in a random order, and the same model
     # should give the same bytes (the Hub then stores an unchanged file once).
     config = getattr(model, "config", None)
-    metadata = {CONFIG_KEY: json.dumps(config.to_dict(), sort_keys=True)} if config is not None else None
+    # The tokenizer's fingerprint goes in the same entry, for the same reason.
+    recorded = config.to_dict() if config is not None else None
+    if recorded is not None and getattr(model, "tokenizer_fingerprint", None):
+        recorded[TOKENIZER_FIELD] = model.tokenizer_fingerprint
+    metadata = {CONFIG_KEY: json.dumps(recorded, sort_keys=True)} if recorded is not None else None
     partial = path.with_name(path.name + ".partial")
     try:
         save_file(state, str(partial), metadata=metadata)
@@ -209,6 +216,7 @@ def load_checkpoint(cls: type[nn.Module], config: TransformerConfig, config_path
     model = cls(config)
     check_header(header, model, config_path)
     model.load_state_dict(read_finite_state(header), strict=False)  # names checked; a tied pair is stored once
+    model.tokenizer_fingerprint = header.tokenizer  # Translator checks its tokenizer against it
     return model
 
 

@@ -21,6 +21,7 @@ from safetensors.torch import load_file, save_file
 from model import CheckpointError, ConfigError, Transformer, TransformerConfig, Translator
 from model.transformer import load_weights
 from model.weights import CONFIG_KEY, CheckpointWarning, save_weights
+from tokenizer import fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints" / "de-en"
@@ -213,8 +214,36 @@ def test_saving_records_the_config_in_the_weights(tiny_checkpoint, tmp_path):
     translator.save_pretrained(tmp_path / "again")
     with safe_open(str(tmp_path / "again" / "model.safetensors"), framework="pt") as file:
         recorded = json.loads(file.metadata()[CONFIG_KEY])
+    assert recorded.pop("tokenizer") == fingerprint(translator.tokenizer)  # beside the config, in one entry
     assert recorded == translator.config.to_dict()
     assert json.loads((tmp_path / "again" / "config.json").read_text()) == recorded
+
+
+def foreign_tokenizer(tokenizer):
+    """The same size and special ids, other tokens: two ordinary tokens' ids swapped."""
+    from tokenizers import Tokenizer
+
+    spec = json.loads(tokenizer.to_str())
+    vocab = spec["model"]["vocab"]
+    a, b = [token for token, i in vocab.items() if i in (100, 101)]
+    vocab[a], vocab[b] = vocab[b], vocab[a]
+    return Tokenizer.from_str(json.dumps(spec))
+
+
+def test_a_foreign_tokenizer_of_the_same_size_and_special_ids_is_refused(tiny_checkpoint, tmp_path):
+    import shutil
+
+    folder = tmp_path / "swapped"
+    shutil.copytree(tiny_checkpoint, folder)
+    original = Translator.from_pretrained(folder, device="cpu")
+    original.save_pretrained(folder)  # records the tokenizer's fingerprint
+    other = foreign_tokenizer(original.tokenizer)
+    assert other.get_vocab_size() == original.tokenizer.get_vocab_size()
+    other.save(str(folder / "tokenizer.json"))
+    refused_quickly(lambda: Translator.from_pretrained(folder, device="cpu"),
+                    r"is not the tokenizer these weights were trained with", [folder / "tokenizer.json"])
+    with pytest.raises(CheckpointError, match="comes from another checkpoint"):
+        Translator(original.model, other, device="cpu")  # in code too, not only from files
 
 
 # fp32: the values load exactly (checked below), but Translator stores the decoder's matrices
