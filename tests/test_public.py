@@ -239,3 +239,9 @@ def test_idle_sessions_are_dropped_and_their_state_deleted(tiny_app):
     assert guard.sweep_sessions(demo, now=time.time() + guard.SESSION_IDLE_S + 1) >= 1
     assert client.session_hash not in demo.state_holder.session_data
     assert big in deleted  # the gr.State's delete_callback saw its value
+
+
+def test_the_config_names_no_server_path(server, tiny_checkpoint):
+    with urllib.request.urlopen(f"{server}config", timeout=30) as response:
+        config = response.read().decode()
+    assert str(tiny_checkpoint) not in config and str(ROOT) not in config

@@ -170,3 +170,33 @@ def test_the_time_travel_view_says_why_when_the_index_is_broken(tmp_path):
     (tmp_path / "snapshots" / "index.json").write_text(json.dumps({"snapshots": [{"path": "step-00000"}]}))
     shown = catalog(SnapshotLibrary(tmp_path, 1))
     assert "could not be read" in shown["message"] and "no whole 'step'" in shown["message"]
+
+
+def test_a_deeply_nested_index_is_said_in_words_and_names_no_server_path(tmp_path):
+    from lens.history import SnapshotLibrary
+    from ui.history import catalog
+
+    (tmp_path / "snapshots").mkdir()
+    (tmp_path / "snapshots" / "index.json").write_text('{"snapshots": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    shown = catalog(SnapshotLibrary(tmp_path, 1))
+    assert "could not be read" in shown["message"] and "RecursionError" in shown["message"], shown
+    assert str(tmp_path) not in str(shown)
+
+
+def test_a_corrupt_snapshot_is_said_with_its_message_and_the_others_still_listed(tiny_checkpoint, tmp_path):
+    import shutil
+
+    from lens.history import SnapshotLibrary
+    from ui.history import catalog, public
+
+    root = tmp_path / "run"
+    shutil.copytree(tiny_checkpoint, root / "snapshots" / "step-00000")
+    (root / "snapshots" / "step-00000" / "model.safetensors").write_bytes(b"\x00" * 64)
+    (root / "snapshots" / "index.json").write_text(json.dumps({"snapshots": [{"step": 0, "path": "step-00000"}]}))
+    library = SnapshotLibrary(root, 1)
+    shown = catalog(library)
+    assert [s["step"] for s in shown["snapshots"]] == [0] and str(tmp_path) not in str(shown)
+    with pytest.raises(Exception) as caught:
+        library.translator(library.snapshots()[0])
+    message = public(str(caught.value), library.root)
+    assert "not a readable safetensors file" in message and str(tmp_path) not in message

@@ -19,14 +19,19 @@ PAGE_CSS = STATIC / "page.css"  # the page around the views: header, compact inp
 gr.set_static_paths(paths=[STATIC])
 
 
-def _url(name: str) -> str:
-    # The content hash in the query makes browsers fetch a file again only when it changed.
+def static_url(name: str) -> str:
+    """The URL of ui/static/<name>. Relative to the working directory when the app runs from its own
+    folder (as on a Space), so the page never shows the server's paths; the content hash in the query
+    makes browsers fetch a file again only when it changed."""
     digest = hashlib.sha1((STATIC / name).read_bytes()).hexdigest()[:10]
-    return f"/gradio_api/file={STATIC / name}?v={digest}"
+    path = STATIC / name
+    if path.is_relative_to(Path.cwd()):
+        path = path.relative_to(Path.cwd())
+    return f"/gradio_api/file={path.as_posix()}?v={digest}"
 
 
-HEAD = "\n".join([f'<link rel="stylesheet" href="{_url(n)}">' for n in STYLES]
-                 + [f'<script src="{_url(n)}"></script>' for n in SCRIPTS])
+HEAD = "\n".join([f'<link rel="stylesheet" href="{static_url(n)}">' for n in STYLES]
+                 + [f'<script src="{static_url(n)}"></script>' for n in SCRIPTS])
 
 
 def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | None = None, value: dict | None = None,

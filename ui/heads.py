@@ -16,13 +16,13 @@ import gradio as gr
 from lens.explain import DecodingOptions
 from model import Translator
 
-from .assets import HEAD, _url
+from .assets import HEAD
 from .heads_data import ablation_payload, attribution_payload, head_mask_from, importance_payload, load_importance
 from .runtime import gpu
+from .static_files import tags
 
 EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it
-LAB_HEAD = "\n".join([HEAD, f'<link rel="stylesheet" href="{_url("heads.css")}">']
-                     + [f'<script src="{_url(name)}"></script>' for name in ("heads.js", "attribution.js")])
+LAB_HEAD = HEAD + tags(["heads.js", "attribution.js"], ["heads.css"])
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.
 MASK_JS = ("(text, mask) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-result');"
            " return [text, AL.headLab ? AL.headLab.maskJSON() : mask]; }")

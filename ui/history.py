@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import gradio as gr
 
@@ -25,6 +26,7 @@ from .static_files import tags
 from .translate import page_payload
 
 SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
+APP_ROOT = Path(__file__).resolve().parent.parent  # paths under it are named relative to it
 DEFAULT_SENTENCE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 MAX_CHARACTERS = 300  # one or two sentences: every snapshot translates them
 NO_SNAPSHOTS = ("This model has no training snapshots yet, so there is nothing to travel through. "
@@ -47,15 +49,39 @@ def entry(snapshot) -> dict:
     return {"step": snapshot.step, "val_bleu": snapshot.val_bleu, "val_loss": snapshot.val_loss}
 
 
+def shown_name(root) -> str:
+    """The snapshots' source as the page names it: a Hub repo id, or a local folder relative to the app
+    (never the server's absolute path), else the folder's own name."""
+    path = Path(str(root))
+    if not path.is_absolute():
+        return str(root)
+    try:
+        return str(path.resolve().relative_to(APP_ROOT))
+    except ValueError:
+        return path.name
+
+
+def public(message: str, root) -> str:
+    """A message with the server's absolute paths replaced by the names the page uses."""
+    path = Path(str(root))
+    if path.is_absolute():
+        message = message.replace(str(path.resolve()), shown_name(root)).replace(str(path), shown_name(root))
+    return message.replace(str(APP_ROOT) + "/", "")
+
+
 def catalog(library: SnapshotLibrary) -> dict:
-    """What the view shows before any sentence: the snapshots and their val figures, or why there are none."""
+    """What the view shows before any sentence: the snapshots and their val figures, or why there are none.
+    A bad index (or any failure to read it) is said in words; the rest of the page works on."""
+    source = shown_name(library.root)
     try:
         snapshots = library.snapshots()
-    except (OSError, ValueError) as err:
-        return {"id": time.time_ns(), "message": f"The snapshots of {library.root} could not be read: {err}"[:400]}
+    except Exception as err:  # OSError, ValueError, a corrupt file's own errors: time travel is off, said why
+        why = public(f"{type(err).__name__}: {err}" if not isinstance(err, (OSError, ValueError)) else str(err),
+                     library.root)
+        return {"id": time.time_ns(), "message": f"The snapshots of {source} could not be read: {why}"[:400]}
     if not snapshots:
-        return {"id": time.time_ns(), "message": NO_SNAPSHOTS, "source": str(library.root)}
-    return {"id": time.time_ns(), "source": str(library.root), "snapshots": [entry(s) for s in snapshots]}
+        return {"id": time.time_ns(), "message": NO_SNAPSHOTS, "source": source}
+    return {"id": time.time_ns(), "source": source, "snapshots": [entry(s) for s in snapshots]}
 
 
 def reading_options(text: str, max_len: int) -> DecodingOptions:
@@ -105,7 +131,10 @@ def build(translator: Translator, model_id: str) -> dict:
                     out["id"] = time.time_ns()
                     yield out
         except (ValueError, TypeError, OSError) as err:
-            yield {**shown, "error": str(err)[:300]}
+            yield {**shown, "error": public(str(err), library.root)[:300]}
+        except Exception as err:  # a snapshot that cannot be loaded (CheckpointError, a corrupt file): said, not null
+            yield {**shown, "error": public(f"a snapshot could not be read ({type(err).__name__}: {err})",
+                                            library.root)[:300]}
 
     gr.HTML("<h2 class='al-view-title' id='history-title'>Time travel: watch attention being learned</h2>"
             "<p class='al-view-intro'>The same sentence, read by the model at moments of its training, "

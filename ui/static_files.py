@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from .assets import STATIC
-
-
-def url(name: str) -> str:
-    # The content hash in the query makes browsers fetch a file again only when it changed.
-    digest = hashlib.sha1((STATIC / name).read_bytes()).hexdigest()[:10]
-    return f"/gradio_api/file={STATIC / name}?v={digest}"
+from .assets import static_url as url
 
 
 def tags(scripts: list[str], styles: list[str]) -> str:

@@ -9,7 +9,6 @@ Shape legend: T output steps, L decoder layers, H heads, S source tokens.
 
 from __future__ import annotations
 
-import hashlib
 import time
 
 import gradio as gr
@@ -22,9 +21,10 @@ from lens.trace import Trace, trace
 from model import Translator
 from tokenizer import UNK_ID
 
-from .assets import HEAD, STATIC
+from .assets import HEAD
 from .lanes import Lane
 from .runtime import gpu
+from .static_files import tags
 from .translate import page_payload
 
 MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
@@ -38,13 +38,7 @@ EXAMPLES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # g
 RUN_JS = "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
 
 
-def _url(name: str) -> str:
-    digest = hashlib.sha1((STATIC / name).read_bytes()).hexdigest()[:10]  # fetched again only when changed
-    return f"/gradio_api/file={STATIC / name}?v={digest}"
-
-
-STEP_HEAD = HEAD + f'\n<link rel="stylesheet" href="{_url("step.css")}">' + "".join(
-    f'\n<script src="{_url(n)}"></script>' for n in ("beam.js", "steptext.js", "step.js"))
+STEP_HEAD = HEAD + tags(["beam.js", "steptext.js", "step.js"], ["step.css"])
 
 
 def one_sentence(text) -> str:
