@@ -42,6 +42,8 @@ class DecodingOptions:
                 raise ValueError(f"{name} must be a finite number between {low} and {high}, got {value!r}")
             if not low <= value <= high:
                 raise ValueError(f"{name} must be between {low} and {high}, got {value!r}")
+            if name != "length_penalty" and value != int(value):
+                raise ValueError(f"{name} must be a whole number between {low} and {high}, got {value!r}")
             values[name] = value
         return cls(int(values["num_beams"]), float(values["length_penalty"]), int(values["max_length"]))
 

@@ -24,6 +24,7 @@ from .decoding import SearchObserver
 from .heads import HeadMask
 from .hub import CheckpointError, resolve_file
 from .transformer import Transformer
+from .weights import CheckpointWarning
 
 
 @dataclass
@@ -64,6 +65,9 @@ class Explanation:
         }
 
 
+MAX_CARD_BYTES = 1_000_000  # a model card longer than this is not read
+
+
 def pick_device(device: str | torch.device | None = None) -> torch.device:
     if device is not None:
         return torch.device(device)
@@ -87,6 +91,21 @@ def check_tokenizer_fits(tokenizer: Tokenizer, config: TransformerConfig, source
         check_vocabulary(tokenizer, config.vocab_size, special_ids, source)
     except ValueError as err:
         raise CheckpointError(f"{err}: the tokenizer and the model come from different checkpoints") from None
+
+
+def read_card(path: Path) -> str | None:
+    """README.md as text, read at most MAX_CARD_BYTES; one too large or not UTF-8 is left out with a
+    warning that says why (a card is documentation: the checkpoint loads without it)."""
+    with open(path, "rb") as file:
+        raw = file.read(MAX_CARD_BYTES + 1)
+    why = f"is larger than {MAX_CARD_BYTES // 1_000_000} MB" if len(raw) > MAX_CARD_BYTES else None
+    if why is None:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            why = f"is not UTF-8 text (byte {err.start})"
+    warnings.warn(f"{path} {why}: the model card is left out; the checkpoint loads without it", CheckpointWarning)
+    return None
 
 
 def check_tokenizer_is_the_models(tokenizer: Tokenizer, model: Transformer, source: str = "the tokenizer") -> None:
@@ -335,7 +354,7 @@ class Translator:
         check_tokenizer_is_the_models(tokenizer, model, str(tokenizer_path))
         card = None
         try:
-            card = resolve_file(model_id, "README.md", revision=revision, **hub_kwargs).read_text(encoding="utf-8")
+            card = read_card(resolve_file(model_id, "README.md", revision=revision, **hub_kwargs))
         except CheckpointError:
             pass  # a card is documentation; a checkpoint loads without one
         if device.type == "cpu" and quantize in (None, "", "fp32"):

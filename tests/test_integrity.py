@@ -9,6 +9,7 @@ checks read the safetensors header, not the weights, before anything is built.
 import json
 import re
 import shutil
+import os
 import time
 import warnings
 from pathlib import Path
@@ -269,3 +270,19 @@ def test_the_shipped_checkpoint_records_its_config_and_loads_without_a_warning()
         model = Transformer.from_pretrained(SHIPPED)
     with safe_open(str(SHIPPED / "model.safetensors"), framework="pt") as file:
         assert json.loads(file.metadata()[CONFIG_KEY]) == model.config.to_dict()
+
+
+@pytest.mark.parametrize("write, why", [
+    (lambda path: path.write_bytes("Modellkarte für ein Übersetzungsmodell".encode("latin-1")), "is not UTF-8 text"),
+    (lambda path: os.truncate(path, 1 << 30), "is larger than 1 MB"),  # a sparse 1 GiB file: never read in full
+])
+def test_a_model_card_too_large_or_not_utf8_is_left_out_with_a_warning(tiny_checkpoint, tmp_path, write, why):
+    import shutil
+
+    folder = tmp_path / "card"
+    shutil.copytree(tiny_checkpoint, folder)
+    write(folder / "README.md")
+    start = time.perf_counter()
+    with pytest.warns(CheckpointWarning, match=why):
+        translator = Translator.from_pretrained(folder, device="cpu")
+    assert translator.model_card is None and time.perf_counter() - start < 10

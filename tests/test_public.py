@@ -113,7 +113,9 @@ def test_a_long_text_is_refused_at_once_with_a_message(server):
 
 
 @pytest.mark.parametrize("index, name, value", [(2, "num_beams", math.inf), (3, "length_penalty", -math.inf),
-                                                (4, "max_length", math.nan), (3, "length_penalty", 1e300)])
+                                                (4, "max_length", math.nan), (3, "length_penalty", 1e300),
+                                                (2, "num_beams must be a whole number", 2.5),
+                                                (4, "max_length must be a whole number", 2.5)])
 def test_non_finite_or_out_of_range_numbers_are_refused_by_name(server, index, name, value):
     args = [SENTENCE, "beam search", 2, 1.0, 16]
     args[index] = value
@@ -131,6 +133,36 @@ def test_typed_special_tokens_are_text_not_control_tokens(server, reference):
     ids, _ = reference.encode_source(text)
     assert ids.count(reference.config.eos_id) == 1 and reference.config.pad_id not in ids
     assert reference.tokenizer.decode(ids[:-1]) == text  # every typed character comes back
+
+
+@pytest.mark.parametrize("api_name, args, message", [
+    ("translate", ["Ein \ud800 Hund."], "text has a character that is not valid Unicode at position 5"),
+    ("translate", [SENTENCE, "greedy", 1, 1.0, 16, "A \udfff"], "prefix has a character that is not valid Unicode"),
+    ("ablate", [SENTENCE, '["cross:\u00b2:1"]', "greedy", 1, 1.0, 16], "cross layer must be 1 to 2 or '*'"),
+    ("ablate", [SENTENCE, "[" * 100_000 + "]" * 100_000, "greedy", 1, 1.0, 16], "heads: nested too deeply"),
+])
+def test_odd_strings_are_refused_naming_the_argument(server, api_name, args, message):
+    stream = raw_call(server, api_name, args)
+    assert "event: error" in stream and message in stream, stream[:400]
+    assert_no_internals(stream)
+
+
+def page_event(server: str, inputs: list[str]) -> int:
+    with urllib.request.urlopen(f"{server}config", timeout=30) as response:
+        config = json.load(response)
+    kinds = {c["id"]: c["type"] for c in config["components"]}
+    return next(i for i, d in enumerate(config["dependencies"]) if [kinds[x] for x in d["inputs"]] == inputs)
+
+
+@pytest.mark.parametrize("value", ["4", None])
+def test_a_page_slider_sent_a_string_or_null_is_named(server, value):
+    fn_index = page_event(server, ["textbox", "radio", "slider", "slider", "slider"])
+    status, body = post(f"{server}gradio_api/queue/join", {"data": [SENTENCE, "greedy", value, 1.0, 16],
+                                                          "fn_index": fn_index, "session_hash": f"slider{value}"})
+    assert status == 200, body
+    with urllib.request.urlopen(f"{server}gradio_api/queue/data?session_hash=slider{value}", timeout=60) as stream:
+        answer = stream.read().decode()
+    assert "must be a number between 1 and 8, got" in answer and '"error":null' not in answer, answer[-400:]
 
 
 # ----- malformed calls -----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from model import Translator
 from .batched import batched_calls
 from .guard import BATCHED_CALLS
 from .heads_data import first_sentence, head_mask_from
-from .runtime import checked_text, decoding_options, friendly_errors, gpu
+from .runtime import checked_text, checked_unicode, decoding_options, friendly_errors, gpu
 from .step import one_sentence
 
 Decoding = Literal["beam search", "greedy"]
@@ -49,7 +49,7 @@ def checked_prefix(prefix) -> str | None:
         raise ValueError(f"prefix must be English text, got {type(prefix).__name__}")
     if len(prefix) > MAX_PREFIX_CHARACTERS:
         raise ValueError(f"prefix has {len(prefix):,} characters; at most {MAX_PREFIX_CHARACTERS} are allowed")
-    return prefix.strip() or None
+    return checked_unicode(prefix, "prefix").strip() or None
 
 
 def checked_top_k(top_k) -> int:
@@ -204,6 +204,7 @@ def inside_endpoints(run: dict, options_of) -> None:
         options = options_of(decoding, num_beams, length_penalty, max_length)
         if not isinstance(alternative, str) or len(alternative) > 50:
             raise ValueError("alternative must be an English word or piece of at most 50 characters")
+        checked_unicode(alternative, "alternative")
         return run["contrast"](one_sentence(checked_text(text)), step, alternative, options)
 
     contrast.__doc__ = CONTRAST_DOC.format(options=OPTIONS_DOC)

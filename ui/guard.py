@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import math
 import os
 import sys
 import threading
@@ -181,6 +182,22 @@ def name_missing_arguments(demo: gr.Blocks) -> None:
                         raise gr.Error(f"{param.name} is missing: {block_fn.name} takes {wanted} values ({names}), "
                                        f"got {len(inputs)}", print_exception=False)
                     inputs.append(param.default)
+        if isinstance(inputs, list):
+            check_numbers(block_fn, inputs)
         validate(block_fn, inputs)
 
     demo.validate_inputs = validate_inputs
+
+
+def check_numbers(block_fn, inputs: list) -> None:
+    """A slider or number box sent a string, null, NaN or out of range is refused naming the widget
+    (Gradio's own check would fail with a message the visitor never sees)."""
+    for block, value in zip(block_fn.inputs, inputs):
+        if not isinstance(block, (gr.Slider, gr.Number)):
+            continue
+        name = block.label or getattr(block, "elem_id", None) or "a number"
+        low, high = getattr(block, "minimum", None), getattr(block, "maximum", None)
+        span = f" between {low:g} and {high:g}" if low is not None and high is not None else ""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or (low is not None and value < low) or (high is not None and value > high):
+            raise gr.Error(f"{name} must be a number{span}, got {str(value)[:40]!r}", print_exception=False)

@@ -25,6 +25,8 @@ from lens.importance import KINDS, layers_of, ranked_heads
 from lens.sentences import split_sentences
 from model.heads import HeadMask
 
+from .runtime import checked_unicode
+
 IMPORTANCE_FILE = "head_importance.json"
 MAX_CHARACTERS = 500  # one sentence, with room; longer input is refused before any work
 MAX_STEPS = 64  # integrated-gradients steps a user may ask for
@@ -37,7 +39,7 @@ def first_sentence(text) -> tuple[str, int]:
     if len(text) > MAX_CHARACTERS:
         raise ValueError(f"text has {len(text):,} characters; the head lab takes one sentence of at most "
                          f"{MAX_CHARACTERS} characters")
-    sentences = split_sentences(text) or [text.strip()]
+    sentences = split_sentences(checked_unicode(text, "text")) or [text.strip()]
     return sentences[0], len(sentences) - 1
 
 
@@ -52,7 +54,7 @@ def parse_head(spec: str, config) -> tuple[str, int, int] | list[tuple[str, int,
     for name, text, n in zip(("layer", "head"), parts[1:], counts):
         if text == "*":
             picked.append(range(n))
-        elif text.isdigit() and 1 <= int(text) <= n:
+        elif text.isascii() and text.isdigit() and 1 <= int(text) <= n:  # '²' is a digit to isdigit, not to int
             picked.append([int(text) - 1])
         else:
             raise ValueError(f"heads: {spec!r}: {kind} {name} must be 1 to {n} or '*', got {text!r}")
@@ -68,6 +70,8 @@ def head_mask_from(heads, config) -> HeadMask:
                 heads = json.loads(text)
             except json.JSONDecodeError as err:
                 raise ValueError(f"heads: not valid JSON ({err.msg}); send a list like [\"cross:2:1\"] or a mask") from None
+            except RecursionError:
+                raise ValueError("heads: nested too deeply; send a list like [\"cross:2:1\"] or a mask") from None
         else:
             heads = [s for s in text.split(",") if s.strip()]
     if isinstance(heads, dict):

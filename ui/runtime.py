@@ -101,11 +101,23 @@ def check_host_only(value, where: str) -> None:
             check_host_only(getattr(value, field.name), where)
 
 
+def checked_unicode(value: str, name: str) -> str:
+    """Refuse (ValueError naming `name`) a string that is not valid Unicode: a lone surrogate such as
+    "\\ud800" (JSON can carry one; the tokenizer cannot read it)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(f"{name} has a character that is not valid Unicode at position {err.start + 1} "
+                         f"(a lone surrogate, {value[err.start]!r}): send UTF-8 text") from None
+    return value
+
+
 def checked_text(text) -> str:
     """The user's text, refused before any work (ValueError/TypeError naming `text`) when it is not a
     string, empty, longer than MAX_CHARACTERS or has more than MAX_SENTENCES sentences."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
+    checked_unicode(text, "text")
     if not text.strip():
         raise ValueError("Please enter some German text to translate (text is empty).")
     if len(text) > MAX_CHARACTERS:

@@ -23,7 +23,7 @@ from tokenizer import UNK_ID
 
 from .assets import HEAD
 from .lanes import Lane
-from .runtime import gpu
+from .runtime import checked_unicode, gpu
 from .static_files import tags
 from .translate import page_payload
 
@@ -48,7 +48,7 @@ def one_sentence(text) -> str:
     if len(text) > MAX_CHARACTERS:
         raise ValueError(f"the text has {len(text):,} characters; stepping through takes one sentence of at most "
                          f"{MAX_CHARACTERS}: shorten it")
-    sentences = split_sentences(text)
+    sentences = split_sentences(checked_unicode(text, "text"))
     if len(sentences) != 1:
         raise ValueError(f"stepping through takes one sentence; this text has {len(sentences)}: keep one")
     return sentences[0]
@@ -68,7 +68,7 @@ def typed_prefix(translator: Translator, ids: list[int], word) -> list[int]:
     """The ids of the first words, then a word the user typed (a space before it unless it is punctuation)."""
     if not isinstance(word, str) or not word.strip() or len(word) > MAX_WORD_CHARACTERS:
         raise ValueError(f"type one English word (at most {MAX_WORD_CHARACTERS} characters) to force it")
-    word = word.strip()
+    word = checked_unicode(word, "the typed word").strip()
     spaced = (" " if ids and word[0].isalnum() else "") + word
     typed = translator.tokenizer.encode(spaced, add_special_tokens=False).ids
     if UNK_ID in typed:

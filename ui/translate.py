@@ -23,7 +23,7 @@ from model import Translator
 from .assets import viewer_component
 from .batched import batched_calls
 from .guard import BATCHED_CALLS
-from .runtime import DECODING_METHODS, decoding_options, method_name
+from .runtime import DECODING_METHODS, checked_unicode, decoding_options, method_name
 
 EXAMPLES = [  # from the Multi30k validation split
     "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
@@ -79,6 +79,7 @@ def page_handler(translator: Translator, familiarity: Familiarity | None):
         if not isinstance(text, str) or not text.strip():
             return {"id": time.time_ns(), "message": EMPTY_MESSAGE}
         try:
+            checked_unicode(text, "text")
             options = decoding_options(decoding, num_beams, length_penalty, max_length, config.max_len)
             start = time.perf_counter()
             result = explain(text, options, cost.PAGE)
