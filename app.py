@@ -89,6 +89,7 @@ demo.queue(default_concurrency_limit=guard.CONCURRENCY, max_size=guard.QUEUE_SIZ
 guard.friendly_queue_full(demo)
 lanes.share_queue(demo)  # per-client caps on waiting events, and places kept for /translate
 guard.name_missing_arguments(demo)
+guard.json_mcp_answers()  # MCP tools answer JSON, not a Python repr
 
 if __name__ == "__main__":
     guard.start_sweeper(demo)

@@ -82,3 +82,15 @@ def test_an_mcp_client_gets_the_translators_translation(server, tiny_checkpoint)
                                                                                      max_new_tokens=20)
     assert not good.isError and good.content[0].text == expected
     assert bad.isError and "length_penalty must be between 0.0 and 3.0" in bad.content[0].text
+
+
+def test_mcp_tools_answer_json_not_a_python_repr(server):
+    import json
+
+    async def calls(session):
+        return await session.call_tool("explain", {"text": SENTENCE, "decoding": "greedy", "max_length": 8})
+
+    answer = with_session(server, calls)
+    assert not answer.isError
+    explained = json.loads(answer.content[0].text)  # a repr ('...', True) would not parse
+    assert explained["sentences"][0]["source"] == SENTENCE and isinstance(explained["left_out"], int)

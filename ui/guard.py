@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import math
 import os
 import sys
@@ -201,3 +202,23 @@ def check_numbers(block_fn, inputs: list) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                 or (low is not None and value < low) or (high is not None and value > high):
             raise gr.Error(f"{name} must be a number{span}, got {str(value)[:40]!r}", print_exception=False)
+
+
+def json_mcp_answers() -> bool:
+    """MCP tools answer a dict or list as JSON text (Gradio's MCP server writes str(output), a Python
+    repr: single quotes, True, None). Patches the server class once; False where Gradio has no MCP."""
+    try:
+        from gradio.mcp import GradioMCPServer
+    except ImportError:  # the mcp extra is not installed
+        return False
+    original = GradioMCPServer.postprocess_output_data
+    if getattr(original, "answers_json", False):
+        return True
+
+    def postprocess_output_data(self, data, root_url):
+        as_text = [json.dumps(item, ensure_ascii=False) if isinstance(item, (dict, list)) else item for item in data]
+        return original(self, as_text, root_url)
+
+    postprocess_output_data.answers_json = True
+    GradioMCPServer.postprocess_output_data = postprocess_output_data
+    return True
