@@ -277,3 +277,20 @@ def test_the_config_names_no_server_path(server, tiny_checkpoint):
     with urllib.request.urlopen(f"{server}config", timeout=30) as response:
         config = response.read().decode()
     assert str(tiny_checkpoint) not in config and str(ROOT) not in config
+
+
+def test_memory_freed_after_a_spike_is_given_back():
+    from ui import guard
+
+    def rss_mb() -> float:
+        line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmRSS:"))
+        return int(line.split()[1]) / 1024
+
+    chunks = [bytearray(64 * 1024) for _ in range(4_000)]  # 250 MB in heap-sized pieces (under the mmap threshold)
+    kept = chunks[::10]  # every tenth stays: the holes between them cannot be trimmed from the top of the heap
+    del chunks
+    before = rss_mb()
+    assert guard.give_memory_back()
+    after = rss_mb()
+    assert before - after > 100, (before, after)
+    assert len(kept) == 400

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import train
+from tests.corpus import DATA_DIR, needs_corpus
 from model import CheckpointError, Transformer, Translator
 from training import hardware
 from training.guard import RunError, check_output, check_state_belongs
@@ -135,3 +136,16 @@ def test_a_state_beyond_the_schedule_is_refused(tmp_path):
     save_file(tensors, str(state), metadata={"state": json.dumps(meta)})
     with pytest.raises(SystemExit, match="says step 1,000,000,000, beyond this run's schedule of 6 steps"):
         train.main(copy_args(tmp_path, steps=6))
+
+
+@needs_corpus
+def test_a_garbage_tokenizer_in_the_work_folder_is_named_in_one_line(tmp_path):
+    args = ["--data-dir", str(DATA_DIR), "--output", str(tmp_path / "out"), "--work-dir", str(tmp_path / "work"),
+            "--max-train-pairs", "100", "--max-steps", "1", "--max-eval-sentences", "4", "--vocab-size", "300",
+            "--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--d-ff", "32", "--batch-tokens", "512",
+            "--num-beams", "1", "--length-penalties", "1.0", "--threads", "1"]
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "tokenizer.json").write_text('{"version": "1.0", "model": 42}')
+    with pytest.raises(SystemExit, match=r"tokenizer.json is not a readable tokenizer.json.*delete .* to learn the "
+                                         r"tokenizer again"):
+        train.main(args)

@@ -28,6 +28,7 @@ from lens.evidence import build_index, write_index
 from .evaluation import choose_weights, evaluate_translation, final_evaluation, greedy_bleu, score_everyday
 from .evidence import training_corpora
 from .files import atomic_path, write_text
+from .guard import RunError
 from .settings import TrainSettings
 
 COPY_MIN_LEN, COPY_MAX_LEN = 4, 12  # lengths of the random sequences (without EOS)
@@ -131,7 +132,11 @@ class TranslationTask:
                 train_tokenizer(text, self.settings.vocab_size).save(str(tmp))
         if self.world > 1:
             torch.distributed.barrier()
-        return load_tokenizer(path)
+        try:
+            return load_tokenizer(path)
+        except ValueError as err:  # garbage, or special tokens at other ids
+            raise RunError(f"{err}; delete {path} to learn the tokenizer again (the run starts over), or use "
+                           "another --work-dir") from None
 
     def fingerprint(self) -> dict:
         return {"train_text_sha256": self.train_text_sha256, "train_pairs": len(self.train_pairs)}

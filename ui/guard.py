@@ -34,7 +34,7 @@ SESSION_CAPACITY = 200  # sessions Gradio keeps at most (its default is 10,000)
 SESSION_IDLE_S = 15 * 60  # a session unused this long is dropped; the page starts a fresh one
 STATE_TTL_S = SESSION_IDLE_S  # time_to_live for any gr.State a view adds
 MAX_FILE_SIZE = "1mb"  # a second fence: uploads are refused whole (refuse_uploads), whatever their size
-SWEEP_EVERY_S = 10.0
+SWEEP_EVERY_S = 10.0  # sessions swept and memory given back this often
 KEPT_VALUE_BYTES = 4_096  # outputs kept for deep links larger than this are let go
 
 
@@ -52,6 +52,18 @@ def limit_malloc_arenas(arenas: int = 2, mmap_threshold: int = 128 * 1024) -> bo
         # -8 is M_ARENA_MAX, -3 M_MMAP_THRESHOLD in glibc's malloc.h
         return libc.mallopt(-8, arenas) == 1 and libc.mallopt(-3, mmap_threshold) == 1
     except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+        return False
+
+
+def give_memory_back() -> bool:
+    """Return the heap's free pages to the system (glibc's malloc_trim, every arena): after a large
+    answer the freed memory would otherwise stay in the process's RSS. Cheap when there is nothing
+    to give back; the sweeper calls it every SWEEP_EVERY_S. False where malloc is not glibc's."""
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL("libc.so.6").malloc_trim(0))
+    except (OSError, AttributeError):
         return False
 
 
@@ -137,6 +149,7 @@ def start_sweeper(demo: gr.Blocks, every_s: float = SWEEP_EVERY_S, idle_s: float
             time.sleep(every_s)
             try:
                 sweep_sessions(demo, idle_s)
+                give_memory_back()
             except Exception as err:  # a sweep must never take the server down
                 print(f"session sweep failed: {type(err).__name__}: {err}", file=sys.stderr)
 
