@@ -19,7 +19,7 @@ import viz
 from lens.ablate import switched_off_heads, word_diff
 from lens.attribute import BASELINE, METHODS, agreement, attribute_ids, special_token_masks
 from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
-from lens.cost import check_attribution, estimated_target
+from lens.cost import PAGE, check_after, check_attribution, check_before, estimated_target
 from lens.explain import DecodingOptions, words_of
 from lens.importance import KINDS, layers_of, ranked_heads
 from lens.sentences import split_sentences
@@ -152,10 +152,12 @@ def ablation_payload(translator, text: str, head_mask: HeadMask, options: Decodi
     sentence, left_out = first_sentence(text)
     head_mask.check(translator.config)
     src_ids, truncated = translator.encode_source(sentence)
+    check_before(PAGE, translator.config, [len(src_ids)], options.max_new_tokens)
     start = time.perf_counter()
     original_ids = _output_ids(translator, src_ids, options)
     middle = time.perf_counter()
     ablated_ids = _output_ids(translator, src_ids, options, head_mask)
+    check_after(PAGE, translator.config, [(len(src_ids), len(ablated_ids))])
     explanation = translator.teacher_forced(src_ids, ablated_ids, head_mask, truncated)
     ms = (time.perf_counter() - middle) * 1000
     original = translator.decode(original_ids)

@@ -15,6 +15,7 @@ import gradio as gr
 import numpy as np
 
 import viz
+from lens.cost import PAGE, check_before
 from lens.explain import DecodingOptions, SentenceExplanation, TextExplanation, words_of
 from lens.sentences import split_sentences
 from lens.trace import Trace, trace
@@ -124,6 +125,7 @@ def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
     """What the view draws for a sentence: the greedy trace and, with beams, the beam-search trace."""
     config = translator.config
     src_ids, _ = translator.encode_source(text)
+    check_before(PAGE, config, [len(src_ids)], translator.config.max_len)  # maps of both searches, bounded first
     greedy = trace(translator, text, num_beams=1, top_k=TOP_K)
     beam = trace(translator, text, num_beams=num_beams, top_k=TOP_K) if num_beams > 1 else None
     return {
