@@ -22,16 +22,16 @@
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from model import Transformer, TransformerConfig, Translator  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import DEFAULT_CORPUS, corpus_dir, interleaved  # noqa: E402
 
 SIZE = dict(vocab_size=8000, d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3, d_ff=1024,
             dropout=0.0, max_len=256, pad_id=0, bos_id=1, eos_id=2)
@@ -108,35 +108,6 @@ def marian_with_our_weights(ours: Transformer):
         missing, unexpected = marian.load_state_dict({k: v.contiguous() for k, v in theirs.items()}, strict=False)
     assert not unexpected and all(k.endswith(("embed_positions.weight", "final_logits_bias")) for k in missing), missing
     return marian.eval()
-
-
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
-
-
-def corpus_dir(data_dir: str | None = None) -> Path | None:
-    """Multi30k as the tests find it (tests/corpus.py): the folder given, else $MULTI30K_DIR, else
-    ../shared/data/multi30k beside the checkout; None when it is not there. Never downloads."""
-    folder = Path(data_dir or os.environ.get("MULTI30K_DIR") or DEFAULT_CORPUS)
-    has_val = any((folder / name).is_file() for name in ("val.de.gz", "val.de"))
-    return folder if has_val else None
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def interleaved(candidates: dict, repeats: int) -> dict[str, float]:
-    """Median seconds of each candidate, run in turns so that machine noise hits all alike."""
-    times = {name: [] for name in candidates}
-    for fn in candidates.values():
-        fn()  # warm-up
-    for _ in range(repeats):
-        for name, fn in candidates.items():
-            times[name].append(timed(fn))
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def sources(batch: int, length: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

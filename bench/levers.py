@@ -111,7 +111,7 @@ def decode_cost(folders: dict[str, Path], data_dir: Path, repeats: int = 3) -> d
     import torch
 
     import data
-    from decode import interleaved
+    from timing import interleaved
     from model import Translator
 
     torch.set_num_threads(1)

@@ -23,7 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from decode import corpus_dir  # noqa: E402
+from timing import corpus_dir  # noqa: E402
 
 from lens.trace import trace  # noqa: E402
 from model import Translator  # noqa: E402

@@ -8,14 +8,15 @@ the ablated translation that is new. The ablated model's own maps come with it (
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 
-from model.heads import HeadMask
+from model.heads import KINDS, HeadMask
 from model.translator import Explanation
 
 from .cost import ABLATE
 from .explain import DecodingOptions, explain_one
-from .importance import ranked_heads
+from .importance import layers_of, ranked_heads
 
 
 @dataclass
@@ -67,15 +68,51 @@ class Ablation:
 
 def switched_off_heads(mask_dict: dict) -> list[tuple[str, int, int]]:
     """(kind, layer, head) of every 0 in a HeadMask.to_dict()."""
-    return [(kind, layer, head) for kind in ("encoder", "decoder", "cross")
+    return [(kind, layer, head) for kind in KINDS
             for layer, heads in enumerate(mask_dict[kind]) for head, on in enumerate(heads) if not on]
 
 
-def mask_switching_off(config, heads: list[tuple[str, int, int]]) -> HeadMask:
-    """A HeadMask with exactly these (kind, layer, head) switched off."""
+def parse_head(spec: str, config) -> tuple[str, int, int] | list[tuple[str, int, int]]:
+    """'cross:2:1' (kind:layer:head, counted from 1 as on the page; '*' for all) -> 0-based heads."""
+    parts = spec.strip().split(":") if isinstance(spec, str) else []
+    if len(parts) != 3 or parts[0] not in KINDS:
+        raise ValueError(f"heads: {spec!r} is not kind:layer:head with kind one of {', '.join(KINDS)} "
+                         "(e.g. 'cross:2:1'; layers and heads count from 1; '*' means all)")
+    kind, counts = parts[0], (layers_of(config, parts[0]), config.n_heads)
+    picked = []
+    for name, text, n in zip(("layer", "head"), parts[1:], counts):
+        if text == "*":
+            picked.append(range(n))
+        elif text.isascii() and text.isdigit() and 1 <= int(text) <= n:  # '²' is a digit to isdigit, not to int
+            picked.append([int(text) - 1])
+        else:
+            raise ValueError(f"heads: {spec!r}: {kind} {name} must be 1 to {n} or '*', got {text!r}")
+    return [(kind, layer, head) for layer in picked[0] for head in picked[1]]
+
+
+def head_mask_from(heads, config) -> HeadMask:
+    """A HeadMask from a list of 'kind:layer:head' specs, a HeadMask.to_dict(), or either as JSON text."""
+    if isinstance(heads, str):
+        text = heads.strip()
+        if text.startswith(("[", "{")):
+            try:
+                heads = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"heads: not valid JSON ({err.msg}); send a list like [\"cross:2:1\"] or a mask") from None
+            except RecursionError:
+                raise ValueError("heads: nested too deeply; send a list like [\"cross:2:1\"] or a mask") from None
+        else:
+            heads = [s for s in text.split(",") if s.strip()]
+    if isinstance(heads, dict):
+        return HeadMask.from_dict(heads, config)
+    if not isinstance(heads, (list, tuple)):
+        raise ValueError(f"heads must be a list like [\"cross:2:1\"] or a head mask, got {type(heads).__name__}")
+    if len(heads) > 3 * 64 * 64:
+        raise ValueError("heads: too many entries")
     mask = HeadMask.all_on(config)
-    for kind, layer, head in heads:
-        mask = mask.switched_off(kind, layer, head)
+    for spec in heads:
+        for kind, layer, head in parse_head(spec, config):
+            mask = mask.switched_off(kind, layer, head)
     return mask
 
 

@@ -52,6 +52,11 @@ class DecodingOptions:
                 "max_new_tokens": self.max_new_tokens}
 
 
+def method_name(options: DecodingOptions) -> str:
+    """The search as a reader names it: "greedy" or "beam search (4 beams)"."""
+    return "greedy" if options.num_beams == 1 else f"beam search ({options.num_beams} beams)"
+
+
 Word = tuple[str, list[int]]  # a word as a reader writes it, and the positions of its pieces
 SPECIAL = frozenset({"<s>", "</s>", "<pad>", "<unk>"})
 
@@ -150,7 +155,8 @@ def words_of(translator: Translator, ids: list[int], tokens: list[str]) -> list[
     return words
 
 
-def _padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
+def padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
+    """Rows of ids -> one (B, longest) tensor, padded with pad_id, on `device`."""
     batch = torch.full((len(rows), max(len(r) for r in rows)), pad_id, dtype=torch.long)
     for i, row in enumerate(rows):
         batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
@@ -175,10 +181,10 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
     if budget is not None:
         check_after(budget, config, [(len(ids), len(out)) for (ids, _), out in zip(encoded, outputs)])
     inputs = [[config.bos_id] + out[:-1] for out in outputs]  # the decoder reads BOS + all but the last
-    src = _padded([ids for ids, _ in encoded], config.pad_id, translator.device)  # (B, S)
-    tgt = _padded(inputs, config.pad_id, translator.device)  # (B, T)
+    src = padded([ids for ids, _ in encoded], config.pad_id, translator.device)  # (B, S)
+    tgt = padded(inputs, config.pad_id, translator.device)  # (B, T)
     logits, maps = translator.model(src, tgt, return_attention=True)  # (B, T, V)
-    probs = torch.softmax(logits.float(), dim=-1).gather(-1, _padded(outputs, config.pad_id, translator.device)
+    probs = torch.softmax(logits.float(), dim=-1).gather(-1, padded(outputs, config.pad_id, translator.device)
                                                           [..., None])[..., 0]  # (B, T)
 
     def stack(layers: list[torch.Tensor], row: int, rows: int, cols: int) -> np.ndarray:

@@ -24,13 +24,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-import data
-from model.heads import HeadMask
+from model.heads import KINDS, HeadMask
 
 from .attribute import BASELINE, agreement, attention_maps, attribute_ids, special_token_masks, translate_ids
+from .explain import padded
 
 VERSION = 1
-KINDS = ("encoder", "decoder", "cross")
 SLICE_WHY = ("the first sentences of Multi30k val, in file order: fixed, so figures from different runs and "
              "checkpoints compare; val, not test, so the test score stays untouched; 200 sentences keep the "
              "73 scored configurations of the shipped model to minutes, not hours, on one CPU thread")
@@ -77,12 +76,14 @@ def slice_loss(translator, pairs: list[tuple[list[int], list[int]]], head_mask=N
     model, pad_id = translator.model, translator.config.pad_id
     total, count = 0.0, 0
     for start in range(0, len(pairs), batch_size):
-        batch = data.collate(pairs, list(range(start, min(start + batch_size, len(pairs)))), pad_id)
-        batch = batch.to(translator.device)
-        logits = model(batch.src, batch.tgt_in, head_mask=head_mask)  # (B, T, V)
-        total += F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id,
+        chunk = pairs[start : start + batch_size]
+        src = padded([s for s, _ in chunk], pad_id, translator.device)  # (B, S)
+        tgt_in = padded([t[:-1] for _, t in chunk], pad_id, translator.device)  # (B, T): BOS + all but the last
+        tgt_out = padded([t[1:] for _, t in chunk], pad_id, translator.device)  # (B, T): what each step predicts
+        logits = model(src, tgt_in, head_mask=head_mask)  # (B, T, V)
+        total += F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id,
                                  reduction="sum").item()
-        count += batch.n_tokens
+        count += int((tgt_out != pad_id).sum())
     return total / max(count, 1)
 
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import torch
 
 from model.attention import padding_mask, target_mask
+from model.heads import KINDS
 from model.translator import Translator
 
 from .cost import EXPLAIN
 from .explain import DecodingOptions, explain_batch
 
-KINDS = ("encoder", "decoder", "cross")
 
 
 @dataclass

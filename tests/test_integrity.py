@@ -264,12 +264,14 @@ def test_half_precision_weights_load_into_the_fp32_model(tiny_checkpoint, tmp_pa
     torch.testing.assert_close(loaded(src, tgt), reference(src, tgt), rtol=tolerance, atol=tolerance)
 
 
-def test_the_shipped_checkpoint_records_its_config_and_loads_without_a_warning():
+def test_the_shipped_checkpoint_records_its_config_and_tokenizer_and_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = Transformer.from_pretrained(SHIPPED)
+        translator = Translator.from_pretrained(SHIPPED, device="cpu")
     with safe_open(str(SHIPPED / "model.safetensors"), framework="pt") as file:
-        assert json.loads(file.metadata()[CONFIG_KEY]) == model.config.to_dict()
+        recorded = json.loads(file.metadata()[CONFIG_KEY])
+    assert recorded.pop("tokenizer") == fingerprint(translator.tokenizer)
+    assert recorded == translator.config.to_dict()
 
 
 @pytest.mark.parametrize("write, why", [

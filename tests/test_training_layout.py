@@ -12,7 +12,8 @@ from model import TransformerConfig
 from training.settings import TASKS, TrainSettings, auto_snapshot_steps, build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCAL = ("training", "model", "lens", "ui", "tokenizer", "data", "viz", "app", "train")
+LOCAL = ("training", "model", "lens", "ui", "tokenizer", "data", "app", "train", "bench", "tests")
+PACKAGES = ("training", "model", "lens", "tokenizer", "ui", "bench")
 
 
 def test_help_lists_every_flag_with_its_description_and_default():
@@ -51,8 +52,9 @@ def test_auto_snapshot_steps_are_log_spaced_from_step_zero():
     assert auto_snapshot_steps(4) == [0, 1, 2, 3, 4]
 
 
-def local_imports(path: Path) -> set[str]:
-    """The project modules a file imports (relative imports resolved against its package)."""
+def local_imports(path: Path, with_names: bool = False) -> set:
+    """The project modules a file imports (relative imports resolved against its package); with_names:
+    (module, name) pairs of `from module import name`, and (module, None) for `import module`."""
     tree = ast.parse(path.read_text())
     package = path.parent.relative_to(ROOT).parts
     found = set()
@@ -67,12 +69,19 @@ def local_imports(path: Path) -> set[str]:
                 names = [node.module]
         else:
             continue
-        found |= {n for n in names if n.split(".")[0] in LOCAL}
+        if package == ("bench",):  # bench scripts import their siblings by bare name (bench/ is on sys.path)
+            names = [f"bench.{n}" if (ROOT / "bench" / f"{n.split('.')[0]}.py").is_file() else n for n in names]
+        names = [n for n in names if n.split(".")[0] in LOCAL]
+        if with_names:
+            imported = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else [None]
+            found |= {(n, name) for n in names for name in imported}
+        else:
+            found |= set(names)
     return found
 
 
 def import_graph() -> dict[str, set[str]]:
-    files = [p for p in ROOT.glob("*.py")] + [p for d in ("training", "model", "lens", "tokenizer") for p in (ROOT / d).glob("*.py")]
+    files = [p for p in ROOT.glob("*.py")] + [p for d in PACKAGES for p in (ROOT / d).glob("*.py")]
     graph = {}
     for path in files:
         parts = path.relative_to(ROOT).with_suffix("").parts
@@ -103,6 +112,32 @@ def test_imports_flow_one_way_without_a_circle():
     for node in sorted(graph):
         visit(node, [])
     assert len(state) == len(graph)
+
+
+def project_files() -> list[Path]:
+    return list(ROOT.glob("*.py")) + [p for d in PACKAGES for p in (ROOT / d).glob("*.py")]
+
+
+def test_the_whole_tree_has_no_import_circle_and_keeps_its_layers():
+    """ui/ and app.py reach the model only through Translator; lens/ never reads training data code;
+    model/ and tokenizer/ import no layer above them; nothing but tests and bench imports tests."""
+    graph = import_graph()
+    assert {"ui.api", "bench.abuse", "lens.cost", "app"} <= set(graph)
+    for path in project_files():
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        top = parts[0] if len(parts) > 1 else parts[0]
+        for module, name in local_imports(path, with_names=True):
+            where = f"{path.relative_to(ROOT)} imports {module}{'.' + name if name else ''}"
+            if top in ("ui", "app"):
+                assert not module.startswith("model") or (module == "model" and name == "Translator"), where
+                assert not module.startswith(("training", "data")) or module == "training.lab", where
+            if top == "lens":
+                assert not module.startswith(("training", "data", "ui", "bench", "train")), where
+            if top in ("model", "tokenizer"):
+                assert not module.startswith(("lens", "ui", "training", "data", "bench", "train", "app")), where
+            if top != "bench":
+                assert not module.startswith("tests"), where
+            assert not module.startswith("bench") or top == "bench", where
 
 
 if __name__ == "__main__":  # print the graph of the training side

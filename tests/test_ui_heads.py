@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-import viz
-from lens.ablate import ablate
+from lens import payload as viz
+from lens.ablate import ablate, head_mask_from
 from lens.attribute import attribute
 from lens.explain import DecodingOptions
 from model.heads import HeadMask
@@ -30,21 +30,21 @@ def translator(tiny_checkpoint):
 
 def test_head_specs_count_from_one_and_refuse_by_name(translator):
     c = translator.config
-    mask = hd.head_mask_from(["cross:2:1", "encoder:*:3"], c)
+    mask = head_mask_from(["cross:2:1", "encoder:*:3"], c)
     expected = HeadMask.all_on(c).switched_off("cross", 1, 0).switched_off("encoder", 0, 2).switched_off("encoder", 1, 2)
     assert mask.to_dict() == expected.to_dict()
-    assert hd.head_mask_from('["cross:2:1"]', c).to_dict() == hd.head_mask_from("cross:2:1", c).to_dict()
-    assert hd.head_mask_from(json.dumps(expected.to_dict()), c).to_dict() == expected.to_dict()
-    assert hd.head_mask_from("[]", c).to_dict() == HeadMask.all_on(c).to_dict()
+    assert head_mask_from('["cross:2:1"]', c).to_dict() == head_mask_from("cross:2:1", c).to_dict()
+    assert head_mask_from(json.dumps(expected.to_dict()), c).to_dict() == expected.to_dict()
+    assert head_mask_from("[]", c).to_dict() == HeadMask.all_on(c).to_dict()
     for bad, message in [("cross:0:1", "cross layer must be 1 to 2"), ("cross:1:5", "head must be 1 to 4"),
                          ("self:1:1", "kind one of encoder"), ("{", "not valid JSON"), ({"cross": []}, "exactly the keys"),
                          (3, "heads must be a list")]:
         with pytest.raises(ValueError, match=message):
-            hd.head_mask_from(bad, c)
+            head_mask_from(bad, c)
 
 
 def test_ablation_payload_equals_lens_ablate_and_all_on_changes_nothing(translator):
-    mask = hd.head_mask_from(["cross:*:*"], translator.config)
+    mask = head_mask_from(["cross:*:*"], translator.config)
     payload = hd.ablation_payload(translator, SENTENCE, mask, OPTIONS)
     reference = ablate(translator, SENTENCE, mask, **OPTIONS.to_dict())
     assert (payload["original"], payload["ablated"]) == (reference.original, reference.ablated)

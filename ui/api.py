@@ -15,8 +15,9 @@ from typing import Literal
 
 import gradio as gr
 
-from lens.ablate import ablate as ablate_heads
 from lens import cost
+from lens.ablate import ablate as ablate_heads
+from lens.ablate import head_mask_from
 from lens.alarm import Familiarity
 from lens.contrast import contrast as why_not
 from lens.explain import explain_one, sentences_of
@@ -27,7 +28,7 @@ from model import Translator
 
 from .batched import batched_calls
 from .guard import BATCHED_CALLS
-from .heads_data import first_sentence, head_mask_from
+from .heads_data import first_sentence
 from .runtime import checked_text, checked_unicode, decoding_options, friendly_errors, gpu
 from .step import one_sentence
 

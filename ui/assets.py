@@ -36,7 +36,7 @@ HEAD = "\n".join([f'<link rel="stylesheet" href="{static_url(n)}">' for n in STY
 
 def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | None = None, value: dict | None = None,
                      **kwargs) -> gr.HTML:
-    """A gr.HTML whose value (an explanation, see viz.sentence_payload) the browser draws.
+    """A gr.HTML whose value (an explanation, see lens.payload.sentence_payload) the browser draws.
 
     `mount` names a JS function (element, props, watch) that builds the view and redraws on
     `watch("value", ...)`; it runs once the viewer's scripts have loaded.

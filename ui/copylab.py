@@ -16,7 +16,7 @@ import time
 
 import gradio as gr
 
-import viz
+from lens.payload import quantize
 from training.lab import CAPS, MAX_TIME_S, CopyLabProgress, CopyLabSettings, train_copy
 
 from .assets import HEAD
@@ -62,7 +62,7 @@ def progress_payload(p: CopyLabProgress, limit: float) -> dict:
     words = lambda tokens: [[t, [i]] for i, t in enumerate(tokens)]  # noqa: E731 (each symbol is a word)
     sentence = {"tokens": {"src": p.source_tokens, "tgt": p.target_tokens, "in": []},
                 "words": {"src": words(p.source_tokens), "tgt": words(p.target_tokens), "in": []},
-                "maps": {"cross": viz.quantize(p.cross_attention)}}
+                "maps": {"cross": quantize(p.cross_attention)}}
     layers, heads = p.cross_attention.shape[:2]
     return {"id": time.time_ns(), "step": p.step, "total": p.total_steps, "elapsed": round(p.elapsed_s, 2),
             "limit": limit, "losses": p.losses, "examples": p.examples, "accuracy": p.accuracy, "done": p.done,

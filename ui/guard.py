@@ -84,6 +84,19 @@ def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
                            "middleware": [Middleware(RefuseUploads)]}}
 
 
+DRAIN_BYTES = 8 << 20  # a refused upload's body is read this far (in memory, dropped) before the answer
+
+
+async def _drain(receive, limit: int) -> None:
+    """Read a request's body and drop it, up to `limit` bytes: a client still sending when the answer
+    comes would otherwise see its connection reset instead of the message."""
+    seen, more = 0, True
+    while more and seen < limit:
+        message = await receive()
+        seen += len(message.get("body", b""))
+        more = message.get("more_body", False)
+
+
 class RefuseUploads:
     """ASGI middleware: no view or endpoint takes a file, so POST .../upload is refused (403) before its
     body is read, whatever the count or size of the files (Gradio would store each one on disk)."""
@@ -93,6 +106,7 @@ class RefuseUploads:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].rstrip("/").endswith("/upload"):
+            await _drain(receive, DRAIN_BYTES)  # read (and drop) the body, so the client hears the answer
             response = JSONResponse({"detail": "this app takes no files: send German text to /translate or /explain"},
                                     status_code=403)
             return await response(scope, receive, send)

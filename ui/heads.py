@@ -13,11 +13,12 @@ import time
 
 import gradio as gr
 
+from lens.ablate import head_mask_from
 from lens.explain import DecodingOptions
 from model import Translator
 
 from .assets import HEAD
-from .heads_data import ablation_payload, attribution_payload, head_mask_from, importance_payload, load_importance
+from .heads_data import ablation_payload, attribution_payload, importance_payload, load_importance
 from .runtime import gpu
 from .static_files import tags
 

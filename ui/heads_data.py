@@ -1,7 +1,7 @@
 """What the head lab sends to the browser: head specs parsed, ablations and attributions as payloads.
 
 No Gradio here (ui/heads.py wires the widgets, ui/api.py the endpoint): plain functions of a
-translator and a sentence that return JSON-ready dicts. Maps travel as viz.quantize bytes, so the
+translator and a sentence that return JSON-ready dicts. Maps travel as quantize bytes, so the
 browser draws them with the same viewer as the translate view.
 
 Shape legend: L layers of a kind, H heads, S source tokens, T target tokens.
@@ -15,15 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-import viz
-from lens.ablate import switched_off_heads, word_diff
+from lens.ablate import HeadMask, switched_off_heads, word_diff
 from lens.attribute import BASELINE, METHODS, agreement, attribute_ids, special_token_masks
 from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
 from lens.cost import PAGE, check_after, check_attribution, check_before, estimated_target
 from lens.explain import DecodingOptions, words_of
-from lens.importance import KINDS, layers_of, ranked_heads
+from lens.importance import KINDS, layers_of, ranked_heads  # KINDS: model.heads's, through lens
+from lens.payload import quantize, sentence_payload
 from lens.sentences import split_sentences
-from model.heads import HeadMask
 
 from .runtime import checked_unicode
 
@@ -41,50 +40,6 @@ def first_sentence(text) -> tuple[str, int]:
                          f"{MAX_CHARACTERS} characters")
     sentences = split_sentences(checked_unicode(text, "text")) or [text.strip()]
     return sentences[0], len(sentences) - 1
-
-
-def parse_head(spec: str, config) -> tuple[str, int, int] | list[tuple[str, int, int]]:
-    """'cross:2:1' (kind:layer:head, counted from 1 as on the page; '*' for all) -> 0-based heads."""
-    parts = spec.strip().split(":") if isinstance(spec, str) else []
-    if len(parts) != 3 or parts[0] not in KINDS:
-        raise ValueError(f"heads: {spec!r} is not kind:layer:head with kind one of {', '.join(KINDS)} "
-                         "(e.g. 'cross:2:1'; layers and heads count from 1; '*' means all)")
-    kind, counts = parts[0], (layers_of(config, parts[0]), config.n_heads)
-    picked = []
-    for name, text, n in zip(("layer", "head"), parts[1:], counts):
-        if text == "*":
-            picked.append(range(n))
-        elif text.isascii() and text.isdigit() and 1 <= int(text) <= n:  # '²' is a digit to isdigit, not to int
-            picked.append([int(text) - 1])
-        else:
-            raise ValueError(f"heads: {spec!r}: {kind} {name} must be 1 to {n} or '*', got {text!r}")
-    return [(kind, layer, head) for layer in picked[0] for head in picked[1]]
-
-
-def head_mask_from(heads, config) -> HeadMask:
-    """A HeadMask from a list of 'kind:layer:head' specs, a HeadMask.to_dict(), or either as JSON text."""
-    if isinstance(heads, str):
-        text = heads.strip()
-        if text.startswith(("[", "{")):
-            try:
-                heads = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"heads: not valid JSON ({err.msg}); send a list like [\"cross:2:1\"] or a mask") from None
-            except RecursionError:
-                raise ValueError("heads: nested too deeply; send a list like [\"cross:2:1\"] or a mask") from None
-        else:
-            heads = [s for s in text.split(",") if s.strip()]
-    if isinstance(heads, dict):
-        return HeadMask.from_dict(heads, config)
-    if not isinstance(heads, (list, tuple)):
-        raise ValueError(f"heads must be a list like [\"cross:2:1\"] or a head mask, got {type(heads).__name__}")
-    if len(heads) > 3 * 64 * 64:
-        raise ValueError("heads: too many entries")
-    mask = HeadMask.all_on(config)
-    for spec in heads:
-        for kind, layer, head in parse_head(spec, config):
-            mask = mask.switched_off(kind, layer, head)
-    return mask
 
 
 def load_importance(model_id: str, revision: str | None = None) -> dict | None:
@@ -133,7 +88,7 @@ def _output_ids(translator, src_ids: list[int], options: DecodingOptions, head_m
 
 
 def viewer_payload(translator, sentence: str, explanation, src_ids, out_ids, options: DecodingOptions, ms: float) -> dict:
-    """One explanation in the translate view's format (ui.translate.page_payload), for AL.Viewer."""
+    """One explanation in the translate view's format (lens.payload.page_payload), for AL.Viewer."""
     c = translator.config
     words = {"src": words_of(translator, src_ids, explanation.source_tokens),
              "tgt": words_of(translator, out_ids, explanation.target_tokens),
@@ -143,7 +98,7 @@ def viewer_payload(translator, sentence: str, explanation, src_ids, out_ids, opt
             "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
             "options": options.to_dict(), "left_out": 0,
             "status": {"method": "ablated", "ms": round(ms), "device": translator.device.type.upper()},
-            "sentences": [viz.sentence_payload(sentence, explanation, words, mean_log_prob(probs), looks_unfamiliar(probs))]}
+            "sentences": [sentence_payload(sentence, explanation, words, mean_log_prob(probs), looks_unfamiliar(probs))]}
 
 
 def ablation_payload(translator, text: str, head_mask: HeadMask, options: DecodingOptions) -> dict:
@@ -203,7 +158,7 @@ def attribution_payload(translator, text: str, method: str, steps: int, options:
             "method": method, "steps": steps, "baseline": BASELINE if method == "integrated_gradients" else None,
             "ms": round(ms), "heads": c.n_heads, "layers": c.n_decoder_layers,
             "tokens": payload["tokens"], "words": payload["words"], "maps": {"cross": payload["maps"]["cross"]},
-            "attribution": viz.quantize(shares[None, None]),  # (1, 1, T, S)
+            "attribution": quantize(shares[None, None]),  # (1, 1, T, S)
             "completeness_gap": round(float(np.abs(result.completeness_gap).max(initial=0.0)), 4),
             "agreement": {"per_head": np.round(per_head.astype(float), 3).tolist(),
                           "per_layer": np.round(per_layer.astype(float), 3).tolist(),

@@ -18,12 +18,12 @@ import gradio as gr
 
 from lens.explain import DecodingOptions, sentences_of
 from lens.history import LRU, SnapshotLibrary
+from lens.payload import page_payload
 from model import Translator
 
 from .assets import HEAD
 from .runtime import gpu
 from .static_files import tags
-from .translate import page_payload
 
 SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
 APP_ROOT = Path(__file__).resolve().parent.parent  # paths under it are named relative to it

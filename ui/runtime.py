@@ -155,6 +155,3 @@ def decoding_options(decoding: str, num_beams, length_penalty, max_length, max_l
         options.num_beams = 1
     return options
 
-
-def method_name(options: DecodingOptions) -> str:
-    return "greedy" if options.num_beams == 1 else f"beam search ({options.num_beams} beams)"

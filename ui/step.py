@@ -14,9 +14,9 @@ import time
 import gradio as gr
 import numpy as np
 
-import viz
 from lens.cost import PAGE, check_before
 from lens.explain import DecodingOptions, SentenceExplanation, TextExplanation, words_of
+from lens.payload import page_payload, quantize
 from lens.sentences import split_sentences
 from lens.trace import Trace, trace
 from model import Translator
@@ -26,7 +26,6 @@ from .assets import HEAD
 from .lanes import Lane
 from .runtime import checked_unicode, gpu
 from .static_files import tags
-from .translate import page_payload
 
 MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
 MAX_WORD_CHARACTERS = 40  # a word typed to be forced
@@ -101,15 +100,15 @@ def trace_payload(translator: Translator, result: Trace, src_ids: list[int]) -> 
         "entropy": [round(s.entropy, 3) for s in result.steps],
         "forced": [s.forced for s in result.steps],
         "top": [[[piece(i), i, round(p, 4)] for i, p in zip(s.top_ids, s.top_probs)] for s in result.steps],
-        "cross": viz.quantize(cross),
-        "decoder": viz.quantize(decoder),
+        "cross": quantize(cross),
+        "decoder": quantize(decoder),
         "beam": nodes,
         "nbest": result.nbest,
     }
 
 
 def maps_payload(translator: Translator, source: str, src_ids: list[int], out_ids: list[int], num_beams: int) -> dict:
-    """The shared viewer's payload (ui.translate.page_payload) for one given output: its teacher-forced maps."""
+    """The shared viewer's payload (lens.payload.page_payload) for one given output: its teacher-forced maps."""
     start = time.perf_counter()
     explanation = translator.teacher_forced(src_ids, out_ids)
     tgt_in = [translator.config.bos_id] + out_ids[:-1]

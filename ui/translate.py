@@ -1,6 +1,6 @@
 """The translate view: German in, English out, and every attention map behind it.
 
-The server sends one explanation per translation (viz.sentence_payload: tokens, words, per-token
+The server sends one explanation per translation (lens.payload.sentence_payload: tokens, words, per-token
 probabilities, maps as bytes); the browser (ui/static/) draws it and switches kind, layer, head,
 view and token locally. Nothing is kept per user on the server.
 """
@@ -13,17 +13,16 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-import viz
 from lens import cost
 from lens.alarm import Familiarity
-from lens.confidence import mean_log_prob
-from lens.explain import DecodingOptions, TextExplanation, explain_text
+from lens.explain import DecodingOptions, explain_text
+from lens.payload import page_payload
 from model import Translator
 
 from .assets import viewer_component
 from .batched import batched_calls
 from .guard import BATCHED_CALLS
-from .runtime import DECODING_METHODS, checked_unicode, decoding_options, method_name
+from .runtime import DECODING_METHODS, checked_unicode, decoding_options
 
 EXAMPLES = [  # from the Multi30k validation split
     "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
@@ -41,33 +40,6 @@ STALE_JS = "() => { window.AttentionLens && window.AttentionLens.markStale(); }"
 
 def short(text: str, limit: int = 34) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
-
-
-def page_payload(result: TextExplanation, config, seconds: float, device: str,
-                 familiarity: Familiarity | None = None) -> dict:
-    """What the browser draws: every sentence's tokens, words, probabilities, maps (compactly), and what
-    the training data says of its words."""
-    familiarity = familiarity or Familiarity()
-    sentences = []
-    for s in result.sentences:
-        probs = s.explanation.target_probs
-        words = {"src": s.source_words, "tgt": s.target_words, "in": s.input_words}
-        report = familiarity.report(s.source, probs)
-        sentences.append(viz.sentence_payload(s.source, s.explanation, words, mean_log_prob(probs),
-                                              report["unfamiliar"], report))
-    return {
-        "v": 1,
-        "id": time.time_ns(),  # a fresh value each run, so the page redraws even for the same text
-        "layers": {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers,
-                   "cross": config.n_decoder_layers},
-        "heads": config.n_heads,
-        "max_len": config.max_len,
-        "threshold": familiarity.rule.confidence_below,
-        "options": result.options.to_dict(),
-        "left_out": result.left_out,
-        "status": {"method": method_name(result.options), "ms": round(seconds * 1000), "device": device.upper()},
-        "sentences": sentences,
-    }
 
 
 def page_handler(translator: Translator, familiarity: Familiarity | None):
