@@ -11,9 +11,10 @@ from pathlib import Path
 
 import gradio as gr
 
+from lens.standalone import VIEWER_SCRIPTS, VIEWER_STYLES
+
 STATIC = Path(__file__).resolve().parent / "static"
-SCRIPTS = ["core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "ladder.js"]  # each attaches to window.AttentionLens
-STYLES = ["lens.css"]
+SCRIPTS, STYLES = VIEWER_SCRIPTS, VIEWER_STYLES  # the viewer the page, a notebook and a saved file share
 PAGE_CSS = STATIC / "page.css"  # the page around the views: header, compact inputs, phones
 
 gr.set_static_paths(paths=[STATIC])

@@ -8,7 +8,7 @@
 
   /** Call a named endpoint of this app's API (POST, then read the event stream); resolves to its answer. */
   AL.callApi = async function (name, data) {
-    const root = (window.gradio_config && window.gradio_config.root) || "";
+    const root = AL.apiRoot || (window.gradio_config && window.gradio_config.root) || "";
     const posted = await fetch(root + "/gradio_api/call/" + name, {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ data }) });
     if (!posted.ok) throw new Error("the server answered " + posted.status);

@@ -175,6 +175,18 @@
       .observe(document.body, { attributes: true, attributeFilter: ["class"] });
   };
 
+  /** The viewer outside the page (a notebook cell, a saved file, lens/standalone.py): one payload drawn as the page
+      draws it. `apiRoot`, a running app's address, lets the buttons that ask the model more call its API;
+      without it they are hidden. */
+  AL.mountStandalone = function (element, payload, apiRoot) {
+    if (apiRoot) AL.apiRoot = String(apiRoot).replace(/\/$/, "");
+    else element.classList.add("al-standalone");
+    const result = new Result(element);
+    element.__lens = result;
+    result.show(payload);
+    return result;
+  };
+
   /** The input or an option changed: what is shown no longer answers it. */
   AL.markStale = function () {
     document.querySelectorAll(".al-result:not(.al-empty)").forEach((r) => r.classList.add("al-stale"));
