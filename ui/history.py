@@ -90,22 +90,10 @@ def reading_options(text: str, max_len: int) -> DecodingOptions:
     return DecodingOptions(num_beams=1, max_new_tokens=min(64, max_len, 8 + 3 * len(text.split())))
 
 
-def build(translator: Translator, model_id: str) -> dict:
-    """The view's widgets and events."""
-    library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
-    readings = LRU(64)  # (snapshot, text) -> what the browser draws: a sentence seen before is instant
-
-    @gpu(duration=30)
-    def read(snapshot, text, options):
-        return library.read(snapshot, text, options)
-
-    def drawn(snapshot, text: str, options: DecodingOptions) -> dict:
-        start = time.perf_counter()
-        reading = read(snapshot, text, options)
-        model_config = library.translator(snapshot).config
-        x = page_payload(reading.explanation, model_config, time.perf_counter() - start, translator.device.type)
-        return {**entry(snapshot), "explanation": x, "translation": reading.explanation.translation,
-                "sharpness": [round(float(v), 3) for v in reading.sharpness], "uniform": round(reading.uniform, 3)}
+def traveller(library: SnapshotLibrary, drawn, max_len: int):
+    """The view's handler: every snapshot's reading of a text, streamed one snapshot at a time;
+    `drawn(snapshot, text, options)` reads one (a sentence seen before is instant)."""
+    readings = LRU(64)  # (snapshot, text) -> what the browser draws
 
     def run(text: str):
         """Every snapshot's reading of `text`, streamed one snapshot at a time."""
@@ -119,7 +107,7 @@ def build(translator: Translator, model_id: str) -> dict:
         try:
             sentences, _ = sentences_of(text[:MAX_CHARACTERS])
             text = " ".join(sentences[:2])
-            options = reading_options(text, translator.config.max_len)
+            options = reading_options(text, max_len)
             snapshots = library.snapshots()
             out = {**shown, "text": text, "snapshots": [entry(s) for s in snapshots], "done": False}
             for i, snapshot in enumerate(snapshots):
@@ -135,6 +123,27 @@ def build(translator: Translator, model_id: str) -> dict:
         except Exception as err:  # a snapshot that cannot be loaded (CheckpointError, a corrupt file): said, not null
             yield {**shown, "error": public(f"a snapshot could not be read ({type(err).__name__}: {err})",
                                             library.root)[:300]}
+
+    return run
+
+
+def build(translator: Translator, model_id: str) -> dict:
+    """The view's widgets and events."""
+    library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
+
+    @gpu(duration=30)
+    def read(snapshot, text, options):
+        return library.read(snapshot, text, options)
+
+    def drawn(snapshot, text: str, options: DecodingOptions) -> dict:
+        start = time.perf_counter()
+        reading = read(snapshot, text, options)
+        model_config = library.translator(snapshot).config
+        x = page_payload(reading.explanation, model_config, time.perf_counter() - start, translator.device.type)
+        return {**entry(snapshot), "explanation": x, "translation": reading.explanation.translation,
+                "sharpness": [round(float(v), 3) for v in reading.sharpness], "uniform": round(reading.uniform, 3)}
+
+    run = traveller(library, drawn, translator.config.max_len)
 
     gr.HTML("<h2 class='al-view-title' id='history-title'>Time travel: watch attention being learned</h2>"
             "<p class='al-view-intro'>The same sentence, read by the model at moments of its training, "
