@@ -115,15 +115,8 @@ def explain_text(translator: Translator, text: str, options: DecodingOptions,
 
 def explain_one(translator: Translator, text: str, options: DecodingOptions, budget: Budget, prefix=None,
                 head_mask=None) -> Explanation:
-    """Translator.explain of one sentence, refused (ValueError) before decoding and again before the maps
-    are read when they would be past `budget` (lens/cost.py)."""
-    src_ids, truncated = translator.encode_source(text)
-    check_before(budget, translator.config, [len(src_ids)], options.max_new_tokens)
-    generated = translator.generate_ids([src_ids], options.num_beams, options.length_penalty, options.max_new_tokens,
-                                        translator.encode_prefix(prefix), head_mask)[0]
-    out_ids = [i for i in generated if i != translator.config.pad_id]
-    check_after(budget, translator.config, [(len(src_ids), len(out_ids))])
-    return translator.teacher_forced(src_ids, out_ids, head_mask, truncated)
+    """Translator.explain of one sentence through explain_batch, with its budget, prefix and head mask."""
+    return explain_batch(translator, [text], options, budget, prefix, head_mask)[0].explanation
 
 
 def word_spans(tokens: list[str]) -> list[list[int]]:
@@ -165,10 +158,12 @@ def padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
 
 @torch.inference_mode()
 def explain_batch(translator: Translator, sentences: list[str], options: DecodingOptions,
-                  budget: Budget | None = None) -> list[SentenceExplanation]:
+                  budget: Budget | None = None, prefix=None, head_mask=None) -> list[SentenceExplanation]:
     """Translator.explain for many sentences at once: one batched decode, one batched teacher-forced
     pass. Padding is masked, so each sentence's maps equal those of explaining it alone. A `budget`
-    (lens/cost.py) refuses, before decoding and again before the maps are read, maps past its size."""
+    (lens/cost.py) refuses, before decoding and again before the maps are read, maps past its size;
+    `prefix` (English text or ids) starts every translation, `head_mask` switches heads off in both passes.
+    The one path from sentences to their maps: /explain, the page, the inside views, ablation."""
     if not sentences:
         return []
     config = translator.config
@@ -176,14 +171,14 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
     if budget is not None:
         check_before(budget, config, [len(ids) for ids, _ in encoded], options.max_new_tokens)
     generated = translator.generate_ids([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
-                                        options.max_new_tokens)
+                                        options.max_new_tokens, translator.encode_prefix(prefix), head_mask)
     outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
     if budget is not None:
         check_after(budget, config, [(len(ids), len(out)) for (ids, _), out in zip(encoded, outputs)])
     inputs = [[config.bos_id] + out[:-1] for out in outputs]  # the decoder reads BOS + all but the last
     src = padded([ids for ids, _ in encoded], config.pad_id, translator.device)  # (B, S)
     tgt = padded(inputs, config.pad_id, translator.device)  # (B, T)
-    logits, maps = translator.model(src, tgt, return_attention=True)  # (B, T, V)
+    logits, maps = translator.model(src, tgt, return_attention=True, head_mask=head_mask)  # (B, T, V)
     probs = torch.softmax(logits.float(), dim=-1).gather(-1, padded(outputs, config.pad_id, translator.device)
                                                           [..., None])[..., 0]  # (B, T)
 

@@ -48,7 +48,7 @@ def test_a_translation_longer_than_estimated_is_refused_before_its_maps_are_read
     assert T > S, "the untrained tiny model should write past the source's length"
     between = cost.Budget("/explain", (cost.map_weights(config, S, S) + cost.map_weights(config, S, T)) // 2, "shorten")
     read = []
-    monkeypatch.setattr(tiny_translator, "teacher_forced", lambda *a, **k: read.append(1))
+    monkeypatch.setattr(tiny_translator.model, "forward", lambda *a, **k: read.append(1))  # the maps' pass
     with pytest.raises(ValueError, match="this sentence's maps would hold"):
         explain_one(tiny_translator, SENTENCE, options, between)
     assert read == []

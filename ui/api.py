@@ -20,7 +20,7 @@ from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
 from lens.alarm import Familiarity
 from lens.contrast import contrast as why_not
-from lens.explain import explain_one, sentences_of
+from lens.explain import sentences_of
 from lens.logit_lens import logit_lens as read_stages
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
@@ -95,17 +95,11 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
         return calls.translate_sentences(sentences, options, prefix)
 
     def run_explain(text, options, prefix):
-        if prefix is None:
-            result = calls.explain_text(text, options, cost.EXPLAIN)
-            sentences = [described(s.source, s.explanation) for s in result.sentences]
-            return sentences, result.translation, result.left_out
-        return run_explain_prefixed(text, options, prefix)
-
-    @gpu(duration=30)
-    def run_explain_prefixed(text, options, prefix):
-        sentence = prefixed_sentence(text)
-        explanation = explain_one(translator, sentence, options, cost.EXPLAIN, prefix=prefix)
-        return [described(sentence, explanation)], explanation.translation, 0
+        if prefix is not None:
+            text = prefixed_sentence(text)  # a prefix starts one translation
+        result = calls.explain_text(text, options, cost.EXPLAIN, prefix)
+        sentences = [described(s.source, s.explanation) for s in result.sentences]
+        return sentences, result.translation, result.left_out
 
     @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):

@@ -26,17 +26,19 @@ class BatchedCalls:
     """One translator's shared batchers."""
 
     translate: Batcher  # (sentences, (options, English prefix or None)) -> one English sentence each
-    explain: Batcher  # (sentences, (options, budget)) -> one lens.explain.SentenceExplanation each
+    explain: Batcher  # (sentences, (options, budget, prefix)) -> one lens.explain.SentenceExplanation each
 
     def translate_sentences(self, sentences: list[str], options: DecodingOptions, prefix: str | None = None) -> str:
         """The sentences' translations joined into one text, batched with other callers'."""
         return " ".join(o for o in self.translate(sentences, (options, prefix)) if o)
 
-    def explain_text(self, text: str, options: DecodingOptions, budget: Budget | None = None) -> TextExplanation:
-        """lens.explain.explain_text, with this text's sentences batched with other callers'. A batch
-        past the budget (lens/cost.py) fails and is run again call by call, each against the budget."""
+    def explain_text(self, text: str, options: DecodingOptions, budget: Budget | None = None,
+                     prefix: str | None = None) -> TextExplanation:
+        """lens.explain.explain_text, with this text's sentences batched with other callers' (those with the
+        same options and prefix). A batch past the budget (lens/cost.py) fails and is run again call by
+        call, each against the budget."""
         sentences, left_out = sentences_of(text)
-        return TextExplanation(self.explain(sentences, (options, budget)), options, left_out)
+        return TextExplanation(self.explain(sentences, (options, budget, prefix)), options, left_out)
 
 
 _CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -59,8 +61,8 @@ def _build(translator: Translator) -> BatchedCalls:
 
     @gpu(duration=30)
     def explain_sentences(sentences: list[str], key) -> list:
-        options, budget = key
-        return explain_batch(translator, sentences, options, budget)
+        options, budget, prefix = key
+        return explain_batch(translator, sentences, options, budget, prefix)
 
     # max_items=1: no other call joins (a call of many sentences still runs whole).
     size, workers = (1, CONCURRENCY) if on_zero_gpu() else (BATCH_SENTENCES, BATCH_WORKERS)
