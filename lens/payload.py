@@ -18,7 +18,7 @@ import numpy as np
 from model.heads import KINDS
 
 from .alarm import Familiarity
-from . import confidence
+from .confidence import mean_log_prob as mean_log_prob_of
 from .explain import TextExplanation, method_name
 
 LEVELS = 255  # a weight is sent as one byte: steps of 1/255 = 0.004, finer than the eye sees in a colour
@@ -70,7 +70,7 @@ def page_payload(result: TextExplanation, config, seconds: float, device: str,
         probs = s.explanation.target_probs
         words = {"src": s.source_words, "tgt": s.target_words, "in": s.input_words}
         report = familiarity.report(s.source, probs)
-        sentences.append(sentence_payload(s.source, s.explanation, words, confidence.mean_log_prob(probs),
+        sentences.append(sentence_payload(s.source, s.explanation, words, mean_log_prob_of(probs),
                                           report["unfamiliar"], report))
     return {
         "v": 1,
