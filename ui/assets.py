@@ -14,7 +14,7 @@ import gradio as gr
 from lens.standalone import VIEWER_SCRIPTS, VIEWER_STYLES
 
 STATIC = Path(__file__).resolve().parent / "static"
-SCRIPTS, STYLES = VIEWER_SCRIPTS, VIEWER_STYLES  # the viewer the page, a notebook and a saved file share
+SCRIPTS, STYLES = list(VIEWER_SCRIPTS), list(VIEWER_STYLES)  # the viewer the page, a notebook and a saved file share
 PAGE_CSS = STATIC / "page.css"  # the page around the views: header, compact inputs, phones
 
 gr.set_static_paths(paths=[STATIC])
@@ -31,8 +31,9 @@ def static_url(name: str) -> str:
     return f"/gradio_api/file={path.as_posix()}?v={digest}"
 
 
+PAGE_SCRIPTS = ["walk.js"]  # the page only: one sentence for every view, the state in the link
 HEAD = "\n".join([f'<link rel="stylesheet" href="{static_url(n)}">' for n in STYLES]
-                 + [f'<script src="{static_url(n)}"></script>' for n in SCRIPTS])
+                 + [f'<script src="{static_url(n)}"></script>' for n in SCRIPTS + PAGE_SCRIPTS])
 
 
 def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | None = None, value: dict | None = None,

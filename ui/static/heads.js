@@ -198,6 +198,7 @@
     show(x) {
       this.root.classList.remove("hl-busy");
       this.root.dataset.shown = x && x.id ? x.id : "";
+      if (x && x.sentence) this.sentence = x.sentence; // the sentence this view shows (walk.js)
       if (!x || x.error || !x.explanation) {
         this.root.classList.add("hl-empty");
         this.message.textContent = x && x.error ? x.error : this.message.textContent;

@@ -168,8 +168,10 @@
         for (let n = element; n && n !== document.body; n = n.parentElement) if (n.id) n.classList.add("al-ready");
       }) : setTimeout(reveal, 20);
     reveal();
-    if (props.value) result.show(props.value);
-    watch("value", () => result.show(props.value));
+    const main = !!element.closest("#result"); // the page's own result: its sentence is every view's (walk.js)
+    const show = (x) => { result.show(x); if (main && AL.onMainResult) AL.onMainResult(); };
+    if (props.value) show(props.value);
+    watch("value", () => show(props.value));
     // Dark mode toggled after load: redraw with the new colours.
     new MutationObserver(() => result.viewer.explanation && result.viewer.draw())
       .observe(document.body, { attributes: true, attributeFilter: ["class"] });

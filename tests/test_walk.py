@@ -1,0 +1,71 @@
+"""One sentence for the whole page, and the page's state in its link (ui/static/walk.js), in Chromium
+against app.py with the shipped checkpoint."""
+
+from urllib.parse import parse_qs, urlsplit
+
+from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, server  # noqa: F401  (fixtures)
+from tests.test_ui_page import pytestmark  # noqa: F401  (the same skips)
+
+SENTENCE = "Zwei Hunde spielen im Schnee."
+OTHER = "Eine Frau spielt ein Lied auf ihrem Cello."
+STATE = "() => window.attentionLens.state()"
+
+
+def fresh(browser, url: str):
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.state().views.translate", timeout=60_000)
+    return page, errors
+
+
+def translate(page, text: str) -> None:
+    page.fill("#source textarea", text)
+    page.click("#translate")
+    page.wait_for_function(f"() => window.attentionLens.state().views.translate === {text!r}", timeout=60_000)
+
+
+def test_the_sentence_translated_is_every_views_sentence_and_a_view_left_behind_says_so(browser, server):
+    page, errors = fresh(browser, server)
+    translate(page, SENTENCE)
+    for box in ("#step-source textarea", "#headlab-source textarea", "#history-source textarea"):
+        assert page.input_value(box) == SENTENCE, box
+    page.click("#step-go")
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    translate(page, OTHER)
+    note = page.locator("#step-result.al-other-sentence").get_attribute("data-other-sentence")
+    assert SENTENCE[:20] in note and "press Step through" in note
+    state = page.evaluate(STATE)
+    assert state["sentence"] == OTHER and state["views"]["step"] == SENTENCE and errors == []
+    page.close()
+
+
+def test_a_link_restores_the_sentence_and_what_the_map_shows(browser, server):
+    page, errors = fresh(browser, server)
+    translate(page, SENTENCE)
+    page.locator("#result .al-kind .al-choice[data-value=encoder]").click()
+    page.locator("#result .al-layer .al-choice[data-value='1']").click()
+    page.locator("#result .al-head .al-choice[data-value='2']").click()
+    page.locator("#result .al-level .al-choice[data-value=pieces]").click()
+    link = page.evaluate("location.href")
+    assert parse_qs(urlsplit(link).fragment) == {"s": [SENTENCE], "kind": ["encoder"], "layer": ["2"], "head": ["3"],
+                                                 "level": ["pieces"]}
+    page.close()
+    opened, errors = fresh(browser, link)
+    opened.wait_for_function(f"() => window.attentionLens.state().views.translate === {SENTENCE!r}", timeout=60_000)
+    opened.wait_for_function("() => window.attentionLens.state().head === 3")
+    state = opened.evaluate(STATE)
+    assert (state["kind"], state["layer"], state["head"], state["level"]) == ("encoder", 2, 3, "pieces")
+    assert errors == []
+    opened.close()
+
+
+def test_a_link_to_a_step_of_the_step_view_opens_there(browser, server):
+    from urllib.parse import urlencode
+
+    page, errors = fresh(browser, server + "#" + urlencode({"s": SENTENCE, "view": "step", "step": 3}))
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    page.wait_for_function("() => window.attentionLens.state().step === 3", timeout=30_000)
+    assert page.evaluate(STATE)["view"] == "step" and errors == []
+    page.close()

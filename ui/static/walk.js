@@ -1,0 +1,164 @@
+/* Attention Lens, one sentence for the whole page, and the page's state in its link.
+
+   The German translated above is the sentence of every view: it is written into the step view's,
+   the head lab's and time travel's boxes, and a view that still shows another sentence says so.
+   What the visitor looks at (sentence, view, kind, layer, head, display, pieces or words, step)
+   lives in the URL's fragment, #s=...&kind=cross&layer=3..., kept up to date with replaceState:
+   opening the link restores the same page, with nothing stored on the server.
+   window.attentionLens.state() returns it, with `views`: the sentence each view shows now. */
+(function () {
+  "use strict";
+  const AL = (window.AttentionLens = window.AttentionLens || {});
+
+  const VIEWS = { translate: "#result", step: "#step-result", headlab: "#headlab-result", history: "#history" };
+  const SECTIONS = { translate: "#input-row", step: "#step-view", headlab: "#headlab", history: "#history-input" };
+  const BOXES = { step: "#step-source textarea", headlab: "#headlab-source textarea", history: "#history-source textarea" };
+  const GO = { step: "#step-go", headlab: "#headlab-apply", history: "#history-go" };
+  const LABEL = { step: "Step through", headlab: "Apply", history: "Travel" };
+  const $ = (s) => document.querySelector(s);
+  let view = "translate", restoring = null, started = false;
+  const link = new URLSearchParams(location.hash.replace(/^#/, "")); // read before anything rewrites it
+
+  /** The view object a mount function left on an element inside `selector` (element.__lens, __step, ...). */
+  function owner(selector, key) {
+    const root = $(selector);
+    if (!root) return null;
+    if (root[key]) return root[key];
+    for (const n of root.querySelectorAll(".al-mount, div")) if (n[key]) return n[key];
+    return null;
+  }
+  function mainViewer() { const r = owner("#result", "__lens"); return r ? r.viewer : null; }
+  const KEYS = { step: "__step", headlab: "__headResult", history: "__history" };
+
+  /** The sentence a view shows now (null: nothing yet). */
+  function shown(name) {
+    if (name === "translate") {
+      const x = mainViewer() && mainViewer().explanation;
+      return x ? x.sentences.map((s) => s.source).join(" ") : null;
+    }
+    const v = owner(VIEWS[name], KEYS[name]);
+    if (!v) return null;
+    return name === "step" ? (v.x && v.x.source) || null : name === "headlab" ? v.sentence || null
+      : (v.data && v.data.text) || null;
+  }
+
+  AL.state = function () {
+    const v = mainViewer(), s = v ? v.state : {}, step = owner(VIEWS.step, "__step");
+    return {
+      sentence: shown("translate") || ($("#source textarea") || {}).value || "",
+      view: view, kind: s.kind || "cross", layer: v && v.layer != null ? v.layer + 1 : null,
+      head: s.head == null ? null : s.head + 1, display: s.view || "matrix", level: s.level || "words",
+      step: step && step.x && step.x.greedy ? step.state.t + 1 : null,
+      views: Object.fromEntries(Object.keys(VIEWS).map((n) => [n, shown(n)])),
+    };
+  };
+  window.attentionLens = { state: () => AL.state() };
+
+  /** The state as the URL's fragment (only what differs from a first visit). */
+  function save() {
+    if (restoring) return;
+    const st = AL.state(), p = new URLSearchParams();
+    if (st.sentence) p.set("s", st.sentence);
+    if (st.view !== "translate") p.set("view", st.view);
+    if (st.kind !== "cross") p.set("kind", st.kind);
+    if (st.layer != null && mainViewer() && mainViewer().state.layer != null) p.set("layer", st.layer);
+    if (st.head != null) p.set("head", st.head);
+    if (st.display !== "matrix") p.set("display", st.display);
+    if (st.level !== "words") p.set("level", st.level);
+    if (st.step != null && st.step > 1) p.set("step", st.step);
+    history.replaceState(null, "", location.pathname + location.search + "#" + p.toString());
+  }
+  AL.saveState = save;
+
+  /** Write `text` into a Gradio textbox as typing would (Gradio listens to input events). */
+  function type(selector, text) {
+    const box = $(selector);
+    if (!box || box.value === text) return;
+    box.value = text;
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
+  /** The other views take the sentence; one that shows another sentence says how to update it. */
+  function share(text) {
+    for (const name of Object.keys(BOXES)) {
+      type(BOXES[name], text);
+      const root = $(VIEWS[name]), now = shown(name);
+      if (!root) continue;
+      const stale = now && now !== text;
+      root.classList.toggle("al-other-sentence", !!stale);
+      if (stale) root.dataset.otherSentence = "This view still shows \u201c" + now.slice(0, 60) +
+        (now.length > 60 ? "\u2026" : "") + "\u201d: press " + LABEL[name] + " for the sentence above.";
+    }
+  }
+
+  /** The main result drew a translation: every view takes its sentence, and the link keeps it. */
+  AL.onMainResult = function () {
+    const text = shown("translate");
+    if (!started) return; // the first visit's result, drawn before the link is read
+    if (text) share(text);
+    if (restoring && text === restoring.get("s")) finishRestore();
+    else if (!restoring) save();
+  };
+
+  /** Opened from a link: translate its sentence, then set the viewer as the link says. */
+  function restore() {
+    const p = link, text = p.get("s");
+    started = true;
+    if (!text) { AL.onMainResult(); return; }
+    restoring = p;
+    if (shown("translate") === text) { finishRestore(); return; }
+    translateOnce(text, 0);
+  }
+
+  /** Type the link's sentence and press Translate, again until Gradio has taken it (it may still be
+      starting, and set the box to its first value after us). */
+  function translateOnce(text, tries) {
+    if (!restoring || shown("translate") === text || tries > 40) return;
+    const box = $("#source textarea");
+    if (box && box.value !== text) type("#source textarea", text);
+    else if ($("#translate") && tries % 10 === 1) $("#translate").click(); // once typed; again if no answer came
+    setTimeout(() => translateOnce(text, tries + 1), 250);
+  }
+
+  function finishRestore() {
+    const p = restoring, v = mainViewer();
+    restoring = null;
+    if (v) {
+      if (p.get("kind")) v.choose("kind", p.get("kind"));
+      if (p.get("layer")) v.choose("layer", +p.get("layer") - 1);
+      if (p.get("head")) v.choose("head", +p.get("head") - 1);
+      if (p.get("display")) v.choose("view", p.get("display"));
+      if (p.get("level")) v.choose("level", p.get("level"));
+    }
+    const name = p.get("view");
+    share(shown("translate") || "");
+    if (name && SECTIONS[name]) {
+      view = name;
+      if (GO[name] && $(GO[name])) setTimeout(() => $(GO[name]).click(), 100);
+      const target = $(SECTIONS[name]);
+      if (target) target.scrollIntoView({ block: "start" });
+      if (name === "step" && p.get("step")) stepTo(+p.get("step") - 1, Date.now());
+    }
+    save();
+  }
+
+  function stepTo(t, since) {
+    const step = owner(VIEWS.step, "__step");
+    if (step && step.x && step.x.greedy && step.x.source === shown("translate")) step.go(t);
+    else if (Date.now() - since < 30000) setTimeout(() => stepTo(t, since), 200);
+  }
+
+  // Which view the visitor works in: the section of the last click. Any click may change the state.
+  document.addEventListener("click", (e) => {
+    for (const [name, sel] of Object.entries(VIEWS)) {
+      const section = $(SECTIONS[name]);
+      if ((section && section.contains(e.target)) || ($(sel) && $(sel).contains(e.target))) view = name;
+    }
+    setTimeout(save, 0);
+  });
+
+  (function start(since) {
+    if (mainViewer() && $("#source textarea")) restore();
+    else if (Date.now() - since < 60000) setTimeout(() => start(since), 50);
+  })(Date.now());
+})();
