@@ -69,3 +69,24 @@ def test_a_link_to_a_step_of_the_step_view_opens_there(browser, server):
     page.wait_for_function("() => window.attentionLens.state().step === 3", timeout=30_000)
     assert page.evaluate(STATE)["view"] == "step" and errors == []
     page.close()
+
+
+def test_guess_first_hides_where_the_model_looked_until_the_learner_guesses_and_keeps_a_score(browser, server):
+    page, errors = fresh(browser, server)
+    translate(page, SENTENCE)
+    page.click("#step-go")
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    page.click("#step-result .st-guess-toggle")
+    chips = page.locator("#step-result .st-src .st-chip-guess")
+    assert chips.count() >= 5 and page.locator("#step-result .st-src .st-chip-v").count() == 0  # no weights shown
+    chips.nth(0).click()  # "Zwei" for "Two": where this model looks first
+    revealed = page.locator("#step-result .st-src .st-chip-v")
+    assert revealed.count() >= 5
+    note = page.locator("#step-result .st-guess-note").inner_text()
+    top = page.locator("#step-result .st-src .st-top .st-chip-word").inner_text()
+    assert ("Right:" in note) == (top == "Zwei") and "Your score: " in note and "of 1 right" in note
+    page.click("#step-result .st-nav >> nth=1")  # the next piece: asked again
+    assert page.locator("#step-result .st-src .st-chip-guess").count() >= 5
+    page.locator("#step-result .st-src .st-chip-guess").nth(1).click()
+    assert "of 2 right" in page.locator("#step-result .st-guess-note").inner_text() and errors == []
+    page.close()

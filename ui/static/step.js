@@ -37,7 +37,9 @@
   class StepView {
     constructor(element, server) {
       this.server = server;
-      this.state = { which: "beam", t: 0, layer: null, head: null };
+      this.state = { which: "beam", t: 0, layer: null, head: null, guess: false };
+      this.guesses = new Map(); // "which:t:layer:head" -> the German word guessed (guess first)
+      this.score = { tries: 0, right: 0 };
       this.root = el("div", "st-view st-empty");
       element.appendChild(this.root);
       this.build();
@@ -85,7 +87,17 @@
       this.attn = this.section("st-attn", "");
       this.attnTitle = this.attn.appendChild(el("h3", "st-title"));
       this.toolbar = this.attn.appendChild(el("div", "al-toolbar st-toolbar"));
+      this.guessButton = this.attn.appendChild(el("button", "st-guess-toggle", "Guess first"));
+      this.guessButton.type = "button";
+      this.guessButton.title = "before each step shows where the model looked, click the German word you expect";
+      this.guessButton.setAttribute("aria-pressed", "false");
+      this.guessButton.addEventListener("click", () => {
+        this.state.guess = !this.state.guess;
+        this.guessButton.setAttribute("aria-pressed", String(this.state.guess));
+        this.go(this.state.t);
+      });
       this.src = this.attn.appendChild(el("div", "st-chips st-src"));
+      this.guessNote = this.attn.appendChild(el("p", "st-guess-note"));
       this.selfTitle = this.attn.appendChild(el("h3", "st-title"));
       this.self = this.attn.appendChild(el("div", "st-chips st-self"));
       const grid = el("div", "st-grid");
@@ -192,10 +204,50 @@
       const word = q(AL.nodeLabel(tr.tokens[t]));
       this.attnTitle.textContent = "Where it looked in the German while writing " + word;
       const src = tr.src.words.map(([w, span]) => ({ text: w, span: span }));
-      this.chips(this.src, src, row(tr, "cross", t, layer, s.head, L, H, src));
+      const values = row(tr, "cross", t, layer, s.head, L, H, src);
+      const key = [s.which, t, layer, s.head].join(":");
+      if (s.guess && !this.guesses.has(key)) this.askGuess(src, values, key, word);
+      else {
+        this.chips(this.src, src, values);
+        this.markGuess(src, values, s.guess ? this.guesses.get(key) : null);
+      }
       this.selfTitle.textContent = "Which of its own words it looked back at";
       const read = AL.wordsOf(["<s>"].concat(tr.tokens.slice(0, t)));
       this.chips(this.self, read, row(tr, "decoder", t, layer, s.head, L, H, read));
+    }
+
+    /** Guess first: the German words without their weights; a click is the guess, then the answer shows. */
+    askGuess(src, values, key, word) {
+      this.attnTitle.textContent = "Your guess: where will it look in the German while writing " + word + "?";
+      this.src.replaceChildren(...src.map((w, i) => {
+        const chip = el("button", "st-chip st-chip-guess", w.text);
+        chip.type = "button";
+        chip.title = "guess that the model looks most at " + q(w.text);
+        chip.addEventListener("click", () => {
+          this.guesses.set(key, i);
+          this.score.tries += 1;
+          if (values[i] >= Math.max(...values)) this.score.right += 1;
+          this.go(this.state.t);
+        });
+        return chip;
+      }));
+      this.guessNote.textContent = this.scoreText();
+    }
+
+    markGuess(src, values, guessed) {
+      if (guessed == null) { this.guessNote.textContent = this.state.guess ? this.scoreText() : ""; return; }
+      const top = values.indexOf(Math.max(...values)), chips = this.src.children;
+      if (chips[guessed]) chips[guessed].classList.add("st-guessed");
+      if (chips[top]) chips[top].classList.add("st-top");
+      const g = q(src[guessed].text) + " got " + values[guessed].toFixed(2) + " of the attention";
+      this.guessNote.textContent = (guessed === top ? "Right: " + g + ", the most of any word. "
+        : "Not quite: " + g + "; the model looked most at " + q(src[top].text) + " (" + values[top].toFixed(2) + "). ")
+        + this.scoreText();
+    }
+
+    scoreText() {
+      const { tries, right } = this.score;
+      return tries ? "Your score: " + right + " of " + tries + " right." : "Click the German word you expect it to look at most.";
     }
 
     chips(box, words, values) {
