@@ -90,3 +90,24 @@ def test_guess_first_hides_where_the_model_looked_until_the_learner_guesses_and_
     page.locator("#step-result .st-src .st-chip-guess").nth(1).click()
     assert "of 2 right" in page.locator("#step-result .st-guess-note").inner_text() and errors == []
     page.close()
+
+
+def test_the_guided_walk_visits_each_stop_pointing_at_its_part_and_can_be_left(browser, server):
+    page, errors = fresh(browser, server)
+    page.click(".al-tour-start")
+    stops = page.evaluate("() => AttentionLens.TOUR_STOPS")
+    assert 6 <= stops <= 10
+    kinds = []
+    for stop in range(1, stops + 1):
+        assert page.locator(".al-tour").get_attribute("data-stop") == str(stop)
+        assert page.locator(".al-tour-spot").count() == 1  # the part of the page it speaks of, outlined
+        assert page.locator(".al-tour-title").inner_text().startswith(f"{stop} ·")
+        kinds.append(page.evaluate(STATE)["kind"])
+        if stop < stops:
+            page.click(".al-tour-next")
+    assert kinds[2:5] == ["encoder", "decoder", "cross"]  # the map follows the walk
+    page.click(".al-tour-button >> nth=0")  # back one stop
+    assert page.locator(".al-tour").get_attribute("data-stop") == str(stops - 1)
+    page.keyboard.press("Escape")
+    assert page.locator(".al-tour").count() == 0 and page.locator(".al-tour-spot").count() == 0 and errors == []
+    page.close()

@@ -31,7 +31,7 @@ def static_url(name: str) -> str:
     return f"/gradio_api/file={path.as_posix()}?v={digest}"
 
 
-PAGE_SCRIPTS = ["walk.js"]  # the page only: one sentence for every view, the state in the link
+PAGE_SCRIPTS = ["walk.js", "tour.js"]  # the page only: one sentence for every view, the link, the guided walk
 HEAD = "\n".join([f'<link rel="stylesheet" href="{static_url(n)}">' for n in STYLES]
                  + [f'<script src="{static_url(n)}"></script>' for n in SCRIPTS + PAGE_SCRIPTS])
 
