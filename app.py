@@ -4,7 +4,7 @@ Run locally with `python app.py` (port 7860); on Hugging Face Spaces this file i
 The model comes from the Hub repo named by MODEL_ID (and MODEL_REVISION), else checkpoints/de-en;
 ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU.
 The page is assembled from the views in ui/; each view builds its own widgets.
-Listens on 127.0.0.1 unless SPACE_ID or GRADIO_SERVER_NAME asks for more (ui/guard.py); the API
+Listens on 127.0.0.1 unless SPACE_ID or GRADIO_SERVER_NAME asks for more (ui/public.py); the API
 endpoints are also MCP tools at /gradio_api/mcp/.
 """
 
@@ -30,10 +30,10 @@ import ui.translate
 from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
 from model import Translator
-from ui import guard, lanes
+from ui import lanes, public
 from ui.assets import PAGE_CSS
 
-guard.limit_malloc_arenas()
+public.limit_malloc_arenas()
 MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en")
 MODEL_REVISION = os.environ.get("MODEL_REVISION") or None
 # ATTENTION_LENS_INT8=1: translate with int8 weights on the CPU (faster on batches, approximate; the maps of
@@ -43,13 +43,13 @@ if INT8 not in ("", "0", "false", "no", "1", "true", "yes"):
     raise SystemExit(f"ATTENTION_LENS_INT8 must be 1 or 0, got {INT8!r}")
 INT8 = INT8 in ("1", "true", "yes")
 # ATTENTION_LENS_THREADS=N: torch threads per model call. By default the cores are shared out
-# among the batched model calls that run at once (ui/guard.BATCH_WORKERS): one thread each on two
+# among the batched model calls that run at once (ui/public.BATCH_WORKERS): one thread each on two
 # cores, where the page's click -> map took 322 instead of 342 ms (bench/page.py) and 20 clients
 # got as many requests through (bench/app.py --clients 20 --threads 1 / 2).
 THREADS = os.environ.get("ATTENTION_LENS_THREADS", "").strip()
 if THREADS and (not THREADS.isdigit() or int(THREADS) < 1):
     raise SystemExit(f"ATTENTION_LENS_THREADS must be a number of threads (1 or more), got {THREADS!r}")
-torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads() // guard.BATCH_WORKERS))
+torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads() // public.BATCH_WORKERS))
 
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.
@@ -86,12 +86,12 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
     ui.api.build(translator, familiarity)
 
 # api_open=False: POST /gradio_api/run/<name> may not skip the queue (Gradio opens it off Spaces).
-demo.queue(default_concurrency_limit=guard.CONCURRENCY, max_size=guard.QUEUE_SIZE, api_open=False)
-guard.friendly_queue_full(demo)
+demo.queue(default_concurrency_limit=public.CONCURRENCY, max_size=public.QUEUE_SIZE, api_open=False)
+public.friendly_queue_full(demo)
 lanes.share_queue(demo)  # per-client caps on waiting events, and places kept for /translate
-guard.name_missing_arguments(demo)
-guard.json_mcp_answers()  # MCP tools answer JSON, not a Python repr
+public.name_missing_arguments(demo)
+public.json_mcp_answers()  # MCP tools answer JSON, not a Python repr
 
 if __name__ == "__main__":
-    guard.start_sweeper(demo)
-    demo.launch(theme=THEME, css_paths=[PAGE_CSS], **guard.launch_settings())  # mcp_server=True with gradio[mcp]
+    public.start_sweeper(demo)
+    demo.launch(theme=THEME, css_paths=[PAGE_CSS], **public.launch_settings())  # mcp_server=True with gradio[mcp]

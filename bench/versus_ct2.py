@@ -81,7 +81,7 @@ def speed_rows(engines: Engines, val: list[str], repeats: int) -> dict:
             "beam_sps": (128 / t["beam ours"], 128 / t["beam ct2"]), "same_beam": same}
 
 
-# What app.py sets through ui/guard.limit_malloc_arenas, as environment variables for a child.
+# What app.py sets through ui/public.limit_malloc_arenas, as environment variables for a child.
 APP_MALLOC = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072"}
 
 

@@ -192,7 +192,7 @@ def test_model_calls_share_the_cores_and_a_bad_thread_count_is_refused(tiny_chec
     import subprocess
     import sys
 
-    from ui.guard import BATCH_WORKERS
+    from ui.public import BATCH_WORKERS
 
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "MODEL_ID": str(tiny_checkpoint), "GRADIO_ANALYTICS_ENABLED": "False"}

@@ -163,7 +163,7 @@ def test_concurrent_calls_through_the_server_share_batches_and_each_gets_its_own
 
     from gradio_client import Client
 
-    from ui.batched import batched_calls
+    from ui.shared_calls import batched_calls
 
     from lens.explain import sentences_of
 
@@ -191,16 +191,16 @@ def test_concurrent_calls_through_the_server_share_batches_and_each_gets_its_own
 
 
 def test_on_zerogpu_every_call_runs_alone_as_before(tiny_checkpoint, monkeypatch):
-    import ui.batched
+    import ui.shared_calls
     from model import Translator
     from lens.explain import DecodingOptions
-    from ui.guard import BATCH_SENTENCES, CONCURRENCY
+    from ui.public import BATCH_SENTENCES, CONCURRENCY
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    calls = ui.batched._build(translator)
+    calls = ui.shared_calls._build(translator)
     assert (calls.translate.max_items, calls.explain.max_items) == (BATCH_SENTENCES, BATCH_SENTENCES)
-    monkeypatch.setattr(ui.batched, "on_zero_gpu", lambda: True)
-    calls = ui.batched._build(translator)  # each visitor's GPU time is billed to that visitor
+    monkeypatch.setattr(ui.shared_calls, "on_zero_gpu", lambda: True)
+    calls = ui.shared_calls._build(translator)  # each visitor's GPU time is billed to that visitor
     assert (calls.translate.max_items, calls.translate.workers) == (1, CONCURRENCY)
     assert calls.explain.max_items == 1
     options = DecodingOptions(num_beams=2, max_new_tokens=12)

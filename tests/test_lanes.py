@@ -29,7 +29,7 @@ def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, str]:
 def tiny_app():
     import gradio as gr
 
-    from ui import guard
+    from ui import public
 
     release = threading.Event()
     with gr.Blocks() as demo:
@@ -45,7 +45,7 @@ def tiny_app():
         gr.api(heavy, api_name="trace")
         gr.api(translate, api_name="translate")
     demo.queue(default_concurrency_limit=1, max_size=8)
-    guard.friendly_queue_full(demo)
+    public.friendly_queue_full(demo)
     lanes.share_queue(demo)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
     yield demo, url, release

@@ -1,6 +1,6 @@
 """What the public can send a running app.py: caps before any work, numbers refused by name, typed
 special tokens as text, malformed raw calls answered in words, localhost binding, uploads capped.
-Plus the guard's queue-full message and session sweeping on a tiny in-process Blocks."""
+Plus ui/public.py's queue-full message and session sweeping on a tiny in-process Blocks."""
 
 import json
 import math
@@ -73,7 +73,7 @@ def assert_no_internals(text: str) -> None:
 # ----- binding -------------------------------------------------------------------------------------
 
 def test_the_server_name_is_localhost_unless_a_space_or_the_environment_asks():
-    from ui.guard import server_name
+    from ui.public import server_name
 
     assert server_name({}) == "127.0.0.1"
     assert server_name({"SPACE_ID": "someone/attention-lens"}) == "0.0.0.0"
@@ -197,13 +197,13 @@ def test_uploads_are_refused_whatever_their_size_or_count(server):
     assert post(f"{server}gradio_api/upload/", form(10), f"multipart/form-data; boundary={boundary}")[0] == 403
 
 
-# ----- the guard on a tiny Blocks: queue full, sessions -------------------------------------------
+# ----- ui/public.py on a tiny Blocks: queue full, sessions -------------------------------------------
 
 @pytest.fixture(scope="module")
 def tiny_app():
     import gradio as gr
 
-    from ui import guard
+    from ui import public
 
     deleted = []
     with gr.Blocks() as demo:
@@ -222,8 +222,8 @@ def tiny_app():
         box.submit(remember, [box, memo], [out, memo], api_name="remember")
         gr.api(slow, api_name="slow")
     demo.queue(default_concurrency_limit=1, max_size=1)
-    guard.friendly_queue_full(demo)
-    guard.name_missing_arguments(demo)
+    public.friendly_queue_full(demo)
+    public.name_missing_arguments(demo)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
     yield demo, url, deleted
     demo.close()
@@ -258,17 +258,17 @@ def test_missing_arguments_with_defaults_take_them(tiny_app):
 def test_idle_sessions_are_dropped_and_their_state_deleted(tiny_app):
     from gradio_client import Client
 
-    from ui import guard
+    from ui import public
 
     demo, url, deleted = tiny_app
     client = Client(url, verbose=False)
-    big = "x" * (guard.KEPT_VALUE_BYTES * 4)
+    big = "x" * (public.KEPT_VALUE_BYTES * 4)
     assert client.predict(big, api_name="/remember") == big
     session = demo.state_holder.session_data[client.session_hash]
     assert any((c.get("props") or {}).get("value") == big for c in session.config_values.values())
-    assert guard.sweep_sessions(demo) == 0  # nothing idle yet; the large kept value is let go
+    assert public.sweep_sessions(demo) == 0  # nothing idle yet; the large kept value is let go
     assert not any((c.get("props") or {}).get("value") == big for c in session.config_values.values())
-    assert guard.sweep_sessions(demo, now=time.time() + guard.SESSION_IDLE_S + 1) >= 1
+    assert public.sweep_sessions(demo, now=time.time() + public.SESSION_IDLE_S + 1) >= 1
     assert client.session_hash not in demo.state_holder.session_data
     assert big in deleted  # the gr.State's delete_callback saw its value
 
@@ -280,7 +280,7 @@ def test_the_config_names_no_server_path(server, tiny_checkpoint):
 
 
 def test_memory_freed_after_a_spike_is_given_back():
-    from ui import guard
+    from ui import public
 
     def rss_mb() -> float:
         line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmRSS:"))
@@ -290,7 +290,7 @@ def test_memory_freed_after_a_spike_is_given_back():
     kept = chunks[::10]  # every tenth stays: the holes between them cannot be trimmed from the top of the heap
     del chunks
     before = rss_mb()
-    assert guard.give_memory_back()
+    assert public.give_memory_back()
     after = rss_mb()
     assert before - after > 100, (before, after)
     assert len(kept) == 400

@@ -12,5 +12,5 @@ keep each under ui.runtime.MAX_GPU_SECONDS). Check the user's input before calli
 (ui.runtime.checked_text, decoding_options: a ValueError naming the argument); return numpy
 arrays and Python values only, never a torch tensor (gpu() refuses one). A ValueError/TypeError
 raised inside still reaches the user with its message. Keep nothing large per user: a gr.State
-gets time_to_live=ui.guard.STATE_TTL_S (and a delete_callback if it holds anything to release).
+gets time_to_live=ui.public.STATE_TTL_S (and a delete_callback if it holds anything to release).
 """

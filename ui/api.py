@@ -26,8 +26,8 @@ from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
 from model import Translator
 
-from .batched import batched_calls
-from .guard import BATCHED_CALLS
+from .shared_calls import batched_calls
+from .public import BATCHED_CALLS
 from .heads_data import first_sentence
 from .runtime import checked_text, checked_unicode, decoding_options, friendly_errors, gpu
 from .step import one_sentence

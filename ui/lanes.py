@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 import gradio as gr
 
-from .guard import QUEUE_SIZE
+from .public import QUEUE_SIZE
 
 PER_SESSION = 4  # events one session may have waiting, per lane
 PER_ADDRESS = 16  # events one IP address may have waiting, per lane
@@ -102,7 +102,7 @@ def refusal(queue, lane: str, session: str | None, address: str) -> str | None:
 
 
 def share_queue(demo: gr.Blocks) -> None:
-    """Wrap the queue's push with the caps above (call after guard.friendly_queue_full)."""
+    """Wrap the queue's push with the caps above (call after public.friendly_queue_full)."""
     queue = demo._queue
     push = queue.push
 

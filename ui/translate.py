@@ -20,8 +20,8 @@ from lens.payload import page_payload
 from model import Translator
 
 from .assets import viewer_component
-from .batched import batched_calls
-from .guard import BATCHED_CALLS
+from .shared_calls import batched_calls
+from .public import BATCHED_CALLS
 from .runtime import DECODING_METHODS, checked_unicode, decoding_options
 
 EXAMPLES = [  # from the Multi30k validation split
@@ -45,7 +45,7 @@ def short(text: str, limit: int = 34) -> str:
 def page_handler(translator: Translator, familiarity: Familiarity | None):
     """The page's handler for one model: German and options in, an explanation to draw (or a message) out."""
     config = translator.config
-    explain = batched_calls(translator).explain_text  # batched with other visitors' calls (ui/batched.py)
+    explain = batched_calls(translator).explain_text  # batched with other visitors' calls (ui/shared_calls.py)
 
     def run(text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float) -> dict:
         if not isinstance(text, str) or not text.strip():
@@ -128,7 +128,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
                 max_length.release, examples.load_input_event.then]
     if second is not None:
         wire_second(second, compare, inputs, triggers, [first_label, second_column], second_result)
-    # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/batched.py).
+    # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/shared_calls.py).
     settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
                     concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain")
     for event in triggers:

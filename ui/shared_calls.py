@@ -17,7 +17,7 @@ from lens.explain import DecodingOptions, TextExplanation, explain_batch, senten
 from model import Translator
 
 from .batching import Batcher
-from .guard import BATCH_SENTENCES, BATCH_WORKERS, CONCURRENCY
+from .public import BATCH_SENTENCES, BATCH_WORKERS, CONCURRENCY
 from .runtime import gpu, on_zero_gpu
 
 
