@@ -24,6 +24,10 @@ MAX_CHARACTERS = 5_000  # a few paragraphs; longer texts are refused before any 
 MAX_SENTENCES = 16  # past this, the rest of the text is left out (and the page says so)
 
 
+BEAMS = (1, 8)  # num_beams, the sliders and the API docs read these bounds
+LENGTH_PENALTY = (0.0, 3.0)
+
+
 @dataclass
 class DecodingOptions:
     """What the user chose for decoding, checked: finite numbers in the ranges the model handles."""
@@ -36,7 +40,7 @@ class DecodingOptions:
     def checked(cls, num_beams, length_penalty, max_new_tokens, max_len: int) -> "DecodingOptions":
         """Refuse (ValueError naming the argument) anything that is not a finite number in range."""
         values = {}
-        for name, value, low, high in (("num_beams", num_beams, 1, 8), ("length_penalty", length_penalty, 0.0, 3.0),
+        for name, value, low, high in (("num_beams", num_beams, *BEAMS), ("length_penalty", length_penalty, *LENGTH_PENALTY),
                                        ("max_length", max_new_tokens, 1, max_len)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number between {low} and {high}, got {value!r}")

@@ -294,3 +294,12 @@ def test_memory_freed_after_a_spike_is_given_back():
     after = rss_mb()
     assert before - after > 100, (before, after)
     assert len(kept) == 400
+
+
+def test_the_sliders_read_their_bounds_from_the_decoding_options(server):
+    from lens.explain import BEAMS, LENGTH_PENALTY
+
+    with urllib.request.urlopen(f"{server}config", timeout=30) as response:
+        components = {c.get("props", {}).get("elem_id"): c["props"] for c in json.load(response)["components"]}
+    for elem_id, bounds in (("beams", BEAMS), ("step-beams", BEAMS), ("length-penalty", LENGTH_PENALTY)):
+        assert (components[elem_id]["minimum"], components[elem_id]["maximum"]) == bounds, elem_id

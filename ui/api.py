@@ -20,7 +20,7 @@ from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
 from lens.alarm import Familiarity
 from lens.contrast import contrast as why_not
-from lens.explain import sentences_of
+from lens.explain import BEAMS, LENGTH_PENALTY, sentences_of
 from lens.logit_lens import logit_lens as read_stages
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
@@ -36,9 +36,10 @@ Decoding = Literal["beam search", "greedy"]
 MAX_PREFIX_CHARACTERS = 300
 MAX_TOP_K = 50
 MAP_DECIMALS = 3  # attention weights in answers: 0.001 apart, as the page's bytes are 0.002 apart
-OPTIONS_DOC = """            decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
-            num_beams: beams for beam search, a whole number from 1 to 8 (ignored by greedy).
-            length_penalty: 0 to 3; above 1 favours longer translations (beam search only).
+OPTIONS_DOC = f"""            decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
+            num_beams: beams for beam search, a whole number from {BEAMS[0]} to {BEAMS[1]} (ignored by greedy).
+            length_penalty: {LENGTH_PENALTY[0]:g} to {LENGTH_PENALTY[1]:g}; above 1 favours longer translations
+                (beam search only).
             max_length: most subword pieces per translated sentence, 1 to the model's max_len (256 here)."""
 
 

@@ -15,7 +15,7 @@ import gradio as gr
 import numpy as np
 
 from lens.cost import PAGE, check_before
-from lens.explain import DecodingOptions, SentenceExplanation, TextExplanation, words_of
+from lens.explain import BEAMS, DecodingOptions, SentenceExplanation, TextExplanation, words_of
 from lens.payload import page_payload, quantize
 from lens.sentences import split_sentences
 from lens.trace import Trace, trace
@@ -213,7 +213,7 @@ def build(translator: Translator) -> dict:
             source = gr.Textbox(label="German sentence", show_label=False, lines=1, max_lines=3, scale=5,
                                 min_width=240, value=EXAMPLES[0], elem_id="step-source",
                                 placeholder="One German sentence, e.g. Ein Mann fährt Fahrrad.")
-            beams = gr.Slider(1, 8, value=4, step=1, label="Beams", scale=2, min_width=160, elem_id="step-beams")
+            beams = gr.Slider(*BEAMS, value=4, step=1, label="Beams", scale=2, min_width=160, elem_id="step-beams")
             go = gr.Button("Step through", variant="primary", scale=0, min_width=130, elem_id="step-go")
         examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples")
         view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=STEP_HEAD, elem_id="step-result",

@@ -15,7 +15,7 @@ import gradio as gr
 
 from lens import cost
 from lens.alarm import Familiarity
-from lens.explain import DecodingOptions, explain_text
+from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, explain_text
 from lens.payload import page_payload
 from model import Translator
 
@@ -102,8 +102,8 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
                 decoding = gr.Radio(list(DECODING_METHODS), value="beam search", show_label=False, container=False,
                                     elem_id="decoding", scale=0, min_width=220)
                 with gr.Accordion("Options", open=False, elem_id="options"):
-                    num_beams = gr.Slider(1, 8, value=4, step=1, label="Beam size", elem_id="beams")
-                    length_penalty = gr.Slider(0.0, 3.0, value=1.0, step=0.1, label="Length penalty",
+                    num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
+                    length_penalty = gr.Slider(*LENGTH_PENALTY, value=1.0, step=0.1, label="Length penalty",
                                                info="> 1 favours longer translations", elem_id="length-penalty")
                     max_length = gr.Slider(8, config.max_len, value=min(128, config.max_len), step=8,
                                            label="Maximum length (pieces)", elem_id="max-length")
