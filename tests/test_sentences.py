@@ -49,3 +49,17 @@ def test_splitting_loses_no_characters_but_blanks():
 def test_split_sentences_rejects_non_text():
     with pytest.raises(TypeError, match="expects text"):
         split_sentences(None)
+
+
+@pytest.mark.parametrize("text, message", [
+    (None, "Please enter a German sentence"), ("   ", "Please enter a German sentence"),
+    ("Ein Hund. Eine Katze.", "the step view takes one sentence; this text has 2"),
+    ("Ein Hund läuft. " * 40, "the step view takes one sentence of at most 400"),
+    ("Ein \ud800 Hund.", "not valid Unicode"),
+])
+def test_one_sentence_is_checked_in_one_place(text, message):
+    from ui.runtime import one_sentence
+
+    with pytest.raises(ValueError, match=message):
+        one_sentence(text, 400, "the step view")
+    assert one_sentence("Ich bin 25.", 400) == "Ich bin 25."

@@ -20,7 +20,7 @@ from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
 from lens.alarm import Familiarity
 from lens.contrast import contrast as why_not
-from lens.explain import BEAMS, LENGTH_PENALTY, sentences_of
+from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS, sentences_of
 from lens.logit_lens import logit_lens as read_stages
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
@@ -29,8 +29,8 @@ from model import Translator
 from .shared_calls import batched_calls
 from .public import BATCHED_CALLS
 from .heads_data import first_sentence
-from .runtime import checked_text, checked_unicode, decoding_options, friendly_errors, gpu
-from .step import one_sentence
+from .runtime import checked_text, checked_unicode, decoding_options, friendly_errors, gpu, one_sentence
+from .step import one_sentence as step_sentence
 
 Decoding = Literal["beam search", "greedy"]
 MAX_PREFIX_CHARACTERS = 300
@@ -63,11 +63,7 @@ def checked_top_k(top_k) -> int:
 
 def prefixed_sentence(text: str) -> str:
     """A prefix starts one translation: the text must be one sentence."""
-    sentences, left_out = sentences_of(text)
-    if len(sentences) + left_out != 1:
-        raise ValueError(f"a prefix applies to one sentence; this text has {len(sentences) + left_out}: send them "
-                         "one at a time")
-    return sentences[0]
+    return one_sentence(text, MAX_CHARACTERS, "a prefix")
 
 
 def refuse_overlong(translator: Translator, text: str) -> None:
@@ -157,7 +153,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
     def trace(text: str, decoding: Decoding = "beam search", num_beams: int = 4,
                        length_penalty: float = 1.0, max_length: int = 128, top_k: int = 10, prefix: str = "") -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
-        return run["trace"](one_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix))
+        return run["trace"](step_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix))
 
     @friendly_errors
     def ablate(text: str, heads: list | dict | str = "[]", decoding: Decoding = "beam search", num_beams: int = 4,
@@ -186,13 +182,13 @@ def inside_endpoints(run: dict, options_of) -> None:
             row: int = 1, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
             max_length: int = 128) -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
-        return run["qkv"](one_sentence(checked_text(text)), kind, layer, head, row, options)
+        return run["qkv"](step_sentence(checked_text(text)), kind, layer, head, row, options)
 
     @friendly_errors
     def logit_lens(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
                    max_length: int = 128) -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
-        return run["logit_lens"](one_sentence(checked_text(text)), options)
+        return run["logit_lens"](step_sentence(checked_text(text)), options)
 
     @friendly_errors
     def contrast(text: str, step: int = 1, alternative: str = "", decoding: Decoding = "beam search", num_beams: int = 4,
@@ -201,7 +197,7 @@ def inside_endpoints(run: dict, options_of) -> None:
         if not isinstance(alternative, str) or len(alternative) > 50:
             raise ValueError("alternative must be an English word or piece of at most 50 characters")
         checked_unicode(alternative, "alternative")
-        return run["contrast"](one_sentence(checked_text(text)), step, alternative, options)
+        return run["contrast"](step_sentence(checked_text(text)), step, alternative, options)
 
     contrast.__doc__ = CONTRAST_DOC.format(options=OPTIONS_DOC)
     logit_lens.__doc__ = LOGIT_LENS_DOC.format(options=OPTIONS_DOC)

@@ -129,6 +129,20 @@ def checked_text(text) -> str:
     return text
 
 
+def one_sentence(text, max_characters: int, what: str = "this view") -> str:
+    """The one German sentence a view or endpoint works on; a ValueError in words for anything else
+    (not text, empty, not valid Unicode, too long, or more than one sentence)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"Please enter a German sentence ({what} takes one).")
+    if len(text) > max_characters:
+        raise ValueError(f"the text has {len(text):,} characters; {what} takes one sentence of at most "
+                         f"{max_characters:,}: shorten it")
+    sentences = split_sentences(checked_unicode(text, "text"))
+    if len(sentences) != 1:
+        raise ValueError(f"{what} takes one sentence; this text has {len(sentences)}: keep one")
+    return sentences[0]
+
+
 def friendly_errors(fn):
     """A bad argument becomes its own message; any other failure a short one. The server keeps serving."""
 

@@ -17,7 +17,6 @@ import numpy as np
 from lens.cost import PAGE, check_before
 from lens.explain import BEAMS, DecodingOptions, SentenceExplanation, TextExplanation, words_of
 from lens.payload import page_payload, quantize
-from lens.sentences import split_sentences
 from lens.trace import Trace, trace
 from model import Translator
 from tokenizer import UNK_ID
@@ -25,6 +24,7 @@ from tokenizer import UNK_ID
 from .assets import HEAD
 from .lanes import Lane
 from .runtime import checked_unicode, gpu
+from .runtime import one_sentence as runtime_one_sentence
 from .static_files import tags
 
 MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
@@ -42,16 +42,8 @@ STEP_HEAD = HEAD + tags(["beam.js", "steptext.js", "step.js"], ["step.css"])
 
 
 def one_sentence(text) -> str:
-    """The sentence to trace; a ValueError in words for anything else."""
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("Please enter a German sentence to step through.")
-    if len(text) > MAX_CHARACTERS:
-        raise ValueError(f"the text has {len(text):,} characters; stepping through takes one sentence of at most "
-                         f"{MAX_CHARACTERS}: shorten it")
-    sentences = split_sentences(checked_unicode(text, "text"))
-    if len(sentences) != 1:
-        raise ValueError(f"stepping through takes one sentence; this text has {len(sentences)}: keep one")
-    return sentences[0]
+    """The sentence to step through (ui.runtime.one_sentence, at most MAX_CHARACTERS)."""
+    return runtime_one_sentence(text, MAX_CHARACTERS, "stepping through")
 
 
 def checked_ids(translator: Translator, ids, name: str) -> list[int]:
