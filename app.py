@@ -79,8 +79,8 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p>"
             "<button type='button' class='al-tour-start'>Take the guided walk (8 stops)</button></header>", padding=False)
     ui.translate.build(translator, familiarity, second, FIRST_VISIT)
-    ui.step.build(translator)
-    ui.heads.build(translator, MODEL_ID, MODEL_REVISION)
+    ui.step.build(translator, familiarity)
+    ui.heads.build(translator, MODEL_ID, MODEL_REVISION, familiarity)
     ui.history.build(translator, MODEL_ID)
     ui.copylab.build()
     ui.api.build(translator, familiarity)

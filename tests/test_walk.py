@@ -111,3 +111,22 @@ def test_the_guided_walk_visits_each_stop_pointing_at_its_part_and_can_be_left(b
     page.keyboard.press("Escape")
     assert page.locator(".al-tour").count() == 0 and page.locator(".al-tour-spot").count() == 0 and errors == []
     page.close()
+
+
+def test_the_unfamiliar_notice_is_in_every_view_that_shows_a_translation(browser, server):
+    page, errors = fresh(browser, server)
+    unlike = "Ich möchte ein Bier."
+    translate(page, unlike)
+    assert page.locator("#result .al-unfamiliar").count() >= 1
+    page.click("#step-go")
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {unlike!r}", timeout=60_000)
+    step_notice = page.locator("#step-result .st-notice")
+    assert step_notice.is_visible() and "unlike what this model learned from" in step_notice.inner_text()
+    page.click("#headlab-apply")
+    page.wait_for_function(f"() => window.attentionLens.state().views.headlab === {unlike!r}", timeout=60_000)
+    assert page.locator("#headlab-result .hl-notice").is_visible()
+    translate(page, SENTENCE)  # a caption: no notice once the views show it
+    page.click("#step-go")
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    assert not page.locator("#step-result .st-notice").is_visible() and errors == []
+    page.close()

@@ -14,6 +14,7 @@ import time
 import gradio as gr
 
 from lens.ablate import head_mask_from
+from lens.alarm import Familiarity
 from lens.explain import DecodingOptions
 from model import Translator
 
@@ -47,7 +48,8 @@ value in 32 steps and adds up the gradients along the way; <b>input × gradient<
 real value (faster, noisier). Where the two maps agree, the attention is a fair picture of what was used.</p></div>"""
 
 
-def build(translator: Translator, model_id: str | None = None, revision: str | None = None) -> dict:
+def build(translator: Translator, model_id: str | None = None, revision: str | None = None,
+          familiarity: Familiarity | None = None) -> dict:
     """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read."""
     config = translator.config
     options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
@@ -55,7 +57,7 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
 
     @gpu(duration=30)
     def ablated(text, mask):
-        return ablation_payload(translator, text, mask, options)
+        return ablation_payload(translator, text, mask, options, familiarity)
 
     @gpu(duration=60)  # integrated gradients: up to 64 steps of forward + backward
     def attributed(text, method, steps):

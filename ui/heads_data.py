@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from lens.ablate import HeadMask, switched_off_heads, word_diff
+from lens.alarm import Familiarity
 from lens.attribute import BASELINE, METHODS, agreement, attribute_ids, special_token_masks
 from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
 from lens.cost import PAGE, check_after, check_attribution, check_before, estimated_target
@@ -101,7 +102,8 @@ def viewer_payload(translator, sentence: str, explanation, src_ids, out_ids, opt
             "sentences": [sentence_payload(sentence, explanation, words, mean_log_prob(probs), looks_unfamiliar(probs))]}
 
 
-def ablation_payload(translator, text: str, head_mask: HeadMask, options: DecodingOptions) -> dict:
+def ablation_payload(translator, text: str, head_mask: HeadMask, options: DecodingOptions,
+                     familiarity: Familiarity | None = None) -> dict:
     """Translate one sentence with every head on and with `head_mask`; the diff and the ablated maps.
     The same translations as lens.ablate.ablate (tested), with the ids kept for the word grouping."""
     sentence, left_out = first_sentence(text)
@@ -118,11 +120,13 @@ def ablation_payload(translator, text: str, head_mask: HeadMask, options: Decodi
     original = translator.decode(original_ids)
     diff = word_diff(original, explanation.translation)
     mask_dict = head_mask.to_dict()
+    report = (familiarity or Familiarity()).report(sentence, translator.teacher_forced(src_ids, original_ids).target_probs)
     return {"id": time.time_ns(), "sentence": sentence, "left_out": left_out, "original": original,
             "ablated": explanation.translation, "diff": diff.to_dict(), "changed": original_ids != ablated_ids,
             "head_mask": mask_dict, "switched_off": [list(h) for h in switched_off_heads(mask_dict)],
             "ms": {"original": round((middle - start) * 1000), "ablated": round(ms)},
-            "explanation": viewer_payload(translator, sentence, explanation, src_ids, ablated_ids, options, ms)}
+            "explanation": viewer_payload(translator, sentence, explanation, src_ids, ablated_ids, options, ms),
+            "unfamiliar": report["unfamiliar"], "reasons": report["reasons"]}
 
 
 def attribution_shares(scores: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ import time
 import gradio as gr
 import numpy as np
 
+from lens.alarm import Familiarity
 from lens.cost import PAGE, check_before
 from lens.explain import BEAMS, DecodingOptions, SentenceExplanation, TextExplanation, words_of
 from lens.payload import page_payload, quantize
@@ -127,6 +128,12 @@ def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
     }
 
 
+def notice(familiarity: Familiarity, source: str, probs: list[float]) -> dict:
+    """Whether the sentence is unlike the training data, and why (lens/alarm.py), for the view's notice."""
+    report = familiarity.report(source, np.asarray(probs, dtype=np.float32))
+    return {"unfamiliar": report["unfamiliar"], "reasons": report["reasons"]}
+
+
 def checked_request(request, keys: tuple[str, ...]) -> dict:
     """A request from the browser: an object with only the keys this function reads."""
     if not isinstance(request, dict) or not set(request) <= set(keys):
@@ -161,13 +168,16 @@ def model_calls(translator: Translator) -> tuple:
     return traced, forced, explained
 
 
-def build(translator: Translator) -> dict:
-    """The view's widgets, its event and the two server functions the browser calls."""
+def build(translator: Translator, familiarity: Familiarity | None = None) -> dict:
+    """The view's widgets, its event and the two server functions the browser calls; `familiarity`
+    (lens/alarm.py) says, as the translate view does, when the sentence is unlike the training data."""
     traced, forced, explained = model_calls(translator)
+    familiarity = familiarity or Familiarity()
 
     def run(text, num_beams) -> dict:
         try:
-            return traced(one_sentence(text), checked_beams(num_beams))
+            x = traced(one_sentence(text), checked_beams(num_beams))
+            return {**x, **notice(familiarity, x["source"], (x["beam"] or x["greedy"])["probs"])}
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 

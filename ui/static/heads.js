@@ -191,7 +191,9 @@
       this.status = el("div", "hl-status");
       this.mapsTitle = el("div", "hl-maps-title");
       this.viewerBox = el("div", "hl-viewer");
-      this.root.append(this.message, this.compare, this.status, this.mapsTitle, this.viewerBox);
+      this.notice = el("div", "al-notice hl-notice"); // unlike the training data (result.js)
+      this.notice.hidden = true;
+      this.root.append(this.message, this.notice, this.compare, this.status, this.mapsTitle, this.viewerBox);
       this.viewer = null; // made with the first answer: until then the page has one viewer only
     }
 
@@ -199,6 +201,7 @@
       this.root.classList.remove("hl-busy");
       this.root.dataset.shown = x && x.id ? x.id : "";
       if (x && x.sentence) this.sentence = x.sentence; // the sentence this view shows (walk.js)
+      AL.unfamiliarNotice(this.notice, x && !x.error ? x : null);
       if (!x || x.error || !x.explanation) {
         this.root.classList.add("hl-empty");
         this.message.textContent = x && x.error ? x.error : this.message.textContent;

@@ -77,13 +77,25 @@
     }
   }
 
+  /** The warning every view shows for a sentence unlike the training data (lens/alarm.py's reasons). */
+  AL.unfamiliarText = function (which, reasons) {
+    return "\u26a0\ufe0f " + which + " unlike what this model learned from, so expect a rough translation: " +
+      reasons.join("; ") + ".";
+  };
+
+  /** A view's notice element for one payload carrying `unfamiliar` and `reasons` (the step view, the head lab). */
+  AL.unfamiliarNotice = function (box, x) {
+    const on = !!(x && x.unfamiliar && x.reasons && x.reasons.length);
+    box.hidden = !on;
+    box.textContent = on ? AL.unfamiliarText("This sentence is", x.reasons) : "";
+  };
+
   function notices(x) {
     const out = [];
     x.sentences.forEach((s, i) => {
       const which = x.sentences.length > 1 ? "Sentence " + (i + 1) + " is" : "This sentence is";
       if (s.unfamiliar && s.reasons && s.reasons.length) {
-        out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike what this model learned from, so expect a rough " +
-          "translation: " + s.reasons.join("; ") + "."]);
+        out.push(["al-unfamiliar", AL.unfamiliarText(which, s.reasons)]);
       } else if (s.unfamiliar) {
         out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike the captions this model learned from: expect a rough " +
           "translation (the model's mean log-probability per piece is " + s.mean_log_prob.toFixed(3) +

@@ -54,6 +54,8 @@
     build() {
       const r = this.root;
       this.message = el("div", "st-message", "Pick an example or type a German sentence, then press \u201cStep through\u201d.");
+      this.notice = el("div", "al-notice st-notice"); // unlike the training data (result.js)
+      this.notice.hidden = true;
       this.compare = el("div", "st-compare");
       const stepper = el("div", "st-stepper");
       this.prev = el("button", "st-nav", "\u2190"); this.next = el("button", "st-nav", "\u2192");
@@ -114,7 +116,7 @@
       this.maps = this.section("st-maps", "");
       this.mapsTitle = this.maps.appendChild(el("h3", "st-title"));
       this.maps.hidden = true;
-      r.append(this.message, this.compare, stepper, this.sofar, grid, this.whatif, this.beam, this.maps);
+      r.append(this.message, this.notice, this.compare, stepper, this.sofar, grid, this.whatif, this.beam, this.maps);
     }
 
     trace() { return this.state.which === "forced" ? this.forced : this.x[this.state.which]; }
@@ -127,6 +129,7 @@
       this.root.classList.toggle("st-empty", !ok);
       this.message.textContent = x && x.error ? x.error : ok ? "" : this.message.textContent;
       this.message.classList.toggle("st-error", !!(x && x.error));
+      AL.unfamiliarNotice(this.notice, ok ? x : null);
       if (!ok) return;
       this.state.which = x.beam ? "beam" : "greedy";
       this.state.t = 0;
