@@ -26,6 +26,7 @@ import torch
 from model.attention import padding_mask
 from model.heads import KINDS, HeadMask
 from model.translator import Translator
+from tokenizer import token_strings
 
 from .cost import EXPLAIN
 from .explain import DecodingOptions, explain_batch
@@ -60,7 +61,7 @@ def alternative_id(translator: Translator, alternative) -> tuple[int, str]:
     ids = tokenizer.encode(" " + alternative.strip(), add_special_tokens=False).ids
     if not ids:
         raise ValueError(f"alternative {alternative!r} has no pieces")
-    return ids[0], tokenizer.id_to_token(ids[0])
+    return ids[0], token_strings(tokenizer, ids[:1])[0]
 
 
 def logit_difference(model, src: torch.Tensor, source_embedding: torch.Tensor, prefix: torch.Tensor, chosen: int,
@@ -104,5 +105,5 @@ def contrast(translator: Translator, text: str, step: int, alternative: str, opt
             grads += torch.autograd.grad(logit_difference(model, src, path, prefix, chosen, other).sum(), path)[0].sum(0)
     scores = (grads / steps * x[0]).sum(-1)  # (S,)
     target = float(ends[0] - ends[1])
-    return Contrast(step, translator.tokenizer.id_to_token(chosen), other_piece, float(ends[0]), float(ends[1]),
+    return Contrast(step, token_strings(translator.tokenizer, [chosen])[0], other_piece, float(ends[0]), float(ends[1]),
                     sentence.explanation.source_tokens, scores.tolist(), float(scores.sum()) - target, heads)

@@ -130,3 +130,19 @@ def test_the_unfamiliar_notice_is_in_every_view_that_shows_a_translation(browser
     page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
     assert not page.locator("#step-result .st-notice").is_visible() and errors == []
     page.close()
+
+
+def test_why_this_word_and_not_another_answers_from_contrast(browser, server):
+    page, errors = fresh(browser, server)
+    translate(page, SENTENCE)
+    page.click("#step-go")
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    assert "Why ‘Two’ and not" in page.locator("#step-result .st-why-label").inner_text()
+    other = page.locator("#step-result .st-why-pick").input_value()
+    page.click("#step-result .st-why-ask")
+    page.wait_for_selector("#step-result .st-why-lead", timeout=60_000)
+    lead = page.locator("#step-result .st-why-lead").inner_text()
+    assert "The model scored ‘Two’" in lead and f"above ‘{other}’" in lead
+    assert page.locator("#step-result .st-why-chips .st-chip").count() == 7  # Zwei Hunde spielen im Schnee . </s>
+    assert errors == []
+    page.close()

@@ -86,6 +86,7 @@
       form.append(this.typed, forceButton);
       form.addEventListener("submit", (e) => { e.preventDefault(); if (this.typed.value.trim()) this.force(null, this.typed.value); });
       this.cands.append(this.bars, this.entropy, form);
+      if (AL.mountWhy) AL.mountWhy(this, this.cands); // why.js: "why this word and not that one?"
       this.attn = this.section("st-attn", "");
       this.attnTitle = this.attn.appendChild(el("h3", "st-title"));
       this.toolbar = this.attn.appendChild(el("div", "al-toolbar st-toolbar"));
@@ -195,6 +196,7 @@
         return b;
       }));
       this.entropy.textContent = AL.describeChoice(tr, t);
+      if (AL.drawWhy) AL.drawWhy(this, tr, t);
       this.drawAttention(tr, t);
       this.root.dataset.step = t; this.root.dataset.which = s.which;
     }
