@@ -18,7 +18,7 @@ from model import Translator
 from .cost import PAGE
 from .explain import DecodingOptions, TextExplanation, explain_text
 from .sharpness import cross_sharpness, uniform_entropy
-from .snapshots import Snapshot, list_snapshots, load_snapshot
+from .snapshots import FOLDER, Snapshot, list_snapshots, load_snapshot
 
 
 class LRU:
@@ -56,7 +56,7 @@ def snapshot_root(source: str | Path) -> str | Path:
     folder = Path(str(source))
     if not folder.is_dir():
         return str(source)
-    if folder.name == "snapshots" and not (folder / "snapshots").is_dir():
+    if folder.name == FOLDER and not (folder / FOLDER).is_dir():
         return folder.parent
     return folder
 
@@ -64,7 +64,7 @@ def snapshot_root(source: str | Path) -> str | Path:
 def find_snapshots(source: str | Path) -> list[Snapshot]:
     """The snapshots of a run, by step; [] when it has none (or none can be read yet)."""
     root = snapshot_root(source)
-    if isinstance(root, Path) and not (root / "snapshots").is_dir():
+    if isinstance(root, Path) and not (root / FOLDER).is_dir():
         return []
     return list_snapshots(root)
 

@@ -14,8 +14,16 @@ from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, Offl
 
 from model import Translator
 
-BRANCH = re.compile(r"^step-(\d+)$")
-INDEX = "snapshots/index.json"
+# The layout, defined here once; training/snapshots.py writes it, this module reads it.
+FOLDER = "snapshots"  # in a checkpoint folder (and in its Hub repo's main branch)
+INDEX_FILE = "index.json"  # in FOLDER: {"snapshots": [{"step", "path", "revision", val figures}, ...]}
+INDEX = f"{FOLDER}/{INDEX_FILE}"
+BRANCH = re.compile(r"^step-(\d+)$")  # a snapshot's folder in FOLDER, and its branch on the Hub
+
+
+def revision_name(step: int) -> str:
+    """The folder and Hub branch of the snapshot at `step` (sorts by step as text too)."""
+    return f"step-{step:05d}"
 
 
 @dataclass(frozen=True)
@@ -54,8 +62,8 @@ def load_snapshot(model_id: str | Path, snapshot: Snapshot, device: str | None =
 
 
 def _local_snapshots(folder: Path) -> list[Snapshot]:
-    root = folder / "snapshots"
-    index = root / "index.json"
+    root = folder / FOLDER
+    index = root / INDEX_FILE
     if index.is_file():
         try:
             entries = json.loads(index.read_text(encoding="utf-8"))["snapshots"]

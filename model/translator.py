@@ -24,7 +24,7 @@ from .decoding import SearchObserver
 from .heads import HeadMask
 from .hub import CheckpointError, resolve_file
 from .transformer import Transformer
-from .weights import CheckpointWarning
+from .weights import CheckpointWarning, load_checkpoint
 
 
 @dataclass
@@ -350,7 +350,9 @@ class Translator:
         except ValueError as err:
             raise CheckpointError(f"{err}; download or save the checkpoint again") from None
         check_tokenizer_fits(tokenizer, config, f"{tokenizer_path} (checked against {config_path})")
-        model = Transformer.from_pretrained(model_id, revision=revision, map_location=str(device), **hub_kwargs)
+        # The config parsed above is the one the weights are checked against: each file is read once.
+        weights_path = resolve_file(model_id, "model.safetensors", revision=revision, **hub_kwargs)
+        model = load_checkpoint(Transformer, config, config_path, weights_path).to(device).eval()
         check_tokenizer_is_the_models(tokenizer, model, str(tokenizer_path))
         card = None
         try:

@@ -48,6 +48,7 @@ def test_a_link_restores_the_sentence_and_what_the_map_shows(browser, server):
     page.locator("#result .al-layer .al-choice[data-value='1']").click()
     page.locator("#result .al-head .al-choice[data-value='2']").click()
     page.locator("#result .al-level .al-choice[data-value=pieces]").click()
+    page.wait_for_function("() => location.hash.includes('level=pieces')")
     link = page.evaluate("location.href")
     assert parse_qs(urlsplit(link).fragment) == {"s": [SENTENCE], "kind": ["encoder"], "layer": ["2"], "head": ["3"],
                                                  "level": ["pieces"]}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from lens.snapshots import FOLDER as SNAPSHOTS
 from model import Transformer
 
 from .files import copy_file, replace_folder, write_text
@@ -55,7 +56,7 @@ def finish_run(model: Transformer, task: Task, files: RunFiles, settings: TrainS
             if path.exists():
                 copy_file(path, staging / path.name)
         if files.snapshots.is_dir():
-            shutil.copytree(files.snapshots, staging / "snapshots")
+            shutil.copytree(files.snapshots, staging / SNAPSHOTS)
         replace_folder(staging, output)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -7,6 +7,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from lens.snapshots import FOLDER as SNAPSHOTS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RUNS_DIR = PROJECT_ROOT / "runs"  # git-ignored
 
@@ -46,7 +48,7 @@ class RunFiles:
 
     @property
     def snapshots(self) -> Path:
-        return self.work_dir / "snapshots"
+        return self.work_dir / SNAPSHOTS
 
     def checkpoint(self, step: int) -> Path:
         return self.work_dir / f"ckpt-{step}.safetensors"

@@ -1,6 +1,6 @@
 """Snapshots: the weights at chosen steps of a run, each a loadable fp16 checkpoint folder
 `snapshots/step-NNNNN/` with its val figures in `snapshots/index.json`; on the Hub, branch
-`step-NNNNN` of the model repo (main holds the final model). lens/snapshots.py reads them.
+`step-NNNNN` of the model repo (main holds the final model). The layout is lens/snapshots.py's, which reads them.
 """
 
 from __future__ import annotations
@@ -11,17 +11,12 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
+from lens.snapshots import INDEX_FILE, revision_name
 from model import Transformer
 
 from .files import replace_folder, write_text
 from .tasks import Task, half_copy
 
-INDEX = "index.json"
-
-
-def revision_name(step: int) -> str:
-    """The folder and Hub branch of the snapshot at `step` (sorts by step as text too)."""
-    return f"step-{step:05d}"
 
 
 def take_snapshot(model: Transformer, task: Task, root: Path, step: int, metrics: dict, card_info: dict) -> dict:
@@ -45,7 +40,7 @@ def write_index(root: Path, entries: list[dict]) -> None:
     for folder in root.glob("step-*"):
         if folder.name not in keep:  # taken after the state a resumed run went back to
             shutil.rmtree(folder, ignore_errors=True)
-    write_text(root / INDEX, json.dumps({"snapshots": entries}, indent=2) + "\n")
+    write_text(root / INDEX_FILE, json.dumps({"snapshots": entries}, indent=2) + "\n")
 
 
 def push_folder(folder: Path, repo_id: str, branch: str | None, message: str, ignore: list[str] | None = None) -> str:

@@ -154,6 +154,7 @@
       const section = $(SECTIONS[name]);
       if ((section && section.contains(e.target)) || ($(sel) && $(sel).contains(e.target))) view = name;
     }
+    save(); // the viewer's own click handler has run: its state is the new one
     setTimeout(save, 0);
   });
 
