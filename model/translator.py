@@ -162,14 +162,26 @@ class Translator:
             return max(1, min(max_new_tokens, self.config.max_len))
         return max(1, int(max_new_tokens))  # generate() names the problem when a prefix does not fit
 
+    def encode_target(self, text: str, what: str = "the text") -> list[int]:
+        """English text as target ids (no BOS/EOS), as written (a leading space starts a word); a
+        ValueError when a character cannot be encoded (it would become <unk>)."""
+        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+        if UNK_ID in ids:
+            raise ValueError(f"{what} {text.strip()!r} has characters the tokenizer cannot encode (they became <unk>)")
+        return ids
+
+    def prefix_with_word(self, ids: Sequence[int], word: str) -> list[int]:
+        """A forced prefix `ids` followed by a typed English `word`, spelled as it would be after them
+        (with a space before it, unless it is punctuation or the first word)."""
+        word = word.strip()
+        return list(ids) + self.encode_target((" " if ids and word[:1].isalnum() else "") + word, "the word")
+
     def encode_prefix(self, prefix: str | Sequence[int] | None) -> list[int] | None:
         """A forced target prefix as token ids (no BOS/EOS); None or empty means no prefix."""
         if prefix is None:
             return None
         if isinstance(prefix, str):
-            ids = self.tokenizer.encode(prefix.strip(), add_special_tokens=False).ids
-            if UNK_ID in ids:
-                raise ValueError(f"prefix {prefix!r} has characters the tokenizer cannot encode (they became <unk>)")
+            ids = self.encode_target(prefix.strip(), "prefix")
         elif isinstance(prefix, Sequence) and all(isinstance(i, int) and not isinstance(i, bool) for i in prefix):
             ids = list(prefix)
         else:

@@ -20,7 +20,6 @@ from lens.explain import BEAMS, DecodingOptions, SentenceExplanation, TextExplan
 from lens.payload import page_payload, quantize
 from lens.trace import Trace, trace
 from model import Translator
-from tokenizer import UNK_ID
 
 from .assets import HEAD
 from .lanes import Lane
@@ -61,12 +60,7 @@ def typed_prefix(translator: Translator, ids: list[int], word) -> list[int]:
     """The ids of the first words, then a word the user typed (a space before it unless it is punctuation)."""
     if not isinstance(word, str) or not word.strip() or len(word) > MAX_WORD_CHARACTERS:
         raise ValueError(f"type one English word (at most {MAX_WORD_CHARACTERS} characters) to force it")
-    word = checked_unicode(word, "the typed word").strip()
-    spaced = (" " if ids and word[0].isalnum() else "") + word
-    typed = translator.tokenizer.encode(spaced, add_special_tokens=False).ids
-    if UNK_ID in typed:
-        raise ValueError(f"{word!r} has characters the model's vocabulary cannot spell")
-    return ids + typed
+    return translator.prefix_with_word(ids, checked_unicode(word, "the typed word"))
 
 
 def trace_payload(translator: Translator, result: Trace, src_ids: list[int]) -> dict:
