@@ -76,8 +76,9 @@ THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_m
 # delete_cache: any file a view ever writes is swept within the hour (none does today).
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
     gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
-            f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b></p>"
-            "<button type='button' class='al-tour-start'>Take the guided walk (8 stops)</button></header>", padding=False)
+            f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b> "
+            "<button type='button' class='al-tour-start'>Take the guided walk (8 stops)</button></p></header>",
+            padding=False)
     ui.translate.build(translator, familiarity, second, FIRST_VISIT)
     ui.step.build(translator, familiarity)
     ui.heads.build(translator, MODEL_ID, MODEL_REVISION, familiarity)

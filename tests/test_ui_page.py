@@ -153,6 +153,44 @@ def test_downloads_are_exactly_what_is_on_screen(desk):
     assert len(exported["shown"]["weights"]) == len(exported["shown"]["rows"])
 
 
+def test_the_svg_is_the_view_shown_with_its_outlines_and_whole_title_and_every_map_has_a_legend(desk):
+    import re
+
+    page = desk
+    translate(page, VAL[0])
+    page.locator(".al-kind .al-choice[data-value='cross']").click()
+    with page.expect_download() as matrix:
+        page.locator(".al-download[data-format='svg']").click()
+    text = Path(matrix.value.path()).read_text()
+    width = float(re.search(r'<svg [^>]*width="([\d.]+)"', text).group(1))
+    title = re.search(r"<text x=\"6\" y=\"15\"[^>]*>([^<]*)</text>", text).group(1)
+    assert VAL[0] in title and width >= 7 * len(title) * 0.8  # wide enough for its title
+    assert text.count('fill="none"') >= 5  # each row's strongest link outlined, as on the screen
+    legend = page.locator("#result .al-legend")
+    assert legend.is_visible() and "brightest cell" in legend.inner_text()
+    page.locator(".al-view .al-choice[data-value='lines']").click()
+    with page.expect_download() as lines:
+        page.locator(".al-download[data-format='svg']").click()
+    assert lines.value.suggested_filename.endswith("_lines.svg")
+    drawn = Path(lines.value.path()).read_text()
+    assert drawn.count("<line ") >= 10 and "<rect x=" not in drawn.replace('<rect width="100%"', "") and VAL[0] in drawn
+    page.locator(".al-view .al-choice[data-value='matrix']").click()
+    page.locator(".al-kind .al-choice[data-value='decoder']").click()
+    assert "masked" in legend.inner_text()
+
+
+def test_on_a_phone_every_control_of_the_viewers_is_a_44px_target(browser, server):
+    page = open_page(browser, server, width=390, height=844)
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.state().views.translate")
+    small = page.evaluate("""() => [...document.querySelectorAll(
+        '#result .al-choice, #result .al-download, #step-result .al-choice, .st-guess-toggle, .al-tour-start')]
+      .filter((b) => b.offsetParent !== null)
+      .map((b) => [b.textContent, b.getBoundingClientRect().width, b.getBoundingClientRect().height])
+      .filter(([, w, h]) => w < 44 || h < 44)""")
+    assert small == []
+    page.close()
+
+
 def test_a_paragraph_gives_one_translation_per_sentence_and_a_picker(desk):
     from playwright.sync_api import expect
 

@@ -134,7 +134,8 @@
   /** The same matrix as an SVG document (vector text, for papers and slides). */
   AL.matrixSVG = function (map, opts) {
     const lay = AL.matrixLayout(map, opts.cell), n = lay.cell, theme = opts.theme, titleH = 22;
-    const out = ['<svg xmlns="http://www.w3.org/2000/svg" width="' + lay.width + '" height="' + (lay.height + titleH) +
+    const width = Math.max(lay.width, Math.ceil(textWidth(opts.title)) + 12); // the title whole
+    const out = ['<svg xmlns="http://www.w3.org/2000/svg" width="' + width + '" height="' + (lay.height + titleH) +
       '" font-family="sans-serif" font-size="12">',
       '<defs><pattern id="masked" width="6" height="6" patternUnits="userSpaceOnUse"><rect width="6" height="6" fill="' +
       theme.masked + '"/><path d="M0 6L6 0" stroke="' + theme.hatch + '"/></pattern></defs>',
@@ -148,6 +149,11 @@
         out.push('<rect x="' + (lay.left + c * n) + '" y="' + (lay.top + r * n) + '" width="' + n + '" height="' + n +
           '" fill="' + fill + '"><title>' + esc(AL.describeCell(map, r, c)) + "</title></rect>");
       }
+    }
+    if (n >= 10) { // as on the screen: the strongest link of each row, outlined
+      rowMaxima(map).forEach((c, r) => c >= 0 && out.push('<rect x="' + (lay.left + c * n + 1.5) + '" y="' +
+        (lay.top + r * n + 1.5) + '" width="' + (n - 3) + '" height="' + (n - 3) + '" fill="none" stroke="' + theme.bg +
+        '" stroke-width="1.5"/>'));
     }
     map.rowLabels.forEach((label, r) => out.push('<text x="' + (lay.left - 6) + '" y="' + (lay.top + r * n + n / 2) +
       '" text-anchor="end" dominant-baseline="middle" fill="' + theme.text + '">' + esc(AL.shortLabel(label)) + "</text>"));
@@ -197,6 +203,62 @@
     ctx.textAlign = "right"; ctx.fillText(opts.leftTitle, x1 - 4, 10);
     ctx.textAlign = "left"; ctx.fillText(opts.rightTitle, x2 + 4, 10);
     return { top: top, rowH: rowH, x1: x1, x2: x2, width: width, rows: map.rows };
+  };
+
+  /** The colour legend under a map: the scale from 0 to the brightest cell (or to 1), and, where a map
+      has masked cells, what the hatching means. update(map, kind, scale) after each draw. */
+  AL.legend = function () {
+    const node = AL.el("div", "al-legend"), bar = AL.el("span", "al-legend-bar"), low = AL.el("span", "al-legend-end", "0");
+    const high = AL.el("span", "al-legend-end"), masked = AL.el("span", "al-legend-masked");
+    const stops = [0, 0.25, 0.5, 0.75, 1].map((t) => AL.colour(t) + " " + t * 100 + "%");
+    bar.style.background = "linear-gradient(to right, " + stops.join(", ") + ")";
+    masked.append(AL.el("span", "al-legend-hatch"), AL.el("span", "", "masked: a word may not look at the words after it"));
+    node.append(AL.el("span", "al-legend-label", "Colour:"), low, bar, high, masked);
+    node.setAttribute("aria-label", "colour legend");
+    return {
+      node: node,
+      update(map, kind, scale) {
+        high.textContent = scale === "fixed" ? "1 (all of the row's attention)" :
+          map.max.toFixed(2) + " (the brightest cell of this map)";
+        masked.hidden = !map.masked.some((m) => m);
+      },
+    };
+  };
+
+  /** The head view (Lines) as an SVG document: what drawHeadView draws, in vector lines and text. */
+  AL.headViewSVG = function (heads, opts) {
+    const map = heads[0].map, theme = opts.theme, rowH = 20, titleH = 22;
+    const leftW = Math.max(textWidth(opts.leftTitle), ...map.rowLabels.map((l) => textWidth(AL.shortLabel(l)))) + 12;
+    const rightW = Math.max(textWidth(opts.rightTitle), ...map.colLabels.map((l) => textWidth(AL.shortLabel(l)))) + 12;
+    const gap = Math.max(120, Math.min(320, opts.width - leftW - rightW - 20)), top = 28 + titleH;
+    const width = Math.max(leftW + gap + rightW + 20, Math.ceil(textWidth(opts.title)) + 12);
+    const height = top + Math.max(map.rows, map.cols) * rowH + 8, x1 = 10 + leftW, x2 = x1 + gap;
+    const yOf = (i) => top + i * rowH + rowH / 2;
+    const out = ['<svg xmlns="http://www.w3.org/2000/svg" width="' + width + '" height="' + height +
+      '" font-family="sans-serif" font-size="12">', '<rect width="100%" height="100%" fill="' + theme.bg + '"/>',
+      '<text x="6" y="15" fill="' + theme.text + '">' + esc(opts.title) + "</text>"];
+    for (const { head, map: m } of heads) {
+      const colour = head === null ? theme.text : AL.HEAD_COLOURS[head % AL.HEAD_COLOURS.length];
+      for (let r = 0; r < m.rows; r++) {
+        if (opts.focusRow >= 0 && r !== opts.focusRow) continue;
+        for (let c = 0; c < m.cols; c++) {
+          const v = m.values[r * m.cols + c];
+          if (m.masked[r * m.cols + c] || v < 0.02) continue;
+          const alpha = Math.min(1, shade(m, v, opts.scale)) * (opts.focusRow >= 0 ? 1 : 0.7);
+          out.push('<line x1="' + (x1 + 4) + '" y1="' + yOf(r) + '" x2="' + (x2 - 4) + '" y2="' + yOf(c) + '" stroke="' +
+            colour + '" stroke-width="2" stroke-opacity="' + alpha.toFixed(3) + '"><title>' +
+            esc(AL.describeCell(m, r, c)) + "</title></line>");
+        }
+      }
+    }
+    map.rowLabels.forEach((l, r) => out.push('<text x="' + (x1 - 4) + '" y="' + yOf(r) + '" text-anchor="end" ' +
+      'dominant-baseline="middle" fill="' + theme.text + '">' + esc(AL.shortLabel(l)) + "</text>"));
+    map.colLabels.forEach((l, c) => out.push('<text x="' + (x2 + 4) + '" y="' + yOf(c) + '" dominant-baseline="middle" ' +
+      'fill="' + theme.text + '">' + esc(AL.shortLabel(l)) + "</text>"));
+    out.push('<text x="' + (x1 - 4) + '" y="' + (titleH + 10) + '" text-anchor="end" fill="' + theme.muted + '">' +
+      esc(opts.leftTitle) + "</text>", '<text x="' + (x2 + 4) + '" y="' + (titleH + 10) + '" fill="' + theme.muted + '">' +
+      esc(opts.rightTitle) + "</text>", "</svg>");
+    return out.join("\n");
   };
 
   /** The layer x head overview: one thumbnail per head and the mean of each layer. Returns the

@@ -90,6 +90,8 @@
       this.stage = el("div", "al-stage");
       this.canvas = el("canvas", "al-canvas");
       this.stage.appendChild(this.canvas);
+      this.legend = AL.legend(); // the colour scale, and what hatched cells mean
+      this.stage.insertBefore(this.legend.node, this.canvas);
       this.canvas.addEventListener("mousemove", (e) => this.pointer(e, false));
       this.canvas.addEventListener("click", (e) => this.pointer(e, true));
       this.canvas.addEventListener("mouseleave", () => { this.state.hover = null; this.hoverRow = -1; this.draw(); });
@@ -201,14 +203,11 @@
         this.layout = AL.drawMatrix(this.canvas, map, { cell: this.cell, scale: s.scale, theme: theme,
           focusRow: s.focusRow, hover: s.hover });
       } else {
-        const heads = s.head === null ? [...Array(x.heads).keys()] : [s.head];
-        const maps = heads.map((h) => ({ head: h, map: AL.selectMap(x, sentence, s.kind, layer, h, s.level) }));
-        const rowsTitle = s.kind === "encoder" ? "German (re-reading)" : "English (writing)";
-        const colsTitle = s.kind === "cross" ? "German (read)" : s.kind === "encoder" ? "German" : "English (written)";
-        const focus = this.hoverRow >= 0 ? this.hoverRow : s.focusRow;
-        this.layout = AL.drawHeadView(this.canvas, maps, { width: width, scale: s.scale, theme: theme,
-          focusRow: focus, leftTitle: rowsTitle, rightTitle: colsTitle });
+        const lines = this.lines(sentence, layer);
+        this.layout = AL.drawHeadView(this.canvas, lines.maps, { width: width, scale: s.scale, theme: theme,
+          focusRow: lines.focus, leftTitle: lines.rowsTitle, rightTitle: lines.colsTitle });
       }
+      this.legend.update(map, s.kind, s.scale);
       const size = Math.max(26, Math.min(46, Math.floor((this.overview.parentElement.clientWidth - 30) / (x.heads + 1)) - 6));
       this.overviewTitle.textContent = AL.KINDS[s.kind].label + ": every layer and head (click one)";
       this.boxes = AL.drawOverview(this.overview, (l, h) => AL.selectMap(x, sentence, s.kind, l, h, "pieces"),
@@ -219,6 +218,18 @@
       this.root.dataset.draws = this.draws;
       this.root.dataset.selection = [s.sentence, s.kind, layer, s.head === null ? "mean" : s.head, s.view, s.level].join(" ");
       this.lastDrawMs = performance.now() - t0;
+    }
+
+    /** What the Lines view draws: one map per head shown, its two titles, the row in focus. */
+    lines(sentence, layer) {
+      const x = this.explanation, s = this.state;
+      const heads = s.head === null ? [...Array(x.heads).keys()] : [s.head];
+      return {
+        maps: heads.map((h) => ({ head: h, map: AL.selectMap(x, sentence, s.kind, layer, h, s.level) })),
+        rowsTitle: s.kind === "encoder" ? "German (re-reading)" : "English (writing)",
+        colsTitle: s.kind === "cross" ? "German (read)" : s.kind === "encoder" ? "German" : "English (written)",
+        focus: this.hoverRow >= 0 ? this.hoverRow : s.focusRow,
+      };
     }
 
     describe() {
@@ -267,11 +278,19 @@
       const title = this.explanation.sentences[s.sentence].source + " | " + AL.KINDS[s.kind].label + ", layer " +
         (this.layer + 1) + ", " + AL.headName(s.head);
       const name = AL.fileName(map, s.sentence, format).replace("_" + map.level + ".", "_" + map.level +
-        (s.view === "lines" && format === "png" ? "_lines." : "."));
+        (s.view === "lines" && format !== "json" ? "_lines." : "."));
       if (format === "json") return save(new Blob([JSON.stringify(this.exportJSON(), null, 1)], { type: "application/json" }), name);
-      if (format === "svg") return save(new Blob([AL.matrixSVG(map, { cell: Math.max(this.cell || 24, 20), scale: s.scale,
-        theme: theme, title: title })], { type: "image/svg+xml" }), name);
+      if (format === "svg") return save(new Blob([this.svg(title)], { type: "image/svg+xml" }), name);
       this.canvas.toBlob((blob) => save(blob, name), "image/png");
+    }
+
+    /** Exactly what is shown, as SVG: the matrix with its outlines, or the Lines view's lines; the title whole. */
+    svg(title) {
+      const s = this.state, theme = AL.theme(this.root);
+      if (s.view !== "lines") return AL.matrixSVG(this.map, { cell: Math.max(this.cell || 24, 20), scale: s.scale, theme: theme, title: title });
+      const lines = this.lines(this.explanation.sentences[s.sentence], this.layer);
+      return AL.headViewSVG(lines.maps, { width: Math.max(240, this.stage.clientWidth - 8), scale: s.scale, theme: theme,
+        focusRow: lines.focus, leftTitle: lines.rowsTitle, rightTitle: lines.colsTitle, title: title });
     }
 
     exportJSON() {
