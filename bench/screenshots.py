@@ -1,0 +1,88 @@
+"""The page's screenshots in docs/screenshots/, taken from a started app.py in Debian's chromium.
+
+    python bench/screenshots.py [--only first-visit-desktop tour-desktop ...] [--out docs/screenshots]
+
+Each shot opens the page (from a link where the state is in it), waits until it is drawn, and
+writes a PNG at 1366x768 or 390x844. The shots of the other views (step, head lab, time travel,
+copy lab) were taken by hand and are not rewritten here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.app_server import chromium, launch_app  # noqa: E402
+
+DESKTOP, PHONE = (1366, 768), (390, 844)
+READY = "() => window.attentionLens && window.attentionLens.state().views.translate"
+SENTENCE = "Zwei Hunde spielen im Schnee."
+
+
+def tour(page):
+    page.click(".al-tour-start")
+    for _ in range(4):
+        page.click(".al-tour-next")  # stop 5: cross-attention
+
+
+def guess(page):
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    page.click("#step-result .st-guess-toggle")
+    page.locator("#step-result .st-src .st-chip-guess").nth(1).click()
+    page.locator("#step-result .st-attn").scroll_into_view_if_needed()
+
+
+def why(page):
+    page.wait_for_function("() => window.attentionLens.state().step === 2", timeout=60_000)
+    page.click("#step-result .st-why-ask")
+    page.wait_for_selector("#step-result .st-why-lead", timeout=60_000)
+    page.locator("#step-result .st-why").scroll_into_view_if_needed()
+
+
+def legend(page):
+    page.locator("#result .al-legend").scroll_into_view_if_needed()
+
+
+# name -> (viewport, URL fragment, what to do before the shot)
+SHOTS = {
+    "first-visit-desktop": (DESKTOP, {}, None),
+    "phone": (PHONE, {}, None),
+    "tour-desktop": (DESKTOP, {}, tour),
+    "tour-phone": (PHONE, {}, tour),
+    "guess-desktop": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
+    "why-desktop": (DESKTOP, {"s": SENTENCE, "view": "step", "step": 2}, why),
+    "desktop-decoder": (DESKTOP, {"s": SENTENCE, "kind": "decoder"}, legend),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(SHOTS), default=sorted(SHOTS))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
+    args = parser.parse_args()
+    proc, url = launch_app(Path("/tmp/screenshots-app.log"), MODEL_ID=args.checkpoint)
+    try:
+        with chromium() as browser:
+            for name in args.only:
+                (width, height), state, action = SHOTS[name]
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(url + ("#" + urlencode(state) if state else ""))
+                page.wait_for_function(READY, timeout=60_000)
+                if action:
+                    action(page)
+                page.wait_for_timeout(400)
+                page.screenshot(path=str(Path(args.out) / f"{name}.png"))
+                print("wrote", Path(args.out) / f"{name}.png", flush=True)
+                page.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
