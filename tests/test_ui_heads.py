@@ -76,6 +76,24 @@ def test_attribution_payload_agrees_with_lens_attribute(translator):
         hd.attribution_payload(translator, SENTENCE, "saliency", 8, OPTIONS)
 
 
+def test_attribution_follows_the_heads_switched_off_in_the_grid(translator):
+    from lens.attribute import attribute_ids
+
+    mask = head_mask_from(["cross:*:*"], translator.config)  # every cross-attention head off: another model
+    payload = hd.attribution_payload(translator, SENTENCE, "integrated_gradients", 8, OPTIONS, mask)
+    src_ids, _ = translator.encode_source(SENTENCE)
+    off_ids = hd._output_ids(translator, src_ids, OPTIONS, mask)
+    assert payload["translation"] == translator.decode(off_ids) and len(payload["heads_off"]) == \
+        translator.config.n_decoder_layers * translator.config.n_heads
+    expected = attribute_ids(translator.model, src_ids, off_ids, "integrated_gradients", 8, mask)
+    T, S = expected.scores.shape
+    shares = viz.dequantize(payload["attribution"], (1, 1, T, S))[0, 0]
+    has_positive = (expected.scores > 0).any(axis=1)
+    np.testing.assert_array_equal(shares.argmax(1)[has_positive], expected.scores.argmax(1)[has_positive])
+    full = hd.attribution_payload(translator, SENTENCE, "integrated_gradients", 8, OPTIONS)
+    assert full["heads_off"] == [] and full["attribution"] != payload["attribution"]
+
+
 def test_importance_payload_reads_the_json_and_a_missing_file_is_none(translator, tmp_path):
     from lens.importance import ValSlice, head_importance
 

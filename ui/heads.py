@@ -28,8 +28,9 @@ LAB_HEAD = HEAD + tags(["heads.js", "attribution.js"], ["heads.css"])
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.
 MASK_JS = ("(text, mask) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-result');"
            " return [text, AL.headLab ? AL.headLab.maskJSON() : mask]; }")
-ATTRIBUTION_JS = ("(...args) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-attribution');"
-                  " return args; }")
+ATTRIBUTION_JS = ("(text, method, mask) => { const AL = window.AttentionLens || {}; "
+                  "AL.labBusy && AL.labBusy('headlab-attribution');"
+                  " return [text, method, AL.headLab ? AL.headLab.maskJSON() : mask]; }")
 METHODS = {"integrated gradients (32 steps)": ("integrated_gradients", 32), "input × gradient (fast)": ("input_x_gradient", 1)}
 
 INTRO = """<div class="hl-intro"><h2>Head lab</h2>
@@ -60,8 +61,8 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
         return ablation_payload(translator, text, mask, options, familiarity)
 
     @gpu(duration=60)  # integrated gradients: up to 64 steps of forward + backward
-    def attributed(text, method, steps):
-        return attribution_payload(translator, text, method, steps, options)
+    def attributed(text, method, steps, head_mask):
+        return attribution_payload(translator, text, method, steps, options, head_mask)
 
     def run_ablation(text: str, mask_json: str) -> dict:
         """The page's handler: both translations and the ablated maps, or an error in words."""
@@ -70,9 +71,10 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 
-    def run_attribution(text: str, method: str) -> dict:
+    def run_attribution(text: str, method: str, mask_json: str = "[]") -> dict:
+        """Attribution of the model as the grid above has it: with its heads switched off."""
         try:
-            return attributed(text, *METHODS.get(method, (method, 32)))
+            return attributed(text, *METHODS.get(method, (method, 32)), head_mask_from(mask_json or "[]", config))
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 
@@ -103,5 +105,5 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     apply.click(run_ablation, [source, mask], result, js=MASK_JS, **settings)
     source.submit(run_ablation, [source, mask], result, js=MASK_JS, **settings)
-    attribute.click(run_attribution, [source, method], attribution, js=ATTRIBUTION_JS, **settings)
+    attribute.click(run_attribution, [source, method, mask], attribution, js=ATTRIBUTION_JS, **settings)
     return {"source": source, "controls": controls, "mask": mask, "result": result, "attribution": attribution}

@@ -136,8 +136,10 @@ def attribution_shares(scores: np.ndarray) -> np.ndarray:
     return np.divide(positive, total, out=np.zeros_like(positive), where=total > 0)
 
 
-def attribution_payload(translator, text: str, method: str, steps: int, options: DecodingOptions) -> dict:
-    """Cross-attention and attribution of one sentence on the same axes, and their agreement."""
+def attribution_payload(translator, text: str, method: str, steps: int, options: DecodingOptions,
+                        head_mask: HeadMask | None = None) -> dict:
+    """Cross-attention and attribution of one sentence on the same axes, and their agreement: of the model
+    with `head_mask`'s heads switched off (the head lab's grid), or with every head on."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if isinstance(steps, bool) or not isinstance(steps, (int, float)) or not 1 <= steps <= MAX_STEPS:
@@ -148,17 +150,18 @@ def attribution_payload(translator, text: str, method: str, steps: int, options:
     src_ids, _ = translator.encode_source(sentence)
     S = len(src_ids)
     check_attribution(steps, S, estimated_target(S, options.max_new_tokens))  # before decoding
-    out_ids = _output_ids(translator, src_ids, options)
+    out_ids = _output_ids(translator, src_ids, options, head_mask)
     check_attribution(steps, S, len(out_ids))  # before the gradients
     start = time.perf_counter()
-    result = attribute_ids(translator.model, src_ids, out_ids, method, steps)
+    result = attribute_ids(translator.model, src_ids, out_ids, method, steps, head_mask)
     ms = (time.perf_counter() - start) * 1000
-    explanation = translator.teacher_forced(src_ids, out_ids)  # cross: (L, H, T, S)
+    explanation = translator.teacher_forced(src_ids, out_ids, head_mask)  # cross: (L, H, T, S)
     per_head, per_layer, counted = agreement(explanation.cross, result.scores,
                                              *special_token_masks(c, src_ids, out_ids))
     payload = viewer_payload(translator, sentence, explanation, src_ids, out_ids, options, ms)["sentences"][0]
     shares = attribution_shares(result.scores)  # (T, S)
     return {"id": time.time_ns(), "sentence": sentence, "left_out": left_out, "translation": explanation.translation,
+            "heads_off": [] if head_mask is None else [list(h) for h in switched_off_heads(head_mask.to_dict())],
             "method": method, "steps": steps, "baseline": BASELINE if method == "integrated_gradients" else None,
             "ms": round(ms), "heads": c.n_heads, "layers": c.n_decoder_layers,
             "tokens": payload["tokens"], "words": payload["words"], "maps": {"cross": payload["maps"]["cross"]},

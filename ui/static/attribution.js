@@ -81,10 +81,17 @@
         "at most is also the one attribution ranks first for " + rows + "; mean <b>" + pct(a.mean) + "</b>. " +
         "Best single head: " + this.bestHead() + ".";
       this.root.dataset.agreement = a.mean;
-      this.notes.innerHTML = "Rows are the English words, columns the German words, in both maps; each row's cells add up to 1 " +
+      const off = x.heads_off || [];
+      this.notes.innerHTML = (off.length ? "<b>With " + off.length + " head" + (off.length > 1 ? "s" : "") +
+        " switched off</b>, as in the grid above: the translation, both maps and the attribution are those of that model. "
+        : "With every head on (switch heads off above, and both maps follow). ") +
+        "Rows are the English words, columns the German words, in both maps; each row's cells add up to 1 " +
         "and the outlined cell is the row's strongest. The attribution map shows each row's positive attribution as shares" +
-        (x.method === "integrated_gradients" ? "; the baseline is the zero embedding, and the attributions of a word add up " +
-          "to its log-probability minus the baseline's to within " + x.completeness_gap + " (the completeness check)" : "") +
+        (x.method === "integrated_gradients" ? ". <b>Completeness</b>: the attributions of an English word should add " +
+          "up to how much likelier the model finds that word with the real German than with a German of zeros (the " +
+          "difference of the two log-probabilities); here they do to within " + x.completeness_gap + ", the largest " +
+          "miss over the words. Near 0, the shares can be trusted; a large miss means the path from zeros to the German " +
+          "was too rough for " + x.steps + " steps" : "") +
         ". Computed in " + x.ms + " ms. Agreement counts pieces, leaving out &lt;s&gt; and &lt;/s&gt;.";
     }
 
