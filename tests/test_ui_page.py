@@ -336,3 +336,20 @@ def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
     assert desk.locator("#result .al-ladder-decided").count() == columns  # one decision per piece
     translate(desk, "")
     assert desk.locator("#result .al-ladder-table").count() == 0 and not desk.locator("#result .al-open-ladder").is_visible()
+
+
+def test_the_hovered_cell_is_read_out_next_to_the_pointer(desk):
+    page = desk
+    translate(page, VAL[0])
+    canvas = page.locator("#result .al-canvas")
+    box = canvas.bounding_box()
+    layout = page.evaluate("() => { const r = [...document.querySelectorAll('#result div')].find((n) => n.__lens);"
+                           " const l = r.__lens.viewer.layout; return [l.left, l.top, l.cell]; }")
+    x, y = box["x"] + layout[0] + layout[2] * 1.5, box["y"] + layout[1] + layout[2] * 1.5  # the cell (1, 1)
+    page.mouse.move(x, y)
+    tip = page.locator("#result .al-tip")
+    assert tip.is_visible() and tip.inner_text().startswith("While writing ") and "of its attention" in tip.inner_text()
+    tip_box = tip.bounding_box()
+    assert abs(tip_box["x"] - x) < 350 and abs(tip_box["y"] - y) < 200  # beside the pointer, not in a far panel
+    page.mouse.move(box["x"] - 20, box["y"] - 20)
+    assert not tip.is_visible()

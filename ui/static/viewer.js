@@ -94,7 +94,11 @@
       this.stage.insertBefore(this.legend.node, this.canvas);
       this.canvas.addEventListener("mousemove", (e) => this.pointer(e, false));
       this.canvas.addEventListener("click", (e) => this.pointer(e, true));
-      this.canvas.addEventListener("mouseleave", () => { this.state.hover = null; this.hoverRow = -1; this.draw(); });
+      this.canvas.addEventListener("mouseleave", () => { this.state.hover = null; this.hoverRow = -1; this.tip.hidden = true; this.draw(); });
+      this.tip = el("div", "al-tip"); // the cell under the pointer, in words, next to it
+      this.tip.hidden = true;
+      this.tip.setAttribute("role", "tooltip");
+      this.stage.appendChild(this.tip);
       const side = (this.side = el("aside", "al-side"));
       this.overviewTitle = el("div", "al-side-title", "Every layer and head (click one)");
       this.overview = el("canvas", "al-overview");
@@ -263,6 +267,20 @@
       if (click && hit) this.lastCell = hit; // the cell the Q, K, V walk-through opens
       s.hover = hit && hit[1] >= 0 ? hit : null;
       this.draw();
+      this.showTip(s.hover, event);
+    }
+
+    /** The hovered cell read out beside the pointer (the side panel keeps the same words). */
+    showTip(cell, event) {
+      if (!cell || !this.map) { this.tip.hidden = true; return; }
+      this.tip.textContent = AL.describeCell(this.map, cell[0], cell[1]);
+      this.tip.hidden = false;
+      const stage = this.stage.getBoundingClientRect(), w = this.tip.offsetWidth, h = this.tip.offsetHeight;
+      let x = event.clientX - stage.left + this.stage.scrollLeft + 14, y = event.clientY - stage.top + this.stage.scrollTop + 14;
+      if (x + w > this.stage.scrollLeft + stage.width) x -= w + 28; // keep it inside the stage
+      if (y + h > this.stage.scrollTop + stage.height) y -= h + 28;
+      this.tip.style.left = Math.max(0, x) + "px";
+      this.tip.style.top = Math.max(0, y) + "px";
     }
 
     pickHead(event) {
