@@ -26,6 +26,13 @@ def translate(page, text: str) -> None:
     page.wait_for_function(f"() => window.attentionLens.state().views.translate === {text!r}", timeout=60_000)
 
 
+def step_through(page, text: str) -> None:
+    """Translate `text`, then run the step view on it (the sentence every view shares)."""
+    translate(page, text)
+    page.click("#step-go")
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {text!r}", timeout=60_000)
+
+
 def test_the_sentence_translated_is_every_views_sentence_and_a_view_left_behind_says_so(browser, server):
     page, errors = fresh(browser, server)
     translate(page, SENTENCE)
@@ -74,9 +81,7 @@ def test_a_link_to_a_step_of_the_step_view_opens_there(browser, server):
 
 def test_guess_first_hides_where_the_model_looked_until_the_learner_guesses_and_keeps_a_score(browser, server):
     page, errors = fresh(browser, server)
-    translate(page, SENTENCE)
-    page.click("#step-go")
-    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    step_through(page, SENTENCE)
     page.click("#step-result .st-guess-toggle")
     chips = page.locator("#step-result .st-src .st-chip-guess")
     assert chips.count() >= 5 and page.locator("#step-result .st-src .st-chip-v").count() == 0  # no weights shown
@@ -126,18 +131,14 @@ def test_the_unfamiliar_notice_is_in_every_view_that_shows_a_translation(browser
     page.click("#headlab-apply")
     page.wait_for_function(f"() => window.attentionLens.state().views.headlab === {unlike!r}", timeout=60_000)
     assert page.locator("#headlab-result .hl-notice").is_visible()
-    translate(page, SENTENCE)  # a caption: no notice once the views show it
-    page.click("#step-go")
-    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    step_through(page, SENTENCE)  # a caption: no notice once the views show it
     assert not page.locator("#step-result .st-notice").is_visible() and errors == []
     page.close()
 
 
 def test_why_this_word_and_not_another_answers_from_contrast(browser, server):
     page, errors = fresh(browser, server)
-    translate(page, SENTENCE)
-    page.click("#step-go")
-    page.wait_for_function(f"() => window.attentionLens.state().views.step === {SENTENCE!r}", timeout=60_000)
+    step_through(page, SENTENCE)
     assert "Why ‘Two’ and not" in page.locator("#step-result .st-why-label").inner_text()
     other = page.locator("#step-result .st-why-pick").input_value()
     page.click("#step-result .st-why-ask")
