@@ -82,7 +82,7 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
     ui.translate.build(translator, familiarity, second, FIRST_VISIT)
     ui.step.build(translator, familiarity)
     ui.heads.build(translator, MODEL_ID, MODEL_REVISION, familiarity)
-    ui.history.build(translator, MODEL_ID)
+    ui.history.build(translator, MODEL_ID, familiarity)
     ui.copylab.build()
     ui.api.build(translator, familiarity)
 

@@ -109,6 +109,15 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
     assert requests == []
     sharpness = page.evaluate("() => document.querySelector('.al-history').__history.data.snapshots.map(s => s.sharpness)")
     assert len(sharpness) == 3 and all(len(s) == 1 and 0 <= s[0] for s in sharpness)
+    data = page.evaluate("() => { const d = document.querySelector('.al-history').__history.data;"
+                         " return {unfamiliar: d.unfamiliar, reasons: d.reasons}; }")
+    notice = page.locator(".al-history .al-h-notice")
+    assert notice.is_visible() == bool(data["unfamiliar"] and data["reasons"])  # the trained model's verdict, shown
+    page.locator("#history-source textarea").fill("Ich möchte ein Bier.")  # words the run never saw
+    page.locator("#history-go").click()
+    page.wait_for_function("() => { const h = document.querySelector('.al-history').__history;"
+                           " return h.data && h.data.done && h.data.text === 'Ich möchte ein Bier.'; }", timeout=120_000)
+    assert notice.is_visible() and "unlike what this model learned from" in notice.inner_text()
     page.close()
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from lens.alarm import Familiarity
 from lens.explain import DecodingOptions, sentences_of
 from lens.history import LRU, SnapshotLibrary
 from lens.payload import page_payload
@@ -115,6 +116,9 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int):
                 before = readings.misses
                 out["snapshots"][i] = readings.get(key, lambda: drawn(snapshot, text, options))
                 out["done"] = i == len(snapshots) - 1
+                if out["done"]:  # what the trained model makes of the sentence: unlike its training data?
+                    last = (out["snapshots"][i].get("explanation") or {}).get("sentences") or [{}]
+                    out.update(unfamiliar=bool(last[0].get("unfamiliar")), reasons=last[0].get("reasons", []))
                 if out["done"] or readings.misses != before:  # stream what was read; cached ones go along
                     out["id"] = time.time_ns()
                     yield out
@@ -127,8 +131,8 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int):
     return run
 
 
-def build(translator: Translator, model_id: str) -> dict:
-    """The view's widgets and events."""
+def build(translator: Translator, model_id: str, familiarity: Familiarity | None = None) -> dict:
+    """The view's widgets and events; `familiarity` (lens/alarm.py) for the unfamiliar-input notice."""
     library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
 
     @gpu(duration=30)
@@ -139,7 +143,8 @@ def build(translator: Translator, model_id: str) -> dict:
         start = time.perf_counter()
         reading = read(snapshot, text, options)
         model_config = library.translator(snapshot).config
-        x = page_payload(reading.explanation, model_config, time.perf_counter() - start, translator.device.type)
+        x = page_payload(reading.explanation, model_config, time.perf_counter() - start, translator.device.type,
+                         familiarity)
         return {**entry(snapshot), "explanation": x, "translation": reading.explanation.translation,
                 "sharpness": [round(float(v), 3) for v in reading.sharpness], "uniform": round(reading.uniform, 3)}
 

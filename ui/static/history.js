@@ -80,7 +80,9 @@
       this.sharpNote = el("div", "al-h-note");
       this.charts.append(this.bleuBox, this.sharpBox, this.sharpNote);
       this.viewerBox = el("div", "al-h-viewer");
-      this.root.append(this.message, this.bar, this.english, this.charts, this.viewerBox);
+      this.notice = el("div", "al-notice al-h-notice"); // the trained model's view of the sentence (result.js)
+      this.notice.hidden = true;
+      this.root.append(this.message, this.notice, this.bar, this.english, this.charts, this.viewerBox);
       this.viewer = null; // built with the first snapshot read: until then the page holds one viewer
       this.data = null;
       this.current = 0;
@@ -93,6 +95,7 @@
       this.data = x;
       this.message.textContent = x.error || x.message || "";
       this.message.classList.toggle("al-h-error", !!x.error);
+      if (AL.unfamiliarNotice) AL.unfamiliarNotice(this.notice, x.done ? x : null);
       this.root.classList.toggle("al-h-none", !snaps.length);
       if (!snaps.length) { this.root.classList.add("al-empty"); return; }
       this.slider.max = snaps.length - 1;
