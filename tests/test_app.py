@@ -230,3 +230,12 @@ def test_contrast_endpoint_explains_why_the_word_and_not_another(client):
     assert set(result["heads"]) == {"encoder", "decoder", "cross"}
     with pytest.raises(Exception, match="step must be a whole number from 1 to"):
         client.predict(SENTENCE, 40, "woman", "greedy", 1, 1.0, 10, api_name="/contrast")
+
+
+def test_patch_endpoint_answers_where_the_choice_sits_or_says_why_not(client):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="the corrupted sentence is the clean one"):
+        client.predict(SENTENCE, SENTENCE, 1, "greedy", 1, 1.0, 10, api_name="/patch")
+    with pytest.raises(AppError, match="as many pieces"):
+        client.predict(SENTENCE, "Ein Mann fährt ein sehr großes Fahrrad.", 1, "greedy", 1, 1.0, 10, api_name="/patch")

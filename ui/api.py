@@ -1,5 +1,5 @@
 """The REST / gradio_client / MCP API: /translate, /explain (any German text, paragraphs too), /trace
-and /ablate.
+/ablate, and the inside views /qkv, /logit_lens, /contrast and /patch.
 
 Every argument is checked before the GPU is asked for (text length and sentences, finite numbers in
 range); the docstrings' Args sections become the MCP tools' parameter descriptions. A `prefix`
@@ -22,6 +22,7 @@ from lens.alarm import Familiarity
 from lens.contrast import contrast as why_not
 from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS, sentences_of
 from lens.logit_lens import logit_lens as read_stages
+from lens.patch import patch as patch_encoder
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
 from model import Translator
@@ -121,8 +122,12 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     def run_contrast(sentence, step, alternative, options):
         return why_not(translator, sentence, step, alternative, options).to_dict()
 
+    @gpu(duration=30)
+    def run_patch(sentence, corrupted, step, options):
+        return patch_encoder(translator, sentence, corrupted, step, options).to_dict()
+
     return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate, qkv=run_qkv,
-                logit_lens=run_logit_lens, contrast=run_contrast)
+                logit_lens=run_logit_lens, contrast=run_contrast, patch=run_patch)
 
 
 def build(translator: Translator, familiarity: Familiarity | None = None) -> None:
@@ -175,7 +180,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
 
 
 def inside_endpoints(run: dict, options_of) -> None:
-    """Register /qkv, /logit_lens and /contrast: how a weight, a word and a choice were computed."""
+    """Register /qkv, /logit_lens, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
 
     @friendly_errors
     def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
@@ -199,6 +204,14 @@ def inside_endpoints(run: dict, options_of) -> None:
         checked_unicode(alternative, "alternative")
         return run["contrast"](step_sentence(checked_text(text)), step, alternative, options)
 
+    @friendly_errors
+    def patch(text: str, corrupted: str = "", step: int = 1, decoding: Decoding = "beam search", num_beams: int = 4,
+              length_penalty: float = 1.0, max_length: int = 128) -> dict:
+        options = options_of(decoding, num_beams, length_penalty, max_length)
+        return run["patch"](step_sentence(checked_text(text)), step_sentence(checked_text(corrupted)), step, options)
+
+    patch.__doc__ = PATCH_DOC.format(options=OPTIONS_DOC)
+    gr.api(patch, api_name="patch")
     contrast.__doc__ = CONTRAST_DOC.format(options=OPTIONS_DOC)
     logit_lens.__doc__ = LOGIT_LENS_DOC.format(options=OPTIONS_DOC)
     qkv.__doc__ = QKV_DOC.format(options=OPTIONS_DOC)
@@ -303,4 +316,18 @@ CONTRAST_DOC = """Why the translation wrote this word and not another: the logit
             (with the German embeddings set to zero), source_tokens, source_attribution (integrated gradients of the
             difference to each German token; they sum to logit_diff - baseline_logit_diff up to completeness_gap)
             and heads ({{encoder, decoder, cross}}: [layer][head], how the difference changes with that head off).
+        """
+
+PATCH_DOC = """Where in the encoder the word was decided: activation patching between two German sentences.
+
+        Args:
+            text: the clean German sentence, at most 400 characters.
+            corrupted: the same sentence with a word swapped for one of as many pieces (e.g. Hund -> Pferd).
+            step: which piece of the clean translation, counted from 1; the corrupted German must change it.
+{options}
+        Returns:
+            A dict: clean_piece and corrupted_piece (the words each German gives at that step), clean_diff and
+            corrupted_diff (logit of the clean piece minus the other's), levels (embedding, layer 1, ...),
+            source_tokens, corrupted_tokens and recovered[level][position]: the share of the clean choice that
+            one encoder vector, copied from the clean run into the corrupted one, brings back (1 = all of it).
         """

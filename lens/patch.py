@@ -1,0 +1,126 @@
+"""Activation patching: where in the encoder the information that chose a word sits.
+
+Two German sentences of the same number of pieces, a clean one and a corrupted one (one word
+swapped: "Ein Hund rennt." / "Eine Katze rennt."). At one step of the clean translation, with the
+clean English before it, the model prefers the clean word y; with the corrupted German it prefers
+another, y'. The difference d = logit(y) - logit(y') measures that choice. Then, for every encoder
+level (the embeddings, the output of each layer) and every German position, the corrupted run is
+repeated with that one vector taken from the clean run, and
+
+    recovered[level][position] = (d_patched - d_corrupted) / (d_clean - d_corrupted)
+
+is the share of the choice that this one vector carries back: 1 restores the clean choice, 0
+changes nothing (as TransformerLens's activation patching, here on the encoder's residual stream
+of an encoder-decoder). Every patched run goes in one batch; no hooks on the shared model.
+
+Shape legend: S source tokens, D model width, R patched runs ((L + 1) x S), L encoder layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from model.attention import padding_mask
+from model.translator import Translator
+from tokenizer import token_strings
+
+from .explain import DecodingOptions
+
+MAX_RUNS_TOKENS = 400_000  # (L + 1) x S patched runs x (S + t) tokens each, at most (about 2 s of a core)
+
+
+@dataclass
+class Patching:
+    step: int
+    clean_piece: str  # y, written by the clean run at `step`
+    corrupted_piece: str  # y', the corrupted run's favourite at the same step
+    clean_diff: float  # logit(y) - logit(y') with the clean German
+    corrupted_diff: float  # the same with the corrupted German
+    levels: list[str]  # "embedding", "layer 1", ...
+    source_tokens: list[str]  # the clean German's pieces
+    corrupted_tokens: list[str]
+    recovered: list[list[float]]  # [level][position]
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def encoder_states(model, src: torch.Tensor) -> list[torch.Tensor]:
+    """The residual stream of the encoder at every level: the embeddings, then each layer's output, (1, S, D) each."""
+    mask = padding_mask(src, model.config.pad_id)
+    states = [model.embed_tokens(src)]
+    for layer in model.encoder_layers:
+        states.append(layer(states[-1], mask)[0])
+    return states
+
+
+def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: torch.Tensor, y: int, y_other: int):
+    """d for each (level, position) patched run of the corrupted `src` (1, S): (L + 1, S)."""
+    S, levels = src.size(1), len(clean)
+    rows = torch.arange(levels * S)
+    level_of, position_of = rows // S, rows % S
+    src_r = src.expand(levels * S, -1)
+    mask = padding_mask(src_r, model.config.pad_id)
+    x = model.embed_tokens(src_r)  # (R, S, D)
+    for level in range(levels):
+        if level:
+            x = model.encoder_layers[level - 1](x, mask)[0]
+        mine = level_of == level  # the runs patched at this level: position s takes the clean vector
+        x = x.clone()
+        x[rows[mine], position_of[mine]] = clean[level][0, position_of[mine]]
+    hidden, _, _ = model.decode(prefix.expand(levels * S, -1), model.encoder_norm(x), mask)
+    logits = model.lm_head(hidden[:, -1]).float()  # (R, V)
+    return (logits[:, y] - logits[:, y_other]).view(levels, S)
+
+
+def last_logits(model, src: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
+    """The logits of the next piece after `prefix` (1, t) for the German `src` (1, S): (V,)."""
+    mask = padding_mask(src, model.config.pad_id)
+    memory, _ = model.encode(src, mask)
+    hidden, _, _ = model.decode(prefix, memory, mask)
+    return model.lm_head(hidden[:, -1]).float()[0]
+
+
+def checked_pair(translator: Translator, clean: str, corrupted: str) -> tuple[list[int], list[int]]:
+    clean_ids, _ = translator.encode_source(clean)
+    corrupted_ids, _ = translator.encode_source(corrupted)
+    if len(clean_ids) != len(corrupted_ids):
+        raise ValueError(f"the corrupted sentence has {len(corrupted_ids)} pieces and the clean one {len(clean_ids)}: "
+                         "patching swaps vectors position by position, so swap a word for one of as many pieces")
+    if clean_ids == corrupted_ids:
+        raise ValueError("the corrupted sentence is the clean one: change a word")
+    L = translator.config.n_encoder_layers
+    if (L + 1) * len(clean_ids) * 2 * len(clean_ids) > MAX_RUNS_TOKENS:
+        raise ValueError(f"a sentence of {len(clean_ids)} pieces needs too many patched runs: shorten it")
+    return clean_ids, corrupted_ids
+
+
+@torch.inference_mode()
+def patch(translator: Translator, clean: str, corrupted: str, step: int, options: DecodingOptions | None = None) -> Patching:
+    """Patch every encoder level and position of `corrupted` with `clean`'s, at `step` (from 1) of clean's translation."""
+    clean_ids, corrupted_ids = checked_pair(translator, clean, corrupted)
+    options = options or DecodingOptions()
+    model, device, c = translator.model, translator.device, translator.config
+    out = [i for i in translator.generate_ids([clean_ids], options.num_beams, options.length_penalty,
+                                              options.max_new_tokens)[0] if i != c.pad_id]
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= len(out):
+        raise ValueError(f"step must be a whole number from 1 to {len(out)} (the pieces of the translation), got {step!r}")
+    step = int(step)
+    src_clean, src_bad = (torch.tensor([ids], device=device) for ids in (clean_ids, corrupted_ids))
+    prefix = torch.tensor([[c.bos_id] + out[: step - 1]], device=device)  # the clean English before the step
+    y, bad_logits = out[step - 1], last_logits(model, src_bad, prefix)
+    y_other = int(bad_logits.argmax())
+    if y_other == y:
+        raise ValueError(f"the corrupted German still gives {token_strings(translator.tokenizer, [y])[0]!r} at step {step}: "
+                         "pick a step (or a word) where the two differ")
+    clean_logits = last_logits(model, src_clean, prefix)
+    d_clean, d_bad = float(clean_logits[y] - clean_logits[y_other]), float(bad_logits[y] - bad_logits[y_other])
+    diffs = patched_diffs(model, src_bad, encoder_states(model, src_clean), prefix, y, y_other)
+    recovered = ((diffs - d_bad) / (d_clean - d_bad)).tolist()
+    names = token_strings(translator.tokenizer, [y, y_other])
+    return Patching(step, names[0], names[1], d_clean, d_bad,
+                    ["embedding"] + [f"layer {i + 1}" for i in range(c.n_encoder_layers)],
+                    token_strings(translator.tokenizer, clean_ids), token_strings(translator.tokenizer, corrupted_ids),
+                    [[round(v, 4) for v in row] for row in recovered])
