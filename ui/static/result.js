@@ -178,6 +178,8 @@
     const reveal = () => (document.querySelector("#source textarea") && document.querySelector("#translate"))
       ? requestAnimationFrame(() => {
         for (let n = element; n && n !== document.body; n = n.parentElement) if (n.id) n.classList.add("al-ready");
+        // The views below appear with it: drawn before the inputs above them, they would jump down (a layout shift).
+        document.querySelectorAll("#step-view, #headlab").forEach((n) => n.classList.add("al-ready"));
       }) : setTimeout(reveal, 20);
     reveal();
     const main = !!element.closest("#result"); // the page's own result: its sentence is every view's (walk.js)
