@@ -148,3 +148,16 @@ def test_why_this_word_and_not_another_answers_from_contrast(browser, server):
     assert page.locator("#step-result .st-why-chips .st-chip").count() == 7  # Zwei Hunde spielen im Schnee . </s>
     assert errors == []
     page.close()
+
+
+def test_on_a_phone_the_beam_tree_opens_whole_and_can_be_read_at_actual_size(browser, server):
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(server)
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.state().views.translate", timeout=60_000)
+    step_through(page, SENTENCE)
+    tree, svg = page.locator("#step-result .st-tree"), page.locator("#step-result .st-tree-svg")
+    assert svg.bounding_box()["width"] <= tree.bounding_box()["width"] + 1  # the whole tree in view
+    natural = float(svg.get_attribute("width"))
+    page.click("#step-result .st-tree-toggle")
+    assert abs(svg.bounding_box()["width"] - natural) < 1 and natural > tree.bounding_box()["width"]  # actual size
+    page.close()

@@ -41,7 +41,7 @@
     const steps = Math.max(...nodes.map((n) => n.step)) + 2;
     const col = Math.min(96, Math.max(56, ...nodes.map((n) => textWidth(AL.nodeLabel(n.token)) + 22)));
     const width = steps * col + PAD * 2, height = rows * ROW + PAD * 2 + 10;
-    const root = svg("svg", { width: width, height: height, class: "st-tree-svg", role: "img",
+    const root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, class: "st-tree-svg", role: "img",
       "aria-label": "Beam search tree: " + nodes.length + " hypotheses" });
     const X = (n) => PAD + (n.step + 1) * col, Y = (n) => PAD + 6 + y.get(n.id) * ROW + ROW / 2;
     const byId = new Map(nodes.map((n) => [n.id, n]));

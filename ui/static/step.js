@@ -112,7 +112,12 @@
       this.beam.appendChild(el("p", "st-note", "Each column is one step; each box a piece the search kept, with the " +
         "sentence's log-probability so far under it. Highlighted: the winner’s path. Outlined: finished sentences. " +
         "Grey: dropped for likelier ones. Click a box or a sentence to see its maps."));
+      // "Whole tree" scales it to the width (a phone's first view); "Actual size" reads it, scrolling.
+      this.fit = this.beam.appendChild(el("button", "st-tree-toggle"));
+      this.fit.type = "button";
+      this.fit.addEventListener("click", () => this.fitTree(!this.tree.classList.contains("st-tree-fit")));
       this.tree = this.beam.appendChild(el("div", "st-tree"));
+      this.fitTree(window.innerWidth <= 720);
       this.nbest = this.beam.appendChild(el("div", "st-nbest"));
       this.maps = this.section("st-maps", "");
       this.mapsTitle = this.maps.appendChild(el("h3", "st-title"));
@@ -121,6 +126,12 @@
     }
 
     trace() { return this.state.which === "forced" ? this.forced : this.x[this.state.which]; }
+
+    fitTree(fit) {
+      this.tree.classList.toggle("st-tree-fit", fit);
+      this.fit.textContent = fit ? "Actual size (to read the pieces)" : "Whole tree (fit to the width)";
+      this.fit.setAttribute("aria-pressed", String(fit));
+    }
 
     show(x) {
       this.root.classList.remove("st-busy");
