@@ -63,3 +63,14 @@ def test_one_sentence_is_checked_in_one_place(text, message):
     with pytest.raises(ValueError, match=message):
         one_sentence(text, 400, "the step view")
     assert one_sentence("Ich bin 25.", 400) == "Ich bin 25."
+
+
+def test_the_page_refuses_too_much_text_by_one_rule_for_characters_and_sentences(tiny_translator):
+    from ui.translate import page_handler
+
+    run = page_handler(tiny_translator, None)
+    too_many = run("Ein Hund rennt. " * 17, "greedy", 1, 1.0, 8)
+    too_long = run("Ein Hund rennt über die Wiese und " * 200, "greedy", 1, 1.0, 8)
+    assert "text has 17 sentences; at most 16" in too_many["error"] and "split it" in too_many["error"]
+    assert "at most 5,000 are translated at once: shorten it" in too_long["error"]
+    assert "sentences" in run("Ein Hund rennt. " * 16, "greedy", 1, 1.0, 8)  # 16 fit

@@ -22,7 +22,7 @@ from model import Translator
 from .assets import viewer_component
 from .shared_calls import batched_calls
 from .public import BATCHED_CALLS
-from .runtime import DECODING_METHODS, checked_unicode, decoding_options
+from .runtime import DECODING_METHODS, checked_text, decoding_options
 
 EXAMPLES = [  # from the Multi30k validation split
     "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
@@ -51,7 +51,7 @@ def page_handler(translator: Translator, familiarity: Familiarity | None):
         if not isinstance(text, str) or not text.strip():
             return {"id": time.time_ns(), "message": EMPTY_MESSAGE}
         try:
-            checked_unicode(text, "text")
+            checked_text(text)  # one rule with the API: too many characters or sentences is refused, in words
             options = decoding_options(decoding, num_beams, length_penalty, max_length, config.max_len)
             start = time.perf_counter()
             result = explain(text, options, cost.PAGE)
