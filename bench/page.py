@@ -132,6 +132,25 @@ def measure_first_visits(browser, url: str, visits: int) -> list[tuple]:
     return first_visit
 
 
+def measure_links(browser, url: str, visits: int) -> list[float]:
+    """Fresh contexts: a shared link (sentence, kind, layer, head in its fragment) -> that map restored, seconds."""
+    from urllib.parse import urlencode
+
+    link = url + "#" + urlencode({"s": SENTENCE_15, "kind": "encoder", "layer": 2, "head": 3})
+    restored = (f"() => {{ const s = window.attentionLens && window.attentionLens.state(); return s && "
+                f"s.views.translate === {SENTENCE_15!r} && s.kind === 'encoder' && s.layer === 2 && s.head === 3; }}")
+    times = []
+    for _ in range(visits):
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(link)
+        page.wait_for_function(restored, timeout=60_000)
+        times.append(time.perf_counter() - start)
+        context.close()
+    return times
+
+
 def measure_warm_page(browser, url: str, repeats: int) -> tuple[list, dict, int]:
     """One warm page: click -> translation and map, and every switch of the viewer (no request expected)."""
     page = browser.new_page(viewport={"width": 1366, "height": 768})
@@ -158,7 +177,7 @@ def measure_warm_page(browser, url: str, repeats: int) -> tuple[list, dict, int]
     return clicks, switches, len(requests)
 
 
-def report(args, clicks, switches, switch_requests, first_visit) -> None:
+def report(args, clicks, switches, switch_requests, first_visit, links) -> None:
     ms = lambda values: f"{statistics.median(values):7.1f} ms"  # noqa: E731
     print(f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores "
           f"(load average {os.getloadavg()[0]:.1f}), medians of {args.repeats}")
@@ -173,6 +192,7 @@ def report(args, clicks, switches, switch_requests, first_visit) -> None:
           f"translation arrived -> map on screen {ms([f[1] for f in first_visit])}, "
           f"load -> first typed sentence's map {ms([f[2] * 1000 for f in first_visit])}, "
           f"cumulative layout shift {statistics.median(f[3] for f in first_visit):.3f}")
+    print(f"  a shared link (15 words, encoder layer 2 head 3) -> that map restored {ms([t * 1000 for t in links])}")
     for name, (size, S, T) in payload_sizes(args.checkpoint).items():
         print(f"  payload, {name} ({S} source pieces, {T} target pieces): {size / 1024:.1f} KB")
 
@@ -193,12 +213,13 @@ def main() -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             first_visit = measure_first_visits(browser, url, max(3, args.repeats // 3))
+            links = measure_links(browser, url, max(3, args.repeats // 3))
             clicks, switches, switch_requests = measure_warm_page(browser, url, args.repeats)
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    report(args, clicks, switches, switch_requests, first_visit)
+    report(args, clicks, switches, switch_requests, first_visit, links)
 
 
 if __name__ == "__main__":

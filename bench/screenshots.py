@@ -56,6 +56,8 @@ SHOTS = {
     "guess-desktop": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
     "why-desktop": (DESKTOP, {"s": SENTENCE, "view": "step", "step": 2}, why),
     "desktop-decoder": (DESKTOP, {"s": SENTENCE, "kind": "decoder"}, legend),
+    "tour-desktop-dark": (DESKTOP, {}, tour),
+    "guess-phone-dark": (PHONE, {"s": SENTENCE, "view": "step"}, guess),
 }
 
 
@@ -71,7 +73,8 @@ def main() -> None:
             for name in args.only:
                 (width, height), state, action = SHOTS[name]
                 page = browser.new_page(viewport={"width": width, "height": height})
-                page.goto(url + ("#" + urlencode(state) if state else ""))
+                theme = "?__theme=dark" if name.endswith("-dark") else ""
+                page.goto(url + theme + ("#" + urlencode(state) if state else ""))
                 page.wait_for_function(READY, timeout=60_000)
                 if action:
                     action(page)
