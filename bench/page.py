@@ -110,15 +110,21 @@ LAYOUT_SHIFT = """() => new Promise((resolve) => { let sum = 0; new PerformanceO
   setTimeout(() => resolve(sum), 200); })"""
 
 
+def fresh_visit(browser, url: str):
+    """A page in a fresh context (nothing cached) opening `url`, and the time it started loading."""
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(url)
+    return context, page, start
+
+
 def measure_first_visits(browser, url: str, visits: int) -> list[tuple]:
     """Fresh contexts (nothing cached): load -> map on screen without a click (the start-up example), load ->
     viewer ready, then a typed sentence: arrival -> map, load -> its map, and the layout shift."""
     first_visit = []
     for _ in range(visits):
-        context = browser.new_context(viewport={"width": 1366, "height": 768})
-        page = context.new_page()
-        start = time.perf_counter()
-        page.goto(url)
+        context, page, start = fresh_visit(browser, url)
         page.wait_for_function(FIRST_MAP)
         unclicked = time.perf_counter() - start
         page.wait_for_selector(".al-result")
@@ -141,10 +147,7 @@ def measure_links(browser, url: str, visits: int) -> list[float]:
                 f"s.views.translate === {SENTENCE_15!r} && s.kind === 'encoder' && s.layer === 2 && s.head === 3; }}")
     times = []
     for _ in range(visits):
-        context = browser.new_context(viewport={"width": 1366, "height": 768})
-        page = context.new_page()
-        start = time.perf_counter()
-        page.goto(link)
+        context, page, start = fresh_visit(browser, link)
         page.wait_for_function(restored, timeout=60_000)
         times.append(time.perf_counter() - start)
         context.close()
