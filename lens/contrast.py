@@ -28,8 +28,7 @@ from model.heads import KINDS, HeadMask
 from model.translator import Translator
 from tokenizer import token_strings
 
-from .cost import EXPLAIN
-from .explain import DecodingOptions, explain_batch
+from .explain import DecodingOptions, decode_one
 
 ROWS = 32  # path points in one pass
 
@@ -79,7 +78,7 @@ def logit_difference(model, src: torch.Tensor, source_embedding: torch.Tensor, p
 def contrast(translator: Translator, text: str, step: int, alternative: str, options: DecodingOptions | None = None,
              steps: int = 256) -> Contrast:
     """Why the piece at `step` (from 1) of the translation of `text` and not `alternative`."""
-    sentence = explain_batch(translator, [text], options or DecodingOptions(), EXPLAIN)[0]
+    sentence = decode_one(translator, text, options)
     T = len(sentence.output_ids)
     if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= T:
         raise ValueError(f"step must be a whole number from 1 to {T} (the pieces of the translation), got {step!r}")
@@ -106,4 +105,4 @@ def contrast(translator: Translator, text: str, step: int, alternative: str, opt
     scores = (grads / steps * x[0]).sum(-1)  # (S,)
     target = float(ends[0] - ends[1])
     return Contrast(step, token_strings(translator.tokenizer, [chosen])[0], other_piece, float(ends[0]), float(ends[1]),
-                    sentence.explanation.source_tokens, scores.tolist(), float(scores.sum()) - target, heads)
+                    token_strings(translator.tokenizer, sentence.source_ids), scores.tolist(), float(scores.sum()) - target, heads)

@@ -17,7 +17,7 @@ import torch
 from model.translator import Explanation, Translator
 from tokenizer import token_strings
 
-from .cost import Budget, check_after, check_before
+from .cost import EXPLAIN, Budget, check_after, check_before
 from .sentences import split_sentences
 
 MAX_CHARACTERS = 5_000  # a few paragraphs; longer texts are refused before any work
@@ -160,6 +160,40 @@ def padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
     return batch.to(device)
 
 
+@dataclass
+class Decoded:
+    """One sentence translated, without maps: the ids the inside views replay the model over."""
+
+    source_ids: list[int]  # the German pieces, ending in EOS
+    input_ids: list[int]  # what the decoder reads: BOS + all but the last piece written
+    output_ids: list[int]  # the pieces written, ending in EOS
+    truncated: bool  # the German was cut at the model's limit
+
+
+@torch.inference_mode()
+def decode_batch(translator: Translator, sentences: list[str], options: DecodingOptions,
+                 budget: Budget | None = None, prefix=None, head_mask=None) -> list[Decoded]:
+    """Translate the sentences as one batch; a `budget` (lens/cost.py) refuses, before decoding and again
+    after it, a translation whose maps would pass its size."""
+    config = translator.config
+    encoded = [translator.encode_source(s) for s in sentences]
+    if budget is not None:
+        check_before(budget, config, [len(ids) for ids, _ in encoded], options.max_new_tokens)
+    generated = translator.generate_ids([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
+                                        options.max_new_tokens, translator.encode_prefix(prefix), head_mask)
+    outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
+    if budget is not None:
+        check_after(budget, config, [(len(ids), len(out)) for (ids, _), out in zip(encoded, outputs)])
+    return [Decoded(list(ids), [config.bos_id] + out[:-1], out, truncated)
+            for (ids, truncated), out in zip(encoded, outputs)]
+
+
+def decode_one(translator: Translator, text: str, options: DecodingOptions | None = None,
+               budget: Budget | None = None) -> Decoded:
+    """One sentence through decode_batch, within /explain's budget unless another is given."""
+    return decode_batch(translator, [text], options or DecodingOptions(), budget or EXPLAIN)[0]
+
+
 @torch.inference_mode()
 def explain_batch(translator: Translator, sentences: list[str], options: DecodingOptions,
                   budget: Budget | None = None, prefix=None, head_mask=None) -> list[SentenceExplanation]:
@@ -171,26 +205,19 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
     if not sentences:
         return []
     config = translator.config
-    encoded = [translator.encode_source(s) for s in sentences]
-    if budget is not None:
-        check_before(budget, config, [len(ids) for ids, _ in encoded], options.max_new_tokens)
-    generated = translator.generate_ids([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
-                                        options.max_new_tokens, translator.encode_prefix(prefix), head_mask)
-    outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
-    if budget is not None:
-        check_after(budget, config, [(len(ids), len(out)) for (ids, _), out in zip(encoded, outputs)])
-    inputs = [[config.bos_id] + out[:-1] for out in outputs]  # the decoder reads BOS + all but the last
-    src = padded([ids for ids, _ in encoded], config.pad_id, translator.device)  # (B, S)
-    tgt = padded(inputs, config.pad_id, translator.device)  # (B, T)
+    decoded = decode_batch(translator, sentences, options, budget, prefix, head_mask)
+    src = padded([d.source_ids for d in decoded], config.pad_id, translator.device)  # (B, S)
+    tgt = padded([d.input_ids for d in decoded], config.pad_id, translator.device)  # (B, T)
     logits, maps = translator.model(src, tgt, return_attention=True, head_mask=head_mask)  # (B, T, V)
-    probs = torch.softmax(logits.float(), dim=-1).gather(-1, padded(outputs, config.pad_id, translator.device)
+    probs = torch.softmax(logits.float(), dim=-1).gather(-1, padded([d.output_ids for d in decoded], config.pad_id, translator.device)
                                                           [..., None])[..., 0]  # (B, T)
 
     def stack(layers: list[torch.Tensor], row: int, rows: int, cols: int) -> np.ndarray:
         return torch.stack([m[row, :, :rows, :cols] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
 
     explanations = []
-    for b, ((src_ids, truncated), out_ids, tgt_in) in enumerate(zip(encoded, outputs, inputs)):
+    for b, d in enumerate(decoded):
+        src_ids, out_ids, tgt_in = d.source_ids, d.output_ids, d.input_ids
         S, T = len(src_ids), len(out_ids)
         explanation = Explanation(
             translation=translator.decode(out_ids),
@@ -200,7 +227,7 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
             encoder=stack(maps.encoder, b, S, S),
             decoder=stack(maps.decoder, b, T, T),
             cross=stack(maps.cross, b, T, S),
-            truncated=truncated,
+            truncated=d.truncated,
             target_probs=probs[b, :T].cpu().numpy().astype(np.float32),
         )
         explanations.append(SentenceExplanation(

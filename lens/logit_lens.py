@@ -20,8 +20,7 @@ from model.attention import padding_mask, target_mask
 from model.translator import Translator
 from tokenizer import token_strings
 
-from .cost import EXPLAIN
-from .explain import DecodingOptions, explain_batch
+from .explain import DecodingOptions, decode_one
 
 TOP = 5
 
@@ -60,19 +59,21 @@ def decoder_states(model, src: torch.Tensor, tgt: torch.Tensor) -> tuple[list[st
 @torch.inference_mode()
 def logit_lens(translator: Translator, text: str, options: DecodingOptions | None = None) -> LogitLens:
     """Translate one sentence, then read every stage of the decoder as a distribution over the vocabulary."""
-    sentence = explain_batch(translator, [text], options or DecodingOptions(), EXPLAIN)[0]
+    sentence = decode_one(translator, text, options)  # the translation alone: no maps are read here
     model, device = translator.model, translator.device
     src = torch.tensor([sentence.source_ids], device=device)  # (1, S)
     tgt = torch.tensor([sentence.input_ids], device=device)  # (1, T)
     written = torch.tensor(sentence.output_ids, device=device)  # (T,)
     names, states = decoder_states(model, src, tgt)
-    probs = torch.stack([model.lm_head(model.decoder_norm(state))[0].float().softmax(-1) for state in states])  # (stages, T, V)
+    stacked = model.decoder_norm(torch.cat(states))  # (stages, T, D): one projection for every stage
+    probs = model.lm_head(stacked).float().softmax(-1)  # (stages, T, V)
     chosen = probs.gather(-1, written.view(1, -1, 1).expand(len(states), -1, 1))[..., 0]  # (stages, T)
     values, ids = probs.topk(TOP, dim=-1)  # (stages, T, TOP)
-    top = [[[{"token": token, "prob": round(float(p), 4)} for token, p in
-             zip(token_strings(translator.tokenizer, ids[s, t].tolist()), values[s, t])] for t in range(ids.size(1))]
-           for s in range(len(states))]
+    names_of = iter(token_strings(translator.tokenizer, ids.flatten().tolist()))
+    p_of = iter(values.flatten().tolist())
+    top = [[[{"token": next(names_of), "prob": round(next(p_of), 4)} for _ in range(TOP)] for _ in range(ids.size(1))]
+           for _ in range(len(states))]
     favourite = ids[..., 0] == written  # (stages, T)
     decided = [next((s for s in range(len(states)) if favourite[s:, t].all()), len(states) - 1)
                for t in range(written.size(0))]
-    return LogitLens(names, sentence.explanation.target_tokens, chosen.tolist(), top, decided)
+    return LogitLens(names, token_strings(translator.tokenizer, sentence.output_ids), chosen.tolist(), top, decided)

@@ -20,9 +20,9 @@ import torch
 from model.attention import padding_mask, target_mask
 from model.heads import KINDS
 from model.translator import Translator
+from tokenizer import token_strings
 
-from .cost import EXPLAIN
-from .explain import DecodingOptions, explain_batch
+from .explain import DecodingOptions, decode_one
 
 
 
@@ -90,9 +90,9 @@ def _inputs(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int):
 def qkv(translator: Translator, text: str, kind: str, layer: int, head: int, row: int,
         options: DecodingOptions | None = None) -> OpenedRow:
     """Translate one sentence, then open up row `row` of head `head` of the `kind` map of layer `layer`."""
-    sentence = explain_batch(translator, [text], options or DecodingOptions(), EXPLAIN)[0]
-    e = sentence.explanation
-    rows = len(e.source_tokens) if kind == "encoder" else len(e.decoder_input_tokens)
+    sentence = decode_one(translator, text, options)  # the translation alone: the row is computed here
+    source_tokens, input_tokens = (token_strings(translator.tokenizer, ids) for ids in (sentence.source_ids, sentence.input_ids))
+    rows = len(source_tokens) if kind == "encoder" else len(input_tokens)
     kind, layer, head, row = checked_position(kind, layer, head, row, translator.config, max(rows, 1))
     model, device = translator.model, translator.device
     src = torch.tensor([sentence.source_ids], device=device)  # (1, S)
@@ -109,9 +109,9 @@ def qkv(translator: Translator, text: str, kind: str, layer: int, head: int, row
     allowed = mask.expand(1, 1, q_all.size(2), k.size(0))[0, 0, j]  # (M,)
     weights = scaled.masked_fill(~allowed, float("-inf")).softmax(-1).masked_fill(~allowed, 0.0)
     concat, _ = attention.attend_heads(q_all, k_all, v_all, mask)  # (L, D): every head of every row
-    columns = e.source_tokens if kind != "decoder" else e.decoder_input_tokens
-    row_tokens = e.source_tokens if kind == "encoder" else e.decoder_input_tokens
-    writes = None if kind == "encoder" else e.target_tokens[j]
+    columns = source_tokens if kind != "decoder" else input_tokens
+    row_tokens = source_tokens if kind == "encoder" else input_tokens
+    writes = None if kind == "encoder" else token_strings(translator.tokenizer, sentence.output_ids[j : j + 1])[0]
     return OpenedRow(kind, layer, head, row, row_tokens[j], writes, list(columns), q.tolist(), k.tolist(), v.tolist(),
                      scores.tolist(), scaled.tolist(), allowed.tolist(), weights.tolist(), (weights @ v).tolist(),
                      attention.out_proj(concat[j]).tolist())
