@@ -223,6 +223,19 @@ def test_logit_lens_endpoint_ends_in_the_models_own_probabilities(client):
     assert max(abs(a - b) for a, b in zip(lens["prob"][-1], explained["target_probs"])) < 1e-3
 
 
+def test_contributions_endpoint_gives_each_word_shares_that_sum_to_one(client):
+    explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")["sentences"][0]
+    result = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/contributions")
+    assert result["target_tokens"] == explained["target_tokens"] and result["source_tokens"] == explained["source_tokens"]
+    assert all(abs(sum(s) + sum(t) - 1.0) < 1e-2 for s, t in zip(result["source"], result["target"]))
+    layers = explained["cross"]  # [layer][head][step][German token]: the map the shares are compared with
+    mean = [[sum(h[t][s] for layer in layers for h in layer) / sum(len(layer) for layer in layers)
+             for s in range(len(result["source_tokens"]))] for t in range(len(result["target_tokens"]))]
+    assert max(abs(a - b) for row, ref in zip(result["cross_attention"], mean) for a, b in zip(row, ref)) < 2e-3
+    with pytest.raises(Exception, match="num_beams must be"):
+        client.predict(SENTENCE, "beam search", 99, 1.0, 10, api_name="/contributions")
+
+
 def test_contrast_endpoint_explains_why_the_word_and_not_another(client):
     result = client.predict(SENTENCE, 1, "woman", "greedy", 1, 1.0, 10, api_name="/contrast")
     target = result["logit_diff"] - result["baseline_logit_diff"]

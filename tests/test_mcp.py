@@ -69,6 +69,11 @@ def test_qkv_is_a_tool_whose_position_arguments_are_typed_and_described(tools):
     assert all("counted from 1" in schema["properties"][name]["description"] for name in ("layer", "head", "row"))
 
 
+def test_the_inside_views_are_tools(tools):
+    assert {"qkv", "logit_lens", "contributions", "contrast", "patch"} <= set(tools), sorted(tools)
+    assert tools["contributions"].description.startswith("Who wrote each English word")
+
+
 def test_an_mcp_client_gets_the_translators_translation(server, tiny_checkpoint):
     from model import Translator
 

@@ -1,5 +1,5 @@
 """The REST / gradio_client / MCP API: /translate, /explain (any German text, paragraphs too), /trace
-/ablate, and the inside views /qkv, /logit_lens, /contrast and /patch.
+/ablate, and the inside views /qkv, /logit_lens, /contributions, /contrast and /patch.
 
 Every argument is checked before the GPU is asked for (text length and sentences, finite numbers in
 range); the docstrings' Args sections become the MCP tools' parameter descriptions. A `prefix`
@@ -20,6 +20,7 @@ from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
 from lens.alarm import Familiarity
 from lens.contrast import contrast as why_not
+from lens.contributions import contributions as who_wrote
 from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS, sentences_of
 from lens.logit_lens import logit_lens as read_stages
 from lens.patch import patch as patch_encoder
@@ -119,6 +120,10 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
         return read_stages(translator, sentence, options).to_dict()
 
     @gpu(duration=30)
+    def run_contributions(sentence, options):
+        return who_wrote(translator, sentence, options).to_dict()
+
+    @gpu(duration=30)
     def run_contrast(sentence, step, alternative, options):
         return why_not(translator, sentence, step, alternative, options).to_dict()
 
@@ -127,7 +132,7 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
         return patch_encoder(translator, sentence, corrupted, step, options).to_dict()
 
     return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate, qkv=run_qkv,
-                logit_lens=run_logit_lens, contrast=run_contrast, patch=run_patch)
+                logit_lens=run_logit_lens, contributions=run_contributions, contrast=run_contrast, patch=run_patch)
 
 
 def build(translator: Translator, familiarity: Familiarity | None = None) -> None:
@@ -180,7 +185,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> Non
 
 
 def inside_endpoints(run: dict, options_of) -> None:
-    """Register /qkv, /logit_lens, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
+    """Register /qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
 
     @friendly_errors
     def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
@@ -194,6 +199,12 @@ def inside_endpoints(run: dict, options_of) -> None:
                    max_length: int = 128) -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
         return run["logit_lens"](step_sentence(checked_text(text)), options)
+
+    @friendly_errors
+    def contributions(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
+                      max_length: int = 128) -> dict:
+        options = options_of(decoding, num_beams, length_penalty, max_length)
+        return run["contributions"](step_sentence(checked_text(text)), options)
 
     @friendly_errors
     def contrast(text: str, step: int = 1, alternative: str = "", decoding: Decoding = "beam search", num_beams: int = 4,
@@ -217,6 +228,8 @@ def inside_endpoints(run: dict, options_of) -> None:
     qkv.__doc__ = QKV_DOC.format(options=OPTIONS_DOC)
     gr.api(qkv, api_name="qkv")
     gr.api(logit_lens, api_name="logit_lens")
+    contributions.__doc__ = CONTRIBUTIONS_DOC.format(options=OPTIONS_DOC)
+    gr.api(contributions, api_name="contributions")
     gr.api(contrast, api_name="contrast")
 
 
@@ -302,6 +315,21 @@ LOGIT_LENS_DOC = """Show when each English word was decided: the decoder's state
             top[stage][step] (the 5 most likely tokens with their probabilities) and decided_at (per step, the
             first stage from which the written word stays the favourite). The last stage is the model's output;
             early stages are rough, since the output layer was trained to read the last one.
+        """
+
+CONTRIBUTIONS_DOC = """Who wrote each English word: its shares from every German token and from the English before it (ALTI+).
+
+        Args:
+            text: one German sentence, at most 400 characters.
+{options}
+        Returns:
+            A dict: source_tokens, target_tokens, input_tokens (<s>, then the pieces before each step),
+            source[step][German token] and target[step][input token] (each step's shares sum to 1; later
+            English gets 0), source_share[step], source_share_by_layer[decoder layer][step], encoder (the
+            encoder's rolled-out German-to-German mixing), cross_attention[step][German token] (the mean of
+            the cross-attention maps), agreement (their mean overlap with the source shares) and same_top.
+            Contributions follow every attention block with its residual and a linearized LayerNorm, and
+            leave the feed-forward sublayers out of the mixing (Ferrando et al. 2022).
         """
 
 CONTRAST_DOC = """Why the translation wrote this word and not another: the logit difference and where it comes from.

@@ -1,0 +1,167 @@
+"""Who wrote this word: how much of each English token came from each German token, and how much from
+the English written before it.
+
+ALTI+ (Ferrando, Gállego, Alastruey, Escolano and Costa-jussà 2022, "Towards Opening the Black Box of
+Neural Machine Translation: Source and Target Contributions to the Model's Predictions", arXiv
+2205.11631), which extends ALTI (Ferrando, Gállego and Costa-jussà 2022, arXiv 2203.04212) to the
+encoder-decoder. Every attention block (attention, residual and LayerNorm) writes its output y_i as a
+sum of one vector per input token j,
+
+    T_i(x_j) = LN_i(sum_h alpha_hij W_O^h v_hj  [+ x_i when j = i, the residual]),
+
+where LN_i is the LayerNorm linearized at its actual input (its mean and scale held fixed), so that the
+parts add up to y_i exactly, apart from the biases. Token j's share of y_i is how much closer T_i(x_j)
+brings one to y_i, max(0, |y_i|_1 - |y_i - T_i(x_j)|_1), normalized over j. A part that points away from
+the output counts for nothing, which a plain norm |T_i(x_j)| (Kobayashi et al. 2020) would count in full.
+
+The shares are rolled out over the layers: the encoder's layer matrices are multiplied, German onto
+German. Each English position carries a composition over (German tokens, English tokens): decoder
+self-attention mixes the compositions of the English positions; cross-attention mixes in the encoder
+outputs, each of them the rolled-out mixture of German tokens, while its residual share keeps the
+composition the position had. The feed-forward sublayers work on each position alone and are left out
+of the mixing, as in ALTI. What it does not show: the LayerNorm is linearized and the biases are not
+given to any token, so the shares are a decomposition of the computation, not of the prediction.
+
+Shape legend: S source tokens, T target steps, L rows of a block, M its columns, H heads, D model width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from model.attention import padding_mask, scaled_dot_product_attention, target_mask
+from model.heads import HeadMask
+from model.translator import Translator
+from tokenizer import token_strings
+
+from .explain import DecodingOptions, decode_one
+
+
+@dataclass
+class Contributions:
+    source_tokens: list[str]
+    target_tokens: list[str]  # the pieces written, one per step
+    input_tokens: list[str]  # what the decoder read at each step: <s>, then the pieces written before
+    source: list[list[float]]  # [step][German token]
+    target: list[list[float]]  # [step][input token]: <s> and the English before the step (0 for later ones)
+    source_share: list[float]  # [step]: sum of source; 1 - source_share came from the English
+    source_share_by_layer: list[list[float]]  # [decoder layer][step]: the same after each decoder layer
+    encoder: list[list[float]]  # [German token][German token]: the encoder's rolled-out mixing
+    cross_attention: list[list[float]]  # [step][German token]: the cross-attention map, mean of layers and heads
+    agreement: float  # mean overlap (sum of minima) of the source shares, renormalized, with that map
+    same_top: float  # share of steps where both put the same German token first
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def parts_of_block(attention, norm, x: torch.Tensor, memory: torch.Tensor | None, mask: torch.Tensor,
+                   norm_first: bool, heads: torch.Tensor | None = None):
+    """One attention block on x (L, D) -> its output (L, D), its weights (H, L, M), the parts T_i(x_j)
+    (L, M, D; cross-attention: M + 1, the residual last) and the output they decompose (L, D)."""
+    h = norm(x) if norm_first else x
+    if memory is None:
+        q, k, v = attention.project_qkv(h[None])  # (1, H, L, d_k) each
+    else:
+        q, (k, v) = attention.project_query(h[None]), attention.project_memory(memory[None])
+    _, weights = scaled_dot_product_attention(q, k, v, mask, need_weights=True)  # (1, H, L, M)
+    weights = weights[0] if heads is None else weights[0] * heads.view(-1, 1, 1)
+    D, H = x.size(-1), attention.n_heads
+    w_o = attention.out_proj.weight.view(D, H, attention.d_k)  # W_O, its columns grouped by head
+    parts = torch.einsum("hlm,hmf->lmf", weights, torch.einsum("hmk,fhk->hmf", v[0], w_o))  # (L, M, D)
+    if memory is None:  # self-attention: the residual is the row's own token
+        rows = torch.arange(x.size(0))
+        parts[rows, rows] += x
+    else:
+        parts = torch.cat([parts, x[:, None]], dim=1)
+    before = parts.sum(1) + attention.out_proj.bias  # (L, D): x + attention(x), the LayerNorm's input
+    if norm_first:
+        return before, weights, parts, before
+    scale = torch.rsqrt(before.var(-1, unbiased=False, keepdim=True) + norm.eps)  # (L, 1): held fixed
+    parts = (parts - parts.mean(-1, keepdim=True)) * (scale * norm.weight)[:, None]
+    output = F.layer_norm(before, norm.normalized_shape, norm.weight, norm.bias, norm.eps)
+    return output, weights, parts, output
+
+
+def shares_of(parts: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    """ALTI's contributions: max(0, |y|_1 - |y - T_j|_1), normalized over j: (L, M)."""
+    closer = (output.abs().sum(-1, keepdim=True) - (output[:, None] - parts).abs().sum(-1)).clamp(min=0)
+    return closer / closer.sum(-1, keepdim=True).clamp(min=1e-12)
+
+
+def feed_forward(layer, x: torch.Tensor, norm) -> torch.Tensor:
+    """The position-wise sublayer (with its residual and LayerNorm) of x (L, D)."""
+    return layer.sublayer(x[None], norm, lambda h: (layer.ff(h), None))[0][0]
+
+
+def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None):
+    """The encoder on src (1, S) -> memory (S, D), the rolled-out shares (S, S) and the source mask."""
+    mask, norm_first = padding_mask(src, model.config.pad_id), model.config.norm_first
+    x = model.embed_tokens(src)[0]
+    rollout = torch.eye(x.size(0), dtype=x.dtype, device=x.device)
+    for i, layer in enumerate(model.encoder_layers):
+        x, _, parts, output = parts_of_block(layer.self_attn, layer.norm1, x, None, mask, norm_first,
+                                             None if head_mask is None else head_mask.encoder[i])
+        rollout = shares_of(parts, output) @ rollout
+        x = feed_forward(layer, x, layer.norm2)
+    return model.encoder_norm(x[None])[0], rollout, mask
+
+
+def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: HeadMask | None = None):
+    """The whole model on src (1, S) and tgt (1, T), decomposed: the logits (T, V), the compositions
+    (T, S + T), the source share after each decoder layer (layers, T), the encoder's shares (S, S) and
+    the cross-attention maps (layers, H, T, S)."""
+    memory, rollout, src_mask = encoder_rollout(model, src, head_mask)
+    tgt_mask, norm_first = target_mask(tgt, model.config.pad_id), model.config.norm_first
+    y = model.embed_tokens(tgt)[0]
+    S, T = memory.size(0), y.size(0)
+    composition = torch.cat([y.new_zeros(T, S), torch.eye(T, dtype=y.dtype, device=y.device)], dim=1)
+    by_layer, maps = [], []
+    for i, layer in enumerate(model.decoder_layers):
+        self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
+        y, _, parts, output = parts_of_block(layer.self_attn, layer.norm1, y, None, tgt_mask, norm_first, self_heads)
+        composition = shares_of(parts, output) @ composition
+        y, weights, parts, output = parts_of_block(layer.cross_attn, layer.norm2, y, memory, src_mask, norm_first,
+                                                   cross_heads)
+        shares = shares_of(parts, output)  # (T, S + 1): the encoder outputs, then the residual
+        composition = shares[:, -1:] * composition + F.pad(shares[:, :-1] @ rollout, (0, T))
+        y = feed_forward(layer, y, layer.norm3)
+        by_layer.append(composition[:, :S].sum(-1))
+        maps.append(weights)
+    logits = model.lm_head(model.decoder_norm(y[None]))[0]
+    return logits, composition, torch.stack(by_layer), rollout, torch.stack(maps)
+
+
+def agreement_with(source: torch.Tensor, cross: torch.Tensor) -> tuple[float, float]:
+    """Mean overlap and same-first share of the source shares (T, S), renormalized, and the map (T, S)."""
+    shares = source / source.sum(-1, keepdim=True).clamp(min=1e-12)
+    overlap = torch.minimum(shares, cross).sum(-1).mean()
+    return float(overlap), float((shares.argmax(-1) == cross.argmax(-1)).float().mean())
+
+
+@torch.inference_mode()
+def contributions(translator: Translator, text: str, options: DecodingOptions | None = None,
+                  head_mask: HeadMask | None = None) -> Contributions:
+    """Translate one sentence, then decompose every English token into German and English shares (ALTI+)."""
+    sentence = decode_one(translator, text, options)
+    model, device = translator.model, translator.device
+    src = torch.tensor([sentence.source_ids], device=device)
+    tgt = torch.tensor([sentence.input_ids], device=device)
+    if head_mask is not None:
+        head_mask = head_mask.to(device, model.embed.weight.dtype)
+    _, composition, by_layer, rollout, maps = decoder_rollout(model, src, tgt, head_mask)
+    composition, S = composition.float(), src.size(1)
+    cross = maps.float().mean((0, 1))  # (T, S)
+    agreement, same_top = agreement_with(composition[:, :S], cross)
+
+    def rounded(t: torch.Tensor) -> list:
+        return torch.round(t.float(), decimals=4).tolist()
+
+    names = translator.tokenizer
+    return Contributions(token_strings(names, sentence.source_ids), token_strings(names, sentence.output_ids),
+                         token_strings(names, sentence.input_ids), rounded(composition[:, :S]),
+                         rounded(composition[:, S:]), rounded(composition[:, :S].sum(-1)), rounded(by_layer),
+                         rounded(rollout), rounded(cross), round(agreement, 4), round(same_top, 4))
