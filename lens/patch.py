@@ -11,7 +11,13 @@ repeated with that one vector taken from the clean run, and
 
 is the share of the choice that this one vector carries back: 1 restores the clean choice, 0
 changes nothing (as TransformerLens's activation patching, here on the encoder's residual stream
-of an encoder-decoder). Every patched run goes in one batch; no hooks on the shared model.
+of an encoder-decoder).
+
+The same is done for every attention head (lens/head_patch.py): its output, before W_O, copied from the
+clean run into the corrupted one, gives `restored[kind][layer][head]`; patching every head restores
+the clean choice (`all`, 1) and patching none changes nothing (`none`, 0), both computed. Without a step,
+the step is the first where the two translations differ. Every patched run goes in one batch; no hooks
+on the shared model.
 
 Shape legend: S source tokens, D model width, R patched runs ((L + 1) x S), L encoder layers.
 """
@@ -26,7 +32,8 @@ from model.attention import padding_mask
 from model.translator import Translator
 from tokenizer import token_strings
 
-from .explain import DecodingOptions
+from .explain import DecodingOptions, decode_one
+from .head_patch import head_patching
 
 MAX_RUNS_TOKENS = 400_000  # (L + 1) x S patched runs x (S + t) tokens each, at most (about 2 s of a core)
 
@@ -42,21 +49,32 @@ class Patching:
     source_tokens: list[str]  # the clean German's pieces
     corrupted_tokens: list[str]
     recovered: list[list[float]]  # [level][position]
+    restored: dict[str, list[list[float]]]  # kind -> [layer][head]: that head's output patched
+    all: float  # every head patched: 1 (computed)
+    none: float  # nothing patched: 0 (computed)
+    top_heads: list[dict]  # the heads that restore most, {"kind", "layer", "head" (from 1), "restored"}
+    clean_translation: str
+    corrupted_translation: str
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def encoder_states(model, src: torch.Tensor) -> list[torch.Tensor]:
+def encoder_heads(head_mask, i: int):
+    return None if head_mask is None else head_mask.encoder[i]
+
+
+def encoder_states(model, src: torch.Tensor, head_mask=None) -> list[torch.Tensor]:
     """The residual stream of the encoder at every level: the embeddings, then each layer's output, (1, S, D) each."""
     mask = padding_mask(src, model.config.pad_id)
     states = [model.embed_tokens(src)]
-    for layer in model.encoder_layers:
-        states.append(layer(states[-1], mask)[0])
+    for i, layer in enumerate(model.encoder_layers):
+        states.append(layer(states[-1], mask, heads=encoder_heads(head_mask, i))[0])
     return states
 
 
-def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: torch.Tensor, y: int, y_other: int):
+def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: torch.Tensor, y: int, y_other: int,
+                  head_mask=None):
     """d for each (level, position) patched run of the corrupted `src` (1, S): (L + 1, S)."""
     S, levels = src.size(1), len(clean)
     rows = torch.arange(levels * S)
@@ -66,20 +84,20 @@ def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: t
     x = model.embed_tokens(src_r)  # (R, S, D)
     for level in range(levels):
         if level:
-            x = model.encoder_layers[level - 1](x, mask)[0]
+            x = model.encoder_layers[level - 1](x, mask, heads=encoder_heads(head_mask, level - 1))[0]
         mine = level_of == level  # the runs patched at this level: position s takes the clean vector
         x = x.clone()
         x[rows[mine], position_of[mine]] = clean[level][0, position_of[mine]]
-    hidden, _, _ = model.decode(prefix.expand(levels * S, -1), model.encoder_norm(x), mask)
+    hidden, _, _ = model.decode(prefix.expand(levels * S, -1), model.encoder_norm(x), mask, head_mask=head_mask)
     logits = model.lm_head(hidden[:, -1]).float()  # (R, V)
     return (logits[:, y] - logits[:, y_other]).view(levels, S)
 
 
-def last_logits(model, src: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
+def last_logits(model, src: torch.Tensor, prefix: torch.Tensor, head_mask=None) -> torch.Tensor:
     """The logits of the next piece after `prefix` (1, t) for the German `src` (1, S): (V,)."""
     mask = padding_mask(src, model.config.pad_id)
-    memory, _ = model.encode(src, mask)
-    hidden, _, _ = model.decode(prefix, memory, mask)
+    memory, _ = model.encode(src, mask, head_mask=head_mask)
+    hidden, _, _ = model.decode(prefix, memory, mask, head_mask=head_mask)
     return model.lm_head(hidden[:, -1]).float()[0]
 
 
@@ -97,30 +115,46 @@ def checked_pair(translator: Translator, clean: str, corrupted: str) -> tuple[li
     return clean_ids, corrupted_ids
 
 
+def checked_step(step, clean_out: list[int], corrupted_out: list[int]) -> int:
+    """The step asked for (from 1), or with None the first where the two translations differ."""
+    if step is None or step == 0:
+        differ = next((i for i, (a, b) in enumerate(zip(clean_out, corrupted_out)) if a != b), None)
+        if differ is None:
+            raise ValueError("the two sentences translate alike: swap a word that changes the translation")
+        return differ + 1
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= len(clean_out):
+        raise ValueError(f"step must be a whole number from 1 to {len(clean_out)} (the pieces of the translation), "
+                         f"or 0 for the first that differs, got {step!r}")
+    return int(step)
+
+
 @torch.inference_mode()
-def patch(translator: Translator, clean: str, corrupted: str, step: int, options: DecodingOptions | None = None) -> Patching:
-    """Patch every encoder level and position of `corrupted` with `clean`'s, at `step` (from 1) of clean's translation."""
+def patch(translator: Translator, clean: str, corrupted: str, step: int | None = None,
+          options: DecodingOptions | None = None, head_mask=None) -> Patching:
+    """Patch every encoder level and position, and every head, of `corrupted` with `clean`'s, at `step`
+    (from 1; None or 0: the first step where the translations differ) of clean's translation."""
     clean_ids, corrupted_ids = checked_pair(translator, clean, corrupted)
     options = options or DecodingOptions()
     model, device, c = translator.model, translator.device, translator.config
-    out = [i for i in translator.generate_ids([clean_ids], options.num_beams, options.length_penalty,
-                                              options.max_new_tokens)[0] if i != c.pad_id]
-    if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= len(out):
-        raise ValueError(f"step must be a whole number from 1 to {len(out)} (the pieces of the translation), got {step!r}")
-    step = int(step)
+    if head_mask is not None:
+        head_mask = model.checked_head_mask(head_mask)
+    out, bad_out = (decode_one(translator, text, options, head_mask=head_mask).output_ids for text in (clean, corrupted))
+    step = checked_step(step, out, bad_out)
     src_clean, src_bad = (torch.tensor([ids], device=device) for ids in (clean_ids, corrupted_ids))
     prefix = torch.tensor([[c.bos_id] + out[: step - 1]], device=device)  # the clean English before the step
-    y, bad_logits = out[step - 1], last_logits(model, src_bad, prefix)
+    y, bad_logits = out[step - 1], last_logits(model, src_bad, prefix, head_mask)
     y_other = int(bad_logits.argmax())
     if y_other == y:
         raise ValueError(f"the corrupted German still gives {token_strings(translator.tokenizer, [y])[0]!r} at step {step}: "
                          "pick a step (or a word) where the two differ")
-    clean_logits = last_logits(model, src_clean, prefix)
+    clean_logits = last_logits(model, src_clean, prefix, head_mask)
     d_clean, d_bad = float(clean_logits[y] - clean_logits[y_other]), float(bad_logits[y] - bad_logits[y_other])
-    diffs = patched_diffs(model, src_bad, encoder_states(model, src_clean), prefix, y, y_other)
+    diffs = patched_diffs(model, src_bad, encoder_states(model, src_clean, head_mask), prefix, y, y_other, head_mask)
     recovered = ((diffs - d_bad) / (d_clean - d_bad)).tolist()
+    heads = head_patching(model, src_clean, src_bad, prefix, y, y_other, d_clean, d_bad, head_mask)
     names = token_strings(translator.tokenizer, [y, y_other])
     return Patching(step, names[0], names[1], d_clean, d_bad,
                     ["embedding"] + [f"layer {i + 1}" for i in range(c.n_encoder_layers)],
                     token_strings(translator.tokenizer, clean_ids), token_strings(translator.tokenizer, corrupted_ids),
-                    [[round(v, 4) for v in row] for row in recovered])
+                    [[round(v, 4) for v in row] for row in recovered], heads.restored, heads.all, heads.none,
+                    heads.top(3), translator.decode(out), translator.decode(bad_out))

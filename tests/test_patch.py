@@ -43,3 +43,47 @@ def test_what_cannot_be_patched_is_refused_in_words(translator, corrupted, step,
 
     with pytest.raises(ValueError, match=message):
         patch(translator, CLEAN, corrupted, step)
+
+
+def test_patching_every_head_restores_the_choice_and_patching_none_changes_nothing(translator):
+    from lens.patch import patch
+
+    result = patch(translator, CLEAN, CORRUPTED)  # no step: the first where the translations differ
+    assert result.step == 2 and result.clean_translation.startswith("A dog") and "horse" in result.corrupted_translation
+    assert abs(result.all - 1.0) < 1e-3 and abs(result.none) < 1e-3  # computed from the patched runs, not written in
+    c = translator.config
+    assert [len(result.restored[k]) for k in ("encoder", "decoder", "cross")] == [c.n_encoder_layers, c.n_decoder_layers,
+                                                                                c.n_decoder_layers]
+    assert all(len(row) == c.n_heads for grid in result.restored.values() for row in grid)
+    best = result.top_heads[0]
+    assert result.restored[best["kind"]][best["layer"] - 1][best["head"] - 1] == best["restored"]
+    assert best["restored"] == max(v for grid in result.restored.values() for row in grid for v in row)
+    assert abs(result.restored["decoder"][0][0]) < 1e-3  # the English before the step is the same in both runs
+
+
+def test_a_head_switched_off_everywhere_restores_nothing(translator):
+    from lens.patch import patch
+    from model.heads import HeadMask
+
+    best = patch(translator, CLEAN, CORRUPTED).top_heads[0]
+    mask = HeadMask.all_on(translator.config).switched_off(best["kind"], best["layer"] - 1, best["head"] - 1)
+    result = patch(translator, CLEAN, CORRUPTED, head_mask=mask)
+    assert abs(result.restored[best["kind"]][best["layer"] - 1][best["head"] - 1]) < 1e-4
+    assert abs(result.all - 1.0) < 1e-3
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-ln", "pre-ln"])
+def test_the_replay_with_nothing_patched_is_the_model(tiny_checkpoint, norm_first):
+    import torch
+
+    from lens.head_patch import replay
+    from model import Transformer, TransformerConfig, Translator
+
+    tiny = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    torch.manual_seed(2)
+    model = Transformer(TransformerConfig(**{**tiny.config.to_dict(), "norm_first": norm_first})).eval()
+    src, prefix = torch.tensor([[5, 9, 14, 2]]), torch.tensor([[1, 7, 11]])
+    with torch.inference_mode():
+        mine, outputs = replay(model, src, prefix)
+        torch.testing.assert_close(mine[0], model(src, prefix)[0, -1].float(), atol=1e-5, rtol=1e-5)
+    assert [len(outputs[k]) for k in ("encoder", "decoder", "cross")] == [2, 2, 2]

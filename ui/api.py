@@ -216,7 +216,7 @@ def inside_endpoints(run: dict, options_of) -> None:
         return run["contrast"](step_sentence(checked_text(text)), step, alternative, options)
 
     @friendly_errors
-    def patch(text: str, corrupted: str = "", step: int = 1, decoding: Decoding = "beam search", num_beams: int = 4,
+    def patch(text: str, corrupted: str = "", step: int = 0, decoding: Decoding = "beam search", num_beams: int = 4,
               length_penalty: float = 1.0, max_length: int = 128) -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
         return run["patch"](step_sentence(checked_text(text)), step_sentence(checked_text(corrupted)), step, options)
@@ -346,16 +346,20 @@ CONTRAST_DOC = """Why the translation wrote this word and not another: the logit
             and heads ({{encoder, decoder, cross}}: [layer][head], how the difference changes with that head off).
         """
 
-PATCH_DOC = """Where in the encoder the word was decided: activation patching between two German sentences.
+PATCH_DOC = """Which heads, and which encoder vectors, carry a word: activation patching between two German sentences.
 
         Args:
             text: the clean German sentence, at most 400 characters.
             corrupted: the same sentence with a word swapped for one of as many pieces (e.g. Hund -> Pferd).
-            step: which piece of the clean translation, counted from 1; the corrupted German must change it.
+            step: which piece of the clean translation, counted from 1; 0 (the default) takes the first piece
+                where the two translations differ. The corrupted German must change it.
 {options}
         Returns:
-            A dict: clean_piece and corrupted_piece (the words each German gives at that step), clean_diff and
-            corrupted_diff (logit of the clean piece minus the other's), levels (embedding, layer 1, ...),
-            source_tokens, corrupted_tokens and recovered[level][position]: the share of the clean choice that
-            one encoder vector, copied from the clean run into the corrupted one, brings back (1 = all of it).
+            A dict: step, clean_piece and corrupted_piece (the words each German gives there), clean_diff and
+            corrupted_diff (logit of the clean piece minus the other's), clean_translation, corrupted_translation;
+            restored ({{encoder, decoder, cross}}: [layer][head], the share of the clean choice that head's output,
+            copied from the clean run into the corrupted one, brings back), all (every head patched: 1) and none
+            (nothing patched: 0), both computed, top_heads (the three that restore most, counted from 1);
+            levels (embedding, layer 1, ...), source_tokens, corrupted_tokens and recovered[level][position]
+            (the same for one encoder vector of the residual stream).
         """
