@@ -26,7 +26,8 @@ from .explain import DecodingOptions, explain_text
 from .payload import page_payload
 
 VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's own viewer files
-VIEWER_SCRIPTS = ("core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "ladder.js")  # each adds to AttentionLens
+VIEWER_SCRIPTS = ("core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "ladder.js", "who.js",
+                  "patchlab.js")  # each adds to AttentionLens
 VIEWER_STYLES = ("lens.css",)
 
 

@@ -325,7 +325,7 @@ def test_a_row_opens_up_into_query_key_softmax_and_values(desk):
 
 def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
     translate(desk, VAL[1])
-    desk.locator("#result .al-open-ladder").click()
+    desk.locator("#result [data-view='openLadder']").click()
     desk.wait_for_selector("#result .al-ladder-table", timeout=30_000)
     stages = desk.locator("#result .al-ladder-stage").all_inner_texts()
     assert stages[0] == "embedding" and stages[-1] == "layer 3 feed-forward" and len(stages) == 10
@@ -335,7 +335,36 @@ def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
     assert last.all_inner_texts().count("\u2605") >= columns - 1  # the last stage's favourite is, mostly, what was written
     assert desk.locator("#result .al-ladder-decided").count() == columns  # one decision per piece
     translate(desk, "")
-    assert desk.locator("#result .al-ladder-table").count() == 0 and not desk.locator("#result .al-open-ladder").is_visible()
+    assert desk.locator("#result .al-ladder-table").count() == 0 and not desk.locator("#result .al-inside").is_visible()
+
+
+def test_who_wrote_each_word_shows_a_meter_per_piece_and_the_two_maps_with_their_agreement(desk):
+    translate(desk, "Ein Mann mit einem roten Hut fährt Fahrrad.")
+    desk.locator("#result [data-view='openContributions']").click()
+    desk.wait_for_selector("#result .al-who-table", timeout=30_000)
+    words = desk.locator("#result .al-who-word").all_inner_texts()
+    assert "hat" in words and len(words) == desk.locator("#result .al-who-meter").count()
+    shares = [int(t.rstrip("%")) for t in desk.locator("#result .al-who-share").all_inner_texts()]
+    assert all(0 <= p <= 100 for p in shares) and max(shares) > 50  # content words come mostly from the German
+    tables = desk.locator("#result .al-who-table")
+    assert tables.count() == 2 and "Cross-attention" in tables.nth(1).locator("caption").inner_text()
+    hat = desk.locator("#result .al-who-table").first.locator("tr", has=desk.locator("th.al-who-row", has_text="hat"))
+    assert "Hut" in hat.locator(".al-who-top").get_attribute("title")  # its German part came most from Hut
+    assert "agree on the German piece that matters most" in desk.locator("#result .al-who-agree").inner_text()
+
+
+def test_which_heads_carry_a_word_proposes_a_swap_and_draws_three_grids(desk):
+    translate(desk, "Ein Hund rennt über die Wiese.")
+    desk.locator("#result [data-view='openPatch']").click()
+    assert desk.locator("#result .al-patch-input").input_value() == "Ein Pferd rennt über die Wiese."
+    desk.wait_for_selector("#result .al-patch-grid", timeout=30_000)
+    assert desk.locator("#result .al-patch-grid").count() == 3
+    says = desk.locator("#result .al-patch-says").inner_text()
+    assert "‘dog’" in says and "Every head copied: 100%; none: 0%" in says
+    desk.locator("#result .al-patch-input").fill("Ein großer Hund rennt über die Wiese.")
+    desk.locator("#result .al-ladder-panel > .al-open-ladder").click()
+    desk.wait_for_selector("#result .al-qkv-error", timeout=30_000)
+    assert "as many pieces" in desk.locator("#result .al-qkv-error").inner_text()
 
 
 def test_the_hovered_cell_is_read_out_next_to_the_pointer(desk):

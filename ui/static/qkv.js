@@ -19,7 +19,8 @@
     const done = events.find((e) => e.event === "complete");
     if (!done) {
       const failed = events.find((e) => e.event === "error");
-      throw new Error(failed && failed.data && failed.data !== "null" ? JSON.parse(failed.data) : "no answer");
+      const said = failed && failed.data && failed.data !== "null" ? JSON.parse(failed.data) : "no answer";
+      throw new Error(typeof said === "string" ? said : said.error || said.message || JSON.stringify(said));
     }
     return JSON.parse(done.data)[0];
   };

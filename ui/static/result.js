@@ -122,11 +122,21 @@
       this.status = el("div", "al-status");
       this.notes = el("div", "al-notices");
       this.staleNote = el("div", "al-stale-note", "The German or an option changed: this result is out of date.");
-      this.ladderButton = el("button", "al-open-ladder", "When was each word decided? \u2192");
-      this.ladderButton.type = "button";
+      // The inside views of the sentence shown: a button each, opening its panel below the buttons.
+      this.inside = el("div", "al-inside");
       this.ladder = el("div", "al-ladder-panel");
-      this.ladderButton.addEventListener("click", () => AL.openLadder && AL.openLadder(this, this.ladder));
-      this.top.append(this.english, this.status, this.notes, this.staleNote, this.ladderButton, this.ladder);
+      [["When was each word decided? \u2192", "openLadder"], ["Who wrote each word? \u2192", "openContributions"],
+        ["Which heads carry a word? \u2192", "openPatch"]].forEach(([label, opener]) => {
+        const button = el("button", "al-open-ladder", label);
+        button.type = "button";
+        button.dataset.view = opener;
+        button.addEventListener("click", () => {
+          this.inside.querySelectorAll("button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
+          if (AL[opener]) AL[opener](this, this.ladder);
+        });
+        this.inside.append(button);
+      });
+      this.top.append(this.english, this.status, this.notes, this.staleNote, this.inside, this.ladder);
       this.root.appendChild(this.top);
       this.viewer = new AL.Viewer(this.root, { sentencePicker: true, onSelect: (s) => this.highlight(s.sentence) });
     }
@@ -147,14 +157,15 @@
         this.status.textContent = x && x.message ? x.message : "";
         this.notes.replaceChildren();
         this.ladder.replaceChildren();
-        this.ladderButton.hidden = true;
+        this.inside.hidden = true;
         this.viewer.clear();
         return;
       }
       this.root.classList.remove("al-empty");
       this.english.classList.remove("al-error");
       this.ladder.replaceChildren();
-      this.ladderButton.hidden = false;
+      this.inside.hidden = false;
+      this.inside.querySelectorAll("button").forEach((b) => b.removeAttribute("aria-pressed"));
       this.english.replaceChildren(...x.sentences.map((s, i) => shadedSentence(s, i, (k) => this.viewer.choose("sentence", k))));
       const pieces = x.sentences.reduce((n, s) => n + s.tokens.src.length, 0);
       const out = x.sentences.reduce((n, s) => n + s.tokens.tgt.length, 0);
