@@ -21,6 +21,7 @@ from tests.app_server import chromium, launch_app  # noqa: E402
 DESKTOP, PHONE = (1366, 768), (390, 844)
 READY = "() => window.attentionLens && window.attentionLens.state().views.translate"
 SENTENCE = "Zwei Hunde spielen im Schnee."
+WALK = "Ein Mann mit einem roten Hut fährt Fahrrad."  # the sentence README walks through the inside views
 
 
 def tour(page):
@@ -43,6 +44,25 @@ def why(page):
     page.locator("#step-result .st-why").scroll_into_view_if_needed()
 
 
+def inside(view: str, ready: str):
+    """Open one of the inside views under the translation and wait for its drawing."""
+    def action(page):
+        page.wait_for_function("() => (document.querySelector('#result .al-english') || {}).textContent"
+                               ".includes('red hat')", timeout=60_000)  # the linked sentence, not the first visit's
+        page.click(f"#result [data-view='{view}']")
+        page.wait_for_selector(f"#result {ready}", timeout=60_000)
+        page.locator("#result .al-inside").scroll_into_view_if_needed()
+        page.mouse.wheel(0, 120)
+    return action
+
+
+def inside_step(page):
+    page.wait_for_function(f"() => window.attentionLens.state().views.step === {WALK!r}", timeout=60_000)
+    page.click("#step-result .st-inside-open")
+    page.wait_for_selector("#step-result .st-inside-line", timeout=60_000)
+    page.locator("#step-result .st-inside").scroll_into_view_if_needed()
+
+
 def legend(page):
     page.locator("#result .al-legend").scroll_into_view_if_needed()
 
@@ -56,6 +76,11 @@ SHOTS = {
     "guess-desktop": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
     "why-desktop": (DESKTOP, {"s": SENTENCE, "view": "step", "step": 2}, why),
     "desktop-decoder": (DESKTOP, {"s": SENTENCE, "kind": "decoder"}, legend),
+    "who-desktop": (DESKTOP, {"s": WALK}, inside("openContributions", ".al-who-table")),
+    "who-phone": (PHONE, {"s": WALK}, inside("openContributions", ".al-who-table")),
+    "patch-desktop": (DESKTOP, {"s": WALK}, inside("openPatch", ".al-patch-grid")),
+    "patch-phone": (PHONE, {"s": WALK}, inside("openPatch", ".al-patch-grid")),
+    "inside-step-desktop": (DESKTOP, {"s": WALK, "view": "step", "step": 6}, inside_step),
     "tour-desktop-dark": (DESKTOP, {}, tour),
     "guess-phone-dark": (PHONE, {"s": SENTENCE, "view": "step"}, guess),
 }

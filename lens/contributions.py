@@ -144,9 +144,10 @@ def agreement_with(source: torch.Tensor, cross: torch.Tensor) -> tuple[float, fl
 
 @torch.inference_mode()
 def contributions(translator: Translator, text: str, options: DecodingOptions | None = None,
-                  head_mask: HeadMask | None = None) -> Contributions:
-    """Translate one sentence, then decompose every English token into German and English shares (ALTI+)."""
-    sentence = decode_one(translator, text, options)
+                  head_mask: HeadMask | None = None, prefix=None) -> Contributions:
+    """Translate one sentence (starting with `prefix` when given), then decompose every English token into
+    German and English shares (ALTI+)."""
+    sentence = decode_one(translator, text, options, prefix=prefix)
     model, device = translator.model, translator.device
     src = torch.tensor([sentence.source_ids], device=device)
     tgt = torch.tensor([sentence.input_ids], device=device)

@@ -189,9 +189,9 @@ def decode_batch(translator: Translator, sentences: list[str], options: Decoding
 
 
 def decode_one(translator: Translator, text: str, options: DecodingOptions | None = None,
-               budget: Budget | None = None, head_mask=None) -> Decoded:
+               budget: Budget | None = None, head_mask=None, prefix=None) -> Decoded:
     """One sentence through decode_batch, within /explain's budget unless another is given."""
-    return decode_batch(translator, [text], options or DecodingOptions(), budget or EXPLAIN, head_mask=head_mask)[0]
+    return decode_batch(translator, [text], options or DecodingOptions(), budget or EXPLAIN, prefix, head_mask)[0]
 
 
 @torch.inference_mode()

@@ -57,9 +57,10 @@ def decoder_states(model, src: torch.Tensor, tgt: torch.Tensor) -> tuple[list[st
 
 
 @torch.inference_mode()
-def logit_lens(translator: Translator, text: str, options: DecodingOptions | None = None) -> LogitLens:
-    """Translate one sentence, then read every stage of the decoder as a distribution over the vocabulary."""
-    sentence = decode_one(translator, text, options)  # the translation alone: no maps are read here
+def logit_lens(translator: Translator, text: str, options: DecodingOptions | None = None, prefix=None) -> LogitLens:
+    """Translate one sentence (starting with `prefix`, English text or ids, when given: a forced word), then
+    read every stage of the decoder as a distribution over the vocabulary."""
+    sentence = decode_one(translator, text, options, prefix=prefix)  # the translation alone: no maps are read here
     model, device = translator.model, translator.device
     src = torch.tensor([sentence.source_ids], device=device)  # (1, S)
     tgt = torch.tensor([sentence.input_ids], device=device)  # (1, T)

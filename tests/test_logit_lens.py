@@ -34,3 +34,11 @@ def test_top_candidates_are_sorted_and_decided_at_marks_where_the_word_stays_the
         assert 0 <= stage < len(lens.stages)
         if lens.top[-1][step][0]["token"] == lens.target_tokens[step]:  # greedy: the last stage's favourite
             assert all(lens.top[s][step][0]["token"] == lens.target_tokens[step] for s in range(stage, len(lens.stages)))
+
+
+def test_a_prefix_forces_the_start_and_the_ladder_reads_that_translation(tiny_translator):
+    forced = tiny_translator.encode_prefix("A dog")
+    lens = logit_lens(tiny_translator, SENTENCE, OPTIONS, prefix="A dog")
+    e = explain_batch(tiny_translator, [SENTENCE], OPTIONS, prefix="A dog")[0].explanation
+    assert lens.target_tokens == e.target_tokens and lens.target_tokens[: len(forced)] == e.target_tokens[: len(forced)]
+    np.testing.assert_allclose(lens.prob[-1], e.target_probs, atol=1e-5)

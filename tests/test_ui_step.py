@@ -162,3 +162,24 @@ def test_clicking_a_hypothesis_shows_its_maps(browser, server, reference, expect
     page.locator(f".st-node[data-node='{pruned.id}']").click()
     expect(page.locator(".st-maps")).to_have_attribute("data-translation", reference.decode(pruned.token_ids))
     page.close()
+
+
+def test_inside_a_step_reads_out_who_wrote_the_piece_and_when_it_was_decided_also_when_forced(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = open_view(browser, server, "Ein Mann mit einem roten Hut fährt Fahrrad.")
+    page.locator(".st-inside-open").click()
+    expect(page.locator(".st-inside .st-inside-line")).to_have_count(2, timeout=30_000)
+    assert "from the German" in page.locator(".st-inside").inner_text()
+    assert page.locator(".st-inside .st-rung").count() == 10  # the embedding and three sublayers of three layers
+    page.locator(".st-slider").fill("5")  # "hat"
+    expect(page.locator(".st-inside")).to_contain_text("most from \u2018Hut\u2019")
+    page.locator(".st-slider").fill("1")
+    page.locator(".st-type input").fill("woman")
+    page.locator(".st-type .st-force").click()
+    page.wait_for_function("() => document.querySelector('.st-whatif').dataset.shown", timeout=60_000)
+    page.locator(".st-step-forced").click()
+    expect(page.locator(".st-view")).to_have_attribute("data-which", "forced")
+    expect(page.locator(".st-inside .st-inside-line")).to_have_count(2, timeout=30_000)  # the forced translation's own
+    assert "woman" in page.locator(".st-w.st-now").inner_text()
+    page.close()

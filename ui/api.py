@@ -116,12 +116,12 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
         return open_row(translator, sentence, kind, layer, head, row, options).to_dict()
 
     @gpu(duration=30)
-    def run_logit_lens(sentence, options):
-        return read_stages(translator, sentence, options).to_dict()
+    def run_logit_lens(sentence, options, prefix):
+        return read_stages(translator, sentence, options, prefix).to_dict()
 
     @gpu(duration=30)
-    def run_contributions(sentence, options):
-        return who_wrote(translator, sentence, options).to_dict()
+    def run_contributions(sentence, options, prefix):
+        return who_wrote(translator, sentence, options, prefix=prefix).to_dict()
 
     @gpu(duration=30)
     def run_contrast(sentence, step, alternative, options):
@@ -196,15 +196,15 @@ def inside_endpoints(run: dict, options_of) -> None:
 
     @friendly_errors
     def logit_lens(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                   max_length: int = 128) -> dict:
+                   max_length: int = 128, prefix: str = "") -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
-        return run["logit_lens"](step_sentence(checked_text(text)), options)
+        return run["logit_lens"](step_sentence(checked_text(text)), options, checked_prefix(prefix))
 
     @friendly_errors
     def contributions(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                      max_length: int = 128) -> dict:
+                      max_length: int = 128, prefix: str = "") -> dict:
         options = options_of(decoding, num_beams, length_penalty, max_length)
-        return run["contributions"](step_sentence(checked_text(text)), options)
+        return run["contributions"](step_sentence(checked_text(text)), options, checked_prefix(prefix))
 
     @friendly_errors
     def contrast(text: str, step: int = 1, alternative: str = "", decoding: Decoding = "beam search", num_beams: int = 4,
@@ -309,6 +309,7 @@ LOGIT_LENS_DOC = """Show when each English word was decided: the decoder's state
         Args:
             text: one German sentence, at most 400 characters.
 {options}
+            prefix: English words the translation must start with (a forced word); it goes on freely after them.
         Returns:
             A dict: stages (the embedding, then for every decoder layer its self-attention, cross-attention and
             feed-forward), target_tokens, prob[stage][step] (the probability of the word finally written),
@@ -322,6 +323,7 @@ CONTRIBUTIONS_DOC = """Who wrote each English word: its shares from every German
         Args:
             text: one German sentence, at most 400 characters.
 {options}
+            prefix: English words the translation must start with (a forced word); it goes on freely after them.
         Returns:
             A dict: source_tokens, target_tokens, input_tokens (<s>, then the pieces before each step),
             source[step][German token] and target[step][input token] (each step's shares sum to 1; later

@@ -38,7 +38,7 @@ EXAMPLES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # g
 RUN_JS = "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
 
 
-STEP_HEAD = HEAD + tags(["beam.js", "steptext.js", "why.js", "step.js"], ["step.css"])
+STEP_HEAD = HEAD + tags(["beam.js", "steptext.js", "why.js", "stepinside.js", "step.js"], ["step.css"])
 
 
 def one_sentence(text) -> str:

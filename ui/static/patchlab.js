@@ -69,11 +69,15 @@
     const grids = el("div", "al-patch-grids");
     ["encoder", "decoder", "cross"].forEach((k) => grids.append(grid(k, p.restored[k], best)));
     box.append(grids);
-    const swapped = p.source_tokens.findIndex((t, i) => t !== p.corrupted_tokens[i]);
+    // Of the pieces that differ, the one whose own vector carries most of the choice.
+    const differ = p.source_tokens.map((t, i) => i).filter((i) => p.source_tokens[i] !== p.corrupted_tokens[i]);
+    const swapped = differ.reduce((a, b) => (p.recovered[0][b] > p.recovered[0][a] ? b : a), differ[0]);
     const carried = p.recovered.map((row) => row[swapped]);
+    const stays = Math.min(...carried) > 0.5;
     box.append(el("div", "al-patch-note", `The encoder's vector at \u2018${clean(p.source_tokens[swapped])}\u2019, copied ` +
-      `alone, brings back ${carried.map((v, i) => `${percent(v)} (${p.levels[i]})`).join(", ")}: the word travels ` +
-      "in the residual stream at its own position, and the heads that read it from there are the ones that count."));
+      `alone, brings back ${carried.map((v, i) => `${percent(v)} (${p.levels[i]})`).join(", ")}` + (stays
+      ? ": the word travels through the encoder in the residual stream at its own position, and the decoder's " +
+        "cross-attention fetches it from there." : ".")));
     box.append(el("div", "al-who-note", "What this shows and what not: what one head's output is worth for this one " +
       "choice, with everything else as the other sentence has it; heads that work together can each look small."));
     return box;

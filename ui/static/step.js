@@ -87,6 +87,7 @@
       form.addEventListener("submit", (e) => { e.preventDefault(); if (this.typed.value.trim()) this.force(null, this.typed.value); });
       this.cands.append(this.bars, this.entropy, form);
       if (AL.mountWhy) AL.mountWhy(this, this.cands); // why.js: "why this word and not that one?"
+      if (AL.mountInside) AL.mountInside(this, this.cands); // stepinside.js: who wrote it, when it was decided
       this.attn = this.section("st-attn", "");
       this.attnTitle = this.attn.appendChild(el("h3", "st-title"));
       this.toolbar = this.attn.appendChild(el("div", "al-toolbar st-toolbar"));
@@ -208,6 +209,7 @@
       }));
       this.entropy.textContent = AL.describeChoice(tr, t);
       if (AL.drawWhy) AL.drawWhy(this, tr, t);
+      if (AL.drawInside) AL.drawInside(this, tr, t);
       this.drawAttention(tr, t);
       this.root.dataset.step = t; this.root.dataset.which = s.which;
     }
