@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from .attention import padding_mask
+from .compiled import MAX_ROWS, CompiledDecoder
 from .heads import HeadMask
 from .step import CachedDecoder, StepAttention, StepDecoder, UncachedDecoder
 
@@ -67,10 +68,20 @@ def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
     # The encoder stays fp32 under int8 decoding: it runs once a sentence, and in int8 it cost
     # agreement with fp32 (903 against 917 of 1,014 val beam translations) for little speed.
     memory, _ = model.encode(src, src_mask, head_mask=options.head_mask)  # (B, S, D)
+    if _compiled_fits(model, options) and src.size(0) * num_beams <= MAX_ROWS:
+        return CompiledDecoder(model.compiled_step, memory, src_mask, num_beams, max_new_tokens), max_new_tokens, forced
     decoder_cls = CachedDecoder if options.use_cache else UncachedDecoder
     decoder = decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens, head_mask=options.head_mask,
                           precision=options.precision)
     return decoder, max_new_tokens, forced
+
+
+def _compiled_fits(model: nn.Module, options: SearchOptions) -> bool:
+    """The compiled step (model/compiled.py) decodes when it is ready and the search asks for logits only."""
+    step = getattr(model, "compiled_step", None)
+    wants_rows = options.observer is not None and options.observer.wants_attention
+    return (step is not None and step.usable() and options.use_cache and options.precision == "fp32"
+            and options.head_mask is None and not wants_rows)
 
 
 def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) -> Tensor | None:

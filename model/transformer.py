@@ -249,13 +249,15 @@ class Transformer(
                                 prefix=prefix, head_mask=self.checked_head_mask(head_mask), observer=observer,
                                 precision=precision)
         was_training = self.training
-        self.eval()  # generation never drops out
+        if was_training:
+            self.eval()  # generation never drops out (walking the modules costs a millisecond: only when needed)
         try:
             if num_beams == 1:
                 return greedy_search(self, src, options)
             return beam_search(self, src, num_beams, length_penalty, options)
         finally:
-            self.train(was_training)
+            if was_training:
+                self.train()
 
     # ----- the Hub mixin's hooks: save and load --------------------------------------------
 

@@ -6,6 +6,7 @@ Shape legend: L layers, H heads, S source tokens, T target tokens.
 from __future__ import annotations
 
 import tempfile
+import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from tokenizers import Tokenizer
 from tokenizer import UNK_ID, check_vocabulary, fingerprint, load_tokenizer, token_strings
 
 from .card import render_model_card
+from .compiled import CompiledStep
 from .config import TransformerConfig
 from .decoding import SearchObserver
 from .heads import HeadMask
@@ -140,6 +142,19 @@ class Translator:
     @property
     def config(self):
         return self.model.config
+
+    def compile(self, cache_dir: str | Path | None = None, background: bool = False) -> "CompiledStep":
+        """Compile the decoder step (model/compiled.py) and decode with it once it is ready; the eager path
+        goes on until then, and for good where compiling fails (the reason is logged once and kept in
+        `.failure`). `background=True` compiles in a thread and returns at once."""
+        step = getattr(self.model, "compiled_step", None)
+        if step is None:
+            step = self.model.compiled_step = CompiledStep(self.model, cache_dir)
+        if background:
+            threading.Thread(target=step.compile, name="compile-decoder-step", daemon=True).start()
+        else:
+            step.compile()
+        return step
 
     # ----- text <-> ids -------------------------------------------------------------------
 

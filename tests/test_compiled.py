@@ -1,0 +1,86 @@
+"""model/compiled.py: the compiled decoder step gives the eager path's tokens (greedy and beam, batched and
+alone, past the first cache growth, with a forced prefix), is used only where it fits, and falls back
+cleanly where it cannot compile. One compile for the module (the tiny checkpoint; about a minute here)."""
+
+import logging
+
+import pytest
+import torch
+
+from model import Translator
+
+pytestmark = pytest.mark.slow
+SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch im Park.",
+             "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."]
+
+
+@pytest.fixture(scope="module")
+def pair(tiny_checkpoint, tmp_path_factory):
+    """The tiny checkpoint twice: eager, and with the compiled step."""
+    eager = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    compiled = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    step = compiled.compile(cache_dir=tmp_path_factory.mktemp("compiled"))
+    if not step.ready:
+        pytest.fail(f"the compiled step did not compile here: {step.failure}")
+    return eager, compiled
+
+
+def used(translator) -> int:
+    """How many decoders the compiled step has run so far."""
+    return translator.model.compiled_step.calls
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_compiled_and_eager_give_the_same_tokens_batched_and_alone(pair, num_beams):
+    eager, compiled = pair
+    before = used(compiled)
+    for max_new_tokens in (5, 40):  # 40: the cache grows past its first 16 positions
+        assert compiled.translate(SENTENCES, num_beams=num_beams, max_new_tokens=max_new_tokens) == \
+            eager.translate(SENTENCES, num_beams=num_beams, max_new_tokens=max_new_tokens)
+        for sentence in SENTENCES:
+            assert compiled.translate(sentence, num_beams=num_beams, max_new_tokens=max_new_tokens) == \
+                eager.translate(sentence, num_beams=num_beams, max_new_tokens=max_new_tokens)
+    assert used(compiled) > before  # the compiled step did the decoding
+
+
+def test_a_forced_prefix_and_the_explained_maps_are_the_eager_ones(pair):
+    eager, compiled = pair
+    ids = eager.encode_prefix("A man")
+    assert compiled.translate(SENTENCES[0], prefix=ids) == eager.translate(SENTENCES[0], prefix=ids)
+    a, b = compiled.explain(SENTENCES[1]), eager.explain(SENTENCES[1])
+    assert a.target_tokens == b.target_tokens
+    torch.testing.assert_close(torch.from_numpy(a.cross), torch.from_numpy(b.cross))
+
+
+def test_searches_it_does_not_fit_stay_eager(pair):
+    from model.heads import HeadMask
+
+    eager, compiled = pair
+    before = used(compiled)
+    mask = HeadMask.all_on(compiled.config).switched_off("cross", 0, 0)
+    assert compiled.explain(SENTENCES[0], head_mask=mask).target_tokens == eager.explain(SENTENCES[0], head_mask=mask).target_tokens
+    many = SENTENCES * 3  # 12 sentences x 4 beams: more rows than the compiled step takes
+    assert compiled.translate(many, num_beams=4, batch_size=12) == eager.translate(many, num_beams=4, batch_size=12)
+    assert used(compiled) == before
+
+
+def test_changed_weights_are_never_decoded_with_the_frozen_ones(tiny_checkpoint, pair):
+    _, compiled = pair
+    step = compiled.model.compiled_step
+    assert step.usable()
+    with torch.no_grad():
+        compiled.model.decoder_layers[0].norm1.weight.add_(0.0)  # a write: the frozen graph no longer holds these weights
+    assert not step.usable()
+
+
+def test_without_a_compiler_it_says_why_once_and_decodes_eagerly(tiny_checkpoint, tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("CXX", "no-such-compiler")
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    reference = translator.translate(SENTENCES[0])
+    with caplog.at_level(logging.WARNING, logger="model.compiled"):
+        step = translator.compile(cache_dir=tmp_path)
+        translator.compile(cache_dir=tmp_path)  # asked again: said once
+    assert not step.ready and "no C++ compiler" in step.failure
+    assert sum("compiled decoder step is off" in r.message for r in caplog.records) == 1
+    assert translator.translate(SENTENCES[0]) == reference
