@@ -2,7 +2,8 @@
 
 Run locally with `python app.py` (port 7860); on Hugging Face Spaces this file is the entry point.
 The model comes from the Hub repo named by MODEL_ID (and MODEL_REVISION), else checkpoints/de-en;
-ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU.
+ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU; ATTENTION_LENS_COMPILE=1 compiles the
+decoder step in the background (on by default on a CPU Space).
 The page is assembled from the views in ui/; each view builds its own widgets.
 Listens on 127.0.0.1 unless SPACE_ID or GRADIO_SERVER_NAME asks for more (ui/public.py); the API
 endpoints are also MCP tools at /gradio_api/mcp/.
@@ -61,6 +62,15 @@ familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
 FIRST_VISIT = ui.translate.first_visit(translator, familiarity)
 if torch.cuda.is_available():
     translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
+# ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the decoder step is compiled in a
+# background thread (model/compiled.py, a minute or two); visitors are served by the eager step until it
+# is ready, never kept waiting for it. 0: never compile. The cache: $ATTENTION_LENS_COMPILE_CACHE.
+COMPILE = os.environ.get("ATTENTION_LENS_COMPILE", "").strip().lower()
+if COMPILE not in ("", "0", "false", "no", "1", "true", "yes"):
+    raise SystemExit(f"ATTENTION_LENS_COMPILE must be 1 or 0, got {COMPILE!r}")
+if (COMPILE in ("1", "true", "yes") or (COMPILE == "" and os.environ.get("SPACE_ID"))) \
+        and translator.device.type == "cpu" and translator.precision == "fp32":
+    translator.compile(background=True)
 # A second checkpoint the page can show beside the first (EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday
 # when it is there; EVERYDAY_MODEL_ID=none: no comparison).
 EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")

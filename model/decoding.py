@@ -49,6 +49,7 @@ class SearchOptions:
     head_mask: HeadMask | None = None
     observer: SearchObserver | None = None
     precision: str = "fp32"  # "int8": the cached decoder multiplies by int8 weights (opt-in, approximate)
+    shortlist: Tensor | None = None  # sorted candidate ids: the output layer multiplies only these rows (model/shortlist.py)
 
 
 def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
@@ -70,9 +71,13 @@ def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
     memory, _ = model.encode(src, src_mask, head_mask=options.head_mask)  # (B, S, D)
     if _compiled_fits(model, options) and src.size(0) * num_beams <= MAX_ROWS:
         return CompiledDecoder(model.compiled_step, memory, src_mask, num_beams, max_new_tokens), max_new_tokens, forced
+    if options.shortlist is not None and not options.use_cache:
+        raise ValueError("a shortlist is for the cached decoder: use_cache=True")
     decoder_cls = CachedDecoder if options.use_cache else UncachedDecoder
     decoder = decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens, head_mask=options.head_mask,
                           precision=options.precision)
+    if options.shortlist is not None:
+        decoder.shortlist(options.shortlist)
     return decoder, max_new_tokens, forced
 
 
@@ -81,7 +86,7 @@ def _compiled_fits(model: nn.Module, options: SearchOptions) -> bool:
     step = getattr(model, "compiled_step", None)
     wants_rows = options.observer is not None and options.observer.wants_attention
     return (step is not None and step.usable() and options.use_cache and options.precision == "fp32"
-            and options.head_mask is None and not wants_rows)
+            and options.head_mask is None and options.shortlist is None and not wants_rows)
 
 
 def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) -> Tensor | None:

@@ -14,6 +14,7 @@ far, D model width, H heads, d_k head width, V vocabulary.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -128,6 +129,14 @@ class CachedDecoder:
         # tokens, -inf on padding. The weights path keeps the boolean one.
         self.src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
         self.src_bias.masked_fill_(~src_mask, float("-inf"))  # (B, 1, 1, S)
+
+    def shortlist(self, candidates: Tensor) -> None:
+        """From now on the output layer multiplies only the rows `candidates` (model/shortlist.py)."""
+        from .shortlist import ShortlistedOutput
+
+        head = self.model.lm_head
+        output = ShortlistedOutput(head.weight.detach(), head.bias, candidates, head.weight.size(0))
+        self.step_weights = dataclasses.replace(self.step_weights, lm_head=output)
 
     def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, StepAttention | None]:
         logits, self_rows, cross_rows = self.model.decode_step(

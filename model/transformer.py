@@ -236,6 +236,7 @@ class Transformer(
         head_mask: HeadMask | None = None,
         observer: SearchObserver | None = None,
         precision: str = "fp32",
+        shortlist: Tensor | None = None,
     ) -> Tensor:
         """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
 
@@ -243,11 +244,12 @@ class Transformer(
         ids (without BOS) every output starts with; decoding is free after them. `observer`
         sees every step of the search (lens/trace.py records a trace with it). `precision`
         "int8" decodes with int8 weights on the CPU (faster, approximate; model/step_linear.py).
+        `shortlist`: sorted candidate ids; the output layer multiplies only those rows (model/shortlist.py).
         """
         check_precision(precision)
         options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
                                 prefix=prefix, head_mask=self.checked_head_mask(head_mask), observer=observer,
-                                precision=precision)
+                                precision=precision, shortlist=shortlist)
         was_training = self.training
         if was_training:
             self.eval()  # generation never drops out (walking the modules costs a millisecond: only when needed)

@@ -21,6 +21,7 @@ from tokenizer import UNK_ID, check_vocabulary, fingerprint, load_tokenizer, tok
 
 from .card import render_model_card
 from .compiled import CompiledStep
+from .shortlist import Shortlist
 from .config import TransformerConfig
 from .decoding import SearchObserver
 from .heads import HeadMask
@@ -136,12 +137,19 @@ class Translator:
         self.tokenizer = tokenizer
         self.model_card = model_card  # the README.md this checkpoint came with, kept on save
         self.precision = precision_of(quantize)
+        self.shortlist: Shortlist | None = None  # load_shortlist(): the output layer's candidates (opt-in)
         if self.precision == "int8":
             self.model.step_weights("int8")  # pack once now, and fail here if this torch cannot
 
     @property
     def config(self):
         return self.model.config
+
+    def load_shortlist(self, folder: str | Path) -> Shortlist:
+        """Decode with the vocabulary shortlist of a checkpoint folder (model/shortlist.py, opt-in:
+        faster output layer, outputs can differ); `translator.shortlist = None` turns it off again."""
+        self.shortlist = Shortlist.load(folder, self.config.vocab_size)
+        return self.shortlist
 
     def compile(self, cache_dir: str | Path | None = None, background: bool = False) -> "CompiledStep":
         """Compile the decoder step (model/compiled.py) and decode with it once it is ready; the eager path
@@ -269,6 +277,9 @@ class Translator:
         src = torch.full((len(sources), longest), self.config.pad_id, dtype=torch.long)
         for row, ids in enumerate(sources):
             src[row, : len(ids)] = torch.tensor(ids)
+        candidates = None
+        if self.shortlist is not None:  # the batch's candidates, with EOS and any forced piece
+            candidates = self.shortlist.candidates(sources, [self.config.eos_id] + list(prefix_ids or [])).to(self.device)
         out = self.model.generate(
             src.to(self.device),
             max_new_tokens=self._max_new_tokens(longest, max_new_tokens, prefix_ids),
@@ -278,6 +289,7 @@ class Translator:
             head_mask=head_mask,
             observer=observer,
             precision=self.precision,
+            shortlist=candidates,
         )
         return out.tolist()
 

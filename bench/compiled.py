@@ -1,0 +1,138 @@
+"""The compiled decoder step (model/compiled.py) against the eager one and CTranslate2, side by side in one run.
+
+    python bench/compiled.py [--threads 1 2] [--repeats 3] [--sentences 30]
+
+Rows (interleaved medians, same weights, same source ids, Multi30k val):
+- greedy, batch 1, and beam 4 one sentence at a time (the page's case): ms/sentence, eager / compiled /
+  CTranslate2 fp32, and how many outputs the compiled step gives exactly as eager does;
+- beam 4 x 128 in batches of 64: above 16 rows the compiled step is not used (the eager step's BLAS
+  calls win there), so this row is the eager one;
+- compile time with an empty cache (a fresh process) and with the cache that run left (another);
+- the physical limit of one greedy token: the bytes of the decoder's weights over the memory
+  bandwidth measured here (a copy of 1 GB), beside the compiled token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import ct2_convert  # noqa: E402
+import data  # noqa: E402
+from timing import interleaved  # noqa: E402
+from model import Translator  # noqa: E402
+
+CHILD = """
+import sys, time, torch
+sys.path.insert(0, {root!r})
+torch.set_num_threads(1)
+from model import Translator
+t = Translator.from_pretrained({checkpoint!r}, device="cpu")
+step = t.compile(cache_dir={cache!r})
+start = time.perf_counter()
+t.translate("Ein Mann fährt Fahrrad.")
+print(step.seconds, time.perf_counter() - start, step.failure)
+"""
+
+
+def compile_seconds(checkpoint: str, cache: Path) -> tuple[float, float]:
+    """Compile and warm-up time in a fresh process with `cache`, and its first translation after."""
+    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), checkpoint=checkpoint, cache=str(cache))],
+                         capture_output=True, text=True, timeout=1800, check=True).stdout.split()
+    return float(out[-3]), float(out[-2])
+
+
+def bandwidth_gb_s() -> float:
+    """One thread copying 1 GB: GB/s read (the copy also writes as much)."""
+    a, b = np.ones(2**28, dtype=np.float32), np.empty(2**28, dtype=np.float32)
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        np.copyto(b, a)
+        times.append(time.perf_counter() - start)
+    return a.nbytes / min(times) / 1e9
+
+
+def decoder_bytes(translator: Translator) -> int:
+    """Bytes of the weights a decoder step reads: every decoder matrix and the output layer."""
+    model = translator.model
+    return sum(p.numel() * p.element_size() for p in model.decoder_layers.parameters()) + \
+        model.lm_head.weight.numel() * model.lm_head.weight.element_size()
+
+
+def rows(eager: Translator, compiled: Translator, ct2, val: list[str], repeats: int) -> None:
+    def one_by_one(translate, beams):
+        return lambda: [translate(s, beams) for s in val]
+
+    def ct2_translate(sentence, beams):
+        tokens = ct2_convert.source_tokens(eager, sentence)
+        result = ct2.translate_batch([tokens], beam_size=beams, max_decoding_length=2 * len(tokens) + 10)
+        return eager.decode([eager.tokenizer.token_to_id(t) for t in result[0].hypotheses[0]])
+
+    def ours(translator):
+        return lambda s, beams: translator.translate(s, num_beams=beams)
+
+    for beams, name in ((1, "greedy, batch 1"), (4, "beam 4, one sentence at a time")):
+        t = interleaved({"eager": one_by_one(ours(eager), beams), "compiled": one_by_one(ours(compiled), beams),
+                         "ct2": one_by_one(ct2_translate, beams)}, repeats)
+        ms = {k: v / len(val) * 1000 for k, v in t.items()}
+        same = sum(compiled.translate(s, num_beams=beams) == eager.translate(s, num_beams=beams) for s in val)
+        print(f"   {name}: eager {ms['eager']:.1f}, compiled {ms['compiled']:.1f}, CTranslate2 {ms['ct2']:.1f} "
+              f"ms/sentence; compiled / CTranslate2 {ms['compiled'] / ms['ct2']:.2f}x, eager / compiled "
+              f"{ms['eager'] / ms['compiled']:.2f}x; identical to eager {same}/{len(val)}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sentences", type=int, default=30)
+    args = parser.parse_args()
+    cache = Path(tempfile.mkdtemp(prefix="compiled-cache-"))
+    cold, first_cold = compile_seconds(args.checkpoint, cache)
+    warm, first_warm = compile_seconds(args.checkpoint, cache)
+    print(f"compile and warm-up, one thread: empty cache {cold:.0f} s, warm cache {warm:.0f} s "
+          f"(first translation after: {first_cold * 1000:.0f} / {first_warm * 1000:.0f} ms)", flush=True)
+    val = data.load_split(data.find_corpus(args.data_dir), "val").src[: args.sentences]
+    eager = Translator.from_pretrained(args.checkpoint, device="cpu")
+    compiled = Translator.from_pretrained(args.checkpoint, device="cpu")
+    compiled.compile(cache_dir=cache)
+    ct2_dir = ct2_convert.convert(eager, Path(tempfile.mkdtemp(prefix="ct2-")) / "model")
+    for n in args.threads:
+        torch.set_num_threads(n)
+        print(f"{n} thread(s), fp32, {len(val)} val sentences, medians of {args.repeats}:", flush=True)
+        rows(eager, compiled, ct2_convert.load(ct2_dir, "float32", n), val, args.repeats)
+    torch.set_num_threads(1)
+    token = statistics.median(token_ms(compiled) for _ in range(3))
+    weights, bw = decoder_bytes(eager), bandwidth_gb_s()
+    print(f"physical limit, greedy token: {weights / 1e6:.1f} MB of decoder weights / {bw:.1f} GB/s = "
+          f"{weights / bw / 1e6:.2f} ms from memory; the compiled token: {token:.2f} ms (the weights fit in the "
+          "CPU's caches, so it can run below that)")
+
+
+def token_ms(translator: Translator) -> float:
+    """ms per decoder token of greedy, batch 1, 40 tokens forced long (max_new_tokens, no early end)."""
+    src = torch.tensor([translator.encode_source("Ein Mann fährt Fahrrad.")[0]])
+    translator.model.generate(src, max_new_tokens=40, min_new_tokens=40)
+    start = time.perf_counter()
+    translator.model.generate(src, max_new_tokens=40, min_new_tokens=40)
+    encode = time.perf_counter()
+    translator.model.encode(src)
+    return (encode - start - (time.perf_counter() - encode)) / 40 * 1000
+
+
+if __name__ == "__main__":
+    main()
