@@ -1,6 +1,6 @@
 """The compiled decoder step (model/compiled.py) against the eager one and CTranslate2, side by side in one run.
 
-    python bench/compiled.py [--threads 1 2] [--repeats 3] [--sentences 30]
+    python bench/compiled.py [--repeats 3] [--sentences 30]
 
 Rows (interleaved medians, same weights, same source ids, Multi30k val):
 - greedy, batch 1, and beam 4 one sentence at a time (the page's case): ms/sentence, eager / compiled /
@@ -97,7 +97,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sentences", type=int, default=30)
     args = parser.parse_args()
@@ -107,15 +106,13 @@ def main() -> None:
     print(f"compile and warm-up, one thread: empty cache {cold:.0f} s, warm cache {warm:.0f} s "
           f"(first translation after: {first_cold * 1000:.0f} / {first_warm * 1000:.0f} ms)", flush=True)
     val = data.load_split(data.find_corpus(args.data_dir), "val").src[: args.sentences]
+    torch.set_num_threads(1)  # compiled for one thread, as the app's calls run (a compiled step keeps its threads)
     eager = Translator.from_pretrained(args.checkpoint, device="cpu")
     compiled = Translator.from_pretrained(args.checkpoint, device="cpu")
     compiled.compile(cache_dir=cache)
     ct2_dir = ct2_convert.convert(eager, Path(tempfile.mkdtemp(prefix="ct2-")) / "model")
-    for n in args.threads:
-        torch.set_num_threads(n)
-        print(f"{n} thread(s), fp32, {len(val)} val sentences, medians of {args.repeats}:", flush=True)
-        rows(eager, compiled, ct2_convert.load(ct2_dir, "float32", n), val, args.repeats)
-    torch.set_num_threads(1)
+    print(f"1 thread, fp32, {len(val)} val sentences, medians of {args.repeats}:", flush=True)
+    rows(eager, compiled, ct2_convert.load(ct2_dir, "float32", 1), val, args.repeats)
     token = statistics.median(token_ms(compiled) for _ in range(3))
     weights, bw = decoder_bytes(eager), bandwidth_gb_s()
     print(f"physical limit, greedy token: {weights / 1e6:.1f} MB of decoder weights / {bw:.1f} GB/s = "

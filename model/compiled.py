@@ -139,11 +139,19 @@ class CompiledStep:
         # Inference mode, as generation runs: a tensor made outside it would be compiled for another dispatch.
         # max_autotune with the CPP backend: Inductor's own C++ GEMM kernels, tuned to these few-row products
         # and the prepacked weights; on this CPU they beat the BLAS calls of the eager step 1.4-2x.
-        settings = dict(cpp_wrapper=True, freezing=True, max_autotune=True, max_autotune_gemm_backends="CPP,ATEN")
+        settings = dict(cpp_wrapper=True, freezing=True, max_autotune=True, max_autotune_gemm_backends="CPP,ATEN",
+                        autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False)  # a quiet log
         with inductor.patch(**settings), torch.inference_mode():
             self._fn = torch.compile(graph.forward, fullgraph=True, dynamic=True)  # the function: no module hooks
             for sentences, beams in ((1, 1), (1, 4), (3, 1), (3, 4)):  # every specialization of rows and sentences
                 self.warm_up(sentences, beams)
+
+    def give_up(self, reason: str) -> None:
+        """A call needed a new compilation: the eager path from now on, said once."""
+        with self._lock:
+            if self.ready:
+                self.ready, self.failure = False, reason
+                log.warning("the compiled decoder step is off from now on (decoding stays eager): %s", reason)
 
     def warm_up(self, sentences: int, beams: int) -> None:
         """One call on made-up inputs of this many sentences and beams, so it compiles now."""
@@ -180,6 +188,7 @@ class CompiledDecoder:
         self.memory_values = torch.stack([v for _, v in kv])
         self.source_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
         self.source_bias.masked_fill_(~src_mask, float("-inf"))  # (B, 1, 1, S)
+        self.memory, self.src_mask, self.eager = memory, src_mask, None  # kept for a fallback (_replayed)
         rows = memory.size(0) * num_beams
         self.keys = memory.new_zeros(c.n_decoder_layers, rows, c.n_heads, min(capacity, GROW_STEPS), c.d_k)
         self.values = torch.zeros_like(self.keys)
@@ -189,6 +198,25 @@ class CompiledDecoder:
     def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, None]:
         if need_weights:
             raise ValueError("the compiled step gives logits only: ask the eager decoder for attention rows")
+        if self.eager is None:
+            try:
+                return self._compiled(tokens), None
+            except RuntimeError as error:  # inputs warm-up did not compile for (another thread count, say)
+                self.step.give_up(f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
+                self.eager = self._replayed(tokens)
+        return self.eager(tokens)
+
+    def _replayed(self, tokens: Tensor):
+        """An eager decoder whose cache holds the steps before the last of `tokens` (N, t)."""
+        from .step import CachedDecoder
+
+        eager = CachedDecoder(self.step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0),
+                              self.capacity)
+        for t in range(1, tokens.size(1)):
+            eager(tokens[:, :t])
+        return eager
+
+    def _compiled(self, tokens: Tensor) -> Tensor:
         position = tokens.size(1) - 1
         if position >= self.keys.size(3):
             self._grow(min(self.capacity, self.keys.size(3) + GROW_STEPS))
@@ -196,7 +224,7 @@ class CompiledDecoder:
         logits = self.step(newest, self.positions[position : position + 1], self.keys, self.values, self.memory_keys,
                            self.memory_values, self.source_bias)
         self.length = position + 1
-        return logits, None
+        return logits
 
     def _grow(self, allocated: int) -> None:
         for name in ("keys", "values"):
@@ -206,6 +234,11 @@ class CompiledDecoder:
             setattr(self, name, new)
 
     def reorder(self, rows: Tensor, sentences: Tensor | None = None) -> None:
+        if sentences is not None:
+            self.memory, self.src_mask = self.memory[sentences], self.src_mask[sentences]
+        if self.eager is not None:
+            self.eager.reorder(rows, sentences)
+            return
         n = self.length
         for name in ("keys", "values"):
             old = getattr(self, name)

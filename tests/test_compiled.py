@@ -84,3 +84,40 @@ def test_without_a_compiler_it_says_why_once_and_decodes_eagerly(tiny_checkpoint
     assert not step.ready and "no C++ compiler" in step.failure
     assert sum("compiled decoder step is off" in r.message for r in caplog.records) == 1
     assert translator.translate(SENTENCES[0]) == reference
+
+
+def test_a_call_that_would_recompile_falls_back_to_eager_mid_search(tiny_checkpoint, monkeypatch, caplog):
+    """The compiled function stood in for by the eager step (so no compiling here), failing at the third step
+    as a call needing a new compilation fails: the search goes on eagerly, from a rebuilt cache."""
+    from model.compiled import CompiledDecoder, CompiledStep, versions
+    from model.step import CachedDecoder
+
+    translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    reference = translator.translate(SENTENCES, num_beams=4, max_new_tokens=20)
+    step = CompiledStep(translator.model)
+    step.ready, step._versions = True, versions(translator.model)
+    calls = []
+
+    def stand_in(self, tokens):
+        if not hasattr(self, "shadow"):
+            self.shadow = CachedDecoder(step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0),
+                                        self.capacity)
+        calls.append(tokens.size(1))
+        if len(calls) == 3:
+            raise RuntimeError("Recompilation triggered with skip_guard_eval_unsafe stance.")
+        return self.shadow(tokens)[0]
+
+    reorder = CompiledDecoder.reorder
+
+    def reorder_both(self, rows, sentences=None):
+        if self.eager is None:
+            self.shadow.reorder(rows, sentences)
+        reorder(self, rows, sentences)
+
+    monkeypatch.setattr(CompiledDecoder, "_compiled", stand_in)
+    monkeypatch.setattr(CompiledDecoder, "reorder", reorder_both)
+    translator.model.compiled_step = step
+    with caplog.at_level(logging.WARNING, logger="model.compiled"):
+        got = translator.translate(SENTENCES, num_beams=4, max_new_tokens=20)
+    assert len(calls) == 3 and got == reference
+    assert "off from now on" in caplog.text and step.failure.startswith("RuntimeError") and not step.usable()
