@@ -146,6 +146,11 @@ def test_why_this_word_and_not_another_answers_from_contrast(browser, server):
     lead = page.locator("#step-result .st-why-lead").inner_text()
     assert "The model scored ‘Two’" in lead and f"above ‘{other}’" in lead
     assert page.locator("#step-result .st-why-chips .st-chip").count() == 7  # Zwei Hunde spielen im Schnee . </s>
+    quick = page.locator("#step-result .st-why-chip").nth(1)  # one click from another candidate
+    named = quick.inner_text().removeprefix("why not ").removesuffix("?")
+    quick.click()
+    page.wait_for_function(f"() => document.querySelector('#step-result .st-why-lead')?.textContent.includes({('above ' + named)!r})",
+                           timeout=60_000)
     assert errors == []
     page.close()
 

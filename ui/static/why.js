@@ -34,6 +34,17 @@
       o.value = AL.nodeLabel(piece);
       return o;
     }));
+    // One click from any candidate: each other piece of the top list asks at once.
+    if (!view.whyQuick) {
+      view.whyQuick = el("div", "st-why-quick");
+      view.whyPick.parentElement.after(view.whyQuick);
+    }
+    view.whyQuick.replaceChildren(el("span", "st-why-or", "or ask at once: "), ...others.slice(0, 5).map(([piece]) => {
+      const b = el("button", "st-why-chip", "why not " + q(AL.nodeLabel(piece)) + "?");
+      b.type = "button";
+      b.addEventListener("click", () => { view.whyPick.value = AL.nodeLabel(piece); AL.askWhy(view); });
+      return b;
+    }));
     view.whyAnswer.replaceChildren();
     view.whyAnswer.classList.remove("st-why-busy");
   };
