@@ -43,3 +43,16 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["post-ln", "pre-ln"])
+def both_norms(request, tiny_checkpoint):
+    """The tiny checkpoint (Post-LN, the paper's), then an untrained Pre-LN model of its shape and tokenizer."""
+    from model import Transformer, TransformerConfig, Translator
+
+    shipped = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    if not request.param:
+        return shipped
+    config = TransformerConfig(**{**shipped.config.to_dict(), "norm_first": True})
+    torch.manual_seed(1)
+    return Translator(Transformer(config).eval(), shipped.tokenizer, device="cpu")

@@ -9,7 +9,7 @@ import torch
 
 from lens.contributions import contributions, decoder_rollout, parts_of_block, shares_of
 from lens.explain import DecodingOptions, decode_one
-from model import Transformer, TransformerConfig, Translator
+from model import Translator
 from model.attention import padding_mask, target_mask
 from model.heads import HeadMask
 
@@ -18,14 +18,9 @@ OPTIONS = DecodingOptions(num_beams=1, max_new_tokens=8)
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["post-ln", "pre-ln"])
-def translator(request, tiny_checkpoint):
-    shipped = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    if not request.param:
-        return shipped
-    config = TransformerConfig(**{**shipped.config.to_dict(), "norm_first": True})
-    torch.manual_seed(1)
-    return Translator(Transformer(config).eval(), shipped.tokenizer, device="cpu")
+@pytest.fixture(scope="module")
+def translator(both_norms):
+    return both_norms
 
 
 def tensors(translator):

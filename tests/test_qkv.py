@@ -5,23 +5,16 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from lens.explain import DecodingOptions, explain_batch
 from lens.qkv import KINDS, qkv
-from model import Transformer, TransformerConfig, Translator
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["post-ln", "pre-ln"])
-def translator(request, tiny_checkpoint):
-    shipped = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    if not request.param:
-        return shipped
-    config = TransformerConfig(**{**shipped.config.to_dict(), "norm_first": True})
-    torch.manual_seed(1)
-    return Translator(Transformer(config).eval(), shipped.tokenizer, device="cpu")
+@pytest.fixture(scope="module")
+def translator(both_norms):
+    return both_norms
 
 
 @pytest.mark.parametrize("kind", KINDS)

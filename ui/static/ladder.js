@@ -38,17 +38,6 @@
   };
 
   /** The button under the translation: fetch the ladder of the sentence shown, then draw it. */
-  AL.openLadder = async function (result, panel) {
-    const x = result.viewer.explanation;
-    if (!x) return;
-    const sentence = x.sentences[result.viewer.state.sentence], o = x.options || {};
-    panel.replaceChildren(el("div", "al-qkv-wait", "Reading every stage\u2026"));
-    try {
-      const lens = await AL.callApi("logit_lens", [sentence.source, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
-        o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);
-      panel.replaceChildren(AL.renderLadder(lens));
-    } catch (err) {
-      panel.replaceChildren(el("div", "al-qkv-error", "Could not read the stages: " + err.message));
-    }
-  };
+  AL.openLadder = (result, panel) => AL.askAboutShown(result, panel, "logit_lens", "Reading every stage\u2026",
+    "Could not read the stages", AL.renderLadder);
 })();

@@ -5,8 +5,8 @@
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
   const el = (...args) => AL.el(...args);
-  const clean = (t) => String(t).replace(/^[\u2581\u0120]/, "");
-  const percent = (p) => Math.round(100 * p) + "%";
+  const clean = (t) => AL.pieceText(t);
+  const percent = (p) => AL.wholePercent(p);
   const KIND_NAMES = { encoder: "encoder self-attention", decoder: "decoder self-attention", cross: "cross-attention" };
 
   // Swaps that keep the sentence German; the first that applies is proposed, the others offered.

@@ -25,6 +25,26 @@
     return JSON.parse(done.data)[0];
   };
 
+  /** A piece as a reader writes it (no word-start mark) and a share as a whole percentage. */
+  AL.pieceText = (t) => String(t).replace(/^[\u2581\u0120]/, "");
+  AL.wholePercent = (p) => Math.round(100 * p) + "%";
+
+  /** Ask endpoint `name` about the sentence a result shows, with its options; draw the answer in `panel`
+      with `render`, saying `waiting` meanwhile and `failed` (with the reason) when it cannot. */
+  AL.askAboutShown = async function (result, panel, name, waiting, failed, render) {
+    const x = result.viewer.explanation;
+    if (!x) return;
+    const sentence = x.sentences[result.viewer.state.sentence], o = x.options || {};
+    panel.replaceChildren(AL.el("div", "al-qkv-wait", waiting));
+    try {
+      const answer = await AL.callApi(name, [sentence.source, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
+        o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);
+      panel.replaceChildren(render(answer));
+    } catch (err) {
+      panel.replaceChildren(AL.el("div", "al-qkv-error", failed + ": " + err.message));
+    }
+  };
+
   /** A vector as a strip of coloured cells: red positive, blue negative, white zero. */
   function strip(values, title) {
     const box = el("div", "al-qkv-strip");

@@ -6,7 +6,7 @@
   const AL = (window.AttentionLens = window.AttentionLens || {});
   const el = (...args) => AL.el(...args);
   const q = (w) => "\u2018" + w + "\u2019";
-  const percent = (p) => Math.round(100 * p) + "%";
+  const percent = (p) => AL.wholePercent(p);
 
   AL.mountInside = function (view, panel) {
     view.insideBox = panel.appendChild(el("div", "st-inside"));

@@ -5,8 +5,8 @@
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || {});
   const el = (...args) => AL.el(...args);
-  const clean = (t) => String(t).replace(/^[\u2581\u0120]/, "");
-  const percent = (p) => Math.round(100 * p) + "%";
+  const clean = (t) => AL.pieceText(t);
+  const percent = (p) => AL.wholePercent(p);
 
   /** One English piece's meter: German share (blue) beside the English share (orange). */
   AL.sourceMeter = function (share, label) {
@@ -77,17 +77,6 @@
   };
 
   /** The button under the translation: fetch the contributions of the sentence shown, then draw them. */
-  AL.openContributions = async function (result, panel) {
-    const x = result.viewer.explanation;
-    if (!x) return;
-    const sentence = x.sentences[result.viewer.state.sentence], o = x.options || {};
-    panel.replaceChildren(el("div", "al-qkv-wait", "Following every word back to the German\u2026"));
-    try {
-      const c = await AL.callApi("contributions", [sentence.source, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
-        o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);
-      panel.replaceChildren(AL.renderContributions(c));
-    } catch (err) {
-      panel.replaceChildren(el("div", "al-qkv-error", "Could not follow the words back: " + err.message));
-    }
-  };
+  AL.openContributions = (result, panel) => AL.askAboutShown(result, panel, "contributions",
+    "Following every word back to the German\u2026", "Could not follow the words back", AL.renderContributions);
 })();
