@@ -8,6 +8,7 @@ Rows (interleaved medians, same weights, same source ids, Multi30k val):
 - beam 4 x 128 in batches of 64: above 16 rows the compiled step is not used (the eager step's BLAS
   calls win there), so this row is the eager one;
 - compile time with an empty cache (a fresh process) and with the cache that run left (another);
+- peak RSS of a fresh process translating 30 sentences at beam 4, eager and compiled;
 - the physical limit of one greedy token: the bytes of the decoder's weights over the memory
   bandwidth measured here (a copy of 1 GB), beside the compiled token.
 """
@@ -44,6 +45,28 @@ start = time.perf_counter()
 t.translate("Ein Mann fährt Fahrrad.")
 print(step.seconds, time.perf_counter() - start, step.failure)
 """
+
+
+RSS_CHILD = """
+import resource, sys, torch
+sys.path.insert(0, {root!r})
+torch.set_num_threads(1)
+import data
+from model import Translator
+t = Translator.from_pretrained({checkpoint!r}, device="cpu")
+if {compiled!r}:
+    t.compile(cache_dir={cache!r})
+for s in data.load_split(data.find_corpus({data_dir!r}), "val").src[:30]:
+    t.translate(s, num_beams=4)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def peak_rss_mb(checkpoint: str, cache: Path, data_dir: str | None, compiled: bool) -> float:
+    """Peak RSS of a fresh process translating 30 val sentences one by one at beam 4, eager or compiled."""
+    code = RSS_CHILD.format(root=str(ROOT), checkpoint=checkpoint, cache=str(cache), data_dir=data_dir, compiled=compiled)
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800,
+                                check=True).stdout.split()[-1])
 
 
 def compile_seconds(checkpoint: str, cache: Path) -> tuple[float, float]:
@@ -105,6 +128,9 @@ def main() -> None:
     warm, first_warm = compile_seconds(args.checkpoint, cache)
     print(f"compile and warm-up, one thread: empty cache {cold:.0f} s, warm cache {warm:.0f} s "
           f"(first translation after: {first_cold * 1000:.0f} / {first_warm * 1000:.0f} ms)", flush=True)
+    eager_mb, compiled_mb = (peak_rss_mb(args.checkpoint, cache, args.data_dir, c) for c in (False, True))
+    print(f"peak RSS, 30 val sentences at beam 4, fresh process: eager {eager_mb:.0f} MB, compiled {compiled_mb:.0f} MB "
+          f"({compiled_mb / eager_mb:.2f}x)", flush=True)
     val = data.load_split(data.find_corpus(args.data_dir), "val").src[: args.sentences]
     torch.set_num_threads(1)  # compiled for one thread, as the app's calls run (a compiled step keeps its threads)
     eager = Translator.from_pretrained(args.checkpoint, device="cpu")
