@@ -1,6 +1,7 @@
 """The compiled decoder step (model/compiled.py) against the eager one and CTranslate2, side by side in one run.
 
     python bench/compiled.py [--repeats 3] [--sentences 30]
+    python bench/compiled.py --int8      # the int8 rows alone
 
 Rows (interleaved medians, same weights, same source ids, Multi30k val):
 - greedy, batch 1, and beam 4 one sentence at a time (the page's case): ms/sentence, eager / compiled /
@@ -116,14 +117,48 @@ def rows(eager: Translator, compiled: Translator, ct2, val: list[str], repeats: 
               f"{ms['eager'] / ms['compiled']:.2f}x; identical to eager {same}/{len(val)}", flush=True)
 
 
+def int8_rows(checkpoint: str, cache: Path, val: list[str], refs: list[str], repeats: int, bleu_sentences: int) -> None:
+    """Weight-only int8 in the compiled step against the fp32 compiled step and CTranslate2's int8."""
+    import sacrebleu
+
+    fp32 = Translator.from_pretrained(checkpoint, device="cpu")
+    int8 = Translator.from_pretrained(checkpoint, device="cpu", quantize="int8")
+    fp32.compile(cache_dir=cache), int8.compile(cache_dir=cache)
+    ct2 = ct2_convert.load(ct2_convert.convert(fp32, Path(tempfile.mkdtemp(prefix="ct2-")) / "model"), "int8", 1)
+    few = val[:30]
+    for beams, name in ((1, "greedy, batch 1"), (4, "beam 4, one sentence at a time")):
+        def ct2_one(sentence, beams=beams):
+            tokens = ct2_convert.source_tokens(fp32, sentence)
+            return ct2.translate_batch([tokens], beam_size=beams, max_decoding_length=2 * len(tokens) + 10)
+        t = interleaved({"fp32": lambda: [fp32.translate(s, num_beams=beams) for s in few],
+                         "int8": lambda: [int8.translate(s, num_beams=beams) for s in few],
+                         "ct2": lambda: [ct2_one(s) for s in few]}, repeats)
+        ms = {k: v / len(few) * 1000 for k, v in t.items()}
+        print(f"   {name}: compiled fp32 {ms['fp32']:.1f}, compiled int8 {ms['int8']:.1f}, CTranslate2 int8 "
+              f"{ms['ct2']:.1f} ms/sentence; int8 / CTranslate2 int8 {ms['int8'] / ms['ct2']:.2f}x", flush=True)
+    a = [fp32.translate(s, num_beams=4) for s in val[:bleu_sentences]]
+    b = [int8.translate(s, num_beams=4) for s in val[:bleu_sentences]]
+    print(f"   val BLEU, {bleu_sentences} sentences, beam 4 one at a time: compiled fp32 "
+          f"{sacrebleu.corpus_bleu(a, [refs[:bleu_sentences]]).score:.2f}, compiled int8 "
+          f"{sacrebleu.corpus_bleu(b, [refs[:bleu_sentences]]).score:.2f}; identical {sum(x == y for x, y in zip(a, b))}",
+          flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sentences", type=int, default=30)
+    parser.add_argument("--int8", action="store_true", help="only the int8 rows (weight-only int8 in the compiled step)")
+    parser.add_argument("--bleu-sentences", type=int, default=1014)
     args = parser.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="compiled-cache-"))
+    if args.int8:
+        torch.set_num_threads(1)
+        val = data.load_split(data.find_corpus(args.data_dir), "val")
+        print(f"int8, 1 thread, medians of {args.repeats}:", flush=True)
+        return int8_rows(args.checkpoint, cache, val.src, val.tgt, args.repeats, args.bleu_sentences)
     cold, first_cold = compile_seconds(args.checkpoint, cache)
     warm, first_warm = compile_seconds(args.checkpoint, cache)
     print(f"compile and warm-up, one thread: empty cache {cold:.0f} s, warm cache {warm:.0f} s "

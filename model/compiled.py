@@ -37,54 +37,94 @@ GROW_STEPS = 16  # the cache buffers grow by this many positions when full, as K
 MAX_ROWS = 16  # searches of more rows stay eager: past ~16 rows the BLAS calls of the eager step win
 
 
+class Linear(nn.Module):
+    """x W^T + b with W in fp32, or weight-only int8 (one scale per output row, dequantized in the product:
+    the pattern Inductor turns into its int8 kernels)."""
+
+    def __init__(self, weight: Tensor, bias: Tensor | None, int8: bool):
+        super().__init__()
+        weight = weight.detach()
+        self.int8 = int8
+        if int8:
+            scale = (weight.float().abs().amax(dim=1) / 127.0).clamp_min(1e-8)  # (out,)
+            self.register_buffer("weight", torch.round(weight / scale[:, None]).to(torch.int8))
+            self.register_buffer("scale", scale.to(weight.dtype))
+        else:
+            self.register_buffer("weight", weight)
+        self.register_buffer("bias", None if bias is None else bias.detach())
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.int8:
+            return F.linear(x, self.weight, self.bias)
+        out = F.linear(x, self.weight.to(x.dtype)) * self.scale
+        return out if self.bias is None else out + self.bias
+
+
+class StepLayer(nn.Module):
+    """One decoder layer's matrices for the compiled step (the cross-attention's W_Q rows alone), and its norms."""
+
+    def __init__(self, layer: nn.Module, int8: bool):
+        super().__init__()
+        D = layer.self_attn.d_model
+        sa, ca = layer.self_attn, layer.cross_attn
+        self.qkv = Linear(sa.in_proj.weight, sa.in_proj.bias, int8)
+        self.self_out = Linear(sa.out_proj.weight, sa.out_proj.bias, int8)
+        self.cross_q = Linear(ca.in_proj.weight[:D], ca.in_proj.bias[:D], int8)
+        self.cross_out = Linear(ca.out_proj.weight, ca.out_proj.bias, int8)
+        self.w1 = Linear(layer.ff.linear1.weight, layer.ff.linear1.bias, int8)
+        self.w2 = Linear(layer.ff.linear2.weight, layer.ff.linear2.bias, int8)
+        self.norms = nn.ModuleList([layer.norm1, layer.norm2, layer.norm3])
+        self.norm_first, self.n_heads = layer.norm_first, sa.n_heads
+
+    def residual(self, x: Tensor, i: int, sublayer) -> Tensor:
+        """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)) (model/layers.py's ResidualLayer)."""
+        norm = self.norms[i]
+        return x + sublayer(norm(x)) if self.norm_first else norm(x + sublayer(x))
+
+    def self_attention(self, h: Tensor, position: Tensor, keys: Tensor, values: Tensor, past: Tensor) -> Tensor:
+        """The newest token h (N, D) over itself and the cached ones (`past` (1, 1, 1, C) masks the rest); its key
+        and value are written in at `position`."""
+        (N, D), H = h.shape, self.n_heads
+        q, k, v = self.qkv(h).view(N, 3, H, D // H).unbind(1)  # (N, H, d_k) each
+        keys.index_copy_(2, position, k[:, :, None])
+        values.index_copy_(2, position, v[:, :, None])
+        out = F.scaled_dot_product_attention(q[:, :, None], keys, values, attn_mask=past)
+        return self.self_out(out.reshape(N, D))
+
+    def cross_attention(self, h: Tensor, memory_keys: Tensor, memory_values: Tensor, source_bias: Tensor,
+                        B: int) -> Tensor:
+        """h (N, D) of K = N / B beams per sentence over its sentence's memory (B, H, S, d_k), as K queries."""
+        (N, D), H = h.shape, self.n_heads
+        q = self.cross_q(h).view(B, N // B, H, D // H).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, memory_keys, memory_values, attn_mask=source_bias)  # (B, H, K, d_k)
+        return self.cross_out(out.transpose(1, 2).reshape(N, D))
+
+
 class StepGraph(nn.Module):
     """One decoder step as a function of tensors only: the thing that is compiled."""
 
-    def __init__(self, model: nn.Module):
+    def __init__(self, model: nn.Module, precision: str = "fp32"):
         super().__init__()
-        self.model = model
+        int8 = precision == "int8"
+        self.embed, self.pe, self.scale = model.embed, model.pos.pe, math.sqrt(model.config.d_model)
+        self.layers = nn.ModuleList(StepLayer(layer, int8) for layer in model.decoder_layers)
+        self.decoder_norm = model.decoder_norm
+        self.lm_head = Linear(model.lm_head.weight, model.lm_head.bias, int8)
 
     def forward(self, tokens: Tensor, position: Tensor, keys: Tensor, values: Tensor, memory_keys: Tensor,
                 memory_values: Tensor, source_bias: Tensor) -> Tensor:
         """tokens (N,) at `position` (a (1,) tensor: an int would be compiled in) -> logits (N, V).
         keys, values (L, N, H, C, d_k): this step's are written at `position`, the positions after it are
         masked; memory_keys, memory_values (L, B, H, S, d_k); source_bias (B, 1, 1, S)."""
-        m, c = self.model, self.model.config
-        B, D = memory_keys.size(1), c.d_model
-        x = m.embed(tokens) * math.sqrt(D) + m.pos.pe.index_select(0, position)  # (N, D)
+        B = memory_keys.size(1)
+        x = self.embed(tokens) * self.scale + self.pe.index_select(0, position)  # (N, D)
         seen = torch.arange(keys.size(3), device=keys.device) <= position  # (C,): this step and the ones before
         past = torch.zeros(seen.shape, dtype=x.dtype, device=x.device).masked_fill(~seen, float("-inf")).view(1, 1, 1, -1)
-        for i, layer in enumerate(m.decoder_layers):
-            x = residual(layer, x, layer.norm1, lambda h: self_attention(layer.self_attn, h, position, keys[i], values[i],
-                                                                         past))
-            x = residual(layer, x, layer.norm2, lambda h: cross_attention(layer.cross_attn, h, memory_keys[i],
-                                                                          memory_values[i], source_bias, B))
-            x = residual(layer, x, layer.norm3, layer.ff)
-        return m.lm_head(m.decoder_norm(x))
-
-
-def residual(layer, x: Tensor, norm, sublayer) -> Tensor:
-    """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)) (model/layers.py's ResidualLayer)."""
-    return x + sublayer(norm(x)) if layer.norm_first else norm(x + sublayer(x))
-
-
-def self_attention(a, h: Tensor, position: Tensor, keys: Tensor, values: Tensor, past: Tensor) -> Tensor:
-    """The newest token h (N, D) over itself and the cached ones (`past` (1, 1, 1, C) masks the rest); its key and
-    value are written in at `position`."""
-    (N, D), H = h.shape, a.n_heads
-    q, k, v = F.linear(h, a.in_proj.weight, a.in_proj.bias).view(N, 3, H, D // H).unbind(1)  # (N, H, d_k) each
-    keys.index_copy_(2, position, k[:, :, None])
-    values.index_copy_(2, position, v[:, :, None])
-    out = F.scaled_dot_product_attention(q[:, :, None], keys, values, attn_mask=past)
-    return F.linear(out.reshape(N, D), a.out_proj.weight, a.out_proj.bias)
-
-
-def cross_attention(a, h: Tensor, memory_keys: Tensor, memory_values: Tensor, source_bias: Tensor, B: int) -> Tensor:
-    """h (N, D) of K = N / B beams per sentence over its sentence's memory (B, H, S, d_k), as K queries."""
-    (N, D), H = h.shape, a.n_heads
-    q = F.linear(h, a.in_proj.weight[:D], a.in_proj.bias[:D]).view(B, N // B, H, D // H).transpose(1, 2)
-    out = F.scaled_dot_product_attention(q, memory_keys, memory_values, attn_mask=source_bias)  # (B, H, K, d_k)
-    return F.linear(out.transpose(1, 2).reshape(N, D), a.out_proj.weight, a.out_proj.bias)
+        for i, layer in enumerate(self.layers):
+            x = layer.residual(x, 0, lambda h: layer.self_attention(h, position, keys[i], values[i], past))
+            x = layer.residual(x, 1, lambda h: layer.cross_attention(h, memory_keys[i], memory_values[i], source_bias, B))
+            x = layer.residual(x, 2, lambda h: layer.w2(F.relu(layer.w1(h))))
+        return self.lm_head(self.decoder_norm(x))
 
 
 class CompiledStep:
@@ -94,8 +134,8 @@ class CompiledStep:
     failure (`failure` says why), decoding uses the eager path.
     """
 
-    def __init__(self, model: nn.Module, cache_dir: str | Path | None = None):
-        self.model = model
+    def __init__(self, model: nn.Module, cache_dir: str | Path | None = None, precision: str = "fp32"):
+        self.model, self.precision = model, precision  # "int8": weight-only int8 matrices in the graph
         self.cache_dir = Path(cache_dir or os.environ.get("ATTENTION_LENS_COMPILE_CACHE") or DEFAULT_CACHE)
         self.ready = False
         self.failure: str | None = None
@@ -135,7 +175,7 @@ class CompiledStep:
         import torch._inductor.config as inductor
 
         self._versions = versions(self.model)
-        graph = StepGraph(self.model).eval()
+        graph = StepGraph(self.model, self.precision).eval()
         # Inference mode, as generation runs: a tensor made outside it would be compiled for another dispatch.
         # max_autotune with the CPP backend: Inductor's own C++ GEMM kernels, tuned to these few-row products
         # and the prepacked weights; on this CPU they beat the BLAS calls of the eager step 1.4-2x.

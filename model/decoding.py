@@ -85,7 +85,7 @@ def _compiled_fits(model: nn.Module, options: SearchOptions) -> bool:
     """The compiled step (model/compiled.py) decodes when it is ready and the search asks for logits only."""
     step = getattr(model, "compiled_step", None)
     wants_rows = options.observer is not None and options.observer.wants_attention
-    return (step is not None and step.usable() and options.use_cache and options.precision == "fp32"
+    return (step is not None and step.usable() and options.use_cache and options.precision == step.precision
             and options.head_mask is None and options.shortlist is None and not wants_rows)
 
 

@@ -154,10 +154,11 @@ class Translator:
     def compile(self, cache_dir: str | Path | None = None, background: bool = False) -> "CompiledStep":
         """Compile the decoder step (model/compiled.py) and decode with it once it is ready; the eager path
         goes on until then, and for good where compiling fails (the reason is logged once and kept in
-        `.failure`). `background=True` compiles in a thread and returns at once."""
+        `.failure`). `background=True` compiles in a thread and returns at once. With `quantize="int8"`
+        the compiled step multiplies by weight-only int8 matrices."""
         step = getattr(self.model, "compiled_step", None)
         if step is None:
-            step = self.model.compiled_step = CompiledStep(self.model, cache_dir)
+            step = self.model.compiled_step = CompiledStep(self.model, cache_dir, self.precision)
         if background:
             threading.Thread(target=step.compile, name="compile-decoder-step", daemon=True).start()
         else:

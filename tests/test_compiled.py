@@ -121,3 +121,26 @@ def test_a_call_that_would_recompile_falls_back_to_eager_mid_search(tiny_checkpo
         got = translator.translate(SENTENCES, num_beams=4, max_new_tokens=20)
     assert len(calls) == 3 and got == reference
     assert "off from now on" in caplog.text and step.failure.startswith("RuntimeError") and not step.usable()
+
+
+def test_int8_weights_in_the_compiled_step_stay_close_to_fp32(tiny_checkpoint, tmp_path):
+    """quantize="int8" compiles a step with weight-only int8 matrices: its logits stay within int8's rounding."""
+    from model.compiled import CompiledDecoder
+    from model.attention import padding_mask
+
+    fp32 = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    int8 = Translator.from_pretrained(tiny_checkpoint, device="cpu", quantize="int8")
+    step = int8.compile(cache_dir=tmp_path)
+    assert step.ready and step.precision == "int8", step.failure
+    src = torch.tensor([int8.encode_source(SENTENCES[2])[0]])
+    with torch.inference_mode():
+        memory, _ = int8.model.encode(src)
+        decoder = CompiledDecoder(step, memory, padding_mask(src, int8.config.pad_id), 1, 8)
+        tokens = torch.tensor([[int8.config.bos_id]])
+        got = decoder(tokens)[0]
+        want = fp32.model(src, tokens)[0, -1]
+    assert (got - want).abs().max() <= 0.05 * want.abs().max()
+    assert not torch.equal(got, want)  # int8 matrices, not the fp32 ones
+    before = step.calls
+    int8.translate(SENTENCES[0], num_beams=4)
+    assert step.calls == before + 1  # an int8 translator decodes with it
