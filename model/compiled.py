@@ -25,6 +25,7 @@ import math
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import torch
@@ -154,8 +155,6 @@ class CompiledStep:
         with self._lock:
             if self.ready or self.failure:
                 return self.ready
-            import time
-
             start = time.perf_counter()
             try:
                 self._compile()
