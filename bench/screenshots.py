@@ -81,6 +81,7 @@ SHOTS = {
     "patch-desktop": (DESKTOP, {"s": WALK}, inside("openPatch", ".al-patch-grid")),
     "patch-phone": (PHONE, {"s": WALK}, inside("openPatch", ".al-patch-grid")),
     "inside-step-desktop": (DESKTOP, {"s": WALK, "view": "step", "step": 6}, inside_step),
+    "inside-step-phone": (PHONE, {"s": WALK, "view": "step", "step": 6}, inside_step),
     "tour-desktop-dark": (DESKTOP, {}, tour),
     "guess-phone-dark": (PHONE, {"s": SENTENCE, "view": "step"}, guess),
 }
