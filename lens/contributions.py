@@ -60,8 +60,8 @@ class Contributions:
 
 def parts_of_block(attention, norm, x: torch.Tensor, memory: torch.Tensor | None, mask: torch.Tensor,
                    norm_first: bool, heads: torch.Tensor | None = None):
-    """One attention block on x (L, D) -> its output (L, D), its weights (H, L, M), the parts T_i(x_j)
-    (L, M, D; cross-attention: M + 1, the residual last) and the output they decompose (L, D)."""
+    """One attention block on x (L, D) -> its output (L, D), which the parts decompose, its weights (H, L, M)
+    and the parts T_i(x_j) (L, M, D; cross-attention: M + 1, the residual last)."""
     h = norm(x) if norm_first else x
     if memory is None:
         q, k, v = attention.project_qkv(h[None])  # (1, H, L, d_k) each
@@ -79,11 +79,11 @@ def parts_of_block(attention, norm, x: torch.Tensor, memory: torch.Tensor | None
         parts = torch.cat([parts, x[:, None]], dim=1)
     before = parts.sum(1) + attention.out_proj.bias  # (L, D): x + attention(x), the LayerNorm's input
     if norm_first:
-        return before, weights, parts, before
+        return before, weights, parts
     scale = torch.rsqrt(before.var(-1, unbiased=False, keepdim=True) + norm.eps)  # (L, 1): held fixed
     parts = (parts - parts.mean(-1, keepdim=True)) * (scale * norm.weight)[:, None]
     output = F.layer_norm(before, norm.normalized_shape, norm.weight, norm.bias, norm.eps)
-    return output, weights, parts, output
+    return output, weights, parts
 
 
 def shares_of(parts: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
@@ -103,9 +103,9 @@ def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None):
     x = model.embed_tokens(src)[0]
     rollout = torch.eye(x.size(0), dtype=x.dtype, device=x.device)
     for i, layer in enumerate(model.encoder_layers):
-        x, _, parts, output = parts_of_block(layer.self_attn, layer.norm1, x, None, mask, norm_first,
-                                             None if head_mask is None else head_mask.encoder[i])
-        rollout = shares_of(parts, output) @ rollout
+        x, _, parts = parts_of_block(layer.self_attn, layer.norm1, x, None, mask, norm_first,
+                                     None if head_mask is None else head_mask.encoder[i])
+        rollout = shares_of(parts, x) @ rollout
         x = feed_forward(layer, x, layer.norm2)
     return model.encoder_norm(x[None])[0], rollout, mask
 
@@ -122,11 +122,10 @@ def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: Head
     by_layer, maps = [], []
     for i, layer in enumerate(model.decoder_layers):
         self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
-        y, _, parts, output = parts_of_block(layer.self_attn, layer.norm1, y, None, tgt_mask, norm_first, self_heads)
-        composition = shares_of(parts, output) @ composition
-        y, weights, parts, output = parts_of_block(layer.cross_attn, layer.norm2, y, memory, src_mask, norm_first,
-                                                   cross_heads)
-        shares = shares_of(parts, output)  # (T, S + 1): the encoder outputs, then the residual
+        y, _, parts = parts_of_block(layer.self_attn, layer.norm1, y, None, tgt_mask, norm_first, self_heads)
+        composition = shares_of(parts, y) @ composition
+        y, weights, parts = parts_of_block(layer.cross_attn, layer.norm2, y, memory, src_mask, norm_first, cross_heads)
+        shares = shares_of(parts, y)  # (T, S + 1): the encoder outputs, then the residual
         composition = shares[:, -1:] * composition + F.pad(shares[:, :-1] @ rollout, (0, T))
         y = feed_forward(layer, y, layer.norm3)
         by_layer.append(composition[:, :S].sum(-1))

@@ -45,8 +45,8 @@ def test_each_blocks_parts_add_up_to_its_output_and_its_output_is_the_layers(tra
     attention, norm = (layer.cross_attn, layer.norm2) if kind == "cross" else (layer.self_attn, layer.norm1)
     mask = target_mask(tgt, model.config.pad_id) if kind == "decoder" else padding_mask(src, model.config.pad_id)
     keys = memory if kind == "cross" else None
-    output, _, parts, resultant = parts_of_block(attention, norm, x, None if keys is None else keys[0], mask,
-                                                 model.config.norm_first)
+    output, _, parts = parts_of_block(attention, norm, x, None if keys is None else keys[0], mask,
+                                      model.config.norm_first)
     expected, _ = layer.sublayer(x[None], norm, lambda h: attention(h, keys, mask=mask))
     torch.testing.assert_close(output, expected[0], atol=1e-5, rtol=1e-5)
     bias = attention.out_proj.bias
@@ -56,7 +56,7 @@ def test_each_blocks_parts_add_up_to_its_output_and_its_output_is_the_layers(tra
         before = x + attention(x[None], keys, mask=mask)[0][0]
         scale = torch.rsqrt(before.var(-1, unbiased=False, keepdim=True) + norm.eps)
         rebuilt = parts.sum(1) + (bias - bias.mean()) * scale * norm.weight + norm.bias
-    torch.testing.assert_close(rebuilt, resultant, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(rebuilt, output, atol=1e-4, rtol=1e-4)
 
 
 def test_every_tokens_shares_sum_to_one_and_later_english_gives_nothing(translator):
