@@ -1,6 +1,7 @@
 """model/compiled.py: the compiled decoder step gives the eager path's tokens (greedy and beam, batched and
 alone, past the first cache growth, with a forced prefix), is used only where it fits, and falls back
-cleanly where it cannot compile. One compile for the module (the tiny checkpoint; about a minute here)."""
+cleanly where it cannot compile; a package in the cache is loaded, not built again. Two builds for the
+module (the tiny checkpoint, fp32 and int8: about 25-50 s each here)."""
 
 import logging
 
@@ -22,6 +23,7 @@ def pair(tiny_checkpoint, tmp_path_factory):
     step = compiled.compile(cache_dir=tmp_path_factory.mktemp("compiled"))
     if not step.ready:
         pytest.fail(f"the compiled step did not compile here: {step.failure}")
+    assert step.built and step.package.parent == step.cache_dir
     return eager, compiled
 
 
@@ -144,3 +146,59 @@ def test_int8_weights_in_the_compiled_step_stay_close_to_fp32(tiny_checkpoint, t
     before = step.calls
     int8.translate(SENTENCES[0], num_beams=4)
     assert step.calls == before + 1  # an int8 translator decodes with it
+
+
+def test_the_package_in_the_cache_is_loaded_not_built_again(pair, tiny_checkpoint):
+    eager, compiled = pair
+    first = compiled.model.compiled_step
+    again = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    step = again.compile(cache_dir=first.cache_dir)
+    assert step.ready and not step.built and step.package == first.package
+    assert step.seconds < first.seconds / 5  # loading, not compiling
+    assert again.translate(SENTENCES, num_beams=4) == eager.translate(SENTENCES, num_beams=4)
+    assert step.calls == 1
+
+
+def test_a_package_is_named_for_everything_it_is_built_from(tiny_checkpoint):
+    from model.ahead_of_time import fingerprint
+
+    model = Translator.from_pretrained(tiny_checkpoint, device="cpu").model
+    name = fingerprint(model, "fp32", 1)
+    assert name == fingerprint(Translator.from_pretrained(tiny_checkpoint, device="cpu").model, "fp32", 1)
+    assert len({name, fingerprint(model, "int8", 1), fingerprint(model, "fp32", 2)}) == 3
+    with torch.no_grad():
+        model.decoder_layers[0].ff.linear1.bias[0] += 1e-3
+    assert fingerprint(model, "fp32", 1) != name
+
+
+def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp_path, monkeypatch, caplog):
+    """The build stood in for by a copy of the package the fixture built (building is tested above): the
+    broken file is noticed, replaced, and the new one is loaded and decodes."""
+    import shutil
+
+    from model import ahead_of_time
+
+    built = pair[1].model.compiled_step.package
+    translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    broken = tmp_path / built.name
+    broken.write_bytes(b"PK\x03\x04 cut short")
+    monkeypatch.setattr(ahead_of_time, "build_in_child", lambda model, precision, threads, package, cache:
+                        shutil.copy(built, package))
+    with caplog.at_level(logging.WARNING, logger="model.compiled"):
+        step = translator.compile(cache_dir=tmp_path)
+    assert step.ready and step.built and step.package == broken, step.failure
+    assert "does not load" in caplog.text and broken.stat().st_size == built.stat().st_size
+    assert translator.translate(SENTENCES, num_beams=4) == pair[0].translate(SENTENCES, num_beams=4)
+    assert step.calls == 1
+
+
+def test_a_failing_build_says_what_failed_and_decoding_stays_eager(tiny_checkpoint, tmp_path):
+    from model.compiled import CompiledStep
+
+    translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    reference = translator.translate(SENTENCES[1])
+    step = translator.model.compiled_step = CompiledStep(translator.model, tmp_path, precision="int4")
+    assert not step.compile()
+    assert step.failure.startswith("RuntimeError: building the compiled step failed (2)")
+    assert "invalid choice: 'int4'" in step.failure
+    assert not list(tmp_path.glob("*.pt2")) and translator.translate(SENTENCES[1]) == reference

@@ -1,0 +1,133 @@
+"""The decoder's one-token step as a function of tensors only: every decoder layer with its cached
+self-attention and precomputed cross-attention keys and values, and the output projection. This is what
+model/ahead_of_time.py exports and compiles, and what model/compiled.py calls.
+
+The shapes that change while translating (the rows, the sentences, the source length, the positions
+cached) are symbolic in the export (`dynamic_shapes`), within the ranges decoding keeps to, so one
+compiled package serves every search of up to MAX_ROWS rows.
+
+Shape legend: L decoder layers, N rows (B sentences x K beams), H heads, C positions cached, S source
+length, d_k head width, D model width, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+GROW_STEPS = 16  # the cache buffers grow by this many positions when full, as KVCache does
+MAX_ROWS = 16  # searches of more rows stay eager: past ~16 rows the BLAS calls of the eager step win
+
+
+class Linear(nn.Module):
+    """x W^T + b with W in fp32, or weight-only int8 (one scale per output row, dequantized in the product:
+    the pattern Inductor turns into its int8 kernels)."""
+
+    def __init__(self, weight: Tensor, bias: Tensor | None, int8: bool):
+        super().__init__()
+        weight = weight.detach()
+        self.int8 = int8
+        if int8:
+            scale = (weight.float().abs().amax(dim=1) / 127.0).clamp_min(1e-8)  # (out,)
+            self.register_buffer("weight", torch.round(weight / scale[:, None]).to(torch.int8))
+            self.register_buffer("scale", scale.to(weight.dtype))
+        else:
+            self.register_buffer("weight", weight)
+        self.register_buffer("bias", None if bias is None else bias.detach())
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.int8:
+            return F.linear(x, self.weight, self.bias)
+        out = F.linear(x, self.weight.to(x.dtype)) * self.scale
+        return out if self.bias is None else out + self.bias
+
+
+class StepLayer(nn.Module):
+    """One decoder layer's matrices for the compiled step (the cross-attention's W_Q rows alone), and its norms."""
+
+    def __init__(self, layer: nn.Module, int8: bool):
+        super().__init__()
+        D = layer.self_attn.d_model
+        sa, ca = layer.self_attn, layer.cross_attn
+        self.qkv = Linear(sa.in_proj.weight, sa.in_proj.bias, int8)
+        self.self_out = Linear(sa.out_proj.weight, sa.out_proj.bias, int8)
+        self.cross_q = Linear(ca.in_proj.weight[:D], ca.in_proj.bias[:D], int8)
+        self.cross_out = Linear(ca.out_proj.weight, ca.out_proj.bias, int8)
+        self.w1 = Linear(layer.ff.linear1.weight, layer.ff.linear1.bias, int8)
+        self.w2 = Linear(layer.ff.linear2.weight, layer.ff.linear2.bias, int8)
+        self.norms = nn.ModuleList([layer.norm1, layer.norm2, layer.norm3])
+        self.norm_first, self.n_heads = layer.norm_first, sa.n_heads
+
+    def residual(self, x: Tensor, i: int, sublayer) -> Tensor:
+        """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)) (model/layers.py's ResidualLayer)."""
+        norm = self.norms[i]
+        return x + sublayer(norm(x)) if self.norm_first else norm(x + sublayer(x))
+
+    def self_attention(self, h: Tensor, position: Tensor, keys: Tensor, values: Tensor, past: Tensor) -> Tensor:
+        """The newest token h (N, D) over itself and the cached ones (`past` (1, 1, 1, C) masks the rest); its key
+        and value are written in at `position`."""
+        (N, D), H = h.shape, self.n_heads
+        q, k, v = self.qkv(h).view(N, 3, H, D // H).unbind(1)  # (N, H, d_k) each
+        keys.index_copy_(2, position, k[:, :, None])
+        values.index_copy_(2, position, v[:, :, None])
+        out = F.scaled_dot_product_attention(q[:, :, None], keys, values, attn_mask=past)
+        return self.self_out(out.reshape(N, D))
+
+    def cross_attention(self, h: Tensor, memory_keys: Tensor, memory_values: Tensor, source_bias: Tensor,
+                        B: int) -> Tensor:
+        """h (N, D) of K = N / B beams per sentence over its sentence's memory (B, H, S, d_k), as K queries."""
+        (N, D), H = h.shape, self.n_heads
+        q = self.cross_q(h).view(B, N // B, H, D // H).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, memory_keys, memory_values, attn_mask=source_bias)  # (B, H, K, d_k)
+        return self.cross_out(out.transpose(1, 2).reshape(N, D))
+
+
+class StepGraph(nn.Module):
+    """One decoder step as a function of tensors only: the thing that is compiled."""
+
+    def __init__(self, model: nn.Module, precision: str = "fp32"):
+        super().__init__()
+        int8 = precision == "int8"
+        self.embed, self.pe, self.scale = model.embed, model.pos.pe, math.sqrt(model.config.d_model)
+        self.layers = nn.ModuleList(StepLayer(layer, int8) for layer in model.decoder_layers)
+        self.decoder_norm = model.decoder_norm
+        self.lm_head = Linear(model.lm_head.weight, model.lm_head.bias, int8)
+
+    def forward(self, tokens: Tensor, position: Tensor, keys: Tensor, values: Tensor, memory_keys: Tensor,
+                memory_values: Tensor, source_bias: Tensor) -> Tensor:
+        """tokens (N,) at `position` (a (1,) tensor: an int would be compiled in) -> logits (N, V).
+        keys, values (L, N, H, C, d_k): this step's are written at `position`, the positions after it are
+        masked; memory_keys, memory_values (L, B, H, S, d_k); source_bias (B, 1, 1, S)."""
+        B = memory_keys.size(1)
+        x = self.embed(tokens) * self.scale + self.pe.index_select(0, position)  # (N, D)
+        seen = torch.arange(keys.size(3), device=keys.device) <= position  # (C,): this step and the ones before
+        past = torch.zeros(seen.shape, dtype=x.dtype, device=x.device).masked_fill(~seen, float("-inf")).view(1, 1, 1, -1)
+        for i, layer in enumerate(self.layers):
+            x = layer.residual(x, 0, lambda h: layer.self_attention(h, position, keys[i], values[i], past))
+            x = layer.residual(x, 1, lambda h: layer.cross_attention(h, memory_keys[i], memory_values[i], source_bias, B))
+            x = layer.residual(x, 2, lambda h: layer.w2(F.relu(layer.w1(h))))
+        return self.lm_head(self.decoder_norm(x))
+
+
+def example_inputs(model: nn.Module, sentences: int = 2, beams: int = 2, cached: int = GROW_STEPS,
+                   source: int = 7) -> tuple[Tensor, ...]:
+    """Made-up inputs of StepGraph.forward: every symbolic size above 1, so that none is specialized."""
+    c, p = model.config, next(model.parameters())
+    N, L = sentences * beams, c.n_decoder_layers
+    keys = p.new_zeros(L, N, c.n_heads, cached, c.d_k)
+    memory = p.new_zeros(L, sentences, c.n_heads, source, c.d_k)
+    return (torch.full((N,), c.bos_id, device=p.device), torch.tensor([2], device=p.device), keys, keys.clone(),
+            memory, memory.clone(), p.new_zeros(sentences, 1, 1, source))
+
+
+def dynamic_shapes(model: nn.Module) -> tuple:
+    """The symbolic sizes of StepGraph.forward's inputs, with the ranges decoding keeps to."""
+    from torch.export import Dim
+
+    longest = model.config.max_len
+    N, B = Dim("rows", min=1, max=MAX_ROWS), Dim("sentences", min=1, max=MAX_ROWS)
+    C, S = Dim("cached", min=1, max=longest), Dim("source", min=1, max=longest)
+    return ({0: N}, None, {1: N, 3: C}, {1: N, 3: C}, {1: B, 3: S}, {1: B, 3: S}, {0: B, 3: S})
