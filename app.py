@@ -62,10 +62,9 @@ familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
 FIRST_VISIT = ui.translate.first_visit(translator, familiarity)
 if torch.cuda.is_available():
     translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
-# ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the decoder step is compiled in a
-# background thread (model/compiled.py, two to three minutes); visitors are served by the eager step until
-# it is ready (some calls waited 4 s while it compiled: docs/spaces.md). 0: never compile. The cache:
-# $ATTENTION_LENS_COMPILE_CACHE.
+# ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the compiled decoder step is loaded
+# from $ATTENTION_LENS_COMPILE_CACHE, or built there by a child process (model/ahead_of_time.py, about a
+# minute) while visitors are served by the eager step (docs/spaces.md). 0: never compile.
 COMPILE = os.environ.get("ATTENTION_LENS_COMPILE", "").strip().lower()
 if COMPILE not in ("", "0", "false", "no", "1", "true", "yes"):
     raise SystemExit(f"ATTENTION_LENS_COMPILE must be 1 or 0, got {COMPILE!r}")

@@ -25,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from . import ahead_of_time
+from .package_runner import PackageRunner
 from .step_graph import GROW_STEPS, MAX_ROWS
 
 __all__ = ["CompiledDecoder", "CompiledStep", "MAX_ROWS", "versions"]
@@ -89,6 +90,7 @@ class CompiledStep:
             except Exception as error:  # a package cut short or from another machine: built again
                 log.warning("the compiled step in %s does not load (%s); building it again", self.package, error)
                 self.package.unlink(missing_ok=True)
+                self.package.with_suffix(".so").unlink(missing_ok=True)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         ahead_of_time.build_in_child(self.model, self.precision, threads, self.package, self.cache_dir / "inductor")
         self.built = True
@@ -103,15 +105,13 @@ class CompiledStep:
 
     def __call__(self, *args: Tensor) -> Tensor:
         with torch.inference_mode():
-            return self._fn.boxed_run(list(args))[0]  # the package's one output, the logits
+            return self._fn(list(args))[0]  # the package's one output, the logits
 
 
-def load(package: Path):
-    """The package's C++ runner, with RUNNERS instances so that as many calls can run at once.
-
-    Its `boxed_run(inputs)` is what `torch._inductor.aoti_load_package` wraps; called directly, the
-    serving process never imports Inductor (70 MB) nor parses the call's signature at every step."""
-    return torch._C._aoti.AOTIModelPackageLoader(str(package), "model", False, RUNNERS, -1)
+def load(package: Path) -> PackageRunner:
+    """The package's runner (model/package_runner.py: it lets go of the interpreter lock while it runs), with
+    RUNNERS instances so that as many calls can run at once."""
+    return PackageRunner(package, RUNNERS)
 
 
 def versions(model: nn.Module) -> tuple:
