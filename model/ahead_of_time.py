@@ -1,16 +1,16 @@
-"""The decoder step compiled ahead of time into a package (one file), in a process of its own.
+"""The encoder and the decoder step compiled ahead of time into packages (a file each), in a process of its own.
 
-`torch.export` traces StepGraph with symbolic sizes (model/step_graph.py), and AOTInductor compiles
-the traced graph into a shared library packaged as `.pt2`: the weights frozen into it as constants,
-Inductor's own C++ GEMM kernels autotuned for these few-row products (max_autotune), no Python and no
-guards between the 19 matrix products. The package is loaded with `torch._inductor.aoti_load_package`
-and called like a function.
+`torch.export` traces EncoderGraph and StepGraph with symbolic sizes (model/step_graph.py), and
+AOTInductor compiles each traced graph into a shared library packaged as `.pt2`: the weights frozen
+into it as constants, Inductor's own C++ GEMM kernels autotuned for these few-row products
+(max_autotune), no Python and no guards between the matrix products. model/package_runner.py calls
+a package's library.
 
-Building runs in a child process (`main()`: MODEL_DIR PACKAGE): the serving
+Building runs in a child process (`main()`: MODEL_DIR --encoder PATH --step PATH): the serving
 process never holds the compiler's memory or the interpreter while it works, and a crash of the
-compiler takes only the child down. The package's name is a fingerprint of everything it is built from
-(the weights, the config, the precision, the thread count, torch's version and this code), so a package
-in the cache is reused only for the very model it was built for.
+compiler takes only the child down. A package's name holds a fingerprint of everything it is built from
+(the weights, the config, the precision, the thread count, torch's version and this code), so a
+package in the cache is reused only for the very model it was built for.
 """
 
 from __future__ import annotations
@@ -48,15 +48,24 @@ def fingerprint(model: nn.Module, precision: str, threads: int) -> str:
     return digest.hexdigest()[:20]
 
 
-def build_in_child(model: nn.Module, precision: str, threads: int, package: Path, inductor_cache: Path) -> None:
-    """Build `package` for `model` in a child process; RuntimeError with the child's last words if it fails."""
+def packages(folder: Path, model: nn.Module, precision: str, threads: int) -> dict[str, Path]:
+    """Where the two packages of `model` lie in `folder`: the encoder's (fp32 whatever the step's precision,
+    as in eager decoding) and the step's."""
+    return {"encoder": folder / f"encoder-{fingerprint(model, 'fp32', threads)}.pt2",
+            "step": folder / f"step-{fingerprint(model, precision, threads)}.pt2"}
+
+
+def build_in_child(model: nn.Module, precision: str, threads: int, wanted: dict[str, Path], inductor_cache: Path) -> None:
+    """Build the `wanted` packages ({"encoder" or "step": path}) for `model` in a child process;
+    RuntimeError with the child's last words if it fails."""
     with tempfile.TemporaryDirectory(prefix="attention-lens-step-") as folder:
         model.save_pretrained(folder)
         root = str(Path(__file__).resolve().parents[1])  # the folder holding the model package
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(inductor_cache),
                    PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
-        command = [sys.executable, "-c", CHILD, folder, str(package), "--precision", precision,
-                   "--threads", str(threads)]
+        command = [sys.executable, "-c", CHILD, folder, "--precision", precision, "--threads", str(threads)]
+        for name, path in wanted.items():
+            command += [f"--{name}", str(path)]
         try:
             done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -72,15 +81,22 @@ def last_error(stderr: str) -> str:
     return (errors or lines or ["no message"])[-1][:400]
 
 
-def build(model: nn.Module, precision: str, package: Path) -> Path:
-    """Export StepGraph and compile it with AOTInductor into `package` (written whole, then renamed)."""
+def graph(name: str, model: nn.Module, precision: str) -> tuple[nn.Module, tuple, tuple]:
+    """The module to export for package `name`, its example inputs and their symbolic sizes."""
+    from . import step_graph as g
+
+    if name == "encoder":
+        return g.EncoderGraph(model).eval(), g.encoder_example_inputs(model), g.encoder_dynamic_shapes(model)
+    return g.StepGraph(model, precision).eval(), g.example_inputs(model), g.dynamic_shapes(model)
+
+
+def build(model: nn.Module, name: str, precision: str, package: Path) -> Path:
+    """Export graph `name` and compile it with AOTInductor into `package` (written whole, then renamed)."""
     import torch._inductor
 
-    from .step_graph import StepGraph, dynamic_shapes, example_inputs
-
-    graph, inputs = StepGraph(model, precision).eval(), example_inputs(model)  # inputs made outside inference mode
+    module, inputs, shapes = graph(name, model, precision)  # inputs made outside inference mode
     with torch.inference_mode():
-        exported = torch.export.export(graph, inputs, dynamic_shapes=dynamic_shapes(model), strict=False)
+        exported = torch.export.export(module, inputs, dynamic_shapes=shapes, strict=False)
     with tempfile.TemporaryDirectory(prefix=".building-", dir=package.parent) as folder:
         partial = Path(folder) / package.name  # the package's name is also its archive's folder inside
         torch._inductor.aoti_compile_and_package(exported, package_path=str(partial), inductor_configs=SETTINGS)
@@ -93,13 +109,18 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model_dir", help="a folder save_pretrained wrote")
-    parser.add_argument("package", type=Path, help="the .pt2 file to write")
-    parser.add_argument("--precision", choices=("fp32", "int8"), default="fp32")
-    parser.add_argument("--threads", type=int, default=1, help="the thread count the package is tuned for")
+    parser.add_argument("--encoder", type=Path, help="the encoder's .pt2 file to write")
+    parser.add_argument("--step", type=Path, help="the decoder step's .pt2 file to write")
+    parser.add_argument("--precision", choices=("fp32", "int8"), default="fp32", help="the step's matrices")
+    parser.add_argument("--threads", type=int, default=1, help="the thread count the packages are tuned for")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    args.package.parent.mkdir(parents=True, exist_ok=True)
-    build(Transformer.from_pretrained(args.model_dir).eval(), args.precision, args.package)
+    model = Transformer.from_pretrained(args.model_dir).eval()
+    for name in ("encoder", "step"):
+        package = getattr(args, name)
+        if package is not None:
+            package.parent.mkdir(parents=True, exist_ok=True)
+            build(model, name, args.precision, package)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from . import ahead_of_time
+from .attention import padding_mask
 from .package_runner import PackageRunner
 from .step_graph import GROW_STEPS, MAX_ROWS
 
@@ -38,9 +39,10 @@ class CompiledStep:
     """The compiled step of one model: built (or found in the cache) and loaded once, then called by
     CompiledDecoder.
 
-    `ready` turns True when the package is loaded; until then, and for good after a failure (`failure`
-    says why), decoding uses the eager path. `built` says whether this call built the package (False:
-    it was in the cache), `seconds` how long finding or building and loading took.
+    `ready` turns True when both packages (the encoder's and the step's) are loaded; until then, and for
+    good after a failure (`failure` says why), decoding uses the eager path. `built` says whether this
+    call built a package (False: both were in the cache), `seconds` how long finding or building and
+    loading took.
     """
 
     def __init__(self, model: nn.Module, cache_dir: str | Path | None = None, precision: str = "fp32"):
@@ -49,10 +51,10 @@ class CompiledStep:
         self.ready, self.built = False, False
         self.failure: str | None = None
         self.seconds: float | None = None
-        self.package: Path | None = None
+        self.packages: dict[str, Path] = {}  # "encoder", "step": their .pt2 files
         self.calls = 0  # searches decoded with it
         self._versions = None
-        self._fn = None
+        self._runners: dict[str, PackageRunner | None] = {}
         self._lock = threading.Lock()
 
     def usable(self) -> bool:
@@ -82,19 +84,27 @@ class CompiledStep:
             raise RuntimeError("the compiled step is built for the CPU; this model is on another device")
         self._versions = versions(self.model)
         threads = torch.get_num_threads()
-        self.package = self.cache_dir / f"step-{ahead_of_time.fingerprint(self.model, self.precision, threads)}.pt2"
-        if self.package.exists():
-            try:
-                self._fn = load(self.package)
-                return
-            except Exception as error:  # a package cut short or from another machine: built again
-                log.warning("the compiled step in %s does not load (%s); building it again", self.package, error)
-                self.package.unlink(missing_ok=True)
-                self.package.with_suffix(".so").unlink(missing_ok=True)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        ahead_of_time.build_in_child(self.model, self.precision, threads, self.package, self.cache_dir / "inductor")
-        self.built = True
-        self._fn = load(self.package)
+        self.packages = ahead_of_time.packages(self.cache_dir, self.model, self.precision, threads)
+        self._runners = {name: self._cached(path) for name, path in self.packages.items()}
+        missing = {name: path for name, path in self.packages.items() if self._runners[name] is None}
+        if missing:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            ahead_of_time.build_in_child(self.model, self.precision, threads, missing, self.cache_dir / "inductor")
+            self.built = True
+            self._runners.update({name: load(path) for name, path in missing.items()})
+
+    @staticmethod
+    def _cached(package: Path) -> PackageRunner | None:
+        """The runner of a package already in the cache; None where there is none, or it does not load."""
+        if not package.exists():
+            return None
+        try:
+            return load(package)
+        except Exception as error:  # a package cut short or from another machine: built again
+            log.warning("the compiled step in %s does not load (%s); building it again", package, error)
+            package.unlink(missing_ok=True)
+            package.with_suffix(".so").unlink(missing_ok=True)
+            return None
 
     def give_up(self, reason: str) -> None:
         """A call failed: the eager path from now on, said once."""
@@ -103,9 +113,15 @@ class CompiledStep:
                 self.ready, self.failure = False, reason
                 log.warning("the compiled decoder step is off from now on (decoding stays eager): %s", reason)
 
-    def __call__(self, *args: Tensor) -> Tensor:
+    def encode(self, src: Tensor) -> list[Tensor]:
+        """src (B, S) -> memory (B, S, D), memory keys and values (L, B, H, S, d_k), source bias (B, 1, 1, S)."""
         with torch.inference_mode():
-            return self._fn(list(args))[0]  # the package's one output, the logits
+            return self._runners["encoder"]([src])
+
+    def __call__(self, *args: Tensor) -> Tensor:
+        """One decoder step (StepGraph.forward's arguments) -> logits (N, V)."""
+        with torch.inference_mode():
+            return self._runners["step"](list(args))[0]
 
 
 def load(package: Path) -> PackageRunner:
@@ -120,24 +136,21 @@ def versions(model: nn.Module) -> tuple:
 
 
 class CompiledDecoder:
-    """model/step.py's StepDecoder on the compiled step: the cache is one (L, N, H, C, d_k) pair of buffers."""
+    """model/step.py's StepDecoder on the compiled packages: the source encoded by the compiled encoder, the
+    cache one (L, N, H, C, d_k) pair of buffers."""
 
-    def __init__(self, step: CompiledStep, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int):
-        """memory (B, S, D), src_mask (B, 1, 1, S) bool: one entry per sentence, not per beam."""
-        model, c = step.model, step.model.config
+    def __init__(self, step: CompiledStep, src: Tensor, num_beams: int, capacity: int):
+        """src (B, S): the source ids, encoded here by the compiled encoder (one entry per sentence, not per beam)."""
+        c = step.model.config
         self.step, self.capacity = step, capacity
         step.calls += 1
-        kv = model.memory_kv(memory)  # per layer, (B, H, S, d_k) each
-        self.memory_keys = torch.stack([k for k, _ in kv])  # (L, B, H, S, d_k)
-        self.memory_values = torch.stack([v for _, v in kv])
-        self.source_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
-        self.source_bias.masked_fill_(~src_mask, float("-inf"))  # (B, 1, 1, S)
-        self.memory, self.src_mask, self.eager = memory, src_mask, None  # kept for a fallback (_replayed)
-        rows = memory.size(0) * num_beams
-        self.keys = memory.new_zeros(c.n_decoder_layers, rows, c.n_heads, min(capacity, GROW_STEPS), c.d_k)
+        self.memory, self.memory_keys, self.memory_values, self.source_bias = step.encode(src)
+        self.src_mask, self.eager = padding_mask(src, c.pad_id), None  # memory and the mask: for a fallback (_replayed)
+        rows = src.size(0) * num_beams
+        self.keys = self.memory.new_zeros(c.n_decoder_layers, rows, c.n_heads, min(capacity, GROW_STEPS), c.d_k)
         self.values = torch.zeros_like(self.keys)
         self.length = 0
-        self.positions = torch.arange(capacity, device=memory.device)  # position t as a (1,) tensor: a slice
+        self.positions = torch.arange(capacity, device=src.device)  # position t as a (1,) tensor: a slice
 
     def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, None]:
         if need_weights:

@@ -1,6 +1,8 @@
-"""The decoder's one-token step as a function of tensors only: every decoder layer with its cached
-self-attention and precomputed cross-attention keys and values, and the output projection. This is what
-model/ahead_of_time.py exports and compiles, and what model/compiled.py calls.
+"""The two graphs a search runs, as functions of tensors only: EncoderGraph (the encoder, and every
+decoder layer's cross-attention keys and values of its output) once a batch, and StepGraph (the
+decoder's one-token step: every decoder layer with its cached self-attention, and the output
+projection) once a token. These are what model/ahead_of_time.py exports and compiles, and what
+model/compiled.py calls.
 
 The shapes that change while translating (the rows, the sentences, the source length, the positions
 cached) are symbolic in the export (`dynamic_shapes`), within the ranges decoding keeps to, so one
@@ -17,6 +19,8 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from .attention import padding_mask
 
 GROW_STEPS = 16  # the cache buffers grow by this many positions when full, as KVCache does
 MAX_ROWS = 16  # searches of more rows stay eager: past ~16 rows the BLAS calls of the eager step win
@@ -85,6 +89,23 @@ class StepLayer(nn.Module):
         return self.cross_out(out.transpose(1, 2).reshape(N, D))
 
 
+class EncoderGraph(nn.Module):
+    """src (B, S) -> memory (B, S, D), memory keys and values (L, B, H, S, d_k) of every decoder layer's
+    cross-attention, and the source bias (B, 1, 1, S): 0 on tokens, -inf on padding. The model's own
+    encoder code, traced."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model  # only the encoder, the embedding and the cross-attention K/V rows end up in the graph
+
+    def forward(self, src: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        mask = padding_mask(src, self.model.config.pad_id)  # (B, 1, 1, S)
+        memory, _ = self.model.encode(src, mask)
+        kv = self.model.memory_kv(memory)
+        bias = torch.zeros(mask.shape, dtype=memory.dtype, device=memory.device).masked_fill(~mask, float("-inf"))
+        return memory, torch.stack([k for k, _ in kv]), torch.stack([v for _, v in kv]), bias
+
+
 class StepGraph(nn.Module):
     """One decoder step as a function of tensors only: the thing that is compiled."""
 
@@ -131,3 +152,15 @@ def dynamic_shapes(model: nn.Module) -> tuple:
     N, B = Dim("rows", min=1, max=MAX_ROWS), Dim("sentences", min=1, max=MAX_ROWS)
     C, S = Dim("cached", min=1, max=longest), Dim("source", min=1, max=longest)
     return ({0: N}, None, {1: N, 3: C}, {1: N, 3: C}, {1: B, 3: S}, {1: B, 3: S}, {0: B, 3: S})
+
+
+def encoder_example_inputs(model: nn.Module, sentences: int = 2, source: int = 9) -> tuple[Tensor]:
+    """Made-up source ids for EncoderGraph.forward, sizes above 1."""
+    p = next(model.parameters())
+    return (torch.full((sentences, source), model.config.eos_id, device=p.device),)
+
+
+def encoder_dynamic_shapes(model: nn.Module) -> tuple:
+    from torch.export import Dim
+
+    return ({0: Dim("sentences", min=1, max=MAX_ROWS), 1: Dim("source", min=1, max=model.config.max_len)},)

@@ -23,7 +23,8 @@ def pair(tiny_checkpoint, tmp_path_factory):
     step = compiled.compile(cache_dir=tmp_path_factory.mktemp("compiled"))
     if not step.ready:
         pytest.fail(f"the compiled step did not compile here: {step.failure}")
-    assert step.built and step.package.parent == step.cache_dir
+    assert step.built and sorted(step.packages) == ["encoder", "step"]
+    assert all(path.parent == step.cache_dir and path.exists() for path in step.packages.values())
     return eager, compiled
 
 
@@ -89,10 +90,11 @@ def test_without_a_compiler_it_says_why_once_and_decodes_eagerly(tiny_checkpoint
 
 
 def test_a_call_that_would_recompile_falls_back_to_eager_mid_search(tiny_checkpoint, monkeypatch, caplog):
-    """The compiled function stood in for by the eager step (so no compiling here), failing at the third step
+    """The compiled packages stood in for by the eager graphs (so no compiling here), failing at the third step
     as a call needing a new compilation fails: the search goes on eagerly, from a rebuilt cache."""
     from model.compiled import CompiledDecoder, CompiledStep, versions
     from model.step import CachedDecoder
+    from model.step_graph import EncoderGraph
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     reference = translator.translate(SENTENCES, num_beams=4, max_new_tokens=20)
@@ -116,6 +118,7 @@ def test_a_call_that_would_recompile_falls_back_to_eager_mid_search(tiny_checkpo
             self.shadow.reorder(rows, sentences)
         reorder(self, rows, sentences)
 
+    monkeypatch.setattr(CompiledStep, "encode", lambda self, src: list(EncoderGraph(self.model)(src)))  # run eagerly
     monkeypatch.setattr(CompiledDecoder, "_compiled", stand_in)
     monkeypatch.setattr(CompiledDecoder, "reorder", reorder_both)
     translator.model.compiled_step = step
@@ -125,19 +128,19 @@ def test_a_call_that_would_recompile_falls_back_to_eager_mid_search(tiny_checkpo
     assert "off from now on" in caplog.text and step.failure.startswith("RuntimeError") and not step.usable()
 
 
-def test_int8_weights_in_the_compiled_step_stay_close_to_fp32(tiny_checkpoint, tmp_path):
+def test_int8_weights_in_the_compiled_step_stay_close_to_fp32(pair, tiny_checkpoint):
     """quantize="int8" compiles a step with weight-only int8 matrices: its logits stay within int8's rounding."""
     from model.compiled import CompiledDecoder
-    from model.attention import padding_mask
 
     fp32 = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     int8 = Translator.from_pretrained(tiny_checkpoint, device="cpu", quantize="int8")
-    step = int8.compile(cache_dir=tmp_path)
+    fp32_step = pair[1].model.compiled_step
+    step = int8.compile(cache_dir=fp32_step.cache_dir)  # the fp32 encoder's package is shared: only the step is built
     assert step.ready and step.precision == "int8", step.failure
+    assert step.packages["encoder"] == fp32_step.packages["encoder"] and step.packages["step"] != fp32_step.packages["step"]
     src = torch.tensor([int8.encode_source(SENTENCES[2])[0]])
     with torch.inference_mode():
-        memory, _ = int8.model.encode(src)
-        decoder = CompiledDecoder(step, memory, padding_mask(src, int8.config.pad_id), 1, 8)
+        decoder = CompiledDecoder(step, src, 1, 8)
         tokens = torch.tensor([[int8.config.bos_id]])
         got = decoder(tokens)[0]
         want = fp32.model(src, tokens)[0, -1]
@@ -153,7 +156,7 @@ def test_the_package_in_the_cache_is_loaded_not_built_again(pair, tiny_checkpoin
     first = compiled.model.compiled_step
     again = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     step = again.compile(cache_dir=first.cache_dir)
-    assert step.ready and not step.built and step.package == first.package
+    assert step.ready and not step.built and step.packages == first.packages
     assert step.seconds < first.seconds / 5  # loading, not compiling
     assert again.translate(SENTENCES, num_beams=4) == eager.translate(SENTENCES, num_beams=4)
     assert step.calls == 1
@@ -172,22 +175,29 @@ def test_a_package_is_named_for_everything_it_is_built_from(tiny_checkpoint):
 
 
 def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp_path, monkeypatch, caplog):
-    """The build stood in for by a copy of the package the fixture built (building is tested above): the
-    broken file is noticed, replaced, and the new one is loaded and decodes."""
+    """The build stood in for by a copy of the packages the fixture built (building is tested above): the
+    broken step package is noticed and replaced, the good encoder package kept, and both decode."""
     import shutil
 
     from model import ahead_of_time
 
-    built = pair[1].model.compiled_step.package
+    built = pair[1].model.compiled_step.packages
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    broken = tmp_path / built.name
+    shutil.copy(built["encoder"], tmp_path / built["encoder"].name)
+    broken = tmp_path / built["step"].name
     broken.write_bytes(b"PK\x03\x04 cut short")
-    monkeypatch.setattr(ahead_of_time, "build_in_child", lambda model, precision, threads, package, cache:
-                        shutil.copy(built, package))
+    asked = {}
+
+    def copy_built(model, precision, threads, wanted, cache):
+        asked.update(wanted)
+        for name, path in wanted.items():
+            shutil.copy(built[name], path)
+
+    monkeypatch.setattr(ahead_of_time, "build_in_child", copy_built)
     with caplog.at_level(logging.WARNING, logger="model.compiled"):
         step = translator.compile(cache_dir=tmp_path)
-    assert step.ready and step.built and step.package == broken, step.failure
-    assert "does not load" in caplog.text and broken.stat().st_size == built.stat().st_size
+    assert step.ready and step.built and asked == {"step": broken}, step.failure
+    assert "does not load" in caplog.text and broken.stat().st_size == built["step"].stat().st_size
     assert translator.translate(SENTENCES, num_beams=4) == pair[0].translate(SENTENCES, num_beams=4)
     assert step.calls == 1
 
