@@ -7,7 +7,8 @@ next to the same calls on Translator in this process, interleaved, on 50 validat
 Reports p50 / p95 of each, the server's overhead as a ratio, and the p50 for 13-17-word sentences.
 With --clients N: throughput instead, N clients calling /translate (or --endpoint) at once for
 --seconds, each on its own val sentences (requests/s, p50/p95 latency); --app-root serves another
-checkout's app.py (the code before a change), --int8 sets ATTENTION_LENS_INT8=1.
+checkout's app.py (the code before a change), --int8 sets ATTENTION_LENS_INT8=1, --compile serves
+with the compiled step (its packages built before the clients start).
 """
 
 from __future__ import annotations
@@ -41,6 +42,18 @@ def start_server(checkpoint: str, app_root: Path = ROOT, **env: str) -> tuple[su
     return launch_app(log, app_root=app_root, MODEL_ID=checkpoint, **env)
 
 
+def built_packages(args) -> str:
+    """A compile cache holding the packages the app will load at start (built here, for the app's thread count)."""
+    import torch
+
+    cache = tempfile.mkdtemp(prefix="bench-app-compiled-")
+    torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 2) // 2))  # app.py's default: cores / 2 workers
+    step = Translator.from_pretrained(args.checkpoint, device="cpu").compile(cache_dir=cache)
+    if not step.ready:
+        raise SystemExit(f"the compiled step did not build: {step.failure}")
+    return cache
+
+
 def throughput(args, sentences: list[str]) -> None:
     """N clients at once against one server, each calling args.endpoint in a loop for args.seconds."""
     from gradio_client import Client
@@ -48,6 +61,8 @@ def throughput(args, sentences: list[str]) -> None:
     env = {"ATTENTION_LENS_INT8": "1"} if args.int8 else {}
     if args.threads:
         env["ATTENTION_LENS_THREADS"] = str(args.threads)
+    if args.compile:
+        env.update(ATTENTION_LENS_COMPILE="1", ATTENTION_LENS_COMPILE_CACHE=built_packages(args))
     proc, url = start_server(args.checkpoint, Path(args.app_root), **env)
     latencies: list[float] = []
     failures: list[str] = []
@@ -94,6 +109,7 @@ def main() -> None:
     parser.add_argument("--app-root", default=str(ROOT), help="the checkout whose app.py serves (default: this one)")
     parser.add_argument("--int8", action="store_true", help="serve with ATTENTION_LENS_INT8=1")
     parser.add_argument("--threads", type=int, default=0, help="serve with ATTENTION_LENS_THREADS=N (0: the app's default)")
+    parser.add_argument("--compile", action="store_true", help="serve with the compiled step (ATTENTION_LENS_COMPILE=1), built first")
     args = parser.parse_args()
 
     val = data.load_split(data.find_corpus(args.data_dir), "val")
