@@ -6,7 +6,7 @@ into it as constants, Inductor's own C++ GEMM kernels autotuned for these few-ro
 (max_autotune), no Python and no guards between the matrix products. model/package_runner.py calls
 a package's library.
 
-Building runs in a child process (`main()`: MODEL_DIR --encoder PATH --step PATH): the serving
+Building runs in a child process (model/build_child.py): the serving
 process never holds the compiler's memory or the interpreter while it works, and a crash of the
 compiler takes only the child down. A package's name holds a fingerprint of everything it is built from
 (the weights, the config, the precision, the thread count, torch's version and this code), so a
@@ -15,7 +15,6 @@ package in the cache is reused only for the very model it was built for.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -28,9 +27,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .step_graph import (EncoderGraph, StepGraph, dynamic_shapes, encoder_dynamic_shapes, encoder_example_inputs,
+                         example_inputs)
+
 FORMAT = 1  # raised when the package's inputs or outputs change meaning
 BUILD_TIMEOUT_S = 1800
-CHILD = "import sys; from model.ahead_of_time import main; main(sys.argv[1:])"  # not -m: model/ imports this module
+CHILD = "import sys; from model.build_child import main; main(sys.argv[1:])"  # the child's entry
 SETTINGS = dict(freezing=True, max_autotune=True, max_autotune_gemm_backends="CPP,ATEN",
                 autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False)  # a quiet log
 
@@ -83,11 +85,9 @@ def last_error(stderr: str) -> str:
 
 def graph(name: str, model: nn.Module, precision: str) -> tuple[nn.Module, tuple, tuple]:
     """The module to export for package `name`, its example inputs and their symbolic sizes."""
-    from . import step_graph as g
-
     if name == "encoder":
-        return g.EncoderGraph(model).eval(), g.encoder_example_inputs(model), g.encoder_dynamic_shapes(model)
-    return g.StepGraph(model, precision).eval(), g.example_inputs(model), g.dynamic_shapes(model)
+        return EncoderGraph(model).eval(), encoder_example_inputs(model), encoder_dynamic_shapes(model)
+    return StepGraph(model, precision).eval(), example_inputs(model), dynamic_shapes(model)
 
 
 def build(model: nn.Module, name: str, precision: str, package: Path) -> Path:
@@ -102,26 +102,3 @@ def build(model: nn.Module, name: str, precision: str, package: Path) -> Path:
         torch._inductor.aoti_compile_and_package(exported, package_path=str(partial), inductor_configs=SETTINGS)
         os.replace(partial, package)  # a reader never sees half a package
     return package
-
-
-def main(argv: list[str] | None = None) -> None:
-    from .transformer import Transformer
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model_dir", help="a folder save_pretrained wrote")
-    parser.add_argument("--encoder", type=Path, help="the encoder's .pt2 file to write")
-    parser.add_argument("--step", type=Path, help="the decoder step's .pt2 file to write")
-    parser.add_argument("--precision", choices=("fp32", "int8"), default="fp32", help="the step's matrices")
-    parser.add_argument("--threads", type=int, default=1, help="the thread count the packages are tuned for")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    model = Transformer.from_pretrained(args.model_dir).eval()
-    for name in ("encoder", "step"):
-        package = getattr(args, name)
-        if package is not None:
-            package.parent.mkdir(parents=True, exist_ok=True)
-            build(model, name, args.precision, package)
-
-
-if __name__ == "__main__":
-    main()

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from . import ahead_of_time
+from .ahead_of_time import build_in_child, packages
 from .attention import padding_mask
 from .package_runner import PackageRunner
 from .step_graph import GROW_STEPS, MAX_ROWS
@@ -84,12 +84,12 @@ class CompiledStep:
             raise RuntimeError("the compiled step is built for the CPU; this model is on another device")
         self._versions = versions(self.model)
         threads = torch.get_num_threads()
-        self.packages = ahead_of_time.packages(self.cache_dir, self.model, self.precision, threads)
+        self.packages = packages(self.cache_dir, self.model, self.precision, threads)
         self._runners = {name: self._cached(path) for name, path in self.packages.items()}
         missing = {name: path for name, path in self.packages.items() if self._runners[name] is None}
         if missing:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            ahead_of_time.build_in_child(self.model, self.precision, threads, missing, self.cache_dir / "inductor")
+            build_in_child(self.model, self.precision, threads, missing, self.cache_dir / "inductor")
             self.built = True
             self._runners.update({name: load(path) for name, path in missing.items()})
 

@@ -179,7 +179,7 @@ def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp
     broken step package is noticed and replaced, the good encoder package kept, and both decode."""
     import shutil
 
-    from model import ahead_of_time
+    import model.compiled
 
     built = pair[1].model.compiled_step.packages
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
@@ -193,7 +193,7 @@ def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp
         for name, path in wanted.items():
             shutil.copy(built[name], path)
 
-    monkeypatch.setattr(ahead_of_time, "build_in_child", copy_built)
+    monkeypatch.setattr(model.compiled, "build_in_child", copy_built)
     with caplog.at_level(logging.WARNING, logger="model.compiled"):
         step = translator.compile(cache_dir=tmp_path)
     assert step.ready and step.built and asked == {"step": broken}, step.failure
