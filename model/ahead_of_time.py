@@ -37,24 +37,32 @@ SETTINGS = dict(freezing=True, max_autotune=True, max_autotune_gemm_backends="CP
                 autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False)  # a quiet log
 
 
-def fingerprint(model: nn.Module, precision: str, threads: int) -> str:
-    """A short hash of everything a package is built from."""
-    digest = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    for code in ("ahead_of_time.py", "step_graph.py"):
-        digest.update((here / code).read_bytes())
-    digest.update(json.dumps([FORMAT, torch.__version__, precision, threads, model.config.to_dict()]).encode())
+def weights_digest(model: nn.Module) -> bytes:
+    """A hash of the model's config and every weight, the part of a package's name shared by both packages."""
+    digest = hashlib.sha256(json.dumps(model.config.to_dict()).encode())
     for name, tensor in sorted(model.state_dict().items()):
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy())
+    return digest.digest()
+
+
+def fingerprint(weights: bytes, precision: str, threads: int) -> str:
+    """A short hash of everything a package is built from: the weights, the precision, the thread count,
+    torch's version and the code that builds it."""
+    digest = hashlib.sha256(weights)
+    here = Path(__file__).resolve().parent
+    for code in ("ahead_of_time.py", "step_graph.py"):
+        digest.update((here / code).read_bytes())
+    digest.update(json.dumps([FORMAT, torch.__version__, precision, threads]).encode())
     return digest.hexdigest()[:20]
 
 
 def packages(folder: Path, model: nn.Module, precision: str, threads: int) -> dict[str, Path]:
     """Where the two packages of `model` lie in `folder`: the encoder's (fp32 whatever the step's precision,
     as in eager decoding) and the step's."""
-    return {"encoder": folder / f"encoder-{fingerprint(model, 'fp32', threads)}.pt2",
-            "step": folder / f"step-{fingerprint(model, precision, threads)}.pt2"}
+    weights = weights_digest(model)
+    return {"encoder": folder / f"encoder-{fingerprint(weights, 'fp32', threads)}.pt2",
+            "step": folder / f"step-{fingerprint(weights, precision, threads)}.pt2"}
 
 
 def build_in_child(model: nn.Module, precision: str, threads: int, wanted: dict[str, Path], inductor_cache: Path) -> None:

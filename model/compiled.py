@@ -1,16 +1,16 @@
-"""Decoding with the compiled decoder step (model/step_graph.py, built by model/ahead_of_time.py).
+"""Decoding with the compiled encoder and decoder step (model/step_graph.py, built by model/ahead_of_time.py).
 
-`CompiledStep.compile()` finds the package built for this very model in `cache_dir` (default
-`~/.cache/attention-lens/compiled`, or `$ATTENTION_LENS_COMPILE_CACHE`) and loads it in a fraction of a
-second; where there is none, a child process builds it (a minute or two), so the serving process
-neither holds the compiler's memory nor waits on it. `CompiledDecoder` is model/step.py's StepDecoder on
-that package: one (L, N, H, C, d_k) pair of cache buffers, grown as the eager cache grows.
+`CompiledStep.compile()` finds the two packages built for this very model in `cache_dir` (default
+`~/.cache/attention-lens/compiled`, or `$ATTENTION_LENS_COMPILE_CACHE`) and loads them in a fraction of
+a second; where they are missing, a child process builds them (one to two minutes), so the serving
+process neither holds the compiler's memory nor waits on it. `CompiledDecoder` is model/step.py's
+StepDecoder on those packages: the source encoded by the encoder's, and one (L, N, H, C, d_k) pair of
+cache buffers, grown as the eager cache grows, for the step's.
 
 Where no C++ compiler is present or building fails, the reason is logged once and decoding stays on
 the eager path (model/step.py): same tokens either way (tests/test_compiled.py). The compiled step
 gives logits only: a search that wants attention rows (lens/trace.py) or switches heads off runs
-eager, and explain()'s maps always come from the exact teacher-forced pass.
-"""
+eager, and explain()'s maps always come from the exact teacher-forced pass."""
 
 from __future__ import annotations
 

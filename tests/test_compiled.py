@@ -162,16 +162,19 @@ def test_the_package_in_the_cache_is_loaded_not_built_again(pair, tiny_checkpoin
     assert step.calls == 1
 
 
-def test_a_package_is_named_for_everything_it_is_built_from(tiny_checkpoint):
-    from model.ahead_of_time import fingerprint
+def test_a_package_is_named_for_everything_it_is_built_from(tiny_checkpoint, tmp_path):
+    from model.ahead_of_time import packages
 
     model = Translator.from_pretrained(tiny_checkpoint, device="cpu").model
-    name = fingerprint(model, "fp32", 1)
-    assert name == fingerprint(Translator.from_pretrained(tiny_checkpoint, device="cpu").model, "fp32", 1)
-    assert len({name, fingerprint(model, "int8", 1), fingerprint(model, "fp32", 2)}) == 3
+    names = packages(tmp_path, model, "fp32", 1)
+    assert names == packages(tmp_path, Translator.from_pretrained(tiny_checkpoint, device="cpu").model, "fp32", 1)
+    int8, threads = packages(tmp_path, model, "int8", 1), packages(tmp_path, model, "fp32", 2)
+    assert int8["encoder"] == names["encoder"] and int8["step"] != names["step"]  # the encoder stays fp32
+    assert len({names["step"], int8["step"], threads["step"]}) == 3 and threads["encoder"] != names["encoder"]
     with torch.no_grad():
         model.decoder_layers[0].ff.linear1.bias[0] += 1e-3
-    assert fingerprint(model, "fp32", 1) != name
+    changed = packages(tmp_path, model, "fp32", 1)
+    assert changed["step"] != names["step"] and changed["encoder"] != names["encoder"]
 
 
 def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp_path, monkeypatch, caplog):
