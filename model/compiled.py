@@ -131,8 +131,8 @@ def load(package: Path) -> PackageRunner:
 
 
 def versions(model: nn.Module) -> tuple:
-    """What the frozen weights were compiled from: changed by training, load_state_dict or .to()."""
-    return tuple((p.data_ptr(), p._version) for p in model.parameters())
+    """What the frozen weights were compiled from (Transformer.parameter_versions)."""
+    return model.parameter_versions()
 
 
 class CompiledDecoder:

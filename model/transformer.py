@@ -165,9 +165,13 @@ class Transformer(
             [layer.step_weights(precision) for layer in self.decoder_layers],
             step_linear(self.lm_head.weight, self.lm_head.bias, precision)))
 
+    def parameter_versions(self) -> tuple:
+        """Where each parameter lies and how often it was written: changed by training, load_state_dict or .to()."""
+        return tuple((p.data_ptr(), p._version) for p in self.parameters())
+
     def _derived(self, key: tuple, build):
         """What `build` makes of the parameters, rebuilt only when one of them has changed."""
-        source = tuple((p.data_ptr(), p._version) for p in self.parameters())
+        source = self.parameter_versions()
         built = _DERIVED.setdefault(self, {})
         if key not in built or built[key][0] != source:
             with torch.no_grad():
