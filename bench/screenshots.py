@@ -63,6 +63,12 @@ def inside_step(page):
     page.locator("#step-result .st-inside").scroll_into_view_if_needed()
 
 
+def compare(page):
+    page.locator("#compare input").check()
+    page.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
+                           " return r && r.dataset.shown; }", timeout=60_000)
+
+
 def legend(page):
     page.locator("#result .al-legend").scroll_into_view_if_needed()
 
@@ -76,6 +82,7 @@ SHOTS = {
     "guess-desktop": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
     "why-desktop": (DESKTOP, {"s": SENTENCE, "view": "step", "step": 2}, why),
     "desktop-decoder": (DESKTOP, {"s": SENTENCE, "kind": "decoder"}, legend),
+    "compare-desktop": (DESKTOP, {"s": "Ich möchte ein Bier."}, compare),
     "who-desktop": (DESKTOP, {"s": WALK}, inside("openContributions", ".al-who-table")),
     "who-phone": (PHONE, {"s": WALK}, inside("openContributions", ".al-who-table")),
     "patch-desktop": (DESKTOP, {"s": WALK}, inside("openPatch", ".al-patch-grid")),
@@ -92,8 +99,10 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", choices=sorted(SHOTS), default=sorted(SHOTS))
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
+    parser.add_argument("--second", default=str(ROOT / "checkpoints" / "de-en-everyday"),
+                        help="the model the page compares with ('none': no comparison)")
     args = parser.parse_args()
-    proc, url = launch_app(Path("/tmp/screenshots-app.log"), MODEL_ID=args.checkpoint)
+    proc, url = launch_app(Path("/tmp/screenshots-app.log"), MODEL_ID=args.checkpoint, EVERYDAY_MODEL_ID=args.second)
     try:
         with chromium() as browser:
             for name in args.only:
