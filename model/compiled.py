@@ -158,7 +158,7 @@ class CompiledDecoder:
         if self.eager is None:
             try:
                 return self._compiled(tokens), None
-            except RuntimeError as error:  # inputs warm-up did not compile for (another thread count, say)
+            except RuntimeError as error:  # a package call that failed (model/package_runner.py's check)
                 self.step.give_up(f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
                 self.eager = self._replayed(tokens)
         return self.eager(tokens)
