@@ -2,6 +2,7 @@
 
     python bench/compiled.py [--repeats 3] [--sentences 30]
     python bench/compiled.py --int8      # the int8 rows alone
+    python bench/compiled.py --speed-only  # the speed rows alone (no build times, no RSS)
 
 Rows (interleaved medians, same weights, same source ids, Multi30k val):
 - greedy, batch 1, and beam 4 one sentence at a time (the page's case): ms/sentence, eager / compiled /
@@ -155,6 +156,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=30)
     parser.add_argument("--int8", action="store_true", help="only the int8 rows (weight-only int8 in the compiled step)")
     parser.add_argument("--bleu-sentences", type=int, default=1014)
+    parser.add_argument("--speed-only", action="store_true", help="only the speed rows (no compile times, no RSS)")
     args = parser.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="compiled-cache-"))
     if args.int8:
@@ -162,16 +164,8 @@ def main() -> None:
         val = data.load_split(data.find_corpus(args.data_dir), "val")
         print(f"int8, 1 thread, medians of {args.repeats}:", flush=True)
         return int8_rows(args.checkpoint, cache, val.src, val.tgt, args.repeats, args.bleu_sentences)
-    cold, first_cold = compile_seconds(args.checkpoint, cache)
-    warm, first_warm = compile_seconds(args.checkpoint, cache)
-    print(f"compile (a child process builds the package) and load, one thread: empty cache {cold:.0f} s, "
-          f"package in the cache {warm:.1f} s "
-          f"(first translation after: {first_cold * 1000:.0f} / {first_warm * 1000:.0f} ms)", flush=True)
-    (eager_mb, _), (compiled_mb, _) = (peak_rss_mb(args.checkpoint, cache, args.data_dir, c) for c in (False, True))
-    building_mb, builder_mb = peak_rss_mb(args.checkpoint, Path(tempfile.mkdtemp(prefix="compiled-cold-")), args.data_dir, True)
-    print(f"peak RSS, 30 val sentences at beam 4, fresh process: eager {eager_mb:.0f} MB, compiled {compiled_mb:.0f} MB "
-          f"({compiled_mb / eager_mb:.2f}x); building the package first: {building_mb:.0f} MB "
-          f"({building_mb / eager_mb:.2f}x), and the child process that builds it {builder_mb:.0f} MB", flush=True)
+    if not args.speed_only:
+        compile_and_memory_rows(args.checkpoint, cache, args.data_dir)
     val = data.load_split(data.find_corpus(args.data_dir), "val").src[: args.sentences]
     torch.set_num_threads(1)  # compiled for one thread, as the app's calls run (a compiled step keeps its threads)
     eager = Translator.from_pretrained(args.checkpoint, device="cpu")
@@ -185,6 +179,20 @@ def main() -> None:
     print(f"physical limit, greedy token: {weights / 1e6:.1f} MB of decoder weights / {bw:.1f} GB/s = "
           f"{weights / bw / 1e6:.2f} ms from memory; the compiled token: {token:.2f} ms (the weights fit in the "
           "CPU's caches, so it can run below that)")
+
+
+def compile_and_memory_rows(checkpoint: str, cache: Path, data_dir: str | None) -> None:
+    """Build and load times with an empty and a filled `cache` (which it fills), and the peak RSS rows."""
+    cold, first_cold = compile_seconds(checkpoint, cache)
+    warm, first_warm = compile_seconds(checkpoint, cache)
+    print(f"compile (a child process builds the package) and load, one thread: empty cache {cold:.0f} s, "
+          f"package in the cache {warm:.1f} s "
+          f"(first translation after: {first_cold * 1000:.0f} / {first_warm * 1000:.0f} ms)", flush=True)
+    (eager_mb, _), (compiled_mb, _) = (peak_rss_mb(checkpoint, cache, data_dir, c) for c in (False, True))
+    building_mb, builder_mb = peak_rss_mb(checkpoint, Path(tempfile.mkdtemp(prefix="compiled-cold-")), data_dir, True)
+    print(f"peak RSS, 30 val sentences at beam 4, fresh process: eager {eager_mb:.0f} MB, compiled {compiled_mb:.0f} MB "
+          f"({compiled_mb / eager_mb:.2f}x); building the package first: {building_mb:.0f} MB "
+          f"({building_mb / eager_mb:.2f}x), and the child process that builds it {builder_mb:.0f} MB", flush=True)
 
 
 def token_ms(translator: Translator) -> float:

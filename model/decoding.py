@@ -122,11 +122,24 @@ class _Banned:
     def __init__(self, config, min_new_tokens: int, device: torch.device):
         self.always = torch.tensor([config.pad_id, config.bos_id], device=device)
         self.early = torch.tensor([config.pad_id, config.bos_id, config.eos_id], device=device)
-        self.min_new_tokens = min_new_tokens
+        self.min_new_tokens, self.vocab_size, self._bias = min_new_tokens, config.vocab_size, {}
 
     def __call__(self, logits: Tensor, step: int) -> Tensor:
         banned = self.early if step < self.min_new_tokens else self.always
         return logits.index_fill_(1, banned, float("-inf"))
+
+    def bias(self, step: int) -> Tensor:
+        """The same bans as a (V,) vector to add to the logits (0, or -inf on a banned id): for the compiled step."""
+        early = step < self.min_new_tokens
+        if early not in self._bias:
+            self._bias[early] = self(self.always.new_zeros(1, self.vocab_size, dtype=torch.float), step)[0]
+        return self._bias[early]
+
+
+def _ranked_inside(decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None) -> bool:
+    """The compiled step ranks the next tokens itself (log-softmax and top-k in its graph) unless the
+    step is forced or an observer wants the whole distribution."""
+    return isinstance(decoder, CompiledDecoder) and observer is None and (forced is None or t >= forced.numel())
 
 
 def _next_logits(decoder: StepDecoder, tokens: Tensor, step: int, observer: SearchObserver | None) -> Tensor:
@@ -154,11 +167,12 @@ def greedy_search(model: nn.Module, src: Tensor, options: SearchOptions) -> Tens
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     score = torch.zeros(B, device=src.device)  # cumulative log-prob, for the observer
     for t in range(max_new_tokens):
-        logits = never_generate(_next_logits(decoder, tokens, t, observer), t)  # (B, V)
-        if forced is not None and t < forced.numel():
-            next_token = forced[t].expand(B).masked_fill(finished, config.pad_id)  # (B,)
+        if _ranked_inside(decoder, t, forced, observer):
+            next_token = decoder.ranked(tokens, never_generate.bias(t))[1][:, 0]  # (B,)
         else:
-            next_token = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
+            logits = never_generate(_next_logits(decoder, tokens, t, observer), t)  # (B, V)
+            next_token = forced[t].expand(B) if forced is not None and t < forced.numel() else logits.argmax(dim=-1)
+        next_token = next_token.masked_fill(finished, config.pad_id)  # (B,)
         if observer is not None:
             score = score + logits.float().log_softmax(dim=-1).gather(1, next_token[:, None])[:, 0]
             observer.on_beams(t, torch.arange(B, device=src.device), next_token, score)
@@ -175,6 +189,7 @@ class _FinishedHypotheses:
 
     scores: Tensor  # (B, K) length-penalised, -inf where empty
     ids: Tensor  # (B, K, max_new_tokens)
+    some_full: bool = False  # a sentence holds K: only then can one be done (_advance)
 
     def add(self, sentences: Tensor, ids: Tensor, scores: Tensor) -> None:
         """Merge new hypotheses ids (n, m, max_new), scores (n, m) into the K best of each sentence."""
@@ -184,6 +199,7 @@ class _FinishedHypotheses:
         best, pick = all_scores.topk(K, dim=1)  # (n, K)
         self.scores[sentences] = best
         self.ids[sentences] = all_ids.gather(1, pick[:, :, None].expand(-1, -1, width))
+        self.some_full = self.some_full or bool((best[:, -1] > float("-inf")).any())
 
 
 @dataclass
@@ -193,25 +209,39 @@ class _Candidates:
     scores: Tensor  # cumulative log-prob
     from_beam: Tensor  # which of the sentence's K beams each extends
     token: Tensor
+    ends: Tensor  # token is EOS
 
 
-def _candidates(log_probs: Tensor, beam_scores: Tensor, K: int) -> _Candidates:
-    """score(beam + token) = beam score + log p(token), for log_probs (n*K, V), beam_scores (n, K)."""
+def _candidates(row_top: Tensor, row_tokens: Tensor, beam_scores: Tensor, K: int, eos_id: int) -> _Candidates:
+    """score(beam + token) = beam score + log p(token), from each row's 2K best tokens: their log-probs
+    row_top and ids row_tokens (n*K, 2K), best first, and beam_scores (n, K)."""
     n = beam_scores.size(0)
-    # The 2K best of a sentence are among the 2K best tokens of each of its beams: take those
-    # first and never materialise all K x V sums.
-    row_top, row_tokens = log_probs.topk(2 * K, dim=1)  # (n*K, 2K)
+    # The 2K best of a sentence are among the 2K best tokens of each of its beams (_ranked): start
+    # from those and never materialise all K x V sums.
     row_scores = row_top + beam_scores.view(n * K, 1)
     scores, top_ids = row_scores.view(n, K * 2 * K).topk(2 * K, dim=1)  # (n, 2K)
-    token = row_tokens.view(n, K * 2 * K).gather(1, top_ids)  # (n, 2K)
-    return _Candidates(scores=scores, from_beam=top_ids // (2 * K), token=token)
+    token = row_tokens.reshape(n, K * 2 * K).gather(1, top_ids)  # (n, 2K)
+    return _Candidates(scores=scores, from_beam=top_ids // (2 * K), token=token, ends=token == eos_id)
+
+
+def _ranked(decoder: StepDecoder, tokens: Tensor, t: int, never_generate: _Banned, forced: Tensor | None,
+            observer: SearchObserver | None, k: int) -> tuple[Tensor, Tensor]:
+    """The k most likely next tokens of every row (N, k) after the bans and any forcing, best first: their
+    log-probabilities and ids; ranked inside the compiled step where it can (_ranked_inside)."""
+    if _ranked_inside(decoder, t, forced, observer):
+        top, ids = decoder.ranked(tokens, never_generate.bias(t))
+        return top[:, :k], ids[:, :k]
+    log_probs = never_generate(_next_logits(decoder, tokens, t, observer), t).float().log_softmax(dim=-1)  # (N, V)
+    if forced is not None and t < forced.numel():
+        log_probs = _force(log_probs, forced[t])
+    return log_probs.topk(k, dim=1)
 
 
 def _finish_ended(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _FinishedHypotheses, t: int,
                   length_penalty: float, config, observer: SearchObserver | None) -> None:
     """EOS among a sentence's K best candidates ends a hypothesis: offer it to the finished list."""
     n, K = cand.scores.size(0), cand.scores.size(1) // 2
-    ends = cand.token[:, :K] == config.eos_id  # (n, K)
+    ends = cand.ends[:, :K]  # (n, K)
     if not bool(ends.any()):
         return
     normalised = torch.where(ends, cand.scores[:, :K] / float(t + 1) ** length_penalty, float("-inf"))  # (n, K)
@@ -247,11 +277,8 @@ def beam_search(model: nn.Module, src: Tensor, num_beams: int, length_penalty: f
                                    ids=torch.full((B, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device))
     active = torch.arange(B, device=device)  # sentences still searching, as indices into B
     for t in range(max_new_tokens):
-        logits = never_generate(_next_logits(decoder, tokens, t, observer), t)  # (n*K, V)
-        log_probs = logits.float().log_softmax(dim=-1)  # (n*K, V)
-        if forced is not None and t < forced.numel():
-            log_probs = _force(log_probs, forced[t])
-        cand = _candidates(log_probs, beam_scores, K)
+        cand = _candidates(*_ranked(decoder, tokens, t, never_generate, forced, observer, 2 * K), beam_scores, K,
+                           config.eos_id)
         _finish_ended(cand, tokens, active, finished, t, length_penalty, config, observer)
         tokens, beam_scores, active, kept, rows = _advance(cand, tokens, active, finished, t, length_penalty,
                                                            config, observer)
@@ -271,18 +298,19 @@ def _advance(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _Finis
     positions of the sentences that go on (None if all do) and the decoder rows to keep (n'*K,).
     """
     n, K = cand.scores.size(0), cand.scores.size(1) // 2
-    live_scores = cand.scores.masked_fill(cand.token == config.eos_id, float("-inf"))
+    live_scores = cand.scores.masked_fill(cand.ends, float("-inf"))
     beam_scores, pick = live_scores.topk(K, dim=1)  # (n, K)
     rows = torch.arange(n, device=tokens.device)[:, None] * K + cand.from_beam.gather(1, pick)  # (n, K)
     next_token = cand.token.gather(1, pick)  # (n, K)
     if observer is not None:
         observer.on_beams(t, rows[0], next_token[0], beam_scores[0])
     # A sentence whose best live beam can no longer beat its worst finished one leaves.
-    worst_finished = finished.scores[active, -1]  # (n,)
-    norm = float(t + 1) ** length_penalty
-    done = (worst_finished > float("-inf")) & (beam_scores[:, 0] / norm <= worst_finished)
-    kept = None
-    if bool(done.any()):
+    kept, done = None, None
+    if finished.some_full:
+        worst_finished = finished.scores[active, -1]  # (n,)
+        norm = float(t + 1) ** length_penalty
+        done = (worst_finished > float("-inf")) & (beam_scores[:, 0] / norm <= worst_finished)
+    if done is not None and bool(done.any()):
         kept = (~done).nonzero().squeeze(1)  # (n',) positions of the sentences that go on
         active, rows, beam_scores, next_token = active[kept], rows[kept], beam_scores[kept], next_token[kept]
     rows = rows.reshape(-1)  # (n'*K,)

@@ -1,7 +1,7 @@
 """The two graphs a search runs, as functions of tensors only: EncoderGraph (the encoder, and every
 decoder layer's cross-attention keys and values of its output) once a batch, and StepGraph (the
-decoder's one-token step: every decoder layer with its cached self-attention, and the output
-projection) once a token. These are what model/ahead_of_time.py exports and compiles, and what
+decoder's one-token step: every decoder layer with its cached self-attention, the output projection,
+the log-softmax and the search's top-k) once a token. These are what model/ahead_of_time.py exports and compiles, and what
 model/compiled.py calls.
 
 The shapes that change while translating (the rows, the sentences, the source length, the positions
@@ -24,6 +24,7 @@ from .attention import padding_mask
 
 GROW_STEPS = 16  # the cache buffers grow by this many positions when full, as KVCache does
 MAX_ROWS = 16  # searches of more rows stay eager: past ~16 rows the BLAS calls of the eager step win
+TOP = 2 * MAX_ROWS  # next tokens the step ranks a row: a search of K beams takes the first 2K, greedy the first
 
 
 class Linear(nn.Module):
@@ -116,12 +117,15 @@ class StepGraph(nn.Module):
         self.layers = nn.ModuleList(StepLayer(layer, int8) for layer in model.decoder_layers)
         self.decoder_norm = model.decoder_norm
         self.lm_head = Linear(model.lm_head.weight, model.lm_head.bias, int8)
+        self.top = min(TOP, model.config.vocab_size)
 
     def forward(self, tokens: Tensor, position: Tensor, keys: Tensor, values: Tensor, memory_keys: Tensor,
-                memory_values: Tensor, source_bias: Tensor) -> Tensor:
-        """tokens (N,) at `position` (a (1,) tensor: an int would be compiled in) -> logits (N, V).
+                memory_values: Tensor, source_bias: Tensor, banned: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """tokens (N,) at `position` (a (1,) tensor: an int would be compiled in) -> the logits (N, V), and the
+        TOP (at most V) most likely next tokens of every row, best first: their log-probabilities (N, TOP) and ids (N, TOP).
         keys, values (L, N, H, C, d_k): this step's are written at `position`, the positions after it are
-        masked; memory_keys, memory_values (L, B, H, S, d_k); source_bias (B, 1, 1, S)."""
+        masked; memory_keys, memory_values (L, B, H, S, d_k); source_bias (B, 1, 1, S); banned (V,) is added to
+        the logits before ranking: 0, or -inf on the ids the search may not output at this step."""
         B = memory_keys.size(1)
         x = self.embed(tokens) * self.scale + self.pe.index_select(0, position)  # (N, D)
         seen = torch.arange(keys.size(3), device=keys.device) <= position  # (C,): this step and the ones before
@@ -130,7 +134,23 @@ class StepGraph(nn.Module):
             x = layer.residual(x, 0, lambda h: layer.self_attention(h, position, keys[i], values[i], past))
             x = layer.residual(x, 1, lambda h: layer.cross_attention(h, memory_keys[i], memory_values[i], source_bias, B))
             x = layer.residual(x, 2, lambda h: layer.w2(F.relu(layer.w1(h))))
-        return self.lm_head(self.decoder_norm(x))
+        logits = self.lm_head(self.decoder_norm(x))
+        allowed = (logits + banned).float()
+        top, ids = top_k(allowed, self.top)
+        return logits, top - allowed.logsumexp(dim=1, keepdim=True), ids  # log-probabilities, as model/decoding.py's
+
+
+def top_k(x: Tensor, k: int, width: int = 32) -> tuple[Tensor, Tensor]:
+    """x.topk(k, dim=1) in two cheap passes: the k largest of a row lie in the k blocks of `width` with the largest
+    maxima, so rank the block maxima, then the k * width values of those blocks (ties may come in another order)."""
+    N, V = x.shape
+    if V <= k * width:
+        return x.topk(k, dim=1)
+    blocks = F.pad(x, (0, -V % width), value=float("-inf")).view(N, -1, width)  # (N, V / width, width)
+    best = blocks.amax(dim=2).topk(k, dim=1).indices  # (N, k)
+    values, within = blocks.gather(1, best[:, :, None].expand(-1, -1, width)).reshape(N, k * width).topk(k, dim=1)
+    ids = best.gather(1, within // width) * width + within % width
+    return values, ids.clamp_max(V - 1)  # a padding place can be drawn only where fewer than k values are finite
 
 
 def example_inputs(model: nn.Module, sentences: int = 2, beams: int = 2, cached: int = GROW_STEPS,
@@ -141,7 +161,7 @@ def example_inputs(model: nn.Module, sentences: int = 2, beams: int = 2, cached:
     keys = p.new_zeros(L, N, c.n_heads, cached, c.d_k)
     memory = p.new_zeros(L, sentences, c.n_heads, source, c.d_k)
     return (torch.full((N,), c.bos_id, device=p.device), torch.tensor([2], device=p.device), keys, keys.clone(),
-            memory, memory.clone(), p.new_zeros(sentences, 1, 1, source))
+            memory, memory.clone(), p.new_zeros(sentences, 1, 1, source), p.new_zeros(c.vocab_size))
 
 
 def dynamic_shapes(model: nn.Module) -> tuple:
@@ -151,7 +171,7 @@ def dynamic_shapes(model: nn.Module) -> tuple:
     longest = model.config.max_len
     N, B = Dim("rows", min=1, max=MAX_ROWS), Dim("sentences", min=1, max=MAX_ROWS)
     C, S = Dim("cached", min=1, max=longest), Dim("source", min=1, max=longest)
-    return ({0: N}, None, {1: N, 3: C}, {1: N, 3: C}, {1: B, 3: S}, {1: B, 3: S}, {0: B, 3: S})
+    return ({0: N}, None, {1: N, 3: C}, {1: N, 3: C}, {1: B, 3: S}, {1: B, 3: S}, {0: B, 3: S}, None)
 
 
 def encoder_example_inputs(model: nn.Module, sentences: int = 2, source: int = 9) -> tuple[Tensor]:

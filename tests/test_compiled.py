@@ -46,6 +46,28 @@ def test_compiled_and_eager_give_the_same_tokens_batched_and_alone(pair, num_bea
     assert used(compiled) > before  # the compiled step did the decoding
 
 
+def test_the_step_ranks_with_the_bans_as_the_eager_search_does(pair):
+    """The log-softmax and top-k inside the compiled step, with a banned id (the one it likes best) added as -inf:
+    the same ids, in the same order, and the same log-probabilities as ranking its logits eagerly."""
+    from model.compiled import TOP, CompiledDecoder
+    from model.decoding import _Banned
+
+    eager, compiled = pair
+    config, step = eager.config, compiled.model.compiled_step
+    src = torch.tensor([eager.encode_source(SENTENCES[0])[0]])
+    tokens = torch.full((3, 1), config.bos_id)
+    logits = CompiledDecoder(step, src, 3, 10)(tokens)[0]  # (3, V)
+    banned = _Banned(config, 5, src.device).bias(0).clone()
+    assert banned[[config.pad_id, config.bos_id, config.eos_id]].isneginf().all() and banned.isfinite().sum() == config.vocab_size - 3
+    assert _Banned(config, 5, src.device).bias(5).isneginf().sum() == 2  # EOS allowed from min_new_tokens on
+    favourite = int(logits[0].argmax())
+    banned[favourite] = float("-inf")
+    top, ids = CompiledDecoder(step, src, 3, 10).ranked(tokens, banned)
+    want_top, want_ids = (logits + banned).log_softmax(dim=-1).topk(TOP, dim=1)
+    assert torch.equal(ids, want_ids) and favourite not in ids[0].tolist()
+    torch.testing.assert_close(top, want_top)
+
+
 def test_a_forced_prefix_and_the_explained_maps_are_the_eager_ones(pair):
     eager, compiled = pair
     ids = eager.encode_prefix("A man")
@@ -92,7 +114,7 @@ def test_without_a_compiler_it_says_why_once_and_decodes_eagerly(tiny_checkpoint
 def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monkeypatch, caplog):
     """The compiled packages stood in for by the eager graphs (so no compiling here), failing at the third step
     as a package call that fails (model/package_runner.py's check): the search goes on eagerly, from a rebuilt cache."""
-    from model.compiled import CompiledDecoder, CompiledStep, versions
+    from model.compiled import TOP, CompiledDecoder, CompiledStep, versions
     from model.step import CachedDecoder
     from model.step_graph import EncoderGraph
 
@@ -102,14 +124,15 @@ def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monke
     step.ready, step._versions = True, versions(translator.model)
     calls = []
 
-    def stand_in(self, tokens):
+    def stand_in(self, tokens, banned):
         if not hasattr(self, "shadow"):
             self.shadow = CachedDecoder(step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0),
                                         self.capacity)
         calls.append(tokens.size(1))
         if len(calls) == 3:
             raise RuntimeError("the compiled package failed to run the step (AOTInductor error 1)")
-        return self.shadow(tokens)[0]
+        logits = self.shadow(tokens)[0]  # and the ranking, as StepGraph's
+        return [logits, *(logits + banned).float().log_softmax(dim=-1).topk(min(TOP, logits.size(1)), dim=1)]
 
     reorder = CompiledDecoder.reorder
 
