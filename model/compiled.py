@@ -85,8 +85,10 @@ class CompiledStep:
         self._versions = versions(self.model)
         threads = torch.get_num_threads()
         self.packages = packages(self.cache_dir, self.model, self.precision, threads)
-        self._runners = {name: self._cached(path) for name, path in self.packages.items()}
-        missing = {name: path for name, path in self.packages.items() if self._runners[name] is None}
+        # The step's package first: loading copies a package's weights out of its library, whose pages are then
+        # given back (model/package_runner.py), so the larger one loads while the smaller is not yet in memory.
+        self._runners = {name: self._cached(self.packages[name]) for name in ("step", "encoder")}
+        missing = {name: self.packages[name] for name, runner in self._runners.items() if runner is None}
         if missing:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
             build_in_child(self.model, self.precision, threads, missing, self.cache_dir / "inductor")
@@ -116,7 +118,7 @@ class CompiledStep:
     def encode(self, src: Tensor) -> list[Tensor]:
         """src (B, S) -> memory (B, S, D), memory keys and values (L, B, H, S, d_k), source bias (B, 1, 1, S)."""
         with torch.inference_mode():
-            return self._runners["encoder"]([src])
+            return self._runners["encoder"]([src, self.model.embed(src)])  # the table stays out of the package
 
     def __call__(self, *args: Tensor) -> list[Tensor]:
         """One decoder step (StepGraph.forward's arguments) -> logits (N, V), top log-probabilities and ids (N, TOP)."""
@@ -195,8 +197,8 @@ class CompiledDecoder:
         position = tokens.size(1) - 1
         if position >= self.keys.size(3):
             self._grow(min(self.capacity, self.keys.size(3) + GROW_STEPS))
-        newest = torch.empty_like(tokens[:, -1], memory_format=torch.contiguous_format).copy_(tokens[:, -1])  # stride 1
-        outputs = self.step(newest, self.positions[position : position + 1], self.keys, self.values, self.memory_keys,
+        embedded = self.step.model.embed(tokens[:, -1])  # (N, D): the table stays out of the package
+        outputs = self.step(embedded, self.positions[position : position + 1], self.keys, self.values, self.memory_keys,
                             self.memory_values, self.source_bias, banned)
         self.length = position + 1
         return outputs

@@ -91,17 +91,18 @@ class StepLayer(nn.Module):
 
 
 class EncoderGraph(nn.Module):
-    """src (B, S) -> memory (B, S, D), memory keys and values (L, B, H, S, d_k) of every decoder layer's
-    cross-attention, and the source bias (B, 1, 1, S): 0 on tokens, -inf on padding. The model's own
-    encoder code, traced."""
+    """src (B, S) and its token embeddings (B, S, D) -> memory (B, S, D), memory keys and values
+    (L, B, H, S, d_k) of every decoder layer's cross-attention, and the source bias (B, 1, 1, S): 0 on
+    tokens, -inf on padding. The model's own encoder code, traced. The embedding table stays out of the
+    graph (looked up by the caller): a package holds a copy of every weight in its graph."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model  # only the encoder, the embedding and the cross-attention K/V rows end up in the graph
 
-    def forward(self, src: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def forward(self, src: Tensor, embedded: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         mask = padding_mask(src, self.model.config.pad_id)  # (B, 1, 1, S)
-        memory, _ = self.model.encode(src, mask)
+        memory, _ = self.model.encode(src, mask, source_embedding=embedded)
         kv = self.model.memory_kv(memory)
         bias = torch.zeros(mask.shape, dtype=memory.dtype, device=memory.device).masked_fill(~mask, float("-inf"))
         return memory, torch.stack([k for k, _ in kv]), torch.stack([v for _, v in kv]), bias
@@ -113,21 +114,22 @@ class StepGraph(nn.Module):
     def __init__(self, model: nn.Module, precision: str = "fp32"):
         super().__init__()
         int8 = precision == "int8"
-        self.embed, self.pe, self.scale = model.embed, model.pos.pe, math.sqrt(model.config.d_model)
+        self.pe, self.scale = model.pos.pe, math.sqrt(model.config.d_model)  # the embedding table: looked up outside
         self.layers = nn.ModuleList(StepLayer(layer, int8) for layer in model.decoder_layers)
         self.decoder_norm = model.decoder_norm
         self.lm_head = Linear(model.lm_head.weight, model.lm_head.bias, int8)
         self.top = min(TOP, model.config.vocab_size)
 
-    def forward(self, tokens: Tensor, position: Tensor, keys: Tensor, values: Tensor, memory_keys: Tensor,
+    def forward(self, embedded: Tensor, position: Tensor, keys: Tensor, values: Tensor, memory_keys: Tensor,
                 memory_values: Tensor, source_bias: Tensor, banned: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """tokens (N,) at `position` (a (1,) tensor: an int would be compiled in) -> the logits (N, V), and the
+        """The newest tokens' embeddings (N, D) at `position` (a (1,) tensor: an int would be compiled in) -> the
+        logits (N, V), and the
         TOP (at most V) most likely next tokens of every row, best first: their log-probabilities (N, TOP) and ids (N, TOP).
         keys, values (L, N, H, C, d_k): this step's are written at `position`, the positions after it are
         masked; memory_keys, memory_values (L, B, H, S, d_k); source_bias (B, 1, 1, S); banned (V,) is added to
         the logits before ranking: 0, or -inf on the ids the search may not output at this step."""
         B = memory_keys.size(1)
-        x = self.embed(tokens) * self.scale + self.pe.index_select(0, position)  # (N, D)
+        x = embedded * self.scale + self.pe.index_select(0, position)  # (N, D), as Transformer.embed_tokens
         seen = torch.arange(keys.size(3), device=keys.device) <= position  # (C,): this step and the ones before
         past = torch.zeros(seen.shape, dtype=x.dtype, device=x.device).masked_fill(~seen, float("-inf")).view(1, 1, 1, -1)
         for i, layer in enumerate(self.layers):
@@ -160,7 +162,7 @@ def example_inputs(model: nn.Module, sentences: int = 2, beams: int = 2, cached:
     N, L = sentences * beams, c.n_decoder_layers
     keys = p.new_zeros(L, N, c.n_heads, cached, c.d_k)
     memory = p.new_zeros(L, sentences, c.n_heads, source, c.d_k)
-    return (torch.full((N,), c.bos_id, device=p.device), torch.tensor([2], device=p.device), keys, keys.clone(),
+    return (p.new_zeros(N, c.d_model), torch.tensor([2], device=p.device), keys, keys.clone(),
             memory, memory.clone(), p.new_zeros(sentences, 1, 1, source), p.new_zeros(c.vocab_size))
 
 
@@ -174,13 +176,15 @@ def dynamic_shapes(model: nn.Module) -> tuple:
     return ({0: N}, None, {1: N, 3: C}, {1: N, 3: C}, {1: B, 3: S}, {1: B, 3: S}, {0: B, 3: S}, None)
 
 
-def encoder_example_inputs(model: nn.Module, sentences: int = 2, source: int = 9) -> tuple[Tensor]:
-    """Made-up source ids for EncoderGraph.forward, sizes above 1."""
+def encoder_example_inputs(model: nn.Module, sentences: int = 2, source: int = 9) -> tuple[Tensor, Tensor]:
+    """Made-up source ids and embeddings for EncoderGraph.forward, sizes above 1."""
     p = next(model.parameters())
-    return (torch.full((sentences, source), model.config.eos_id, device=p.device),)
+    return (torch.full((sentences, source), model.config.eos_id, device=p.device),
+            p.new_zeros(sentences, source, model.config.d_model))
 
 
 def encoder_dynamic_shapes(model: nn.Module) -> tuple:
     from torch.export import Dim
 
-    return ({0: Dim("sentences", min=1, max=MAX_ROWS), 1: Dim("source", min=1, max=model.config.max_len)},)
+    B, S = Dim("sentences", min=1, max=MAX_ROWS), Dim("source", min=1, max=model.config.max_len)
+    return ({0: B, 1: S}, {0: B, 1: S})

@@ -141,7 +141,7 @@ def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monke
             self.shadow.reorder(rows, sentences)
         reorder(self, rows, sentences)
 
-    monkeypatch.setattr(CompiledStep, "encode", lambda self, src: list(EncoderGraph(self.model)(src)))  # run eagerly
+    monkeypatch.setattr(CompiledStep, "encode", lambda self, src: list(EncoderGraph(self.model)(src, self.model.embed(src))))  # run eagerly
     monkeypatch.setattr(CompiledDecoder, "_compiled", stand_in)
     monkeypatch.setattr(CompiledDecoder, "reorder", reorder_both)
     translator.model.compiled_step = step
