@@ -240,6 +240,32 @@ def test_a_failing_build_says_what_failed_and_decoding_stays_eager(tiny_checkpoi
     assert not list(tmp_path.glob("*.pt2")) and translator.translate(SENTENCES[1]) == reference
 
 
+def test_the_pages_the_weights_were_copied_from_are_given_back(pair):
+    """Creating a package's model copies its weights out of the library; the read-only pages they came from
+    are dropped from memory after (model/package_runner.py), and the step still gives the same logits."""
+    from model.package_runner import PackageRunner
+    from model.step_graph import example_inputs
+
+    step = pair[1].model.compiled_step
+    library = step.packages["step"].with_suffix(".so")
+
+    def resident_kb() -> int:
+        kb, ours = 0, False
+        with open("/proc/self/smaps") as smaps:
+            for line in smaps:
+                fields = line.split()
+                if "-" in fields[0] and len(fields) >= 5:
+                    ours = fields[1] == "r--p" and len(fields) > 5 and fields[5] == str(library.resolve())
+                elif ours and fields[0] == "Rss:":
+                    kb += int(fields[1])
+        return kb
+
+    runner = PackageRunner(step.packages["step"], 1)
+    assert runner.released > 0 and resident_kb() < runner.released // 1024 // 4
+    inputs = example_inputs(step.model)
+    torch.testing.assert_close(runner([t.clone() for t in inputs])[0], step(*[t.clone() for t in inputs])[0])
+
+
 def test_another_thread_runs_while_the_compiled_step_runs(pair):
     """The package is called without the interpreter lock (model/package_runner.py): a Python loop beside a
     thread that runs the step over and over keeps most of its speed."""
