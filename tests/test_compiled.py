@@ -266,6 +266,31 @@ def test_the_pages_the_weights_were_copied_from_are_given_back(pair):
     torch.testing.assert_close(runner([t.clone() for t in inputs])[0], step(*[t.clone() for t in inputs])[0])
 
 
+def test_the_constants_a_package_never_reads_are_found_in_its_wrapper(tmp_path):
+    """Freezing keeps each original matrix beside its packed copy; only a constant that the generated code
+    binds and never uses is unused (names inside strings do not count)."""
+    import zipfile
+
+    from model.package_runner import unused_constants
+
+    source = """
+    constants_info_[0].name = "w";
+    constants_info_[0].original_fqn = "layers.0.w";
+    constants_info_[1].name = "constant1";
+    constants_info_[1].original_fqn = "constant1";
+    [[maybe_unused]] auto& w = constants_->at(0);
+    [[maybe_unused]] auto& constant1 = constants_->at(1);
+    kernel((const float*)(constant1.data_ptr()), "w");
+    """
+    package = tmp_path / "step-x.pt2"
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.writestr("step-x/data/aotinductor/model/abc.wrapper.cpp", source)
+    assert unused_constants(package) == {"layers.0.w"}
+    with zipfile.ZipFile(package, "w") as archive:  # no wrapper source: nothing is taken for unused
+        archive.writestr("step-x/archive_format", "pt2")
+    assert unused_constants(package) == set()
+
+
 def test_another_thread_runs_while_the_compiled_step_runs(pair):
     """The package is called without the interpreter lock (model/package_runner.py): a Python loop beside a
     thread that runs the step over and over keeps most of its speed."""
