@@ -86,7 +86,7 @@ class CompiledStep:
         threads = torch.get_num_threads()
         self.packages = packages(self.cache_dir, self.model, self.precision, threads)
         # The step's package first: loading copies a package's weights out of its library, whose pages are then
-        # given back (model/package_runner.py), so the larger one loads while the smaller is not yet in memory.
+        # given back (model/package_memory.py), so the larger one loads while the smaller is not yet in memory.
         self._runners = {name: self._cached(self.packages[name]) for name in ("step", "encoder")}
         missing = {name: self.packages[name] for name, runner in self._runners.items() if runner is None}
         if missing:

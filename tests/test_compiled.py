@@ -242,7 +242,7 @@ def test_a_failing_build_says_what_failed_and_decoding_stays_eager(tiny_checkpoi
 
 def test_the_pages_the_weights_were_copied_from_are_given_back(pair):
     """Creating a package's model copies its weights out of the library; the read-only pages they came from
-    are dropped from memory after (model/package_runner.py), and the step still gives the same logits."""
+    are dropped from memory after (model/package_memory.py), and the step still gives the same logits."""
     from model.package_runner import PackageRunner
     from model.step_graph import example_inputs
 
@@ -271,7 +271,7 @@ def test_the_constants_a_package_never_reads_are_found_in_its_wrapper(tmp_path):
     binds and never uses is unused (names inside strings do not count)."""
     import zipfile
 
-    from model.package_runner import unused_constants
+    from model.package_memory import unused_constants
 
     source = """
     constants_info_[0].name = "w";
