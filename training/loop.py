@@ -267,6 +267,7 @@ def train(settings: TrainSettings, interrupt: Interrupt | None = None) -> int:
             loop.progress.finished = True
         proc.barrier()
         loop.save()
+        proc.barrier()  # rank 0 has written the state before any rank tears the group down
         return 0
     finally:
         if proc.distributed:
