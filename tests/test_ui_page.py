@@ -270,6 +270,7 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
     desk.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
                            " return r && r.dataset.shown; }", timeout=30_000)
     assert second.locator(".al-english").inner_text().strip() != ""
+    assert "al-busy" not in second.get_attribute("class")
     first_box, second_box = desk.locator("#result").bounding_box(), desk.locator("#second-result").bounding_box()
     assert second_box["x"] > first_box["x"] + first_box["width"] - 5  # side by side at 1366 px
     shown = second.get_attribute("data-shown")

@@ -258,6 +258,7 @@ def train(settings: TrainSettings, interrupt: Interrupt | None = None) -> int:
             return 0
         finished = loop.run(interrupt)
         if not finished:  # interrupted: the state was saved at the step it stopped
+            proc.barrier()  # rank 0 has written it before any rank tears the group down
             if proc.rank == 0:
                 print(f"stopped at step {loop.progress.step}; rerun the same command to continue", file=sys.stderr)
             return 0

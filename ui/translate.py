@@ -34,7 +34,10 @@ EXAMPLES = [  # from the Multi30k validation split
     "Der Zug hat wegen eines Unfalls zwei Stunden Verspätung.",
 ]
 EMPTY_MESSAGE = "Type a German sentence above, or pick an example."
-RUN_JS = "(...args) => { window.AttentionLens && window.AttentionLens.busy(); return args; }"
+RUN_JS = "(...args) => { window.AttentionLens && window.AttentionLens.busy('#result'); return args; }"
+# the second model's viewer waits only when it is asked (compare ticked); unticked, it gets no answer
+SECOND_RUN_JS = ("(ticked, ...args) => { ticked && window.AttentionLens && window.AttentionLens.busy('#second-result');"
+                 " return [ticked, ...args]; }")
 STALE_JS = "() => { window.AttentionLens && window.AttentionLens.markStale(); }"
 
 
@@ -150,6 +153,6 @@ def wire_second(second: SecondModel, compare: gr.Checkbox, inputs: list, trigger
     settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
                     concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain-second")
     compare.change(lambda ticked: [gr.update(visible=ticked)] * len(shown), compare, shown, api_visibility="private") \
-        .then(run_if_compared, [compare, *inputs], result, **settings)
+        .then(run_if_compared, [compare, *inputs], result, js=SECOND_RUN_JS, **settings)
     for event in triggers:
-        event(run_if_compared, [compare, *inputs], result, **settings)
+        event(run_if_compared, [compare, *inputs], result, js=SECOND_RUN_JS, **settings)

@@ -218,7 +218,9 @@
   AL.markStale = function () {
     document.querySelectorAll(".al-result:not(.al-empty)").forEach((r) => r.classList.add("al-stale"));
   };
-  AL.busy = function () {
-    document.querySelectorAll(".al-result").forEach((r) => r.classList.add("al-busy"));
+  /** A request for the viewer inside `where` (a selector; every viewer without it) has left: it shows so until
+      the answer is drawn. Only a viewer that will get an answer is marked. */
+  AL.busy = function (where) {
+    document.querySelectorAll(where ? `${where} .al-result` : ".al-result").forEach((r) => r.classList.add("al-busy"));
   };
 })();
