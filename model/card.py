@@ -116,6 +116,17 @@ def _recipe_line(info: dict, averaged: bool) -> str:
     )
 
 
+def _started_from_lines(parent: dict | None) -> str:
+    """'Started from' lines, the run's own start first, back to the run that began from random weights."""
+    lines = ""
+    while parent:
+        how = f"{parent['steps']:,} steps, {parent.get('wall_time_s', 0) / 3600:.2f} h" if "steps" in parent else "not recorded"
+        lines += f"- Started from: the weights of `{parent['folder']}` ({how}"
+        lines += f"; `{parent['command']}`)\n" if parent.get("command") else ")\n"
+        parent = parent.get("started_from")
+    return lines
+
+
 def _training_section(info: dict) -> str:
     training = info.get("training")
     if not training:
@@ -128,6 +139,7 @@ def _training_section(info: dict) -> str:
         f"- Steps: {training.get('steps', '?')} ({training.get('epochs', '?')} epochs), "
         f"wall time {hours:.2f} h, {training.get('tokens_per_s', 0):,.0f} target tokens/s\n"
         + _recipe_line(info, bool(training.get("averaged")))
+        + _started_from_lines(training.get("started_from"))
     )
 
 

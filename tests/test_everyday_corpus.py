@@ -149,6 +149,9 @@ def test_a_run_on_captions_and_everyday_sentences_scores_both_and_records_the_co
 @needs_corpus
 def test_fine_tuning_starts_from_the_checkpoint_and_keeps_its_shape_and_vocabulary(tmp_path, tiny_checkpoint, capsys):
     ding_dir = make_tiny_ding(tmp_path / "ding")
+    tiny_checkpoint = Path(shutil.copytree(tiny_checkpoint, tmp_path / "parent"))  # with a record of its training:
+    parent = {"command": "train.py --max-steps 7", "steps": 7, "wall_time_s": 36.0}
+    (tiny_checkpoint / "results.json").write_text(json.dumps({"training": parent}))
     common = ["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir),
               "--init-from", str(tiny_checkpoint), "--work-dir", str(tmp_path / "w"), *TINY]
     with pytest.raises(SystemExit):
@@ -158,6 +161,10 @@ def test_fine_tuning_starts_from_the_checkpoint_and_keeps_its_shape_and_vocabula
     assert train.main([*common, "--output", str(out), "--lr", "1e-9", "--warmup", "1"]) == 0
     assert (out / "tokenizer.json").read_bytes() == (tiny_checkpoint / "tokenizer.json").read_bytes()
     assert json.loads((out / "config.json").read_text())["d_model"] == 32
+    record = json.loads((out / "results.json").read_text())["training"]["started_from"]
+    assert record == {"folder": str(tiny_checkpoint), **parent}  # the card tells the history:
+    assert f"- Started from: the weights of `{tiny_checkpoint}` (7 steps, 0.01 h; `train.py --max-steps 7`)" \
+        in (out / "README.md").read_text()
     before, after = Translator.from_pretrained(tiny_checkpoint), Translator.from_pretrained(out)
     for (name, a), b in zip(before.model.state_dict().items(), after.model.state_dict().values()):
         assert (a - b).abs().max() < 1e-4, name  # a learning rate of 1e-9 leaves the starting weights

@@ -33,6 +33,16 @@ def training_record(progress: RunState, steps_per_epoch: int, metrics_path: Path
             "tokens_per_s": rate}
 
 
+def started_from(folder: str | None) -> dict | None:
+    """The checkpoint a fine-tuning run started from, and how that one was trained (its own record)."""
+    if not folder:
+        return None
+    path = Path(folder) / "results.json"
+    parent = json.loads(path.read_text()).get("training", {}) if path.is_file() else {}
+    keep = ("command", "steps", "epochs", "wall_time_s", "started_from")
+    return {"folder": str(folder), **{k: parent[k] for k in keep if k in parent}}
+
+
 def finish_run(model: Transformer, task: Task, files: RunFiles, settings: TrainSettings, progress: RunState,
                run_fingerprint: str, device: torch.device, hardware: str, command: str) -> dict:
     """Write the output folder (replacing it only once complete) and push it; returns results.json's content."""
@@ -41,6 +51,8 @@ def finish_run(model: Transformer, task: Task, files: RunFiles, settings: TrainS
     choice, results, extra = task.final_results(model, device, candidates)
     training = training_record(progress, task.steps_per_epoch(), files.metrics, command, hardware)
     training.update(weights=choice, averaged=choice == "average")
+    if settings.init_from:
+        training["started_from"] = started_from(settings.init_from)
     snapshots = [{k: s.get(k) for k in ("step", "revision", "path", "val_loss", "val_bleu")} for s in progress.snapshots]
     info = {"results": results, "training": training, "settings": settings.recorded(), "data": task.data_info(),
             "snapshots": snapshots, "repo_id": settings.push_to_hub, "run_fingerprint": run_fingerprint}
