@@ -186,6 +186,7 @@ class Loop:
         rngs = self.proc.rngs()  # a collective call: every rank takes part
         if self.proc.rank == 0:
             save_state(self.files.state, self.model, self.optimizer, self.progress, self.run_id, rngs)
+        self.proc.barrier()  # written before any rank goes on (or tears the group down and exits)
 
 
 def command_line(settings: TrainSettings) -> str:
@@ -258,7 +259,6 @@ def train(settings: TrainSettings, interrupt: Interrupt | None = None) -> int:
             return 0
         finished = loop.run(interrupt)
         if not finished:  # interrupted: the state was saved at the step it stopped
-            proc.barrier()  # rank 0 has written it before any rank tears the group down
             if proc.rank == 0:
                 print(f"stopped at step {loop.progress.step}; rerun the same command to continue", file=sys.stderr)
             return 0
@@ -268,7 +268,6 @@ def train(settings: TrainSettings, interrupt: Interrupt | None = None) -> int:
             loop.progress.finished = True
         proc.barrier()
         loop.save()
-        proc.barrier()  # rank 0 has written the state before any rank tears the group down
         return 0
     finally:
         if proc.distributed:
