@@ -54,6 +54,42 @@ def test_extraction_keeps_clean_sentences_and_says_why_the_rest_went():
     assert found.dropped["too short or too long"] == 1  # "Ja."
 
 
+CHOICES = """\
+Gefängnis {n} | Er war ein Jahr im Gefängnis. :: prison | He spent a year in prison/jail.
+Haussuche {f} | Wie geht’s (Dir/Euch) mit der Haussuche? :: house-hunting | How’s the house-hunting going?
+Sofa {n} | Der Bauer/Das Sofa ächzte. :: sofa | The farmer/the sofa groaned.
+Kontakt {m} | Sie stehen in Briefkontakt/brieflichem Kontakt. :: contact | They are in correspondence.
+Gerät {n} | Das Gerät kostet 150 Euro. :: device | The device retails at/for 150 euros.
+Kaution {f} | Er kam gegen Kaution / gegen Sicherheitsleistung frei. :: bail | He was released on bail.
+Bier {n} | Ich möchte ein Bier. :: beer | I'd like a beer.
+Wie geht's?; Wie geht's so (immer)? :: How are things?; How is it going?
+"""
+
+
+def test_parts_with_choices_give_one_reading_for_training_when_its_scope_is_clear():
+    found = ding.extract_pairs(CHOICES.splitlines())
+    assert found.pairs == [("Ich möchte ein Bier.", "I'd like a beer.")]  # the only part without choices
+    assert found.recovered == [
+        ("Er war ein Jahr im Gefängnis.", "He spent a year in prison."),  # the first of two words
+        ("Wie geht's mit der Haussuche?", "How's the house-hunting going?"),  # optional words left out
+        ("Das Gerät kostet 150 Euro.", "The device retails at 150 euros."),
+        ("Wie geht's?", "How are things?"),  # the first alternative of a part dropped for its second one
+    ]  # not: a choice of phrases ("Der Bauer/Das Sofa", "Briefkontakt/brieflichem Kontakt", " / ")
+    assert ding.one_reading("Das Haus ist alt/neu.", choices=False) is None  # German choices are never resolved
+
+
+def test_recovered_pairs_join_training_only_and_never_move_dev_or_test():
+    pairs = [(f"Satz Nummer {i} ist hier.", f"Sentence number {i} is here.") for i in range(100)]
+    plain, _ = ding.split_pairs(pairs, dev_size=10, test_size=10)
+    held = plain["dev"][0]
+    recovered = [("Ein neuer Satz ist hier.", "A new sentence is here."), (held[0], "Another reading."),
+                 ("Noch ein Satz.", held[1]), ("Ein Hund rennt.", "A dog runs."), plain["train"][0]]
+    splits, excluded = ding.split_pairs(pairs, exclude={"a dog runs"}, dev_size=10, test_size=10, recovered=recovered)
+    assert splits["dev"] == plain["dev"] and splits["test"] == plain["test"]
+    assert sorted(splits["train"]) == sorted(plain["train"] + [("Ein neuer Satz ist hier.", "A new sentence is here.")])
+    assert excluded == 3  # a held-out German sentence, a held-out English one, a Multi30k sentence; the duplicate is no exclusion
+
+
 @pytest.mark.parametrize("text, problem", [
     ("Das ist gut", "not a sentence"), ("das ist gut.", "not a sentence"), ("Er sagt etw. Neues.", "alternatives or placeholders"),
     ("Gut.", "too short or too long"), ("Er kam trotzdem.", None), ("„Komm her!“", None), ("2003 kam er.", None),
@@ -92,7 +128,9 @@ def test_the_command_writes_the_splits_and_records_source_and_license(tmp_path):
         ding.build(tmp_path / "out", str(path), str(DATA_DIR), any_version=True)
     source = ding.build(tmp_path / "out", str(path), str(DATA_DIR), any_version=True, dev_size=10, test_size=10)
     assert source["license"] == "GPL-2.0-or-later" and source["dictionary_sha256"] == ding.sha256_of(path)
-    assert source["splits"] == {"dev": 10, "test": 10, "train": 37, "phrases": 0}  # 56 German sentences, one with two translations
+    # 56 German sentences, one with two translations; one reading of "Er fährt (gern) Auto." joins training
+    assert source["splits"] == {"dev": 10, "test": 10, "train": 38, "phrases": 0}
+    assert source["pairs_recovered"] == 1
     assert json.loads((tmp_path / "out" / "SOURCE.json").read_text())["pairs_found"] == 57
     everything = {split: data.load_split(tmp_path / "out", split) for split in ("train", "dev", "test")}
     german = [de for corpus in everything.values() for de in corpus.src]

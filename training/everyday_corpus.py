@@ -42,6 +42,11 @@ DEV_SIZE, TEST_SIZE = 1000, 1000
 _MARKUP = re.compile(r"\s*(\{[^{}]*\}|\[[^\[\]]*\])")
 # What makes a part not one sentence: alternatives (a/b, "(…)"), placeholders (etw., jdn., sth., sb., …).
 _ALTERNATIVES = re.compile(r"[()/;]|…|\.\.\.|\b(etw|jdn|jdm|jds|sth|sb|sb's|o\.s)\.")
+# One reading of a part with choices in it: optional words "(…)" left out, the first of two words "a/b" kept.
+_OPTIONAL = re.compile(r"\s*\([^()]*\)")
+_WORD_CHOICE = re.compile(r"(?<![\w/])([^\W\d_][\w'-]*)/([^\W\d_][\w'-]*)(?![\w/])")
+# A word choice whose second word starts a phrase ("Der Bauer/Das Sofa ächzte") has no known scope.
+_PHRASE_STARTS = {"der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "the", "a", "an"}
 _SENTENCE_END = re.compile(r"[.?!][\"'»«“”]?$")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'"})
 MIN_WORDS, MAX_WORDS = 2, 40
@@ -59,6 +64,7 @@ class Extraction:
     pairs: list[tuple[str, str]] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
     phrases: list[tuple[str, str]] = field(default_factory=list)
+    recovered: list[tuple[str, str]] = field(default_factory=list)  # one reading of parts with choices: training only
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
@@ -99,6 +105,9 @@ def extract_pairs(lines) -> Extraction:
             found.drop("misaligned parts")
             continue
         for de, en in zip(de_parts, en_parts):
+            if (reading := recovered_pair(de, en)) and reading not in seen:
+                seen.add(reading)
+                found.recovered.append(reading)
             for pair in part_pairs(de, en, found):
                 if pair in seen:
                     found.drop("duplicate")
@@ -122,6 +131,37 @@ def phrase_pair(de: str, en: str) -> tuple[str, str] | None:
     return de, en
 
 
+def _starts_phrase(first: str, second: str) -> bool:
+    """Whether the second word of a choice starts a longer phrase: an article, or a noun after a verb or
+    adjective ("eingespart/Geld gespart", "Briefkontakt/brieflichem Kontakt")."""
+    return second.lower() in _PHRASE_STARTS or first[0].isupper() != second[0].isupper()
+
+
+def one_reading(text: str, choices: bool = True) -> str | None:
+    """A part with choices in it as one plain sentence: optional words "(…)" left out, the first of "a/b"
+    kept; None when a choice's scope is unknown (" / ", a second word that starts a phrase) or none was made."""
+    plain = clean(_OPTIONAL.sub("", clean(text)))
+    plain = re.sub(r"\s+([,.?!])", r"\1", plain)
+    if any(not choices or _starts_phrase(*m.groups()) for m in _WORD_CHOICE.finditer(plain)):
+        return None
+    plain = _WORD_CHOICE.sub(r"\1", plain)
+    return plain if plain != clean(text) else None
+
+
+def recovered_pair(de: str, en: str) -> tuple[str, str] | None:
+    """One reading of an aligned part that the sentence rules drop for its choices ("Er war ein Jahr im
+    Gefängnis." :: "He spent a year in prison/jail."): the first alternative of each side, as one sentence
+    pair; None when the part is kept as it is, or no reading of it is a sentence."""
+    alternatives = de.split("; ") + en.split("; ")
+    if all(sentence_problem(clean(text)) is None for text in alternatives):
+        return None  # kept as it is, every alternative
+    de, en = de.split("; ")[0], en.split("; ")[0]
+    readings = [one_reading(de, choices=False) or clean(de), one_reading(en) or clean(en)]
+    if any(sentence_problem(text) for text in readings):
+        return None
+    return readings[0], readings[1]
+
+
 def part_pairs(de: str, en: str, found: Extraction) -> list[tuple[str, str]]:
     """The sentence pairs of one aligned part. Alternatives separated by "; " are expanded (every German
     one with every English one: each is a whole translation of the others), when every one is a sentence."""
@@ -143,10 +183,12 @@ def held_out_rank(german: str) -> str:
 
 
 def split_pairs(pairs: list[tuple[str, str]], exclude: set[str] = frozenset(), dev_size: int = DEV_SIZE,
-                test_size: int = TEST_SIZE) -> tuple[dict[str, list[tuple[str, str]]], int]:
+                test_size: int = TEST_SIZE, recovered: list[tuple[str, str]] = ()) -> tuple[dict[str, list[tuple[str, str]]], int]:
     """train/dev/test by German sentence (all translations of one sentence land in one split; dev and test
     keep the first translation only), without any pair whose German or English side is in `exclude`
-    (normalised: the Multi30k dev and test sentences). Returns the splits and how many were excluded."""
+    (normalised: the Multi30k dev and test sentences). The `recovered` pairs (one reading of parts with
+    choices) join training only, so dev and test are made of the plain sentences alone and never move.
+    Returns the splits and how many were excluded."""
     by_german: dict[str, list[tuple[str, str]]] = {}
     excluded = 0
     for de, en in pairs:
@@ -162,6 +204,14 @@ def split_pairs(pairs: list[tuple[str, str]], exclude: set[str] = frozenset(), d
         "train": [pair for k in order[dev_size + test_size:] for pair in by_german[k]],
     }
     held_out_english = {_key(en) for name in ("dev", "test") for _, en in splits[name]}
+    held_out_german = set(dev_keys) | set(test_keys)
+    known = set(splits["train"])
+    for de, en in recovered:
+        if (de, en) not in known and _key(de) not in held_out_german and not {_key(de), _key(en)} & exclude:
+            known.add((de, en))
+            splits["train"].append((de, en))
+        else:
+            excluded += (de, en) not in known
     kept = [pair for pair in splits["train"] if _key(pair[1]) not in held_out_english]
     excluded += len(splits["train"]) - len(kept)
     splits["train"] = sorted(kept, key=lambda pair: held_out_rank(pair[0] + "\t" + pair[1]))
@@ -258,13 +308,14 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
     if not found.pairs:
         raise DingError(f"{path} holds no example sentences: is it the Ding de-en dictionary?")
     held_out = multi30k_held_out(data_dir)
-    splits, excluded = split_pairs(found.pairs, held_out, dev_size, test_size)
+    splits, excluded = split_pairs(found.pairs, held_out, dev_size, test_size, found.recovered)
     splits["phrases"] = [p for p in found.phrases if _key(p[0]) not in held_out and _key(p[1]) not in held_out]
     if not splits["train"] or len(splits["test"]) < test_size:
         raise DingError(f"{path} holds {len(found.pairs)} example sentences: too few for a dev set of {dev_size}, "
                         f"a test set of {test_size} and training data")
     source = {"corpus": "Ding (example sentences)", "package": f"{PACKAGE} {VERSION}", "url": SOURCE_URL,
-              "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs), "phrases_found": len(found.phrases),
+              "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs),
+              "pairs_recovered": len(found.recovered), "phrases_found": len(found.phrases),
               "dropped_parts": dict(sorted(found.dropped.items())), "excluded_overlap": excluded,
               "splits": {name: len(pairs) for name, pairs in splits.items()}}
     write_corpus(output, splits, source)
