@@ -63,12 +63,14 @@ Gerät {n} | Das Gerät kostet 150 Euro. :: device | The device retails at/for 1
 Kaution {f} | Er kam gegen Kaution / gegen Sicherheitsleistung frei. :: bail | He was released on bail.
 Bier {n} | Ich möchte ein Bier. :: beer | I'd like a beer.
 Wie geht's?; Wie geht's so (immer)? :: How are things?; How is it going?
+geht {v} | Wie geht's? :: goes | How are things?
 """
 
 
 def test_parts_with_choices_give_one_reading_for_training_when_its_scope_is_clear():
     found = ding.extract_pairs(CHOICES.splitlines())
-    assert found.pairs == [("Ich möchte ein Bier.", "I'd like a beer.")]  # the only part without choices
+    # the parts without choices; a sentence that is also an earlier part's reading is still a sentence
+    assert found.pairs == [("Ich möchte ein Bier.", "I'd like a beer."), ("Wie geht's?", "How are things?")]
     assert found.recovered == [
         ("Er war ein Jahr im Gefängnis.", "He spent a year in prison."),  # the first of two words
         ("Wie geht's mit der Haussuche?", "How's the house-hunting going?"),  # optional words left out

@@ -91,7 +91,7 @@ def sentence_problem(text: str) -> str | None:
 
 def extract_pairs(lines) -> Extraction:
     """The example-sentence pairs of dictionary lines (comments skipped), deduplicated, in file order."""
-    found, seen = Extraction(), set()
+    found, seen, readings = Extraction(), set(), set()  # readings: deduplicated apart, so no sentence is lost to one
     for line in lines:
         line = line.rstrip("\n")
         if not line or line.startswith("#"):
@@ -105,8 +105,8 @@ def extract_pairs(lines) -> Extraction:
             found.drop("misaligned parts")
             continue
         for de, en in zip(de_parts, en_parts):
-            if (reading := recovered_pair(de, en)) and reading not in seen:
-                seen.add(reading)
+            if (reading := recovered_pair(de, en)) and reading not in readings:
+                readings.add(reading)
                 found.recovered.append(reading)
             for pair in part_pairs(de, en, found):
                 if pair in seen:
