@@ -59,7 +59,7 @@ SHARED_CORPUS = Path(__file__).resolve().parent.parent / "shared" / "data" / "mu
 # The everyday corpus (training/everyday_corpus.py writes it; GPL-2.0-or-later, so never inside the repository's tracked files).
 DING_DIR_ENV = "DING_DIR"
 DEFAULT_DING_DIR = Path(__file__).resolve().parent / "runs" / "corpora" / "ding"
-DING_SPLITS = ("train", "dev", "test")  # and "phrases", read only with --ding-phrases
+DING_SPLITS = ("train", "dev", "test")  # and "phrases" and "words", read only with --ding-phrases / --ding-words
 
 
 def find_corpus(data_dir: str | Path | None = None) -> Path:

@@ -131,7 +131,7 @@ def test_the_command_writes_the_splits_and_records_source_and_license(tmp_path):
     source = ding.build(tmp_path / "out", str(path), str(DATA_DIR), any_version=True, dev_size=10, test_size=10)
     assert source["license"] == "GPL-2.0-or-later" and source["dictionary_sha256"] == ding.sha256_of(path)
     # 56 German sentences, one with two translations; one reading of "Er fährt (gern) Auto." joins training
-    assert source["splits"] == {"dev": 10, "test": 10, "train": 38, "phrases": 0}
+    assert source["splits"] == {"dev": 10, "test": 10, "train": 38, "phrases": 0, "words": 0}  # no headword used 5 times
     assert source["pairs_recovered"] == 1
     assert json.loads((tmp_path / "out" / "SOURCE.json").read_text())["pairs_found"] == 57
     everything = {split: data.load_split(tmp_path / "out", split) for split in ("train", "dev", "test")}
@@ -219,19 +219,36 @@ def test_phrase_pairs_are_multi_word_entries_that_are_no_sentences():
     assert found.pairs == [("Hast du Lust auf ein Bier?", "Do you fancy a beer?")]  # sentences stay sentences
 
 
+def test_headwords_are_one_german_word_and_the_common_ones_are_kept():
+    lines = ["Bahnhof {m}; Bhf. {m} | Wo ist der Bahnhof? :: station; railway station | Where is the station?",
+             "gehen {v} | Geh nach Hause! :: to go | Go home!", "kaputt {adj} :: broken [coll.]",
+             "etw. gern haben {v} :: to like sth.", "Westberliner {m} :: West Berliner", "1A :: first-class",
+             "Trophoblasttumor {m} [med.] :: trophoblastic neoplasm [med.]",
+             "Bahnhofsuhr {f} | Am Bahnhof ist eine Uhr. :: station clock | There is a clock at the station."]
+    found = ding.extract_pairs(lines)
+    assert found.words == [("Bahnhof", "station"), ("gehen", "go"), ("kaputt", "broken"),  # "to" off a verb
+                           ("Westberliner", "West Berliner"), ("Trophoblasttumor", "trophoblastic neoplasm"),
+                           ("Bahnhofsuhr", "station clock")]  # no placeholders, no digit first
+    assert ding.common_words(found.words, lines, min_uses=2) == [("Bahnhof", "station")]  # "bahnhof" three times
+
+
 @needs_corpus
-def test_phrases_join_the_training_data_only_when_asked(tmp_path, capsys):
+def test_phrases_and_headwords_join_the_training_data_only_when_asked(tmp_path, capsys):
     ding_dir = make_tiny_ding(tmp_path / "ding")
     (ding_dir / "phrases.de").write_text("kleines Bierchen\nzwei Bierchen\n", encoding="utf-8")
     (ding_dir / "phrases.en").write_text("a small beer\ntwo beers\n", encoding="utf-8")
+    (ding_dir / "words.de").write_text("Bierchen\nBahnhof\n", encoding="utf-8")
+    (ding_dir / "words.en").write_text("beer\nstation\n", encoding="utf-8")
     common = ["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir), *TINY,
               "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64", "--skip-test"]
     out = tmp_path / "with-phrases"
-    assert train.main([*common, "--ding-phrases", "--output", str(out), "--work-dir", str(tmp_path / "w")]) == 0
-    assert json.loads((out / "results.json").read_text())["data"]["train_pairs"] == 200 + 40 + 2
+    assert train.main([*common, "--ding-phrases", "--ding-words", "--output", str(out), "--work-dir", str(tmp_path / "w")]) == 0
+    assert json.loads((out / "results.json").read_text())["data"]["train_pairs"] == 200 + 40 + 2 + 2
     from lens.evidence import load_evidence
 
-    assert load_evidence(out).word("bierchen")["counts"] == {"multi30k": 0, "ding": 40, "ding_phrases": 2}
-    with pytest.raises(SystemExit):
-        train.main(["--data-dir", str(DATA_DIR), "--ding-phrases", "--output", str(tmp_path / "x"), *TINY])
-    assert "--ding-phrases needs --corpus multi30k+ding" in capsys.readouterr().err
+    counts = {"multi30k": 0, "ding": 40, "ding_phrases": 2, "ding_words": 1}
+    assert load_evidence(out).word("bierchen")["counts"] == counts
+    for flag in ("--ding-phrases", "--ding-words"):
+        with pytest.raises(SystemExit):
+            train.main(["--data-dir", str(DATA_DIR), flag, "--output", str(tmp_path / "x"), *TINY])
+        assert f"{flag} needs --corpus multi30k+ding" in capsys.readouterr().err

@@ -9,7 +9,8 @@ translating part i of the other. Most parts are headwords (`Bier {n}`), some are
     python -m training.everyday_corpus --dictionary /path/to/de-en --output ...
 
 and writes `train`, `dev` and `test` (`.de` / `.en`, one sentence a line), `phrases` (multi-word
-entries that are no sentences, "kleines Bier" -> "half a pint of beer", for `train.py --ding-phrases`)
+entries that are no sentences, "kleines Bier" -> "half a pint of beer", for `train.py --ding-phrases`), `words`
+(headwords, "Bahnhof" -> "station", for `train.py --ding-words`)
 and `SOURCE.json` (the package, its sha256, the license and the counts). dev and test are fixed by a hash of the German
 sentence, so they never change with the order of the file and training never sees them.
 """
@@ -24,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +52,9 @@ _PHRASE_STARTS = {"der", "die", "das", "den", "dem", "des", "ein", "eine", "eine
 _SENTENCE_END = re.compile(r"[.?!][\"'»«“”]?$")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'"})
 MIN_WORDS, MAX_WORDS = 2, 40
+# A headword is kept for training when its German word occurs this often on the German sides of the
+# dictionary (its compounds' entries, examples, inflections aside): 44,000 of 232,000, the common ones.
+MIN_HEADWORD_USES = 5
 
 
 class DingError(RuntimeError):
@@ -65,6 +70,7 @@ class Extraction:
     dropped: dict[str, int] = field(default_factory=dict)
     phrases: list[tuple[str, str]] = field(default_factory=list)
     recovered: list[tuple[str, str]] = field(default_factory=list)  # one reading of parts with choices: training only
+    words: list[tuple[str, str]] = field(default_factory=list)  # headwords: one German word, its English
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
@@ -117,6 +123,9 @@ def extract_pairs(lines) -> Extraction:
             if (phrase := phrase_pair(de, en)) and phrase not in seen:
                 seen.add(phrase)
                 found.phrases.append(phrase)
+            if (word := word_pair(de, en)) and word not in seen:
+                seen.add(word)
+                found.words.append(word)
     return found
 
 
@@ -135,6 +144,26 @@ def _starts_phrase(first: str, second: str) -> bool:
     """Whether the second word of a choice starts a longer phrase: an article, or a noun after a verb or
     adjective ("eingespart/Geld gespart", "Briefkontakt/brieflichem Kontakt")."""
     return second.lower() in _PHRASE_STARTS or first[0].isupper() != second[0].isupper()
+
+
+def word_pair(de: str, en: str) -> tuple[str, str] | None:
+    """A headword ("Bahnhof {m}" :: "station"; "gehen {v}" :: "to go", kept as "go"): the first alternative
+    of each side, one German word and one to three English ones; None otherwise, or with placeholders."""
+    de, en = clean(de.split("; ")[0]), clean(en.split("; ")[0])
+    if len(de.split()) != 1 or not 1 <= len(en.split()) <= 3 or _ALTERNATIVES.search(de) or _ALTERNATIVES.search(en):
+        return None
+    if not de[0].isalpha() or sentence_problem(en) is None:
+        return None
+    if en.startswith("to ") and de[0].islower():
+        en = en[3:]  # a verb: "to go" would teach a "to" before every verb
+    return de, en
+
+
+def common_words(words: list[tuple[str, str]], lines: list[str], min_uses: int = MIN_HEADWORD_USES) -> list[tuple[str, str]]:
+    """The headwords whose German word occurs at least `min_uses` times on the German sides of `lines`."""
+    uses = Counter(w for line in lines if " :: " in line and not line.startswith("#")
+                   for w in re.findall(r"\w+", clean(line.split(" :: ")[0]).lower()))
+    return [(de, en) for de, en in words if uses[de.lower()] >= min_uses]
 
 
 def one_reading(text: str, choices: bool = True) -> str | None:
@@ -304,18 +333,21 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
     with tempfile.TemporaryDirectory() as scratch:
         path = obtain_dictionary(dictionary, Path(scratch))
         digest = checked(path, None if any_version else DICTIONARY_SHA256)
-        found = extract_pairs(read_lines(path))
+        lines = read_lines(path)
+        found = extract_pairs(lines)
+        found.words = common_words(found.words, lines)
     if not found.pairs:
         raise DingError(f"{path} holds no example sentences: is it the Ding de-en dictionary?")
     held_out = multi30k_held_out(data_dir)
     splits, excluded = split_pairs(found.pairs, held_out, dev_size, test_size, found.recovered)
     splits["phrases"] = [p for p in found.phrases if _key(p[0]) not in held_out and _key(p[1]) not in held_out]
+    splits["words"] = found.words
     if not splits["train"] or len(splits["test"]) < test_size:
         raise DingError(f"{path} holds {len(found.pairs)} example sentences: too few for a dev set of {dev_size}, "
                         f"a test set of {test_size} and training data")
     source = {"corpus": "Ding (example sentences)", "package": f"{PACKAGE} {VERSION}", "url": SOURCE_URL,
               "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs),
-              "pairs_recovered": len(found.recovered), "phrases_found": len(found.phrases),
+              "pairs_recovered": len(found.recovered), "phrases_found": len(found.phrases), "words_found": len(found.words),
               "dropped_parts": dict(sorted(found.dropped.items())), "excluded_overlap": excluded,
               "splits": {name: len(pairs) for name, pairs in splits.items()}}
     write_corpus(output, splits, source)

@@ -18,7 +18,8 @@ from .settings import CORPORA
 
 
 def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | None = None,
-                     max_train_pairs: int | None = None, phrases: bool = False) -> dict[str, tuple[list[str], list[str]]]:
+                     max_train_pairs: int | None = None, phrases: bool = False,
+                     words: bool = False) -> dict[str, tuple[list[str], list[str]]]:
     """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once)."""
     multi30k = data.load_split(data.resolve_data_dir(data_dir), "train")
     n = max_train_pairs or len(multi30k)
@@ -26,9 +27,10 @@ def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | N
     if corpus == "multi30k+ding":
         ding = data.load_split(data.find_ding(ding_dir), "train")
         corpora["ding"] = (ding.src, ding.tgt)
-        if phrases:
-            ding_phrases = data.load_split(data.find_ding(ding_dir), "phrases")
-            corpora["ding_phrases"] = (ding_phrases.src, ding_phrases.tgt)
+        for split, wanted in (("phrases", phrases), ("words", words)):
+            if wanted:
+                extra = data.load_split(data.find_ding(ding_dir), split)
+                corpora[f"ding_{split}"] = (extra.src, extra.tgt)
     return corpora
 
 
@@ -39,13 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir")
     parser.add_argument("--ding-dir")
     parser.add_argument("--ding-phrases", action="store_true", help="the run also trained on the Ding phrase pairs")
+    parser.add_argument("--ding-words", action="store_true", help="the run also trained on the Ding headwords")
     args = parser.parse_args(argv)
     if not Path(args.checkpoint).is_dir():
         print(f"error: no such folder {args.checkpoint}", file=sys.stderr)
         return 1
     try:
         path = write_index(Path(args.checkpoint), build_index(training_corpora(args.corpus, args.data_dir, args.ding_dir,
-                                                                            phrases=args.ding_phrases)))
+                                                                            phrases=args.ding_phrases, words=args.ding_words)))
     except data.CorpusError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

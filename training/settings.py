@@ -47,6 +47,7 @@ class TrainSettings:
     init_from: str | None = _opt(None, "start from the weights and tokenizer of this checkpoint folder (fine-tuning; "
                                  "the model's shape and vocabulary come from it)")
     ding_phrases: bool = _opt(False, "also train on the Ding dictionary's multi-word phrase pairs (once an epoch)")
+    ding_words: bool = _opt(False, "also train on the Ding dictionary's headwords (one German word, its English; once an epoch)")
     ding_repeat: int = _opt(1, "how many times each Ding training pair is seen per epoch (the mixing ratio)")
     work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
                                 "(default: runs/<output name>-<hash of the full output path> in the project)")
@@ -112,8 +113,9 @@ class TrainSettings:
                              "--push-to-hub do not apply")
         if self.corpus not in CORPORA:
             raise ValueError(f"--corpus must be one of {', '.join(CORPORA)}")
-        if self.ding_phrases and self.corpus != "multi30k+ding":
-            raise ValueError("--ding-phrases needs --corpus multi30k+ding")
+        for flag in ("ding_phrases", "ding_words"):
+            if getattr(self, flag) and self.corpus != "multi30k+ding":
+                raise ValueError(f"--{flag.replace('_', '-')} needs --corpus multi30k+ding")
         if self.max_steps is None and self.epochs is None:
             raise ValueError("give --max-steps or --epochs")
         if self.hub_branch and not self.push_to_hub:
@@ -196,7 +198,7 @@ class TrainSettings:
                 "batch_tokens", "lr", "warmup", "adam_betas", "adam_eps", "label_smoothing", "clip", "seed",
                 "max_train_pairs")
         if self.corpus != "multi30k":  # recorded only when set, so the states of caption runs keep their identity
-            keys += ("corpus", "ding_repeat") + (("ding_phrases",) if self.ding_phrases else ())
+            keys += ("corpus", "ding_repeat") + tuple(k for k in ("ding_phrases", "ding_words") if getattr(self, k))
         if self.init_from:
             keys += ("init_from",)
         return {k: getattr(self, k) for k in keys}
