@@ -140,7 +140,17 @@ def _training_section(info: dict) -> str:
         f"wall time {hours:.2f} h, {training.get('tokens_per_s', 0):,.0f} target tokens/s\n"
         + _recipe_line(info, bool(training.get("averaged")))
         + _started_from_lines(training.get("started_from"))
+        + _soup_lines(training.get("soup"))
     )
+
+
+def _soup_lines(others: list[dict] | None) -> str:
+    """What the weights were averaged with, when they are a soup of this run and other checkpoints."""
+    if not others:
+        return ""
+    names = ", ".join(f"`{other['folder']}` ({other.get('steps', '?'):,} steps)" for other in others)
+    return (f"- Weights: the mean of this run's weights and those of {names}, one line of "
+            "descent (a model soup), chosen on the dev sets\n")
 
 
 def _snapshots_section(info: dict) -> str:

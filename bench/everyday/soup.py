@@ -1,0 +1,99 @@
+"""The weights of several checkpoints that started from the same one, averaged ("a model soup").
+
+    python bench/everyday/soup.py checkpoints/de-en-everyday runs/everyday/cont-r6-recovered/checkpoint [...]
+    python bench/everyday/soup.py A B [...] --out runs/everyday/soup [--test]
+
+Fine-tuned copies of one model stay in one basin of the loss, so the mean of their weights is often
+better than each. The checkpoints must share shape and tokenizer (refused otherwise). Scored with
+beam 5 and the length penalty on both dev sets (Multi30k val, the everyday dev split), with the mean
+of the two BLEU scores that the training runs choose by. `--out` writes a checkpoint folder from the
+last checkpoint given (its results.json, metrics and curves) with the averaged weights, its results
+and a card that names every ingredient; `--test` also scores both test sets, once, for the soup you
+ship. Then write its evidence index (`python -m training.evidence`) and its alarm (`bench/alarm.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+import data  # noqa: E402
+from model import Translator  # noqa: E402
+from training.evaluation import final_evaluation, score_everyday  # noqa: E402
+from training.finish import started_from  # noqa: E402
+
+
+def averaged(folders: list[Path]) -> Translator:
+    """The last checkpoint holding the mean of all their weights; refused when shapes or tokenizers differ."""
+    translators = [Translator.from_pretrained(folder, device="cpu") for folder in folders]
+    last = translators[-1]
+    for folder, other in zip(folders, translators):
+        if other.model.config != last.model.config or other.tokenizer.to_str() != last.tokenizer.to_str():
+            raise SystemExit(f"error: {folder} has another shape or tokenizer than {folders[-1]}")
+    states = [t.model.state_dict() for t in translators]
+    last.model.load_state_dict({name: torch.stack([s[name].float() for s in states]).mean(0).to(tensor.dtype)
+                                for name, tensor in states[-1].items()})
+    return last
+
+
+def scores(soup: Translator, args) -> tuple[dict, dict[str, str]]:
+    """results.json's "results" for the soup (tests with --test), and the test hypotheses files."""
+    multi30k, ding = data.find_corpus(args.data_dir), data.find_ding(args.ding_dir)
+    test = data.load_split(multi30k, "test_2016_flickr") if args.test else None
+    results, hyps = final_evaluation(soup, data.load_split(multi30k, "val"), test, 5, [args.length_penalty])
+    everyday, everyday_hyps = score_everyday(soup, data.load_split(ding, "dev"),
+                                             data.load_split(ding, "test") if args.test else None, 5, args.length_penalty)
+    results.update(everyday)
+    files = {"test_hypotheses.txt": hyps, "everyday_test_hypotheses.txt": everyday_hyps} if args.test else {}
+    return results, {name: "\n".join(lines) + "\n" for name, lines in files.items()}
+
+
+def write(soup: Translator, folders: list[Path], results: dict, files: dict[str, str], out: Path) -> None:
+    """The last ingredient's folder, with the soup's weights, results and card, written to `out`."""
+    info = json.loads((folders[-1] / "results.json").read_text())
+    info["results"] = results
+    info["training"]["soup"] = [started_from(str(folder)) for folder in folders[:-1]]
+    staging = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(folders[-1], staging, ignore=shutil.ignore_patterns("*hypotheses.txt", "alarm.json", "evidence.json.gz"))
+    soup.save_pretrained(staging, card_info=info)
+    (staging / "results.json").write_text(json.dumps(info, indent=2) + "\n")
+    for name, text in files.items():
+        (staging / name).write_text(text, encoding="utf-8")
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkpoints", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, help="write the soup as a checkpoint folder")
+    parser.add_argument("--test", action="store_true", help="score both test sets too: once, for the soup you ship")
+    parser.add_argument("--length-penalty", type=float, default=1.4)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data-dir")
+    parser.add_argument("--ding-dir")
+    args = parser.parse_args()
+    if args.test and not args.out:
+        parser.error("--test scores the soup you ship: give --out")
+    torch.set_num_threads(args.threads)
+    soup = averaged(args.checkpoints)
+    results, files = scores(soup, args)
+    for name in ("val", "everyday_dev", "test", "everyday_test"):
+        if name in results:
+            print(f"{name}: BLEU {results[name]['bleu']:.2f} / chrF {results[name]['chrf']:.2f}")
+    print(f"mean of the two dev BLEU scores: {(results['val']['bleu'] + results['everyday_dev']['bleu']) / 2:.2f}")
+    if args.out:
+        write(soup, args.checkpoints, results, files, args.out)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
