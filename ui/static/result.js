@@ -28,10 +28,14 @@
 
   const GERMAN_WORD = /\p{L}+(?:[-'\u2019]\p{L}+)*/gu; // lens/evidence.german_words
 
+  // The training corpora of lens/evidence, as a learner reads them.
+  const CORPUS_NAMES = {multi30k: "captions", ding: "everyday sentences", ding_phrases: "dictionary phrases",
+    ding_words: "dictionary headwords"};
+
   /** What the training data says of one German word, in a sentence a learner reads. */
   function evidenceText(e) {
-    const where = Object.entries(e.counts).map(([corpus, n]) => (corpus === "multi30k" ? "captions" : corpus === "ding" ?
-      "everyday sentences" : corpus) + " " + n.toLocaleString()).join(", ");
+    const where = Object.entries(e.counts).map(([corpus, n]) => (CORPUS_NAMES[corpus] || corpus) + " " +
+      n.toLocaleString()).join(", ");
     const seen = e.count === 0 ? "never occurs in the training data" : "occurs " + e.count.toLocaleString() +
       (e.count === 1 ? " time" : " times") + " in the training data (" + where + ")";
     return "\u2018" + e.word + "\u2019 " + seen + (e.unseen ? ": the model has to guess it from its pieces." :
