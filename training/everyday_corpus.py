@@ -129,10 +129,15 @@ def extract_pairs(lines) -> Extraction:
     return found
 
 
+def first_alternatives(de: str, en: str) -> tuple[str, str]:
+    """The first of the "; "-separated alternatives of each side of an aligned part."""
+    return de.split("; ")[0], en.split("; ")[0]
+
+
 def phrase_pair(de: str, en: str) -> tuple[str, str] | None:
     """A multi-word entry that is no sentence ("kleines Bier" :: "half a pint of beer"): the first
     alternative of each side, cleaned; None when either side is a sentence, one word or has placeholders."""
-    de, en = clean(de.split("; ")[0]), clean(en.split("; ")[0])
+    de, en = (clean(first) for first in first_alternatives(de, en))
     if sentence_problem(de) is None or sentence_problem(en) is None:
         return None  # a sentence: kept (or not) by the sentence rules
     if len(de.split()) < 2 or len(en.split()) < 2 or _ALTERNATIVES.search(de) or _ALTERNATIVES.search(en):
@@ -149,7 +154,7 @@ def _starts_phrase(first: str, second: str) -> bool:
 def word_pair(de: str, en: str) -> tuple[str, str] | None:
     """A headword ("Bahnhof {m}" :: "station"; "gehen {v}" :: "to go", kept as "go"): the first alternative
     of each side, one German word and one to three English ones; None otherwise, or with placeholders."""
-    de, en = clean(de.split("; ")[0]), clean(en.split("; ")[0])
+    de, en = (clean(first) for first in first_alternatives(de, en))
     if len(de.split()) != 1 or not 1 <= len(en.split()) <= 3 or _ALTERNATIVES.search(de) or _ALTERNATIVES.search(en):
         return None
     if not de[0].isalpha() or sentence_problem(en) is None:
@@ -184,7 +189,7 @@ def recovered_pair(de: str, en: str) -> tuple[str, str] | None:
     alternatives = de.split("; ") + en.split("; ")
     if all(sentence_problem(clean(text)) is None for text in alternatives):
         return None  # kept as it is, every alternative
-    de, en = de.split("; ")[0], en.split("; ")[0]
+    de, en = first_alternatives(de, en)
     readings = [one_reading(de, choices=False) or clean(de), one_reading(en) or clean(en)]
     if any(sentence_problem(text) for text in readings):
         return None
