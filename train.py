@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 
+from data import CorpusError
 from training.checkpointing import StateError
 from training.guard import RunError
 from training.loop import Interrupt, train
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     interrupt = Interrupt()
     try:
         return train(settings, interrupt)
-    except (RunError, StateError, MetricsError) as err:
+    except (RunError, StateError, MetricsError, CorpusError) as err:
         raise SystemExit(f"train.py: {err}") from None
     finally:
         interrupt.restore()
