@@ -19,11 +19,13 @@ from .settings import CORPORA
 
 def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | None = None,
                      max_train_pairs: int | None = None, phrases: bool = False,
-                     words: bool = False) -> dict[str, tuple[list[str], list[str]]]:
-    """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once)."""
+                     words: bool = False, distilled: str | None = None) -> dict[str, tuple[list[str], list[str]]]:
+    """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once); with
+    `distilled`, the English of Multi30k is a teacher's translations (bench/everyday/distill.py)."""
     multi30k = data.load_split(data.resolve_data_dir(data_dir), "train")
     n = max_train_pairs or len(multi30k)
-    corpora = {"multi30k": (multi30k.src[:n], multi30k.tgt[:n])}
+    english = distilled_targets(distilled, len(multi30k)) if distilled else multi30k.tgt
+    corpora = {"multi30k": (multi30k.src[:n], english[:n])}
     if corpus == "multi30k+ding":
         ding = data.load_split(data.find_ding(ding_dir), "train")
         corpora["ding"] = (ding.src, ding.tgt)
@@ -34,6 +36,18 @@ def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | N
     return corpora
 
 
+def distilled_targets(path: str, pairs: int) -> list[str]:
+    """The teacher's translations, one line per Multi30k training pair, in the split's order."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise data.CorpusError(f"cannot read the distilled targets {path}: {err}") from None
+    if len(lines) != pairs or not all(line.strip() for line in lines):
+        raise data.CorpusError(f"{path} must hold one non-empty line per Multi30k training pair ({pairs}), not "
+                               f"{len(lines)} lines: write it again with bench/everyday/distill.py")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder to write evidence.json.gz into")
@@ -42,13 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ding-dir")
     parser.add_argument("--ding-phrases", action="store_true", help="the run also trained on the Ding phrase pairs")
     parser.add_argument("--ding-words", action="store_true", help="the run also trained on the Ding headwords")
+    parser.add_argument("--distilled-targets", help="the run read these teacher translations as Multi30k's English")
     args = parser.parse_args(argv)
     if not Path(args.checkpoint).is_dir():
         print(f"error: no such folder {args.checkpoint}", file=sys.stderr)
         return 1
     try:
         path = write_index(Path(args.checkpoint), build_index(training_corpora(args.corpus, args.data_dir, args.ding_dir,
-                                                                            phrases=args.ding_phrases, words=args.ding_words)))
+                                                                            phrases=args.ding_phrases, words=args.ding_words,
+                                                                            distilled=args.distilled_targets)))
     except data.CorpusError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

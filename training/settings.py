@@ -49,6 +49,9 @@ class TrainSettings:
     ding_phrases: bool = _opt(False, "also train on the Ding dictionary's multi-word phrase pairs (once an epoch)")
     ding_words: bool = _opt(False, "also train on the Ding dictionary's headwords (one German word, its English; once an epoch)")
     ding_repeat: int = _opt(1, "how many times each Ding training pair is seen per epoch (the mixing ratio)")
+    distilled_targets: str | None = _opt(None, "read the English of the Multi30k training pairs from this file, a "
+                                         "teacher's translations, one line per pair (sequence-level distillation: "
+                                         "bench/everyday/distill.py)")
     work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
                                 "(default: runs/<output name>-<hash of the full output path> in the project)")
     vocab_size: int | None = _opt(None, "BPE vocabulary size (copy: symbols incl. 4 specials)",
@@ -108,9 +111,10 @@ class TrainSettings:
             per_task = f.metadata.get("per_task", {})
             if getattr(self, f.name) is None and self.task in per_task:
                 setattr(self, f.name, per_task[self.task])
-        if self.task == "copy" and (self.data_dir or self.max_train_pairs or self.push_to_hub or self.corpus != "multi30k"):
-            raise ValueError("--task copy makes its own data: --data-dir, --corpus, --max-train-pairs and "
-                             "--push-to-hub do not apply")
+        if self.task == "copy" and (self.data_dir or self.max_train_pairs or self.push_to_hub or self.corpus != "multi30k"
+                                    or self.distilled_targets):
+            raise ValueError("--task copy makes its own data: --data-dir, --corpus, --max-train-pairs, "
+                             "--distilled-targets and --push-to-hub do not apply")
         if self.corpus not in CORPORA:
             raise ValueError(f"--corpus must be one of {', '.join(CORPORA)}")
         for flag in ("ding_phrases", "ding_words"):
@@ -201,6 +205,8 @@ class TrainSettings:
             keys += ("corpus", "ding_repeat") + tuple(k for k in ("ding_phrases", "ding_words") if getattr(self, k))
         if self.init_from:
             keys += ("init_from",)
+        if self.distilled_targets:
+            keys += ("distilled_targets",)
         return {k: getattr(self, k) for k in keys}
 
     def recorded(self) -> dict:

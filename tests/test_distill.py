@@ -1,0 +1,63 @@
+"""Sequence-level distillation: bench/everyday/distill.py writes a teacher's translations of the training
+sources (resuming an interrupted file), and train.py --distilled-targets reads them as Multi30k's English."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+import data
+import train
+from model import Translator
+from tests.corpus import DATA_DIR, needs_corpus
+from training.evidence import training_corpora
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("distill", ROOT / "bench" / "everyday" / "distill.py")
+distill = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(distill)
+
+TINY = ["--max-train-pairs", "200", "--max-steps", "2", "--eval-every", "2", "--max-eval-sentences", "4",
+        "--batch-tokens", "1024", "--num-beams", "1", "--length-penalties", "1.0", "--threads", "1",
+        "--snapshot-steps", "none", "--precision", "fp32", "--skip-test", "--vocab-size", "600",
+        "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64"]
+
+
+def test_the_teacher_translates_every_source_and_an_interrupted_file_resumes(tiny_checkpoint, tmp_path, monkeypatch):
+    monkeypatch.setattr(distill, "CHUNK", 2)
+    teacher = Translator.from_pretrained(tiny_checkpoint, device="cpu")
+    sources = ["Ein Hund läuft.", "Zwei Männer.", "Eine Frau singt.", "Ein Kind."]
+    out = tmp_path / "targets.txt"
+    out.with_name("targets.txt.partial").write_text("Kept one.\nKept two.\n")  # the first chunk of an interrupted run
+    distill.distill(teacher, sources, out, num_beams=2, length_penalty=1.0)
+    lines = out.read_text().splitlines()
+    assert lines[:2] == ["Kept one.", "Kept two."] and len(lines) == 4 and all(line.strip() for line in lines)
+    assert lines[2:] == [" ".join(h.split()) or "." for h in teacher.translate(sources[2:], num_beams=2)]
+    assert not out.with_name("targets.txt.partial").exists()
+
+
+def test_the_teachers_length_penalty_comes_from_its_results(tmp_path):
+    (tmp_path / "results.json").write_text(json.dumps({"results": {"decoding": {"length_penalty": 1.4}}}))
+    assert distill.teacher_length_penalty(tmp_path) == 1.4
+    assert distill.teacher_length_penalty(tmp_path / "nowhere") == 1.0
+
+
+@needs_corpus
+def test_a_run_reads_the_distilled_english_and_a_file_of_another_length_is_refused(tmp_path):
+    pairs = len(data.load_split(DATA_DIR, "train"))
+    targets = tmp_path / "targets.txt"
+    targets.write_text("".join(f"Zyxwvut number {i}.\n" for i in range(pairs)))
+    german, english = training_corpora("multi30k", str(DATA_DIR), max_train_pairs=3, distilled=str(targets))["multi30k"]
+    assert english == ["Zyxwvut number 0.", "Zyxwvut number 1.", "Zyxwvut number 2."] and len(german) == 3
+    out = tmp_path / "student"
+    assert train.main(["--data-dir", str(DATA_DIR), "--distilled-targets", str(targets), "--output", str(out),
+                       "--work-dir", str(tmp_path / "w"), *TINY]) == 0
+    vocabulary = json.loads((out / "tokenizer.json").read_text())["model"]["vocab"]
+    assert any("Zyxw" in piece for piece in vocabulary)  # the student's vocabulary learned the teacher's English
+    assert json.loads((out / "results.json").read_text())["settings"]["distilled_targets"] == str(targets)
+    short = tmp_path / "short.txt"
+    short.write_text("Only one line.\n")
+    with pytest.raises(SystemExit, match=rf"one non-empty line per Multi30k training pair \({pairs}\), not 1 lines"):
+        train.main(["--data-dir", str(DATA_DIR), "--distilled-targets", str(short), "--output", str(tmp_path / "x"),
+                    "--work-dir", str(tmp_path / "w2"), *TINY])
