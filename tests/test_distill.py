@@ -50,6 +50,10 @@ def test_a_run_reads_the_distilled_english_and_a_file_of_another_length_is_refus
     targets.write_text("".join(f"Zyxwvut number {i}.\n" for i in range(pairs)))
     german, english = training_corpora("multi30k", str(DATA_DIR), max_train_pairs=3, distilled=str(targets))["multi30k"]
     assert english == ["Zyxwvut number 0.", "Zyxwvut number 1.", "Zyxwvut number 2."] and len(german) == 3
+    holed = tmp_path / "holed.txt"
+    holed.write_text("A line.\n\n" + "A line.\n" * (pairs - 2))
+    with pytest.raises(data.CorpusError, match="line 2 is empty"):
+        training_corpora("multi30k", str(DATA_DIR), distilled=str(holed))
     out = tmp_path / "student"
     assert train.main(["--data-dir", str(DATA_DIR), "--distilled-targets", str(targets), "--output", str(out),
                        "--work-dir", str(tmp_path / "w"), *TINY]) == 0

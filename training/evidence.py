@@ -42,9 +42,11 @@ def distilled_targets(path: str, pairs: int) -> list[str]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
         raise data.CorpusError(f"cannot read the distilled targets {path}: {err}") from None
-    if len(lines) != pairs or not all(line.strip() for line in lines):
-        raise data.CorpusError(f"{path} must hold one non-empty line per Multi30k training pair ({pairs}), not "
-                               f"{len(lines)} lines: write it again with bench/everyday/distill.py")
+    empty = next((i for i, line in enumerate(lines, 1) if not line.strip()), None)
+    if len(lines) != pairs or empty:
+        found = f"line {empty} is empty" if len(lines) == pairs else f"not {len(lines)} lines"
+        raise data.CorpusError(f"{path} must hold one non-empty line per Multi30k training pair ({pairs}), {found}: "
+                               "write it again with bench/everyday/distill.py")
     return lines
 
 
