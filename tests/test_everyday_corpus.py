@@ -220,16 +220,29 @@ def test_phrase_pairs_are_multi_word_entries_that_are_no_sentences():
 
 
 def test_headwords_are_one_german_word_and_the_common_ones_are_kept():
-    lines = ["Bahnhof {m}; Bhf. {m} | Wo ist der Bahnhof? :: station; railway station | Where is the station?",
-             "gehen {v} | Geh nach Hause! :: to go | Go home!", "kaputt {adj} :: broken [coll.]",
-             "etw. gern haben {v} :: to like sth.", "Westberliner {m} :: West Berliner", "1A :: first-class",
+    lines = ["Bahnhof {m} /Bhf./ | Wo ist der Bahnhof? :: railway station [Br.]; station /Sta./ | Where is the station?",
+             "gehen {vi} | Geh nach Hause! :: to go {went; gone}; to walk | Go home!", "kaputt {adj} :: broken [coll.]",
+             "Eisenbahnzug {m}; Zug {m} (Bahn) :: train", "etw. gern haben {v} :: to like sth.", "1A :: first-class",
              "Trophoblasttumor {m} [med.] :: trophoblastic neoplasm [med.]",
              "Bahnhofsuhr {f} | Am Bahnhof ist eine Uhr. :: station clock | There is a clock at the station."]
     found = ding.extract_pairs(lines)
-    assert found.words == [("Bahnhof", "station"), ("gehen", "go"), ("kaputt", "broken"),  # "to" off a verb
-                           ("Westberliner", "West Berliner"), ("Trophoblasttumor", "trophoblastic neoplasm"),
+    assert found.words == [("Bahnhof", "railway station"), ("Bahnhof", "station"),  # abbreviations off
+                           ("gehen", "go"), ("gehen", "walk"),  # "to" off a verb; "{went; gone}" is no alternative
+                           ("kaputt", "broken"), ("Eisenbahnzug", "train"), ("Zug", "train"),  # the sense "(Bahn)" off
+                           ("Trophoblasttumor", "trophoblastic neoplasm"),
                            ("Bahnhofsuhr", "station clock")]  # no placeholders, no digit first
-    assert ding.common_words(found.words, lines, min_uses=2) == [("Bahnhof", "station")]  # "bahnhof" three times
+    assert ding.common_words(found.words, lines, min_uses=2) == [("Bahnhof", "railway station"), ("Bahnhof", "station")]
+
+
+def test_each_headword_keeps_the_sense_its_example_sentences_use():
+    senses = [("Zug", "lineament"), ("Zug", "platoon"), ("Zug", "train"), ("Bahnhof", "railway station"),
+              ("Bahnhof", "station"), ("Kiefer", "jaw"), ("Kiefer", "pine")]
+    sentences = [("Der Zug kommt.", "The train is coming."), ("Wo ist der Bahnhof?", "Where is the station?"),
+                 ("Nimm den Zug!", "Take the train!"), ("Der Zug marschiert.", "The platoon marches.")]
+    assert ding.likeliest_senses(senses, sentences) == [
+        ("Zug", "train"),  # two sentences against one
+        ("Bahnhof", "station"),  # every word of a sense must be in the English: no "railway" here
+        ("Kiefer", "jaw")]  # no sentence tells: the dictionary's first
 
 
 @needs_corpus

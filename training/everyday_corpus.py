@@ -46,6 +46,8 @@ _MARKUP = re.compile(r"\s*(\{[^{}]*\}|\[[^\[\]]*\])")
 _ALTERNATIVES = re.compile(r"[()/;]|…|\.\.\.|\b(etw|jdn|jdm|jds|sth|sb|sb's|o\.s)\.")
 # One reading of a part with choices in it: optional words "(…)" left out, the first of two words "a/b" kept.
 _OPTIONAL = re.compile(r"\s*\([^()]*\)")
+# An abbreviation of a headword, between slashes: "Bahnhof {m} /Bhf./", "station /Sta./".
+_ABBREVIATION = re.compile(r"\s*/[^/\s]+/")
 _WORD_CHOICE = re.compile(r"(?<![\w/])([^\W\d_][\w'-]*)/([^\W\d_][\w'-]*)(?![\w/])")
 # A word choice whose second word starts a phrase ("Der Bauer/Das Sofa ächzte") has no known scope.
 _PHRASE_STARTS = {"der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "the", "a", "an"}
@@ -70,7 +72,7 @@ class Extraction:
     dropped: dict[str, int] = field(default_factory=dict)
     phrases: list[tuple[str, str]] = field(default_factory=list)
     recovered: list[tuple[str, str]] = field(default_factory=list)  # one reading of parts with choices: training only
-    words: list[tuple[str, str]] = field(default_factory=list)  # headwords: one German word, its English
+    words: list[tuple[str, str]] = field(default_factory=list)  # headword senses: one German word, an English one
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
@@ -123,9 +125,7 @@ def extract_pairs(lines) -> Extraction:
             if (phrase := phrase_pair(de, en)) and phrase not in seen:
                 seen.add(phrase)
                 found.phrases.append(phrase)
-            if (word := word_pair(de, en)) and word not in seen:
-                seen.add(word)
-                found.words.append(word)
+            found.words.extend(word_pairs(de, en))
     return found
 
 
@@ -151,17 +151,25 @@ def _starts_phrase(first: str, second: str) -> bool:
     return second.lower() in _PHRASE_STARTS or first[0].isupper() != second[0].isupper()
 
 
-def word_pair(de: str, en: str) -> tuple[str, str] | None:
-    """A headword ("Bahnhof {m}" :: "station"; "gehen {v}" :: "to go", kept as "go"): the first alternative
-    of each side, one German word and one to three English ones; None otherwise, or with placeholders."""
-    de, en = (clean(first) for first in first_alternatives(de, en))
-    if len(de.split()) != 1 or not 1 <= len(en.split()) <= 3 or _ALTERNATIVES.search(de) or _ALTERNATIVES.search(en):
-        return None
-    if not de[0].isalpha() or sentence_problem(en) is None:
-        return None
-    if en.startswith("to ") and de[0].islower():
-        en = en[3:]  # a verb: "to go" would teach a "to" before every verb
-    return de, en
+def _headword(text: str) -> str:
+    """A headword alternative without markup, its abbreviation ("Bahnhof {m} /Bhf./") or its sense ("(Bahn)")."""
+    return clean(_OPTIONAL.sub("", _ABBREVIATION.sub("", clean(text))))
+
+
+def word_pairs(de: str, en: str) -> list[tuple[str, str]]:
+    """The headword senses of an aligned part ("Eisenbahnzug {m}; Zug {m} (Bahn)" :: "train"): every German
+    alternative that is one word, with every English one of one to three words; none with placeholders.
+    Which English word a German one keeps is chosen later, by `likeliest_senses`."""
+    german = [w for w in map(_headword, clean(de).split("; ")) if len(w.split()) == 1 and w[0].isalpha()
+              and not _ALTERNATIVES.search(w)]
+    pairs = []
+    for english in map(_headword, clean(en).split("; ")):  # clean first: "to run {ran; run}" is one
+        if not 1 <= len(english.split()) <= 3 or _ALTERNATIVES.search(english) or sentence_problem(english) is None:
+            continue
+        for word in german:
+            verb = english.startswith("to ") and word[0].islower()  # "to go" would teach a "to" before every verb
+            pairs.append((word, english[3:] if verb else english))
+    return pairs
 
 
 def common_words(words: list[tuple[str, str]], lines: list[str], min_uses: int = MIN_HEADWORD_USES) -> list[tuple[str, str]]:
@@ -169,6 +177,27 @@ def common_words(words: list[tuple[str, str]], lines: list[str], min_uses: int =
     uses = Counter(w for line in lines if " :: " in line and not line.startswith("#")
                    for w in re.findall(r"\w+", clean(line.split(" :: ")[0]).lower()))
     return [(de, en) for de, en in words if uses[de.lower()] >= min_uses]
+
+
+def likeliest_senses(words: list[tuple[str, str]], sentences: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One English sense for each German headword: the one whose words most often appear in the English of
+    the example sentences whose German holds the headword ("Zug": "train" rather than "lineament" or
+    "platoon"); the dictionary's first where the sentences cannot tell. In the order of first appearance."""
+    tokens = [(set(re.findall(r"\w+", de.lower())), set(re.findall(r"\w+", en.lower()))) for de, en in sentences]
+    holding: dict[str, list[set[str]]] = {}
+    for german, english in tokens:
+        for word in german:
+            holding.setdefault(word, []).append(english)
+    senses: dict[str, list[str]] = {}
+    for de, en in words:
+        if en not in senses.setdefault(de, []):
+            senses[de].append(en)
+
+    def found_with(de: str, en: str) -> int:
+        needed = set(re.findall(r"\w+", en.lower()))
+        return sum(needed <= english for english in holding.get(de.lower(), []))
+
+    return [(de, max(options, key=lambda en: found_with(de, en))) for de, options in senses.items()]
 
 
 def one_reading(text: str, choices: bool = True) -> str | None:
@@ -340,19 +369,20 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
         digest = checked(path, None if any_version else DICTIONARY_SHA256)
         lines = read_lines(path)
         found = extract_pairs(lines)
+        headwords = len({de for de, _ in found.words})
         found.words = common_words(found.words, lines)
     if not found.pairs:
         raise DingError(f"{path} holds no example sentences: is it the Ding de-en dictionary?")
     held_out = multi30k_held_out(data_dir)
     splits, excluded = split_pairs(found.pairs, held_out, dev_size, test_size, found.recovered)
     splits["phrases"] = [p for p in found.phrases if _key(p[0]) not in held_out and _key(p[1]) not in held_out]
-    splits["words"] = found.words
+    splits["words"] = likeliest_senses(found.words, splits["train"])  # told by training sentences only
     if not splits["train"] or len(splits["test"]) < test_size:
         raise DingError(f"{path} holds {len(found.pairs)} example sentences: too few for a dev set of {dev_size}, "
                         f"a test set of {test_size} and training data")
     source = {"corpus": "Ding (example sentences)", "package": f"{PACKAGE} {VERSION}", "url": SOURCE_URL,
               "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs),
-              "pairs_recovered": len(found.recovered), "phrases_found": len(found.phrases), "words_found": len(found.words),
+              "pairs_recovered": len(found.recovered), "phrases_found": len(found.phrases), "words_found": headwords,
               "dropped_parts": dict(sorted(found.dropped.items())), "excluded_overlap": excluded,
               "splits": {name: len(pairs) for name, pairs in splits.items()}}
     write_corpus(output, splits, source)
