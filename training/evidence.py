@@ -19,16 +19,19 @@ from .settings import CORPORA
 
 def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | None = None,
                      max_train_pairs: int | None = None, phrases: bool = False,
-                     words: bool = False, distilled: str | None = None) -> dict[str, tuple[list[str], list[str]]]:
+                     words: bool = False, distilled: str | None = None,
+                     distilled_ding: str | None = None) -> dict[str, tuple[list[str], list[str]]]:
     """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once); with
-    `distilled`, the English of Multi30k is a teacher's translations (bench/everyday/distill.py)."""
+    `distilled` (`distilled_ding`), the English of Multi30k (of the Ding sentences) is a teacher's
+    translations (bench/everyday/distill.py)."""
     multi30k = data.load_split(data.resolve_data_dir(data_dir), "train")
     n = max_train_pairs or len(multi30k)
     english = distilled_targets(distilled, len(multi30k)) if distilled else multi30k.tgt
     corpora = {"multi30k": (multi30k.src[:n], english[:n])}
     if corpus == "multi30k+ding":
         ding = data.load_split(data.find_ding(ding_dir), "train")
-        corpora["ding"] = (ding.src, ding.tgt)
+        english = distilled_targets(distilled_ding, len(ding), "Ding training pair") if distilled_ding else ding.tgt
+        corpora["ding"] = (ding.src, english)
         for split, wanted in (("phrases", phrases), ("words", words)):
             if wanted:
                 extra = data.load_split(data.find_ding(ding_dir), split)
@@ -36,8 +39,8 @@ def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | N
     return corpora
 
 
-def distilled_targets(path: str, pairs: int) -> list[str]:
-    """The teacher's translations, one line per Multi30k training pair, in the split's order."""
+def distilled_targets(path: str, pairs: int, what: str = "Multi30k training pair") -> list[str]:
+    """The teacher's translations, one line per training pair (`what`), in the split's order."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
@@ -45,7 +48,7 @@ def distilled_targets(path: str, pairs: int) -> list[str]:
     empty = next((i for i, line in enumerate(lines, 1) if not line.strip()), None)
     if len(lines) != pairs or empty:
         found = f"line {empty} is empty" if len(lines) == pairs else f"not {len(lines)} lines"
-        raise data.CorpusError(f"{path} must hold one non-empty line per Multi30k training pair ({pairs}), {found}: "
+        raise data.CorpusError(f"{path} must hold one non-empty line per {what} ({pairs}), {found}: "
                                "write it again with bench/everyday/distill.py")
     return lines
 
@@ -59,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ding-phrases", action="store_true", help="the run also trained on the Ding phrase pairs")
     parser.add_argument("--ding-words", action="store_true", help="the run also trained on the Ding headwords")
     parser.add_argument("--distilled-targets", help="the run read these teacher translations as Multi30k's English")
+    parser.add_argument("--distilled-ding", help="the run read these teacher translations as the Ding sentences' English")
     args = parser.parse_args(argv)
     if not Path(args.checkpoint).is_dir():
         print(f"error: no such folder {args.checkpoint}", file=sys.stderr)
@@ -66,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         path = write_index(Path(args.checkpoint), build_index(training_corpora(args.corpus, args.data_dir, args.ding_dir,
                                                                             phrases=args.ding_phrases, words=args.ding_words,
-                                                                            distilled=args.distilled_targets)))
+                                                                            distilled=args.distilled_targets,
+                                                                            distilled_ding=args.distilled_ding)))
     except data.CorpusError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

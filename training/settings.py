@@ -52,6 +52,8 @@ class TrainSettings:
     distilled_targets: str | None = _opt(None, "read the English of the Multi30k training pairs from this file, a "
                                          "teacher's translations, one line per pair (sequence-level distillation: "
                                          "bench/everyday/distill.py)")
+    distilled_ding: str | None = _opt(None, "read the English of the Ding training sentence pairs from this file, a "
+                                      "teacher's translations, one line per pair (bench/everyday/distill.py --corpus ding)")
     work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
                                 "(default: runs/<output name>-<hash of the full output path> in the project)")
     vocab_size: int | None = _opt(None, "BPE vocabulary size (copy: symbols incl. 4 specials)",
@@ -117,7 +119,7 @@ class TrainSettings:
                              "--distilled-targets and --push-to-hub do not apply")
         if self.corpus not in CORPORA:
             raise ValueError(f"--corpus must be one of {', '.join(CORPORA)}")
-        for flag in ("ding_phrases", "ding_words"):
+        for flag in ("ding_phrases", "ding_words", "distilled_ding"):
             if getattr(self, flag) and self.corpus != "multi30k+ding":
                 raise ValueError(f"--{flag.replace('_', '-')} needs --corpus multi30k+ding")
         if self.max_steps is None and self.epochs is None:
@@ -205,8 +207,7 @@ class TrainSettings:
             keys += ("corpus", "ding_repeat") + tuple(k for k in ("ding_phrases", "ding_words") if getattr(self, k))
         if self.init_from:
             keys += ("init_from",)
-        if self.distilled_targets:
-            keys += ("distilled_targets",)
+        keys += tuple(k for k in ("distilled_targets", "distilled_ding") if getattr(self, k))
         return {k: getattr(self, k) for k in keys}
 
     def recorded(self) -> dict:

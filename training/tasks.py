@@ -93,7 +93,8 @@ class TranslationTask:
         data_dir = data.resolve_data_dir(settings.data_dir)
         # Each training corpus once (the evidence index and the vocabulary read them so), then mixed.
         self.corpora = training_corpora(settings.corpus, str(data_dir), settings.ding_dir, settings.max_train_pairs,
-                                        settings.ding_phrases, settings.ding_words, settings.distilled_targets)
+                                        settings.ding_phrases, settings.ding_words, settings.distilled_targets,
+                                        settings.distilled_ding)
         vocabulary_text = [text for src, tgt in self.corpora.values() for text in src + tgt]
         repeat = {"ding": settings.ding_repeat}
         train = data.ParallelCorpus(

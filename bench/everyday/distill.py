@@ -1,7 +1,9 @@
-"""A teacher's translations of the Multi30k training sources, for sequence-level distillation.
+"""A teacher's translations of the training sources of a corpus, for sequence-level distillation.
 
     python bench/everyday/distill.py checkpoints/de-en --out runs/distill/multi30k-train.de-en.txt
     python train.py ... --distilled-targets runs/distill/multi30k-train.de-en.txt
+    python bench/everyday/distill.py TEACHER --corpus ding --out runs/distill/ding-train.de-en.txt
+    python train.py --corpus multi30k+ding ... --distilled-ding runs/distill/ding-train.de-en.txt
 
 Sequence-level distillation (Kim & Rush 2016): the student learns the teacher's beam output instead of
 the human reference, one line per training pair, in the order of the training split. The student reads
@@ -51,17 +53,25 @@ def distill(teacher: Translator, sources: list[str], out: Path, num_beams: int, 
     os.replace(partial, out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("teacher", type=Path, help="checkpoint folder of the teacher")
     parser.add_argument("--out", type=Path, required=True, help="the targets file, one line per training pair")
+    parser.add_argument("--corpus", choices=("multi30k", "ding"), default="multi30k",
+                        help="whose training sources: the captions, or the Ding sentences (with their recovered readings)")
     parser.add_argument("--data-dir", help="Multi30k folder (else $MULTI30K_DIR)")
+    parser.add_argument("--ding-dir", help="Ding folder (else $DING_DIR, else runs/corpora/ding)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--num-beams", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    sources = data.load_split(data.resolve_data_dir(args.data_dir), "train").src
-    teacher = Translator.from_pretrained(args.teacher, device="cpu")
+    try:
+        folder = data.resolve_data_dir(args.data_dir) if args.corpus == "multi30k" else data.find_ding(args.ding_dir)
+        sources = data.load_split(folder, "train").src
+    except data.CorpusError as err:
+        raise SystemExit(f"distill.py: {err}") from None
+    teacher = Translator.from_pretrained(args.teacher, device=args.device)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     distill(teacher, sources, args.out, args.num_beams, teacher_length_penalty(args.teacher))
     print(f"wrote {args.out}: {len(sources)} translations by {args.teacher}")
