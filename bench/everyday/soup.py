@@ -9,7 +9,8 @@ beam 5 and the length penalty on both dev sets (Multi30k val, the everyday dev s
 of the two BLEU scores that the training runs choose by. `--out` writes a checkpoint folder from the
 last checkpoint given (its results.json, metrics and curves) with the averaged weights, its results
 and a card that names every ingredient; `--test` also scores both test sets, once, for the soup you
-ship. Then write its evidence index (`python -m training.evidence`) and its alarm (`bench/alarm.py`).
+ship. Last, the soup's translations of the two everyday sentences it must get right. Then write its
+evidence index (`python -m training.evidence`) and its alarm (`bench/alarm.py`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import data  # noqa: E402
 from model import Translator  # noqa: E402
 from training.evaluation import final_evaluation, score_everyday  # noqa: E402
 from training.finish import started_from  # noqa: E402
+
+NAMED = ("Ich möchte ein Bier.", "Wo ist der Bahnhof?")  # the everyday sentences the model must translate right
 
 
 def averaged(folders: list[Path]) -> Translator:
@@ -90,6 +93,8 @@ def main() -> None:
         if name in results:
             print(f"{name}: BLEU {results[name]['bleu']:.2f} / chrF {results[name]['chrf']:.2f}")
     print(f"mean of the two dev BLEU scores: {(results['val']['bleu'] + results['everyday_dev']['bleu']) / 2:.2f}")
+    for german in NAMED:  # a soup that gets one of them wrong is not shipped, whatever its scores
+        print(f"{german} -> {soup.translate(german, num_beams=5, length_penalty=args.length_penalty)}")
     if args.out:
         write(soup, args.checkpoints, results, files, args.out)
         print(f"wrote {args.out}")
