@@ -30,8 +30,8 @@ def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | N
     corpora = {"multi30k": (multi30k.src[:n], english[:n])}
     if corpus == "multi30k+ding":
         ding = data.load_split(data.find_ding(ding_dir), "train")
-        english = distilled_targets(distilled_ding, len(ding), "Ding training pair") if distilled_ding else ding.tgt
-        corpora["ding"] = (ding.src, english)
+        ding_english = distilled_targets(distilled_ding, len(ding), "Ding training pair") if distilled_ding else ding.tgt
+        corpora["ding"] = (ding.src, ding_english)
         for split, wanted in (("phrases", phrases), ("words", words)):
             if wanted:
                 extra = data.load_split(data.find_ding(ding_dir), split)
