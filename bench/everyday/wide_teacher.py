@@ -51,6 +51,11 @@ def run(cmd: list[str], log: Path) -> None:
         raise SystemExit(f"wide_teacher.py: {cmd[0]} failed ({code}); see {log}")
 
 
+def corpus_flags(args) -> list[str]:
+    """Where train.py and distill.py find the two corpora."""
+    return ["--data-dir", str(args.data_dir)] + (["--ding-dir", str(args.ding_dir)] if args.ding_dir else [])
+
+
 def train(name: str, flags: list[str], minutes: float, args) -> Path:
     """A train.py run in the work folder; returns its checkpoint folder."""
     folder = args.work / name
@@ -60,8 +65,7 @@ def train(name: str, flags: list[str], minutes: float, args) -> Path:
         flags = flags[:at] + flags[at + 2:]
     if args.tiny:
         flags = [*flags, *TINY, *TINY_SHAPE]
-    corpora = ["--data-dir", str(args.data_dir)] + (["--ding-dir", str(args.ding_dir)] if args.ding_dir else [])
-    run(["train.py", *corpora, "--output", str(folder / "checkpoint"), "--work-dir", str(folder / "work"),
+    run(["train.py", *corpus_flags(args), "--output", str(folder / "checkpoint"), "--work-dir", str(folder / "work"),
          "--time-limit", str(minutes), *COMMON, *flags], folder / "train.log")
     return folder / "checkpoint"
 
@@ -71,9 +75,9 @@ def distill(teacher: Path, args) -> dict[str, Path]:
     files = {}
     for corpus in ("multi30k", "ding"):
         files[corpus] = args.work / "distill" / f"{corpus}-train.de-en.txt"
-        where = ["--data-dir", str(args.data_dir)] + (["--ding-dir", str(args.ding_dir)] if args.ding_dir else [])
         beams = ["--num-beams", "1"] if args.tiny else []
-        run(["bench/everyday/distill.py", str(teacher), "--corpus", corpus, "--out", str(files[corpus]), *where, *beams],
+        run(["bench/everyday/distill.py", str(teacher), "--corpus", corpus, "--out", str(files[corpus]),
+             *corpus_flags(args), *beams],
             args.work / f"distill-{corpus}.log")
     return files
 
