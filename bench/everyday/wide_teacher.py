@@ -52,8 +52,9 @@ def run(cmd: list[str], log: Path) -> None:
 
 
 def corpus_flags(args) -> list[str]:
-    """Where train.py and distill.py find the two corpora."""
-    return ["--data-dir", str(args.data_dir)] + (["--ding-dir", str(args.ding_dir)] if args.ding_dir else [])
+    """Where train.py and distill.py find the two corpora (unless given, where they look themselves)."""
+    return [*(["--data-dir", str(args.data_dir)] if args.data_dir else []),
+            *(["--ding-dir", str(args.ding_dir)] if args.ding_dir else [])]
 
 
 def train(name: str, flags: list[str], minutes: float, args) -> Path:
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="where the student is packed")
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "wide-teacher", help="the runs' folders")
-    parser.add_argument("--data-dir", type=Path, default=os.environ.get("MULTI30K_DIR", ROOT.parent / "shared/data/multi30k"))
+    parser.add_argument("--data-dir", type=Path, help="Multi30k folder (else $MULTI30K_DIR)")
     parser.add_argument("--ding-dir", type=Path, help="Ding folder (else $DING_DIR, else runs/corpora/ding)")
     parser.add_argument("--teacher-minutes", type=float, default=3.5)
     parser.add_argument("--student-minutes", type=float, default=3.0)
