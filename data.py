@@ -72,6 +72,15 @@ def find_corpus(data_dir: str | Path | None = None) -> Path:
     return folder
 
 
+def find_more_corpus(name: str, corpora_dir: str | Path | None = None) -> Path:
+    """The folder of one corpus of python -m training.parallel_text (runs/corpora/<name> by default)."""
+    folder = Path(corpora_dir or DEFAULT_DING_DIR.parent) / name
+    if not (folder / "train.de").is_file():
+        raise CorpusError(f"no corpus {name!r} in {folder.parent}: make it with python -m training.parallel_text "
+                          f"--source {name} (it runs apt-get download), or pass --corpora-dir")
+    return folder
+
+
 def find_ding(ding_dir: str | Path | None = None) -> Path:
     """The Ding folder given, else $DING_DIR, else runs/corpora/ding in the project; a missing one says how to make it."""
     folder = Path(ding_dir or os.environ.get(DING_DIR_ENV) or DEFAULT_DING_DIR)

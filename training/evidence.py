@@ -20,7 +20,8 @@ from .settings import CORPORA
 def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | None = None,
                      max_train_pairs: int | None = None, phrases: bool = False,
                      words: bool = False, distilled: str | None = None,
-                     distilled_ding: str | None = None) -> dict[str, tuple[list[str], list[str]]]:
+                     distilled_ding: str | None = None, more: tuple[str, ...] = (),
+                     corpora_dir: str | None = None) -> dict[str, tuple[list[str], list[str]]]:
     """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once); with
     `distilled` (`distilled_ding`), the English of Multi30k (of the Ding sentences) is a teacher's
     translations (bench/everyday/distill.py)."""
@@ -36,6 +37,9 @@ def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | N
             if wanted:
                 extra = data.load_split(data.find_ding(ding_dir), split)
                 corpora[f"ding_{split}"] = (extra.src, extra.tgt)
+    for name in more:  # python -m training.parallel_text
+        extra = data.load_split(data.find_more_corpus(name, corpora_dir), "train")
+        corpora[name] = (extra.src, extra.tgt)
     return corpora
 
 

@@ -54,6 +54,10 @@ class TrainSettings:
                                          "bench/everyday/distill.py)")
     distilled_ding: str | None = _opt(None, "read the English of the Ding training sentence pairs from this file, a "
                                       "teacher's translations, one line per pair (bench/everyday/distill.py --corpus ding)")
+    more_corpora: str | None = _opt(None, "also train on these corpora of python -m training.parallel_text, each "
+                                    "with how often a pair is seen per epoch: e.g. games:2,software:1,libreoffice:1")
+    corpora_dir: str | None = _opt(None, "folder of the corpora of python -m training.parallel_text "
+                                   "(default: runs/corpora)")
     work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
                                 "(default: runs/<output name>-<hash of the full output path> in the project)")
     vocab_size: int | None = _opt(None, "BPE vocabulary size (copy: symbols incl. 4 specials)",
@@ -122,6 +126,10 @@ class TrainSettings:
         for flag in ("ding_phrases", "ding_words", "distilled_ding"):
             if getattr(self, flag) and self.corpus != "multi30k+ding":
                 raise ValueError(f"--{flag.replace('_', '-')} needs --corpus multi30k+ding")
+        if self.more_corpora:
+            self.more_corpora_repeats()
+            if self.corpus != "multi30k+ding":
+                raise ValueError("--more-corpora needs --corpus multi30k+ding")
         if self.max_steps is None and self.epochs is None:
             raise ValueError("give --max-steps or --epochs")
         if self.hub_branch and not self.push_to_hub:
@@ -207,8 +215,22 @@ class TrainSettings:
             keys += ("corpus", "ding_repeat") + tuple(k for k in ("ding_phrases", "ding_words") if getattr(self, k))
         if self.init_from:
             keys += ("init_from",)
-        keys += tuple(k for k in ("distilled_targets", "distilled_ding") if getattr(self, k))
+        keys += tuple(k for k in ("distilled_targets", "distilled_ding", "more_corpora") if getattr(self, k))
         return {k: getattr(self, k) for k in keys}
+
+    def more_corpora_repeats(self) -> dict[str, int]:
+        """{corpus: repeats per epoch} of --more-corpora (ValueError naming what is wrong)."""
+        from .parallel_text import SOURCES  # the names only; the module reads no corpus on import
+
+        repeats = {}
+        for item in (self.more_corpora or "").split(","):
+            name, _, count = item.strip().partition(":")
+            if name not in SOURCES:
+                raise ValueError(f"--more-corpora: unknown corpus {name!r} (known: {', '.join(SOURCES)})")
+            if count and not (count.isdigit() and int(count) >= 1):
+                raise ValueError(f"--more-corpora: {item.strip()!r} needs a whole number of repeats of at least 1")
+            repeats[name] = int(count or 1)
+        return repeats
 
     def recorded(self) -> dict:
         """Every setting as JSON values (for results.json and the model card)."""

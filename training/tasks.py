@@ -90,13 +90,14 @@ class TranslationTask:
 
     def __init__(self, settings: TrainSettings, tokenizer_path: Path, rank: int = 0, world: int = 1):
         self.settings, self.rank, self.world = settings, rank, world
+        self.more_repeats = settings.more_corpora_repeats() if settings.more_corpora else {}
         data_dir = data.resolve_data_dir(settings.data_dir)
         # Each training corpus once (the evidence index and the vocabulary read them so), then mixed.
         self.corpora = training_corpora(settings.corpus, str(data_dir), settings.ding_dir, settings.max_train_pairs,
                                         settings.ding_phrases, settings.ding_words, settings.distilled_targets,
-                                        settings.distilled_ding)
+                                        settings.distilled_ding, tuple(self.more_repeats), settings.corpora_dir)
         vocabulary_text = [text for src, tgt in self.corpora.values() for text in src + tgt]
-        repeat = {"ding": settings.ding_repeat}
+        repeat = {"ding": settings.ding_repeat, **self.more_repeats}
         train = data.ParallelCorpus(
             [s for name, (src, _) in self.corpora.items() for s in src * repeat.get(name, 1)],
             [t for name, (_, tgt) in self.corpora.items() for t in tgt * repeat.get(name, 1)])
@@ -149,6 +150,8 @@ class TranslationTask:
                 "test_is_slice": sliced}
         if self.everyday is not None:
             info.update(corpus="Multi30k + Ding", everyday=ding_info(self.settings, *self.everyday))
+        if self.more_repeats:
+            info.update(corpus=" + ".join(["Multi30k", "Ding", *self.more_repeats]), more_corpora=self.more_repeats)
         return info
 
     def epoch_batches(self, epoch: int) -> list[list[int]]:
