@@ -31,7 +31,7 @@ import ui.translate
 from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
 from model import Translator
-from ui import lanes, public
+from ui import lanes, mcp_fairness, public
 from ui.assets import PAGE_CSS
 
 public.limit_malloc_arenas()
@@ -102,6 +102,8 @@ public.friendly_queue_full(demo)
 lanes.share_queue(demo)  # per-client caps on waiting events, and places kept for /translate
 public.name_missing_arguments(demo)
 public.json_mcp_answers()  # MCP tools answer JSON, not a Python repr
+mcp_fairness.stateful_sessions()  # one MCP session per client, so that the queue's caps tell clients apart
+mcp_fairness.fair_tool_calls()  # and a flood of one client is refused in the app's words, not the others' calls
 
 if __name__ == "__main__":
     public.start_sweeper(demo)

@@ -28,16 +28,17 @@ from model.heads import KINDS, HeadMask
 from model.translator import Translator
 from tokenizer import token_strings
 
+from . import cost
 from .explain import DecodingOptions, decode_one
 
-ROWS = 32  # path points in one pass
+ROWS = 32  # path points in one pass, at most (fewer for long sentences: cost.rows_per_chunk)
 
 
 @dataclass
 class Contrast:
     step: int  # counted from 1
     chosen: str  # the piece written at that step
-    alternative: str  # the piece it is compared with
+    alternative: str  # the piece it is compared with, labelled as the other pieces ("▁cat": a word's first piece)
     logit_diff: float
     baseline_logit_diff: float  # with the zero source embedding
     source_tokens: list[str]
@@ -56,7 +57,7 @@ def alternative_id(translator: Translator, alternative) -> tuple[int, str]:
     tokenizer = translator.tokenizer
     for candidate in (alternative, "\u0120" + alternative.strip()):  # byte-level BPE marks a leading space with Ġ
         if (found := tokenizer.token_to_id(candidate)) is not None:
-            return found, candidate
+            return found, token_strings(tokenizer, [found])[0]  # its label, as every other piece is named
     ids = tokenizer.encode(" " + alternative.strip(), add_special_tokens=False).ids
     if not ids:
         raise ValueError(f"alternative {alternative!r} has no pieces")
@@ -75,6 +76,19 @@ def logit_difference(model, src: torch.Tensor, source_embedding: torch.Tensor, p
     return logits[:, chosen].float() - logits[:, alternative].float()
 
 
+def path_rows(config, S: int, t: int) -> int:
+    """Path points in one pass: the backward pass keeps every attention sublayer's scores, so a chunk holds
+    (L_enc + 2 L_dec) x 2 of a replay's largest tensors."""
+    saved = 2 * (config.n_encoder_layers + 2 * config.n_decoder_layers)
+    return min(ROWS, cost.rows_per_chunk(saved * cost.run_cells(config, S, t)))
+
+
+def check_contrast_work(config, S: int, t: int, steps: int) -> None:
+    """The contrast budget: the path (a forward and a backward pass, about 3 replays a point) and the head runs."""
+    runs = 3 * steps + 2 + 3 * config.n_decoder_layers * config.n_heads
+    cost.check_work(cost.CONTRAST_WORK, cost.replay_work(config, runs, S, t))
+
+
 def contrast(translator: Translator, text: str, step: int, alternative: str, options: DecodingOptions | None = None,
              steps: int = 256) -> Contrast:
     """Why the piece at `step` (from 1) of the translation of `text` and not `alternative`."""
@@ -83,6 +97,7 @@ def contrast(translator: Translator, text: str, step: int, alternative: str, opt
     if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= T:
         raise ValueError(f"step must be a whole number from 1 to {T} (the pieces of the translation), got {step!r}")
     step = int(step)
+    check_contrast_work(translator.config, len(sentence.source_ids), step, steps)
     other, other_piece = alternative_id(translator, alternative)
     chosen = sentence.output_ids[step - 1]
     model, device = translator.model, translator.device
@@ -97,9 +112,9 @@ def contrast(translator: Translator, text: str, step: int, alternative: str, opt
                          for head in range(translator.config.n_heads)] for layer in range(getattr(mask_on, kind).size(0))]
                  for kind in KINDS}
     alphas = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps  # the midpoint rule
-    grads = torch.zeros_like(x[0])  # (S, D): the path's gradients summed, ROWS points at a time (bounded memory)
+    grads = torch.zeros_like(x[0])  # (S, D): the path's gradients summed, a few points at a time (bounded memory)
     with torch.enable_grad():
-        for chunk in alphas.split(ROWS):
+        for chunk in alphas.split(path_rows(translator.config, src.size(1), prefix.size(1))):
             path = (chunk[:, None, None] * x).requires_grad_(True)  # (r, S, D): from the zero embedding to x
             grads += torch.autograd.grad(logit_difference(model, src, path, prefix, chosen, other).sum(), path)[0].sum(0)
     scores = (grads / steps * x[0]).sum(-1)  # (S,)

@@ -35,6 +35,50 @@ ABLATE = Budget("/ablate", 2_500_000, "send a shorter sentence or lower max_leng
 ATTRIBUTION_WORK = 200_000  # interpolation steps x T x (S + T): ~20 s of one core, ~300 MB (bench/abuse.py)
 
 
+# Work of the inside views, which replay the model many times over (patching, contrast, contributions): the
+# largest intermediate of one replayed run is held to CHUNK_CELLS numbers by running the runs in chunks, and a
+# request's whole work is held to its budget's `max_work` attention cells, runs x L H (S^2 + T^2 + T S),
+# measured in bench/abuse.py (the worst allowed of each endpoint, its seconds and memory, docs/limits.md).
+CHUNK_CELLS = 4_000_000  # numbers in the largest tensor of one chunk of replayed runs (16 MB in fp32)
+
+
+@dataclass(frozen=True)
+class WorkBudget:
+    what: str
+    max_work: int  # attention cells computed, over every replayed run
+    advice: str
+
+
+PATCH_WORK = WorkBudget("/patch", 1_000_000_000, "use shorter sentences (patching replays the model once per German "
+                        "piece and level)")
+CONTRAST_WORK = WorkBudget("/contrast", 1_000_000_000, "use a shorter sentence or an earlier step")
+INSIDE_WORK = WorkBudget("this view", 60_000_000, "use a shorter sentence or lower max_length")
+
+
+def run_cells(config, source_tokens: int, target_tokens: int) -> int:
+    """Numbers in the largest intermediate of one replayed run: its attention scores or its feed-forward."""
+    S, T = source_tokens, max(1, target_tokens)
+    return max(config.n_heads * max(S * S, T * T, T * S), max(S, T) * config.d_ff, config.vocab_size)
+
+
+def rows_per_chunk(cells_per_run: int) -> int:
+    """How many replayed runs one chunk may hold, so that its largest tensor stays within CHUNK_CELLS."""
+    return max(1, CHUNK_CELLS // max(1, cells_per_run))
+
+
+def replay_work(config, runs: int, source_tokens: int, target_tokens: int) -> int:
+    """Attention cells of `runs` replays of the whole model: runs x L H (S^2 + T^2 + T S)."""
+    S, T = source_tokens, target_tokens
+    return runs * config.n_heads * (config.n_encoder_layers * S * S + config.n_decoder_layers * (T * T + T * S))
+
+
+def check_work(budget: WorkBudget, work: int) -> None:
+    """Refuse (ValueError) a request whose replays would compute more than its budget, saying what to shorten."""
+    if work > budget.max_work:
+        raise ValueError(f"{budget.what} would compute {work / 1e6:.0f} million attention weights over its replays of "
+                         f"the model; at most {budget.max_work / 1e6:.0f} million are allowed: {budget.advice}")
+
+
 def map_weights(config, source_tokens: int, target_tokens: int) -> int:
     """Attention weights of one sentence's maps: L H S^2 (encoder) + L H (T^2 + T S) (decoder and cross)."""
     S, T = source_tokens, target_tokens

@@ -32,10 +32,10 @@ from model.attention import padding_mask
 from model.translator import Translator
 from tokenizer import token_strings
 
+from . import cost
 from .explain import DecodingOptions, decode_one
 from .head_patch import head_patching
 
-MAX_RUNS_TOKENS = 400_000  # (L + 1) x S patched runs x (S + t) tokens each, at most (about 2 s of a core)
 
 
 @dataclass
@@ -74,23 +74,33 @@ def encoder_states(model, src: torch.Tensor, head_mask=None) -> list[torch.Tenso
 
 
 def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: torch.Tensor, y: int, y_other: int,
-                  head_mask=None):
-    """d for each (level, position) patched run of the corrupted `src` (1, S): (L + 1, S)."""
+                  head_mask=None) -> torch.Tensor:
+    """d for each (level, position) patched run of the corrupted `src` (1, S): (L + 1, S).
+
+    A run patched at level l shares the corrupted run's stream below l, so it starts from it; the runs go
+    through the rest of the model `cost.rows_per_chunk` at a time, so memory stays bounded whatever S is."""
     S, levels = src.size(1), len(clean)
-    rows = torch.arange(levels * S)
-    level_of, position_of = rows // S, rows % S
-    src_r = src.expand(levels * S, -1)
-    mask = padding_mask(src_r, model.config.pad_id)
-    x = model.embed_tokens(src_r)  # (R, S, D)
+    corrupted = encoder_states(model, src, head_mask)
+    per_run = cost.run_cells(model.config, S, prefix.size(1))
+    diffs = torch.empty(levels, S)
     for level in range(levels):
-        if level:
-            x = model.encoder_layers[level - 1](x, mask, heads=encoder_heads(head_mask, level - 1))[0]
-        mine = level_of == level  # the runs patched at this level: position s takes the clean vector
-        x = x.clone()
-        x[rows[mine], position_of[mine]] = clean[level][0, position_of[mine]]
-    hidden, _, _ = model.decode(prefix.expand(levels * S, -1), model.encoder_norm(x), mask, head_mask=head_mask)
-    logits = model.lm_head(hidden[:, -1]).float()  # (R, V)
-    return (logits[:, y] - logits[:, y_other]).view(levels, S)
+        for positions in torch.arange(S).split(cost.rows_per_chunk(per_run)):
+            x = corrupted[level].expand(len(positions), -1, -1).clone()  # (r, S, D)
+            x[torch.arange(len(positions)), positions] = clean[level][0, positions]
+            diffs[level, positions] = run_from(model, src, x, level, prefix, head_mask, y, y_other)
+    return diffs
+
+
+def run_from(model, src: torch.Tensor, x: torch.Tensor, level: int, prefix: torch.Tensor, head_mask, y: int,
+             y_other: int) -> torch.Tensor:
+    """The encoder from `level` on for the r streams x (r, S, D), then the decoder after `prefix`: d per run (r,)."""
+    r = x.size(0)
+    mask = padding_mask(src.expand(r, -1), model.config.pad_id)
+    for i in range(level, len(model.encoder_layers)):
+        x = model.encoder_layers[i](x, mask, heads=encoder_heads(head_mask, i))[0]
+    hidden, _, _ = model.decode(prefix.expand(r, -1), model.encoder_norm(x), mask, head_mask=head_mask)
+    logits = model.lm_head(hidden[:, -1]).float()  # (r, V)
+    return (logits[:, y] - logits[:, y_other]).cpu()
 
 
 def last_logits(model, src: torch.Tensor, prefix: torch.Tensor, head_mask=None) -> torch.Tensor:
@@ -101,7 +111,7 @@ def last_logits(model, src: torch.Tensor, prefix: torch.Tensor, head_mask=None) 
     return model.lm_head(hidden[:, -1]).float()[0]
 
 
-def checked_pair(translator: Translator, clean: str, corrupted: str) -> tuple[list[int], list[int]]:
+def checked_pair(translator: Translator, clean: str, corrupted: str, step=None) -> tuple[list[int], list[int]]:
     clean_ids, _ = translator.encode_source(clean)
     corrupted_ids, _ = translator.encode_source(corrupted)
     if len(clean_ids) != len(corrupted_ids):
@@ -109,10 +119,15 @@ def checked_pair(translator: Translator, clean: str, corrupted: str) -> tuple[li
                          "patching swaps vectors position by position, so swap a word for one of as many pieces")
     if clean_ids == corrupted_ids:
         raise ValueError("the corrupted sentence is the clean one: change a word")
-    L = translator.config.n_encoder_layers
-    if (L + 1) * len(clean_ids) * 2 * len(clean_ids) > MAX_RUNS_TOKENS:
-        raise ValueError(f"a sentence of {len(clean_ids)} pieces needs too many patched runs: shorten it")
+    known = isinstance(step, int) and not isinstance(step, bool) and step > 0
+    check_patch_work(translator.config, len(clean_ids), step if known else 1)  # again once the step is known
     return clean_ids, corrupted_ids
+
+
+def check_patch_work(config, S: int, t: int) -> None:
+    """The patching budget: (L + 1) S encoder runs and 2 + 3 L H head runs, each a replay of S and t pieces."""
+    runs = (config.n_encoder_layers + 1) * S + 2 + 3 * config.n_decoder_layers * config.n_heads
+    cost.check_work(cost.PATCH_WORK, cost.replay_work(config, runs, S, t))
 
 
 def checked_step(step, clean_out: list[int], corrupted_out: list[int]) -> int:
@@ -133,19 +148,20 @@ def patch(translator: Translator, clean: str, corrupted: str, step: int | None =
           options: DecodingOptions | None = None, head_mask=None) -> Patching:
     """Patch every encoder level and position, and every head, of `corrupted` with `clean`'s, at `step`
     (from 1; None or 0: the first step where the translations differ) of clean's translation."""
-    clean_ids, corrupted_ids = checked_pair(translator, clean, corrupted)
+    clean_ids, corrupted_ids = checked_pair(translator, clean, corrupted, step)
     options = options or DecodingOptions()
     model, device, c = translator.model, translator.device, translator.config
     if head_mask is not None:
         head_mask = model.checked_head_mask(head_mask)
     out, bad_out = (decode_one(translator, text, options, head_mask=head_mask).output_ids for text in (clean, corrupted))
     step = checked_step(step, out, bad_out)
+    check_patch_work(c, len(clean_ids), step)
     src_clean, src_bad = (torch.tensor([ids], device=device) for ids in (clean_ids, corrupted_ids))
     prefix = torch.tensor([[c.bos_id] + out[: step - 1]], device=device)  # the clean English before the step
     y, bad_logits = out[step - 1], last_logits(model, src_bad, prefix, head_mask)
     y_other = int(bad_logits.argmax())
     if y_other == y:
-        raise ValueError(f"the corrupted German still gives {token_strings(translator.tokenizer, [y])[0]!r} at step {step}: "
+        raise ValueError(f"the corrupted German still gives {translator.decode([y]).strip()!r} at step {step}: "
                          "pick a step (or a word) where the two differ")
     clean_logits = last_logits(model, src_clean, prefix, head_mask)
     d_clean, d_bad = float(clean_logits[y] - clean_logits[y_other]), float(bad_logits[y] - bad_logits[y_other])

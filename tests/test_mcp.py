@@ -99,3 +99,47 @@ def test_mcp_tools_answer_json_not_a_python_repr(server):
     assert not answer.isError
     explained = json.loads(answer.content[0].text)  # a repr ('...', True) would not parse
     assert explained["sentences"][0]["source"] == SENTENCE and isinstance(explained["left_out"], int)
+
+
+@pytest.fixture(scope="module")
+def shipped_server(tmp_path_factory):
+    """The app on the shipped checkpoint, whose inside views take long enough on a long sentence to queue."""
+    from pathlib import Path
+
+    checkpoint = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
+    proc, url = launch_app(checkpoint, tmp_path_factory.mktemp("mcp-fair") / "app.log")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+LONG = ("Ein Mann mit einem roten Hut fährt mit seinem Fahrrad über eine lange Brücke, während zwei Kinder am Ufer "
+        "des Flusses spielen und eine Frau mit einem Hund im Park spazieren geht, der neben dem alten Bahnhof liegt.")
+
+
+def test_one_mcp_client_flooding_leaves_another_its_calls(shipped_server):
+    """A flood of 24 calls from one MCP client: the app's own busy message for what does not fit, while a second
+    client's 3 calls are all served (before: one shared session, the second client refused with Gradio's text)."""
+    from mcp import ClientSession
+    from mcp.client import streamable_http
+
+    connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
+
+    async def client(calls: int, tool: str, arguments: dict, delay: float = 0.0):
+        await asyncio.sleep(delay)
+        async with connect(shipped_server + "gradio_api/mcp/") as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await asyncio.gather(*(session.call_tool(tool, arguments) for _ in range(calls)))
+
+    async def main():
+        return await asyncio.gather(client(24, "contributions", {"text": LONG}),
+                                    client(3, "translate", {"text": SENTENCE, "decoding": "greedy"}, delay=0.5),
+                                    client(3, "trace", {"text": SENTENCE, "decoding": "greedy"}, delay=1.0))
+
+    flood, translations, traces = asyncio.run(main())
+    refused = [r.content[0].text for r in flood if r.isError]
+    assert refused, "the flood of 24 was never refused: nothing tested"
+    assert all("The Space is busy" in text for text in refused), refused[:3]
+    for answers in (translations, traces):
+        assert [r.isError for r in answers] == [False] * 3, [r.content[0].text[:200] for r in answers]

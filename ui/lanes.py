@@ -88,13 +88,25 @@ def waiting_events(queue) -> list:
     return [event for line in queue.event_queue_per_concurrency_id.values() for event in line.queue]
 
 
+def mcp_caller(headers) -> str | None:
+    """The MCP client a call comes from: its MCP session (ui/mcp_fairness.py keeps one per client). Gradio's MCP
+    server sends every client's calls through one loopback client, with the MCP request's own headers."""
+    session = headers.get("mcp-session-id") if headers is not None else None
+    return f"mcp:{session}" if session else None
+
+
+def caller_of(event) -> str | None:
+    """Whose event this is: an MCP client's session, else the Gradio session (a browser tab, a gradio_client)."""
+    return mcp_caller(getattr(event.request, "headers", None)) or event.session_hash
+
+
 def refusal(queue, lane: str, session: str | None, address: str) -> str | None:
-    """Why a new event of this lane, session and address may not wait now, or None when it may."""
+    """Why a new event of this lane, caller (caller_of) and address may not wait now, or None when it may."""
     waiting = waiting_events(queue)
     if lane == "heavy" and len(waiting) >= QUEUE_SIZE - TRANSLATE_ROOM:
         return f"{len(waiting)} waiting; the last {TRANSLATE_ROOM} places are kept for /translate"
     same_lane = [e for e in waiting if lane_of(getattr(e.fn, "api_name", None)) == lane]
-    if session and sum(e.session_hash == session for e in same_lane) >= PER_SESSION:
+    if session and sum(caller_of(e) == session for e in same_lane) >= PER_SESSION:
         return f"this session already has {PER_SESSION} requests waiting: wait for their answers"
     if sum(client_address(e.request) == address for e in same_lane) >= PER_ADDRESS:
         return f"this address already has {PER_ADDRESS} requests waiting: wait for their answers"
@@ -109,7 +121,8 @@ def share_queue(demo: gr.Blocks) -> None:
     async def push_if_room(body, request, username):
         fn = demo.fns.get(body.fn_index) if body.fn_index is not None else None
         if fn is not None:
-            why = refusal(queue, lane_of(fn.api_name), body.session_hash, client_address(request))
+            caller = mcp_caller(request.headers) or body.session_hash
+            why = refusal(queue, lane_of(fn.api_name), caller, client_address(request))
             if why is not None:
                 return False, BUSY.format(why=why), "queue_full"
         return await push(body=body, request=request, username=username)
