@@ -29,6 +29,7 @@ from model.translator import Translator
 from tokenizer import token_strings
 
 from . import cost
+from .arguments import checked_whole
 from .explain import DecodingOptions, decode_one
 
 ROWS = 32  # path points in one pass, at most (fewer for long sentences: cost.rows_per_chunk)
@@ -94,9 +95,7 @@ def contrast(translator: Translator, text: str, step: int, alternative: str, opt
     """Why the piece at `step` (from 1) of the translation of `text` and not `alternative`."""
     sentence = decode_one(translator, text, options)
     T = len(sentence.output_ids)
-    if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= T:
-        raise ValueError(f"step must be a whole number from 1 to {T} (the pieces of the translation), got {step!r}")
-    step = int(step)
+    step = checked_whole(step, "step", 1, T, " (the pieces of the translation)")
     check_contrast_work(translator.config, len(sentence.source_ids), step, steps)
     other, other_piece = alternative_id(translator, alternative)
     chosen = sentence.output_ids[step - 1]

@@ -32,6 +32,7 @@ EXPLAIN = Budget("/explain", 2_500_000, "send fewer or shorter sentences, or low
 PAGE = Budget("the page", 6_000_000, "translate fewer or shorter sentences at once, or lower Max length")
 TRACE = Budget("/trace", 1_000_000, "send a shorter sentence or lower max_length")
 ABLATE = Budget("/ablate", 2_500_000, "send a shorter sentence or lower max_length")
+INSIDE = Budget("/qkv, /logit_lens and /contributions", 2_500_000, "send a shorter sentence or lower max_length")
 ATTRIBUTION_WORK = 200_000  # interpolation steps x T x (S + T): ~20 s of one core, ~300 MB (bench/abuse.py)
 
 
@@ -52,7 +53,6 @@ class WorkBudget:
 PATCH_WORK = WorkBudget("/patch", 1_000_000_000, "use shorter sentences (patching replays the model once per German "
                         "piece and level)")
 CONTRAST_WORK = WorkBudget("/contrast", 1_000_000_000, "use a shorter sentence or an earlier step")
-INSIDE_WORK = WorkBudget("this view", 60_000_000, "use a shorter sentence or lower max_length")
 
 
 def run_cells(config, source_tokens: int, target_tokens: int) -> int:

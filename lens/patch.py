@@ -33,6 +33,7 @@ from model.translator import Translator
 from tokenizer import token_strings
 
 from . import cost
+from .arguments import checked_whole, is_whole
 from .explain import DecodingOptions, decode_one
 from .head_patch import head_patching
 
@@ -119,8 +120,8 @@ def checked_pair(translator: Translator, clean: str, corrupted: str, step=None) 
                          "patching swaps vectors position by position, so swap a word for one of as many pieces")
     if clean_ids == corrupted_ids:
         raise ValueError("the corrupted sentence is the clean one: change a word")
-    known = isinstance(step, int) and not isinstance(step, bool) and step > 0
-    check_patch_work(translator.config, len(clean_ids), step if known else 1)  # again once the step is known
+    known = is_whole(step) and step > 0
+    check_patch_work(translator.config, len(clean_ids), int(step) if known else 1)  # again once the step is known
     return clean_ids, corrupted_ids
 
 
@@ -137,10 +138,8 @@ def checked_step(step, clean_out: list[int], corrupted_out: list[int]) -> int:
         if differ is None:
             raise ValueError("the two sentences translate alike: swap a word that changes the translation")
         return differ + 1
-    if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step) or not 1 <= step <= len(clean_out):
-        raise ValueError(f"step must be a whole number from 1 to {len(clean_out)} (the pieces of the translation), "
-                         f"or 0 for the first that differs, got {step!r}")
-    return int(step)
+    return checked_whole(step, "step", 1, len(clean_out), " (the pieces of the translation), or 0 for the first "
+                         "that differs")
 
 
 @torch.inference_mode()

@@ -22,6 +22,7 @@ from model.heads import KINDS
 from model.translator import Translator
 from tokenizer import token_strings
 
+from .arguments import checked_whole
 from .explain import DecodingOptions, decode_one
 
 
@@ -56,10 +57,9 @@ def checked_position(kind, layer, head, row, config, rows: int) -> tuple[str, in
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
-    for name, value, high in (("layer", layer, layers), ("head", head, config.n_heads), ("row", row, rows)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or not 1 <= value <= high:
-            raise ValueError(f"{name} must be a whole number from 1 to {high} (counted from 1), got {value!r}")
-    return kind, int(layer), int(head), int(row)
+    return (kind, checked_whole(layer, "layer", 1, layers, " (counted from 1)"),
+            checked_whole(head, "head", 1, config.n_heads, " (counted from 1)"),
+            checked_whole(row, "row", 1, rows, " (counted from 1)"))
 
 
 def _inputs(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int):

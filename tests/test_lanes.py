@@ -42,8 +42,13 @@ def tiny_app():
             """Answer at once."""
             return "cheap " + x
 
+        def page(x: str = "") -> str:
+            """The page's own translate view, in a lane of its own."""
+            return "page " + x
+
         gr.api(heavy, api_name="trace")
         gr.api(translate, api_name="translate")
+        gr.api(page, api_name="page_translate", concurrency_id="page-explain")
     demo.queue(default_concurrency_limit=1, max_size=8)
     public.friendly_queue_full(demo)
     lanes.share_queue(demo)
@@ -89,6 +94,7 @@ def test_one_client_cannot_fill_the_queue_and_translate_keeps_room(tiny_app, mon
         status, body = join(url, demo, "trace", "f", "203.0.113.9")
         assert status == 503 and "kept for /translate" in body, body
         assert join(url, demo, "translate", "a")[0] == 200  # the flooding session still gets /translate in
+        assert join(url, demo, "page_translate", "a")[0] == 200  # and the page's own translate view
     finally:
         release.set()
         wait_until(lambda: len(queue) == 0 and all(job is None for job in queue.active_jobs))

@@ -11,6 +11,7 @@ one sentence with chosen attention heads switched off (lens/ablate.py).
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Literal
 
 import gradio as gr
@@ -37,6 +38,7 @@ from .step import one_sentence as step_sentence
 Decoding = Literal["beam search", "greedy"]
 MAX_PREFIX_CHARACTERS = 300
 MAX_TOP_K = 50
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 MAP_DECIMALS = 3  # attention weights in answers: 0.001 apart, as the page's bytes are 0.002 apart
 OPTIONS_DOC = f"""            decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
             num_beams: beams for beam search, a whole number from {BEAMS[0]} to {BEAMS[1]} (ignored by greedy).
@@ -53,7 +55,17 @@ def checked_prefix(prefix) -> str | None:
         raise ValueError(f"prefix must be English text, got {type(prefix).__name__}")
     if len(prefix) > MAX_PREFIX_CHARACTERS:
         raise ValueError(f"prefix has {len(prefix):,} characters; at most {MAX_PREFIX_CHARACTERS} are allowed")
-    return checked_unicode(prefix, "prefix").strip() or None
+    checked_unicode(prefix, "prefix")
+    if (found := next((i for i, ch in enumerate(prefix) if unsafe_character(ch)), None)) is not None:
+        raise ValueError(f"prefix has a control or text-direction character at position {found + 1} "
+                         f"(U+{ord(prefix[found]):04X}), which would be echoed into the translation: remove it")
+    return prefix.strip() or None
+
+
+def unsafe_character(ch: str) -> bool:
+    """A control character (tab and newline aside: they are white space) or a bidirectional override or isolate,
+    which would turn the English the model writes around on the page."""
+    return (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r") or ch in BIDI_CONTROLS
 
 
 def checked_top_k(top_k) -> int:
@@ -111,16 +123,23 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     def run_ablate(sentence, mask, options):
         return ablate_heads(translator, sentence, mask, **options.to_dict()).to_dict(MAP_DECIMALS)
 
+    def check_inside(sentence, options):
+        cost.check_before(cost.INSIDE, translator.config, [len(translator.encode_source(sentence)[0])],
+                          options.max_new_tokens)
+
     @gpu(duration=30)
     def run_qkv(sentence, kind, layer, head, row, options):
+        check_inside(sentence, options)
         return open_row(translator, sentence, kind, layer, head, row, options).to_dict()
 
     @gpu(duration=30)
     def run_logit_lens(sentence, options, prefix):
+        check_inside(sentence, options)
         return read_stages(translator, sentence, options, prefix).to_dict()
 
     @gpu(duration=30)
     def run_contributions(sentence, options, prefix):
+        check_inside(sentence, options)
         return who_wrote(translator, sentence, options, prefix=prefix).to_dict()
 
     @gpu(duration=30)

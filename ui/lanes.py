@@ -5,8 +5,8 @@ the step view's server functions (gr.HTML server_functions, /gradio_api/componen
 go through it at all: each call runs at once on a thread of its own. So:
 - `share_queue` caps the events one client may have waiting: PER_SESSION (one browser tab or
   gradio_client) and PER_ADDRESS (one IP: on a Space, the hop its proxy wrote), each counted
-  per lane, and keeps TRANSLATE_ROOM places that only /translate may take, so a client that floods
-  the heavy endpoints leaves the cheap one open, to others and to itself.
+  per lane, and keeps TRANSLATE_ROOM places that only /translate and the page's translate view may
+  take, so a client that floods the heavy endpoints leaves translating open, to others and to itself.
 - `Lane` runs the server functions: SIDE_SLOTS at once, SIDE_WAITING more may wait, the rest get
   "busy" at once (as a full queue does).
 Past a cap a call is refused at once, in words, before any work; nothing waits unboundedly.
@@ -26,6 +26,7 @@ PER_SESSION = 4  # events one session may have waiting, per lane
 PER_ADDRESS = 16  # events one IP address may have waiting, per lane
 TRANSLATE_ROOM = 16  # queue places only /translate may take
 CHEAP = frozenset({"translate"})  # the api_names of the cheap lane
+PAGE = frozenset({"page-explain", "page-explain-second"})  # the page's own translate view: a lane of its own
 SIDE_SLOTS = 1  # step-view server functions running at once
 SIDE_WAITING = 3  # and waiting; past that, busy
 SIDE_WAIT_S = 60.0  # the longest one waits for a slot before it is told busy
@@ -79,8 +80,14 @@ def client_address(request) -> str:
     return getattr(client, "host", None) or "unknown"
 
 
-def lane_of(api_name: str | None) -> str:
-    return "cheap" if api_name in CHEAP else "heavy"
+def lane_of(api_name: str | None, concurrency_id: str | None = None) -> str:
+    """cheap (/translate), page (the page's translate view, which a visitor's waiting inside views must not
+    block) or heavy (everything else)."""
+    return "cheap" if api_name in CHEAP else "page" if concurrency_id in PAGE else "heavy"
+
+
+def lane_of_fn(fn) -> str:
+    return lane_of(getattr(fn, "api_name", None), getattr(fn, "concurrency_id", None))
 
 
 def waiting_events(queue) -> list:
@@ -105,7 +112,7 @@ def refusal(queue, lane: str, session: str | None, address: str) -> str | None:
     waiting = waiting_events(queue)
     if lane == "heavy" and len(waiting) >= QUEUE_SIZE - TRANSLATE_ROOM:
         return f"{len(waiting)} waiting; the last {TRANSLATE_ROOM} places are kept for /translate"
-    same_lane = [e for e in waiting if lane_of(getattr(e.fn, "api_name", None)) == lane]
+    same_lane = [e for e in waiting if lane_of_fn(e.fn) == lane]
     if session and sum(caller_of(e) == session for e in same_lane) >= PER_SESSION:
         return f"this session already has {PER_SESSION} requests waiting: wait for their answers"
     if sum(client_address(e.request) == address for e in same_lane) >= PER_ADDRESS:
@@ -122,7 +129,7 @@ def share_queue(demo: gr.Blocks) -> None:
         fn = demo.fns.get(body.fn_index) if body.fn_index is not None else None
         if fn is not None:
             caller = mcp_caller(request.headers) or body.session_hash
-            why = refusal(queue, lane_of(fn.api_name), caller, client_address(request))
+            why = refusal(queue, lane_of_fn(fn), caller, client_address(request))
             if why is not None:
                 return False, BUSY.format(why=why), "queue_full"
         return await push(body=body, request=request, username=username)

@@ -195,26 +195,45 @@ def friendly_queue_full(demo: gr.Blocks) -> None:
 
 def name_missing_arguments(demo: gr.Blocks) -> None:
     """A call with too few values gets the missing parameters' defaults, or a message naming the first
-    missing one (Gradio would answer `{"error": null}`)."""
+    missing one (Gradio would answer `{"error": null}`); a call with too many is refused naming the count."""
     validate = demo.validate_inputs
 
     def validate_inputs(block_fn, inputs):
-        wanted = len(block_fn.inputs)
-        if isinstance(inputs, list) and len(inputs) < wanted:
-            params = [p for p in inspect.signature(block_fn.fn).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:wanted]
-            if len(params) == wanted:
-                for param in params[len(inputs):]:
-                    if param.default is inspect.Parameter.empty:
-                        names = ", ".join(p.name for p in params)
-                        raise gr.Error(f"{param.name} is missing: {block_fn.name} takes {wanted} values ({names}), "
-                                       f"got {len(inputs)}", print_exception=False)
-                    inputs.append(param.default)
         if isinstance(inputs, list):
+            checked_count(block_fn, inputs)
             check_numbers(block_fn, inputs)
         validate(block_fn, inputs)
 
     demo.validate_inputs = validate_inputs
+
+
+def input_names(block_fn) -> list[str]:
+    """What each input of an event is called: its function's parameter names where they line up with the inputs
+    (the API), else the widgets' labels (page events)."""
+    wanted = len(block_fn.inputs)
+    params = [p.name for p in inspect.signature(block_fn.fn).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:wanted] if block_fn.fn else []
+    if len(params) == wanted:
+        return params
+    return [getattr(block, "label", None) or getattr(block, "elem_id", None) or type(block).__name__.lower()
+            for block in block_fn.inputs]
+
+
+def checked_count(block_fn, inputs: list) -> None:
+    """Missing values take their parameter's default where it has one; otherwise, and for extra values, a
+    gr.Error naming what is missing or how many are too many."""
+    wanted, names = len(block_fn.inputs), input_names(block_fn)
+    what = block_fn.api_name or block_fn.name or "this event"
+    if len(inputs) > wanted:
+        raise gr.Error(f"{what} takes {wanted} values ({', '.join(names)}), got {len(inputs)}: remove the "
+                       f"{len(inputs) - wanted} extra", print_exception=False)
+    params = {p.name: p for p in inspect.signature(block_fn.fn).parameters.values()} if block_fn.fn else {}
+    for name in names[len(inputs):]:
+        param = params.get(name)
+        if param is None or param.default is inspect.Parameter.empty:
+            raise gr.Error(f"{name} is missing: {what} takes {wanted} values ({', '.join(names)}), got {len(inputs)}",
+                           print_exception=False)
+        inputs.append(param.default)
 
 
 def check_numbers(block_fn, inputs: list) -> None:
