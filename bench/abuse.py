@@ -156,7 +156,51 @@ def scenarios(url: str, where: dict) -> dict:
         return {name: outcomes.count(name) for name in sorted(set(outcomes))}
 
     return {"largest_explain": largest_explain, "largest_attribution": largest_attribution,
-            "component_flood": component_flood}
+            "component_flood": component_flood, **inside_scenarios(url)}
+
+
+def first_answered(url: str, api_name: str, tries: list[list]) -> dict:
+    """Call `api_name` with each argument list in turn until one is answered: the worst case the budget lets in
+    (the tries go from the most to the least costly), with how many before it were refused and how fast."""
+    refused = []
+    for data in tries:
+        outcome, size, seconds = call(url, api_name, data)
+        if outcome == "ok":
+            return {"outcome": outcome, "answer_kb": round(size / 1e3, 1), "seconds": round(seconds, 1),
+                    "refused_before": len(refused), "slowest_refusal_s": round(max(refused, default=0.0), 2)}
+        refused.append(seconds)
+    return {"outcome": "all refused", "refused_before": len(refused), "slowest_refusal_s": round(max(refused), 2)}
+
+
+def cjk_pair(shift: int) -> tuple[str, str]:
+    """One line of 100 CJK characters (256 byte pieces) and the same with its first characters changed."""
+    clean = odd_text(1)
+    return clean, "".join(chr(ord(ch) + shift) for ch in clean[:3]) + clean[3:]
+
+
+def inside_scenarios(url: str) -> dict:
+    """The inside views at their worst: the longest /patch and /contrast the work budgets allow, and three
+    /patch calls at once."""
+    greedy = ["greedy", 1, 1.0, 256]
+
+    def largest_patch():
+        return first_answered(url, "patch", [[*cjk_pair(shift), step, *greedy] for step in (256, 0)
+                                             for shift in (1, 2, 5, 11)])
+
+    def largest_contrast():
+        return first_answered(url, "contrast", [[odd_text(1), step, "cat", *greedy] for step in (256, 200, 160, 120,
+                                                                                                   80, 40, 1)])
+
+    def three_patches():
+        with ThreadPoolExecutor(3) as pool:
+            return {"answers": list(pool.map(lambda shift: largest_patch_once(url, shift), (1, 2, 5)))}
+
+    return {"largest_patch": largest_patch, "largest_contrast": largest_contrast, "three_patches": three_patches}
+
+
+def largest_patch_once(url: str, shift: int) -> str:
+    outcome, _, seconds = call(url, "patch", [*cjk_pair(shift), 0, "greedy", 1, 1.0, 256])
+    return f"{outcome} in {seconds:.1f} s"
 
 
 def hog(url: str, seconds: float, threads: int = 70) -> dict:
@@ -182,6 +226,8 @@ def main() -> None:
     parser.add_argument("--hog-seconds", type=float, default=45)
     parser.add_argument("--idle-seconds", type=float, default=60)
     parser.add_argument("--log", default="/tmp/abuse-app.log")
+    parser.add_argument("--only", nargs="*", help="run only these scenarios (e.g. largest_patch largest_contrast "
+                        "three_patches), and no hog")
     args = parser.parse_args()
     proc, url = launch_app(Path(args.log), listen_local=False, MODEL_ID=args.checkpoint, EVERYDAY_MODEL_ID="none")
     try:
@@ -193,10 +239,15 @@ def main() -> None:
         report["rss_plateau_mb"] = plateau = round(rss_mb(proc.pid))
         where = ids(url)
         for name, run in scenarios(url, where).items():
+            if args.only and name not in args.only:
+                continue
             with Watch(url, proc.pid) as watch:
                 measured = run()
             report[name] = {**measured, **watch.report(plateau)}
             print(name, report[name], flush=True)
+        if args.only:
+            print(json.dumps(report, indent=1))
+            return
         with Watch(url, proc.pid) as watch:
             measured = hog(url, args.hog_seconds)
         report["trace_hog"] = {**measured, **watch.report(plateau)}

@@ -43,3 +43,23 @@ def test_each_head_has_an_effect_and_one_that_is_off_everywhere_changes_nothing(
 def test_bad_arguments_are_refused_by_name(tiny_translator, step, alternative, message):
     with pytest.raises(ValueError, match=message):
         contrast(tiny_translator, SENTENCE, step, alternative, OPTIONS, steps=4)
+
+
+def test_contrast_in_one_point_chunks_gives_the_same_attribution(tiny_translator, monkeypatch):
+    from lens import contrast as module
+    from lens import cost
+
+    whole = module.contrast(tiny_translator, "Ein Mann fährt Fahrrad.", 1, "a", steps=16)
+    monkeypatch.setattr(cost, "CHUNK_CELLS", 1)
+    assert module.path_rows(tiny_translator.config, 8, 2) == 1
+    chunked = module.contrast(tiny_translator, "Ein Mann fährt Fahrrad.", 1, "a", steps=16)
+    assert chunked.source_attribution == pytest.approx(whole.source_attribution, abs=1e-4)
+
+
+def test_a_contrast_past_its_work_budget_is_refused_by_name(tiny_translator, monkeypatch):
+    from lens import contrast as module
+    from lens import cost
+
+    monkeypatch.setattr(cost, "CONTRAST_WORK", cost.WorkBudget("/contrast", 10, "use a shorter sentence"))
+    with pytest.raises(ValueError, match="/contrast would compute"):
+        module.contrast(tiny_translator, "Ein Mann fährt Fahrrad.", 1, "a")

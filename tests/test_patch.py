@@ -87,3 +87,37 @@ def test_the_replay_with_nothing_patched_is_the_model(tiny_checkpoint, norm_firs
         mine, outputs = replay(model, src, prefix)
         torch.testing.assert_close(mine[0], model(src, prefix)[0, -1].float(), atol=1e-5, rtol=1e-5)
     assert [len(outputs[k]) for k in ("encoder", "decoder", "cross")] == [2, 2, 2]
+
+
+def test_patching_in_small_chunks_gives_the_same_answer(translator, monkeypatch):
+    """The runs go through the model a few at a time (lens.cost.CHUNK_CELLS), whatever the chunk, the same numbers."""
+    from lens import cost
+    from lens.patch import patch
+
+    whole = patch(translator, CLEAN, CORRUPTED, 2)
+    monkeypatch.setattr(cost, "CHUNK_CELLS", 1)  # one run a chunk
+    assert cost.rows_per_chunk(cost.run_cells(translator.config, 8, 2)) == 1
+    chunked = patch(translator, CLEAN, CORRUPTED, 2)
+    for level, row in enumerate(whole.recovered):
+        assert chunked.recovered[level] == pytest.approx(row, abs=1e-3)
+
+
+def test_a_patch_past_its_work_budget_is_refused_before_the_work(translator, monkeypatch):
+    from lens import cost
+    from lens.patch import patch
+
+    monkeypatch.setattr(cost, "PATCH_WORK", cost.WorkBudget("/patch", 1_000, "use shorter sentences"))
+    with pytest.raises(ValueError, match="/patch would compute .* million attention weights .* use shorter sentences"):
+        patch(translator, CLEAN, CORRUPTED, 2)
+
+
+def test_the_largest_patch_the_budget_allows_is_near_its_worst_case(translator):
+    """The budget lets in one 256-piece sentence at an early step (bench/abuse.py's largest_patch, about 27 s)
+    and refuses it at step 256: the row of docs/limits.md."""
+    from lens import cost
+    from lens.patch import check_patch_work
+
+    check_patch_work(translator.config, 256, 1)
+    with pytest.raises(ValueError, match="/patch would compute"):
+        check_patch_work(translator.config, 256, 256)
+    assert cost.PATCH_WORK.max_work == 1_000_000_000
