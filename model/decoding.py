@@ -50,6 +50,7 @@ class SearchOptions:
     observer: SearchObserver | None = None
     precision: str = "fp32"  # "int8": the cached decoder multiplies by int8 weights (opt-in, approximate)
     shortlist: Tensor | None = None  # sorted candidate ids: the output layer multiplies only these rows (model/shortlist.py)
+    no_repeat_ngram: int = 0  # n > 0: no n pieces in a row are written twice (the last n - 1, then a piece that followed them)
 
 
 def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
@@ -115,18 +116,35 @@ def _force(log_probs: Tensor, token: Tensor) -> Tensor:
     return log_probs
 
 
+def repeated_ngram_bans(tokens: Tensor, n: int) -> tuple[Tensor, Tensor]:
+    """The tokens that would repeat an n-gram of each row of `tokens` (N, t) (BOS first, at least n written):
+    every n-gram's last token (N, G), and whether its first n - 1 are the row's last n - 1 (N, G)."""
+    written = tokens[:, 1:]  # (N, t - 1)
+    grams = written.unfold(1, n, 1)  # (N, G, n)
+    last = written[:, written.size(1) - (n - 1):]  # (N, n - 1)
+    seen = (grams[:, :, : n - 1] == last[:, None, :]).all(dim=-1)  # (N, G)
+    return grams[:, :, -1], seen
+
+
 class _Banned:
     """Padding and BOS are never outputs (so 'pad' keeps meaning 'no token'); EOS not before
-    min_new_tokens. The id tensors are built once per search, not at every step."""
+    min_new_tokens; with no_repeat_ngram = n, no n-gram twice. The id tensors are built once per search."""
 
-    def __init__(self, config, min_new_tokens: int, device: torch.device):
+    def __init__(self, config, min_new_tokens: int, device: torch.device, no_repeat_ngram: int = 0):
         self.always = torch.tensor([config.pad_id, config.bos_id], device=device)
         self.early = torch.tensor([config.pad_id, config.bos_id, config.eos_id], device=device)
         self.min_new_tokens, self.vocab_size, self._bias = min_new_tokens, config.vocab_size, {}
+        self.no_repeat_ngram = no_repeat_ngram
 
-    def __call__(self, logits: Tensor, step: int) -> Tensor:
+    def __call__(self, logits: Tensor, step: int, tokens: Tensor | None = None) -> Tensor:
         banned = self.early if step < self.min_new_tokens else self.always
-        return logits.index_fill_(1, banned, float("-inf"))
+        logits = logits.index_fill_(1, banned, float("-inf"))
+        if self.no_repeat_ngram and tokens is not None and tokens.size(1) > self.no_repeat_ngram:
+            followers, seen = repeated_ngram_bans(tokens, self.no_repeat_ngram)
+            if bool(seen.any()):
+                hits = torch.zeros_like(logits).scatter_add_(1, followers, seen.to(logits.dtype))
+                logits = logits.masked_fill_(hits > 0, float("-inf"))
+        return logits
 
     def bias(self, step: int) -> Tensor:
         """The same bans as a (V,) vector to add to the logits (0, or -inf on a banned id): for the compiled step."""
@@ -136,10 +154,12 @@ class _Banned:
         return self._bias[early]
 
 
-def _ranked_inside(decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None) -> bool:
+def _ranked_inside(decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None,
+                   never_generate: "_Banned") -> bool:
     """The compiled step ranks the next tokens itself (log-softmax and top-k in its graph) unless the
-    step is forced or an observer wants the whole distribution."""
-    return isinstance(decoder, CompiledDecoder) and observer is None and (forced is None or t >= forced.numel())
+    step is forced, an observer wants the whole distribution, or repeated n-grams are banned."""
+    return isinstance(decoder, CompiledDecoder) and observer is None and (forced is None or t >= forced.numel()) \
+        and not never_generate.no_repeat_ngram
 
 
 def _next_logits(decoder: StepDecoder, tokens: Tensor, step: int, observer: SearchObserver | None) -> Tensor:
@@ -161,16 +181,17 @@ def greedy_search(model: nn.Module, src: Tensor, options: SearchOptions) -> Tens
     """Pick the most likely next token at every step until every sentence has produced EOS."""
     config, observer = model.config, options.observer
     decoder, max_new_tokens, forced = _start(model, src, options, 1)
-    never_generate = _Banned(config, options.min_new_tokens, src.device)
+    never_generate = _Banned(config, options.min_new_tokens, src.device, options.no_repeat_ngram)
     B = src.size(0)
     tokens = torch.full((B, 1), config.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     score = torch.zeros(B, device=src.device)  # cumulative log-prob, for the observer
     for t in range(max_new_tokens):
-        if _ranked_inside(decoder, t, forced, observer):
+        if _ranked_inside(decoder, t, forced, observer, never_generate):
             next_token = decoder.ranked(tokens, never_generate.bias(t))[1][:, 0]  # (B,)
         else:
-            logits = never_generate(_next_logits(decoder, tokens, t, observer), t)  # (B, V)
+            is_forced = forced is not None and t < forced.numel()  # a forced piece is never banned
+            logits = never_generate(_next_logits(decoder, tokens, t, observer), t, None if is_forced else tokens)
             next_token = forced[t].expand(B) if forced is not None and t < forced.numel() else logits.argmax(dim=-1)
         next_token = next_token.masked_fill(finished, config.pad_id)  # (B,)
         if observer is not None:
@@ -228,11 +249,13 @@ def _ranked(decoder: StepDecoder, tokens: Tensor, t: int, never_generate: _Banne
             observer: SearchObserver | None, k: int) -> tuple[Tensor, Tensor]:
     """The k most likely next tokens of every row (N, k) after the bans and any forcing, best first: their
     log-probabilities and ids; ranked inside the compiled step where it can (_ranked_inside)."""
-    if _ranked_inside(decoder, t, forced, observer):
+    if _ranked_inside(decoder, t, forced, observer, never_generate):
         top, ids = decoder.ranked(tokens, never_generate.bias(t))
         return top[:, :k], ids[:, :k]
-    log_probs = never_generate(_next_logits(decoder, tokens, t, observer), t).float().log_softmax(dim=-1)  # (N, V)
-    if forced is not None and t < forced.numel():
+    is_forced = forced is not None and t < forced.numel()  # a forced piece is never banned
+    logits = never_generate(_next_logits(decoder, tokens, t, observer), t, None if is_forced else tokens)
+    log_probs = logits.float().log_softmax(dim=-1)  # (N, V)
+    if is_forced:
         log_probs = _force(log_probs, forced[t])
     return log_probs.topk(k, dim=1)
 
@@ -266,7 +289,7 @@ def beam_search(model: nn.Module, src: Tensor, num_beams: int, length_penalty: f
     if K < 1 or 2 * K > config.vocab_size:
         raise ValueError(f"num_beams must be between 1 and vocab_size / 2, got {K}")
     decoder, max_new_tokens, forced = _start(model, src, options, K)
-    never_generate = _Banned(config, options.min_new_tokens, src.device)
+    never_generate = _Banned(config, options.min_new_tokens, src.device, options.no_repeat_ngram)
     B, device = src.size(0), src.device
     tokens = torch.full((B * K, 1), config.bos_id, dtype=torch.long, device=device)  # (N, 1)
     # All beams start as the same BOS prefix; only the first is live, or step one would pick

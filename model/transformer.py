@@ -241,6 +241,7 @@ class Transformer(
         observer: SearchObserver | None = None,
         precision: str = "fp32",
         shortlist: Tensor | None = None,
+        no_repeat_ngram: int = 0,
     ) -> Tensor:
         """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
 
@@ -249,11 +250,12 @@ class Transformer(
         sees every step of the search (lens/trace.py records a trace with it). `precision`
         "int8" decodes with int8 weights on the CPU (faster, approximate; model/step_linear.py).
         `shortlist`: sorted candidate ids; the output layer multiplies only those rows (model/shortlist.py).
+        `no_repeat_ngram` n > 0: no n consecutive pieces are written twice in one output.
         """
         check_precision(precision)
         options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
                                 prefix=prefix, head_mask=self.checked_head_mask(head_mask), observer=observer,
-                                precision=precision, shortlist=shortlist)
+                                precision=precision, shortlist=shortlist, no_repeat_ngram=no_repeat_ngram)
         was_training = self.training
         if was_training:
             self.eval()  # generation never drops out (walking the modules costs a millisecond: only when needed)

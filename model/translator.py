@@ -5,6 +5,7 @@ Shape legend: L layers, H heads, S source tokens, T target tokens.
 
 from __future__ import annotations
 
+import json
 import tempfile
 import threading
 import warnings
@@ -111,6 +112,28 @@ def read_card(path: Path) -> str | None:
     return None
 
 
+DECODING_FILE = "decoding.json"  # the checkpoint's decoding rule, chosen on dev: {"no_repeat_ngram": 3}
+MAX_NO_REPEAT_NGRAM = 8
+
+
+def read_decoding_rule(model_id, revision, hub_kwargs: dict) -> int:
+    """The checkpoint's no_repeat_ngram (decoding.json; 0 without one). A bad file is refused naming it."""
+    try:
+        path = resolve_file(model_id, DECODING_FILE, revision=revision, **hub_kwargs)
+    except CheckpointError:
+        return 0
+    try:
+        rule = json.loads(path.read_text(encoding="utf-8"))
+        value = rule["no_repeat_ngram"]
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as err:
+        raise CheckpointError(f"{path}: not a decoding rule ({type(err).__name__}: {err}); it holds "
+                              '{"no_repeat_ngram": n}') from None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NO_REPEAT_NGRAM:
+        raise CheckpointError(f"{path}: no_repeat_ngram must be a whole number from 0 to {MAX_NO_REPEAT_NGRAM}, "
+                              f"got {value!r}")
+    return value
+
+
 def check_tokenizer_is_the_models(tokenizer: Tokenizer, model: Transformer, source: str = "the tokenizer") -> None:
     """Refuse a tokenizer other than the one the weights record (tokenizer.fingerprint): the same size and
     special ids but other tokens would translate into garbage. Weights without a record take this one's."""
@@ -138,6 +161,7 @@ class Translator:
         self.model_card = model_card  # the README.md this checkpoint came with, kept on save
         self.precision = precision_of(quantize)
         self.shortlist: Shortlist | None = None  # load_shortlist(): the output layer's candidates (opt-in)
+        self.no_repeat_ngram = 0  # n > 0: no n pieces in a row written twice (decoding.json of the checkpoint)
         if self.precision == "int8":
             self.model.step_weights("int8")  # pack once now, and fail here if this torch cannot
 
@@ -291,6 +315,7 @@ class Translator:
             observer=observer,
             precision=self.precision,
             shortlist=candidates,
+            no_repeat_ngram=self.no_repeat_ngram,
         )
         return out.tolist()
 
@@ -348,7 +373,8 @@ class Translator:
     # ----- save / load / push ---------------------------------------------------------------
 
     def save_pretrained(self, save_directory: str | Path, card_info: dict | None = None) -> Path:
-        """Write config.json, model.safetensors, tokenizer.json and README.md (the model card).
+        """Write config.json, model.safetensors, tokenizer.json, README.md (the model card) and, with a decoding
+        rule, decoding.json.
 
         `card_info` (training command, hardware, time, results) makes a new card; without it the
         card this checkpoint was loaded with is kept, or a card without results is written.
@@ -361,6 +387,9 @@ class Translator:
         if card_info is not None or self.model_card is None:
             self.model_card = render_model_card(self.model.config, self.model, card_info or {})
         (folder / "README.md").write_text(self.model_card, encoding="utf-8")
+        if self.no_repeat_ngram:
+            (folder / DECODING_FILE).write_text(json.dumps({"no_repeat_ngram": self.no_repeat_ngram}) + "\n",
+                                                encoding="utf-8")
         return folder
 
     @classmethod
@@ -403,7 +432,9 @@ class Translator:
             # This model is the translator's own (a model handed to Translator() keeps its layout):
             # generation steps read the decoder's matrices in place, no copies.
             model.store_decoder_transposed()
-        return cls(model, tokenizer, device=device, model_card=card, quantize=quantize)
+        translator = cls(model, tokenizer, device=device, model_card=card, quantize=quantize)
+        translator.no_repeat_ngram = read_decoding_rule(model_id, revision, hub_kwargs)
+        return translator
 
     def push_to_hub(
         self,
