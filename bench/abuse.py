@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.soak import SHORT, post, rss_mb  # noqa: E402
-from tests.app_server import launch_app  # noqa: E402
+from ui.app_process import launch_app  # noqa: E402
 
 
 def odd_text(lines: int) -> str:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import data  # noqa: E402
 from model import Translator  # noqa: E402
-from tests.app_server import launch_app  # noqa: E402
+from ui.app_process import launch_app  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.app_server import launch_app  # noqa: E402
+from ui.app_process import launch_app  # noqa: E402
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 

@@ -33,10 +33,12 @@ from model import Translator  # noqa: E402
 
 
 def corpus_dir(data_dir: str | None) -> Path:
-    """The folder the tests use (tests/corpus.py) unless one is given."""
-    from tests.corpus import DATA_DIR
+    """The folder given, else $MULTI30K_DIR, else the shared corpus beside the checkout (as the tests find it)."""
+    import os
 
-    return Path(data_dir) if data_dir else DATA_DIR
+    import data
+
+    return Path(data_dir or os.environ.get(data.DATA_DIR_ENV) or data.SHARED_CORPUS)
 
 
 def val_sentences(data_dir: Path, count: int) -> list[str]:

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.app_server import chromium, launch_app  # noqa: E402
+from ui.app_process import chromium, launch_app  # noqa: E402
 
 DESKTOP, PHONE = (1366, 768), (390, 844)
 READY = "() => window.attentionLens && window.attentionLens.state().views.translate"

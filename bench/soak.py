@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.app_server import launch_app  # noqa: E402
+from ui.app_process import launch_app  # noqa: E402
 
 SHORT = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im hohen Gras.", "Eine Frau spielt ein Lied auf ihrem Cello.",
          "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_server import launch_app
+from ui.app_process import launch_app
 from tests.test_public import post, raw_call, result_of
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]

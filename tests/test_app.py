@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_server import running_app
+from ui.app_process import running_app
 
 pytestmark = [pytest.mark.server]
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_server import launch_app
+from ui.app_process import launch_app
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

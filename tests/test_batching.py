@@ -137,7 +137,7 @@ def test_two_workers_run_two_batches_at_once():
 @pytest.fixture(scope="module")
 def app(tiny_checkpoint):
     """app.py imported in this process with the tiny checkpoint, launched on a free port."""
-    from tests.app_server import in_process_app
+    from ui.app_process import in_process_app
 
     with in_process_app(tiny_checkpoint) as module:
         yield module

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from tests.app_server import free_port
+from ui.app_process import free_port
 from ui import lanes
 
 pytestmark = [pytest.mark.server]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_server import free_port
-from tests.app_server import launch_app as start_app
+from ui.app_process import free_port
+from ui.app_process import launch_app as start_app
 
 pytestmark = [pytest.mark.server]
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_server import running_app
+from ui.app_process import running_app
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_URL = "http://127.0.0.1:7860/"

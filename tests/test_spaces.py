@@ -47,7 +47,7 @@ def test_spaces_is_imported_before_anything_imports_torch(tiny_checkpoint):
 @pytest.fixture(scope="module")
 def app(tiny_checkpoint):
     """app.py imported in this process (with the real `spaces`), launched on a free port."""
-    from tests.app_server import in_process_app
+    from ui.app_process import in_process_app
 
     with in_process_app(tiny_checkpoint) as module:
         yield module

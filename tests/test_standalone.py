@@ -8,7 +8,7 @@ import pytest
 
 from lens import show
 from lens.payload import dequantize
-from tests.app_server import CHROMIUM, chromium
+from ui.app_process import CHROMIUM, chromium
 
 TEXT = "Ein Mann fährt Fahrrad. Zwei Hunde spielen im Schnee."
 

@@ -59,7 +59,7 @@ def compare_shaped_app():
     """A Blocks whose page event has the compare view's shape: a tick and five values, a function of *args."""
     import gradio as gr
 
-    from tests.app_server import free_port
+    from ui.app_process import free_port
     from ui import public
 
     with gr.Blocks() as demo:

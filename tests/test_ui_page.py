@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_server import CHROMIUM, chromium, running_app
+from ui.app_process import CHROMIUM, chromium, running_app
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "de-en"

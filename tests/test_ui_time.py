@@ -10,7 +10,7 @@ import pytest
 import train
 import ui.history
 from lens.history import SnapshotLibrary, find_snapshots
-from tests.app_server import CHROMIUM, chromium, running_app
+from ui.app_process import CHROMIUM, chromium, running_app
 from tests.corpus import DATA_DIR, needs_corpus
 from ui.copylab import lab_settings, time_limit
 

@@ -1,4 +1,4 @@
-"""bench/everyday/wide_teacher.py packs a student into parts small enough to come back from a GPU machine,
+"""recipes/everyday/wide_teacher.py packs a student into parts small enough to come back from a GPU machine,
 and unpacks them into a checkpoint folder, refusing weights that are not the ones packed."""
 
 import importlib.util
@@ -11,7 +11,7 @@ import pytest
 from model import Translator
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("wide_teacher", ROOT / "bench" / "everyday" / "wide_teacher.py")
+spec = importlib.util.spec_from_file_location("wide_teacher", ROOT / "recipes" / "everyday" / "wide_teacher.py")
 wide_teacher = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(wide_teacher)
 

@@ -51,9 +51,9 @@ class TrainSettings:
     ding_repeat: int = _opt(1, "how many times each Ding training pair is seen per epoch (the mixing ratio)")
     distilled_targets: str | None = _opt(None, "read the English of the Multi30k training pairs from this file, a "
                                          "teacher's translations, one line per pair (sequence-level distillation: "
-                                         "bench/everyday/distill.py)")
+                                         "recipes/everyday/distill.py)")
     distilled_ding: str | None = _opt(None, "read the English of the Ding training sentence pairs from this file, a "
-                                      "teacher's translations, one line per pair (bench/everyday/distill.py --corpus ding)")
+                                      "teacher's translations, one line per pair (recipes/everyday/distill.py --corpus ding)")
     more_corpora: str | None = _opt(None, "also train on these corpora of python -m training.parallel_text, each "
                                     "with how often a pair is seen per epoch: e.g. games:2,software:1,libreoffice:1")
     corpora_dir: str | None = _opt(None, "folder of the corpora of python -m training.parallel_text "

@@ -1,5 +1,5 @@
-"""The real app.py in a subprocess on a free local port, and headless Chromium, for the tests that
-drive the page and the API (one place for both, shared by the test modules)."""
+"""The real app.py in a subprocess on a free local port, and headless Chromium: what the tests that drive the
+page and the API, and the benchmarks that measure them (bench/), start it with, in one place."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Greedy dev scores of a training run's best weights (its work dir), beside the shipped checkpoints.
 
-    python bench/everyday/dev_scores.py runs/everyday/scratch-r3/work [--ding-dir runs/corpora/ding]
+    python recipes/everyday/dev_scores.py runs/everyday/scratch-r3/work [--ding-dir runs/corpora/ding]
 
 Both dev sets (Multi30k val, the everyday dev split), greedy BLEU and chrF, for the run's
 best.safetensors with the tokenizer in its work dir (d_model 256, 4 heads, 3+3 layers, d_ff 1024:

@@ -1,8 +1,8 @@
 """A teacher's translations of the training sources of a corpus, for sequence-level distillation.
 
-    python bench/everyday/distill.py checkpoints/de-en --out runs/distill/multi30k-train.de-en.txt
+    python recipes/everyday/distill.py checkpoints/de-en --out runs/distill/multi30k-train.de-en.txt
     python train.py ... --distilled-targets runs/distill/multi30k-train.de-en.txt
-    python bench/everyday/distill.py TEACHER --corpus ding --out runs/distill/ding-train.de-en.txt
+    python recipes/everyday/distill.py TEACHER --corpus ding --out runs/distill/ding-train.de-en.txt
     python train.py --corpus multi30k+ding ... --distilled-ding runs/distill/ding-train.de-en.txt
 
 Sequence-level distillation (Kim & Rush 2016): the student learns the teacher's beam output instead of

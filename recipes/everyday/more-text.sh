@@ -3,7 +3,7 @@
 # parallel text of Debian packages (python -m training.parallel_text: game dialogue twice an epoch, software
 # catalogues and LibreOffice once). One core; rerun to resume. Extra flags join the run's own, in a run
 # named $RUN. Writes runs/everyday/$RUN/checkpoint.
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export MULTI30K_DIR=${MULTI30K_DIR:-../shared/data/multi30k}  # the corpus, as the tests find it
 RUN=${RUN:-more-text}
 exec python train.py --init-from ${INIT_FROM:-checkpoints/de-en-everyday} --corpus multi30k+ding --ding-repeat 3 \

@@ -1,7 +1,7 @@
 """The weights of several checkpoints that started from the same one, averaged ("a model soup").
 
-    python bench/everyday/soup.py checkpoints/de-en-everyday runs/everyday/cont-r6-recovered/checkpoint [...]
-    python bench/everyday/soup.py A B [...] --out runs/everyday/soup [--test]
+    python recipes/everyday/soup.py checkpoints/de-en-everyday runs/everyday/cont-r6-recovered/checkpoint [...]
+    python recipes/everyday/soup.py A B [...] --out runs/everyday/soup [--test]
 
 Fine-tuned copies of one model stay in one basin of the loss, so the mean of their weights is often
 better than each. The checkpoints must share shape and tokenizer (refused otherwise). Scored with

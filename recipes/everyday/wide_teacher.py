@@ -1,17 +1,17 @@
 """Distillation from a wide teacher, in one GPU sitting: the teacher, its translations, the student.
 
-    python bench/everyday/wide_teacher.py --out $OUT/wide --data-dir .gpu/multi30k --ding-dir runs/corpora/ding
-    python bench/everyday/wide_teacher.py --unpack $OUT/wide --output runs/everyday/wide-student
-    python bench/everyday/wide_teacher.py --tiny --out runs/wide-check ...   # the script checked on a CPU in minutes
+    python recipes/everyday/wide_teacher.py --out $OUT/wide --data-dir .gpu/multi30k --ding-dir runs/corpora/ding
+    python recipes/everyday/wide_teacher.py --unpack $OUT/wide --output runs/everyday/wide-student
+    python recipes/everyday/wide_teacher.py --tiny --out runs/wide-check ...   # the script checked on a CPU in minutes
 
 1. The teacher: d_model 512, 8 heads, d_ff 2048 (the levers sweep's `mix-r2-wide-512`: 3.6x the decoding
    cost of the shipped shape) trained from scratch on the captions and the Ding sentences for
    --teacher-minutes, its weights chosen on the two dev sets as every run's are.
-2. Its beam-5 translations of both training sets (bench/everyday/distill.py): the captions' and the
+2. Its beam-5 translations of both training sets (recipes/everyday/distill.py): the captions' and the
    Ding sentences' English as the teacher would write them.
 3. The student: the shipped everyday model (its shape and vocabulary) trained on for --student-minutes on
    those translations (`--distilled-targets`, `--distilled-ding`), the recipe of
-   bench/everyday/cont-r6-distilled.sh.
+   recipes/everyday/cont-r6-distilled.sh.
 4. Packed into --out as files of at most 15 MiB (what comes back from a GPU machine): the student's fp32
    weights in parts, and a bundle of its folder, the teacher's results and both translation files.
    `--unpack` joins them into a checkpoint folder (the weights checked against their sha256), to be
@@ -77,7 +77,7 @@ def distill(teacher: Path, args) -> dict[str, Path]:
     for corpus in ("multi30k", "ding"):
         files[corpus] = args.work / "distill" / f"{corpus}-train.de-en.txt"
         beams = ["--num-beams", "1"] if args.tiny else []
-        run(["bench/everyday/distill.py", str(teacher), "--corpus", corpus, "--out", str(files[corpus]),
+        run(["recipes/everyday/distill.py", str(teacher), "--corpus", corpus, "--out", str(files[corpus]),
              *corpus_flags(args), *beams],
             args.work / f"distill-{corpus}.log")
     return files
