@@ -30,9 +30,22 @@ import ui.step
 import ui.translate
 from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
-from model import Translator
+from model import CheckpointError, ConfigError, Translator
 from ui import lanes, mcp_fairness, public
 from ui.assets import PAGE_CSS
+
+
+def load_required(model_id: str, revision: str | None = None, **options) -> Translator:
+    """A checkpoint the page cannot do without: a bad config.json, model.safetensors or tokenizer.json stops
+    the start with one line that names the file (its optional files only turn their features off)."""
+    try:
+        return Translator.from_pretrained(model_id, revision=revision, device="cpu", **options)
+    except (CheckpointError, ConfigError, OSError, ValueError) as err:
+        raise SystemExit("Attention Lens cannot start: " + " ".join(str(err).splitlines())) from None
+    except RecursionError:
+        raise SystemExit(f"Attention Lens cannot start: the config.json of {model_id} (or the config recorded in its "
+                         "model.safetensors) nests too deeply to be read") from None
+
 
 public.limit_malloc_arenas()
 MODEL_ID = os.environ.get("MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en")
@@ -54,8 +67,8 @@ torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads(
 
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.
-translator = Translator.from_pretrained(MODEL_ID, revision=MODEL_REVISION, device="cpu",
-                                        quantize="int8" if INT8 and not torch.cuda.is_available() else None)
+translator = load_required(MODEL_ID, MODEL_REVISION,
+                           quantize="int8" if INT8 and not torch.cuda.is_available() else None)
 # The training data's evidence (word counts, examples) and the alarm rule chosen for this checkpoint.
 familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
 # What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
@@ -76,7 +89,7 @@ if (COMPILE in ("1", "true", "yes") or (COMPILE == "" and os.environ.get("SPACE_
 EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")
 second = None
 if EVERYDAY_ID.lower() != "none" and (os.environ.get("EVERYDAY_MODEL_ID") or Path(EVERYDAY_ID).is_dir()):
-    everyday = Translator.from_pretrained(EVERYDAY_ID, device="cpu")
+    everyday = load_required(EVERYDAY_ID)
     if torch.cuda.is_available():
         everyday = Translator(everyday.model, everyday.tokenizer, device="cuda", model_card=everyday.model_card)
     second = ui.translate.SecondModel("also learned everyday German", everyday, load_familiarity(EVERYDAY_ID))

@@ -10,15 +10,20 @@ bench/alarm.py and are stored beside the weights (alarm.json); each alarm says w
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .checked_json import checked_object, is_finite, is_whole, optional, read_json, refused
 from .confidence import UNFAMILIAR_BELOW, mean_log_prob
 
 ALARM_FILE = "alarm.json"
+MAX_FILE_BYTES, MAX_DEPTH = 64 << 10, 4  # the shipped rules: under 1 kB, 3 deep
+# What each number of a stored rule may be: (lowest, highest, "finite" or "whole"). Mean log-probabilities are
+# at most 0; a share above 1 never fires (the rule's way to leave a signal out).
+RANGES = {"confidence_below": (-1000, 0, "finite"), "rare_below": (0, 10**9, "whole"),
+          "rare_share_above": (0, 2, "finite"), "unseen_pairs_above": (0, 2, "finite")}
 
 
 @dataclass(frozen=True)
@@ -42,14 +47,19 @@ def rare_share(counts: list[int], rare_below: int) -> float:
 
 
 def load_rule(folder: str | Path | None) -> AlarmRule:
-    """The rule stored beside a checkpoint, else the confidence-only default."""
+    """The rule stored beside a checkpoint, else the confidence-only default; a bad alarm.json is refused
+    (a CheckpointFileError naming the file and the entry)."""
     path = Path(folder) / ALARM_FILE if folder else None
     if path is None or not path.is_file():
         return AlarmRule()
-    try:
-        return AlarmRule(**json.loads(path.read_text(encoding="utf-8"))["rule"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{path} is not an alarm rule: {err}") from None
+    stored = read_json(path, MAX_FILE_BYTES, MAX_DEPTH)
+    checked_object(stored, path, "the file", ("rule",), ("rule", "chosen_by"))
+    rule = checked_object(stored["rule"], path, "rule", RANGES, RANGES)
+    for name, (low, high, wanted) in RANGES.items():
+        value = rule[name]
+        if not (is_whole(value, low, high) if wanted == "whole" else is_finite(value, low, high)):
+            raise refused(path, f"rule.{name}", value, f"a {wanted} number from {low} to {high}")
+    return AlarmRule(**rule)
 
 
 def judge(target_probs: np.ndarray, words: list[dict] | None, rule: AlarmRule,
@@ -94,7 +104,8 @@ class Familiarity:
 
 def load_familiarity(model_id: str | Path, revision: str | None = None) -> Familiarity:
     """The evidence index and alarm rule of a checkpoint folder or Hub repo; what is missing falls back
-    to no evidence and the confidence-only rule (checkpoints older than both)."""
+    to no evidence and the confidence-only rule (checkpoints older than both), and so does what is refused:
+    each refused file is one warning that names it and turns its feature off."""
     from model.hub import resolve_file
 
     from .evidence import EVIDENCE_FILE, read_index
@@ -105,5 +116,10 @@ def load_familiarity(model_id: str | Path, revision: str | None = None) -> Famil
             found[name] = resolve_file(model_id, name, revision=revision)
         except Exception:  # noqa: BLE001 - absent in this checkpoint, or the Hub unreachable: go without
             found[name] = None
-    evidence = read_index(found[EVIDENCE_FILE]) if found[EVIDENCE_FILE] else None
-    return Familiarity(evidence, load_rule(found[ALARM_FILE].parent) if found[ALARM_FILE] else AlarmRule())
+    evidence, rule = None, AlarmRule()
+    if found[EVIDENCE_FILE]:
+        evidence = optional(lambda: read_index(found[EVIDENCE_FILE]), "the training-data evidence is off")
+    if found[ALARM_FILE]:
+        rule = optional(lambda: load_rule(found[ALARM_FILE].parent),
+                        "its alarm rule is off: the alarm listens to the model's confidence only") or AlarmRule()
+    return Familiarity(evidence, rule)

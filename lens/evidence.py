@@ -20,17 +20,31 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checked_json import CheckpointFileError, checked_object, is_whole, kind, read_json, refused, shown
+
 EVIDENCE_FILE = "evidence.json.gz"
 FORMAT = 1
 MAX_EXAMPLES = 3
 RARE_BELOW = 5  # seen fewer times than this in all training data: rare
 EXAMPLE_CORPORA = ("multi30k",)  # whose sentences may be shown (and so shipped) as examples
 MAX_FILE_BYTES = 16 << 20  # a larger index is refused, not read
+# What the index may hold, by the model's vocabulary (the shipped Multi30k + Ding index: 830 bytes, 5.5 words and
+# 19 word pairs per token): so many decompressed bytes, words and word pairs per vocabulary entry, and at least
+# the MIN_ figures (a model of a small vocabulary still reads an index of these corpora).
+BYTES_PER_TOKEN, WORDS_PER_TOKEN, PAIRS_PER_TOKEN = 4096, 32, 128
+MIN_BYTES, MIN_WORDS, MIN_PAIRS = 16 << 20, 100_000, 400_000
+CAPS = {"bytes": (BYTES_PER_TOKEN, MIN_BYTES), "words": (WORDS_PER_TOKEN, MIN_WORDS),
+        "word pairs": (PAIRS_PER_TOKEN, MIN_PAIRS)}
+DEFAULT_VOCABULARY = 8000  # the shipped models'; for an index with no config.json beside it
+MAX_DEPTH = 4  # the index -> words -> an entry -> its counts
+MAX_CORPORA, MAX_NAME_CHARS, MAX_WORD_CHARS, MAX_SENTENCE_CHARS = 16, 64, 100, 2000
+MAX_COUNT = 10**12
+FIELDS = ("format", "corpora", "pairs", "words", "bigrams", "sizes")
 # A word: letters, with inner hyphens or apostrophes ("E-Mail", "geht's"); digits and punctuation are no words.
 _WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 
 
-class EvidenceError(ValueError):
+class EvidenceError(CheckpointFileError):
     """An evidence file that is unreadable or not in this format."""
 
 
@@ -103,21 +117,120 @@ class Evidence:
         return [self.word(w) for w in dict.fromkeys(german_words(text))]
 
 
-def read_index(path: Path) -> Evidence:
-    """The index in `path`, checked: its size, gzip and JSON, and the fields this module reads."""
+def read_index(path: Path, vocab_size: int | None = None) -> Evidence:
+    """The index in `path`, checked entry by entry; `vocab_size`: the model's (else config.json's beside it),
+    which bounds how large the index may be. Anything wrong is an EvidenceError naming the file."""
+    vocab_size = vocab_size or vocabulary_beside(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+        if Path(path).stat().st_size > MAX_FILE_BYTES:
             raise EvidenceError(f"{path} is larger than {MAX_FILE_BYTES >> 20} MB: not an evidence index")
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            index = json.loads(f.read(8 * MAX_FILE_BYTES))
-    except (OSError, EOFError, UnicodeDecodeError, ValueError) as err:
+        return checked_index(read_json(path, cap("bytes", vocab_size), MAX_DEPTH, gzipped=True), path, vocab_size)
+    except OSError as err:
         raise EvidenceError(f"cannot read {path}: {err}") from None
+    except EvidenceError:
+        raise
+    except CheckpointFileError as err:  # the shared checks' errors, as this module's
+        raise EvidenceError(str(err)) from None
+
+
+def cap(what: str, vocab_size: int) -> int:
+    """The most "bytes" (decompressed), "words" or "word pairs" an index for `vocab_size` tokens may hold."""
+    per_token, at_least = CAPS[what]
+    return max(at_least, per_token * vocab_size)
+
+
+def vocabulary_beside(path: Path) -> int:
+    """The vocabulary size in config.json beside `path`, else that of the shipped models."""
+    from model.config import TransformerConfig
+
+    config = Path(path).parent / "config.json"
+    try:
+        return TransformerConfig.from_json_file(config).vocab_size if config.is_file() else DEFAULT_VOCABULARY
+    except (ValueError, OSError, RecursionError):
+        return DEFAULT_VOCABULARY
+
+
+def checked_index(index, path: Path, vocab_size: int) -> Evidence:
+    """The parsed index as Evidence, once every field and entry is what build_index writes."""
     if not isinstance(index, dict) or index.get("format") != FORMAT:
-        raise EvidenceError(f"{path} is not an evidence index of format {FORMAT}")
-    corpora, words, pairs = index.get("corpora"), index.get("words"), index.get("pairs")
-    if not (isinstance(corpora, list) and isinstance(words, dict) and isinstance(pairs, list)):
-        raise EvidenceError(f"{path} lacks corpora, words or pairs")
-    return Evidence(corpora, dict(index.get("sizes") or {}), words, pairs, frozenset(index.get("bigrams") or ()))
+        found = f"format {shown(index.get('format'))}" if isinstance(index, dict) else kind(index)
+        raise EvidenceError(f"{path} is not an evidence index of format {FORMAT} ({found})")
+    checked_object(index, path, "the index", ("corpora", "pairs", "words"), FIELDS)
+    corpora = checked_corpora(index["corpora"], path)
+    pairs = checked_pairs(index["pairs"], path)
+    words = checked_words(index["words"], path, corpora, len(pairs), vocab_size)
+    bigrams = checked_bigrams(index.get("bigrams", []), path, vocab_size)
+    return Evidence(corpora, checked_sizes(index.get("sizes", {}), path, corpora), words, pairs, bigrams)
+
+
+def checked_corpora(corpora, path: Path) -> list[str]:
+    if not isinstance(corpora, list) or not 1 <= len(corpora) <= MAX_CORPORA:
+        raise refused(path, "corpora", corpora, f"a list of 1 to {MAX_CORPORA} corpus names")
+    for i, name in enumerate(corpora):
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_CHARS or name in corpora[:i]:
+            raise refused(path, f"corpora[{i}]", name, f"a new corpus name of 1 to {MAX_NAME_CHARS} characters")
+    return corpora
+
+
+def checked_sizes(sizes, path: Path, corpora: list[str]) -> dict[str, int]:
+    """{corpus: sentences}, one entry per corpus (an older index without sizes has {})."""
+    checked_object(sizes, path, "sizes", corpora if sizes else (), corpora)
+    for name, n in sizes.items():
+        if not is_whole(n, 0, MAX_COUNT):
+            raise refused(path, f"sizes[{name!r}]", n, f"a whole number of sentences from 0 to {MAX_COUNT:,}")
+    return sizes
+
+
+def checked_pairs(pairs, path: Path) -> list[list[str]]:
+    if not isinstance(pairs, list):
+        raise EvidenceError(f"{path}: pairs is {kind(pairs)}, not a list of [German, English] pairs")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(t, str) for t in pair)):
+            raise refused(path, f"pairs[{i}]", pair, "a pair [German, English] of two texts")
+        if max(len(pair[0]), len(pair[1])) > MAX_SENTENCE_CHARS:
+            raise EvidenceError(f"{path}: pairs[{i}] holds a sentence of more than {MAX_SENTENCE_CHARS:,} characters")
+    return pairs
+
+
+def checked_words(words, path: Path, corpora: list[str], n_pairs: int, vocab_size: int) -> dict[str, list]:
+    """{word: [count per corpus, example ids]}: whole counts of at least 0, at most MAX_EXAMPLES ids into pairs."""
+    if not isinstance(words, dict):
+        raise EvidenceError(f"{path}: words is {kind(words)}, not an object of {{word: [counts, examples]}}")
+    if len(words) > cap("words", vocab_size):
+        raise EvidenceError(f"{path} holds {len(words):,} words; an index for a vocabulary of {vocab_size:,} tokens "
+                            f"holds at most {cap('words', vocab_size):,}")
+    for word, entry in words.items():
+        if not 0 < len(word) <= MAX_WORD_CHARS:
+            raise refused(path, "a word", word, f"a word of 1 to {MAX_WORD_CHARS} characters")
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)
+                and isinstance(entry[1], list)):
+            raise refused(path, f"words[{word!r}]", entry, "[counts per corpus, example ids]")
+        counts, ids = entry
+        if len(counts) != len(corpora):
+            raise EvidenceError(f"{path}: words[{word!r}] has {len(counts)} counts for {len(corpora)} corpora")
+        for corpus, n in zip(corpora, counts):
+            if not is_whole(n, 0, MAX_COUNT):
+                raise refused(path, f"words[{word!r}].count[{corpus!r}]", n, f"a whole number from 0 to {MAX_COUNT:,}")
+        if len(ids) > MAX_EXAMPLES:
+            raise EvidenceError(f"{path}: words[{word!r}] has {len(ids)} examples; an entry has at most {MAX_EXAMPLES}")
+        for i in ids:
+            if not is_whole(i, 0, n_pairs - 1):
+                raise refused(path, f"words[{word!r}].examples", i, f"an example id from 0 to {n_pairs - 1} "
+                              f"(the index holds {n_pairs} pairs)")
+    return words
+
+
+def checked_bigrams(bigrams, path: Path, vocab_size: int) -> frozenset:
+    """Neighbouring-word pairs "first second", at most cap("word pairs") of them."""
+    if not isinstance(bigrams, list):
+        raise EvidenceError(f"{path}: bigrams is {kind(bigrams)}, not a list of word pairs")
+    if len(bigrams) > cap("word pairs", vocab_size):
+        raise EvidenceError(f"{path} holds {len(bigrams):,} word pairs; an index for a vocabulary of "
+                            f"{vocab_size:,} tokens holds at most {cap('word pairs', vocab_size):,}")
+    for i, pair in enumerate(bigrams):
+        if not isinstance(pair, str) or pair.count(" ") != 1 or len(pair) > 2 * MAX_WORD_CHARS + 1:
+            raise refused(path, f"bigrams[{i}]", pair, "two words with a space between")
+    return frozenset(bigrams)
 
 
 def load_evidence(folder: str | Path) -> Evidence | None:

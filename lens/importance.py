@@ -26,10 +26,16 @@ import torch.nn.functional as F
 
 from model.heads import KINDS, HeadMask
 
-from .attribute import BASELINE, agreement, attention_maps, attribute_ids, special_token_masks, translate_ids
+from .attribute import BASELINE, METHODS, agreement, attention_maps, attribute_ids, special_token_masks, translate_ids
+from .checked_json import CheckpointFileError, checked_object, is_finite, is_whole, read_json, refused
 from .explain import padded
 
 VERSION = 1
+FILE = "head_importance.json"  # beside the weights
+# Reading FILE: a fixed allowance (the slice's line numbers, the method's words) plus so much per head of the
+# model (the shipped file: 7 kB for 36 heads); without the model's config, at most MAX_FILE_BYTES.
+BASE_BYTES, BYTES_PER_HEAD, MAX_FILE_BYTES, MAX_DEPTH = 256 << 10, 1 << 10, 4 << 20, 6
+MAX_LAYERS = 1024
 SLICE_WHY = ("the first sentences of Multi30k val, in file order: fixed, so figures from different runs and "
              "checkpoints compare; val, not test, so the test score stays untouched; 200 sentences keep the "
              "73 scored configurations of the shipped model to minutes, not hours, on one CPU thread")
@@ -255,3 +261,84 @@ def importance_table_markdown(importance: dict) -> str:
                   f"{head + 1}, whose strongest source token is the most-attributed one for "
                   f"{scores[layer, head]:.0%} of {importance['agreement_tokens']} target tokens."]
     return "\n".join(lines) + "\n"
+
+
+def read_importance(path, config=None) -> dict:
+    """head_importance.json, checked entry by entry (against `config`'s layers and heads when given);
+    anything wrong is a CheckpointFileError naming the file and the entry."""
+    heads = None if config is None else config.n_heads * (config.n_encoder_layers + 2 * config.n_decoder_layers)
+    cap = MAX_FILE_BYTES if heads is None else BASE_BYTES + BYTES_PER_HEAD * heads
+    return checked_importance(read_json(path, cap, MAX_DEPTH), path, config)
+
+
+def checked_importance(record, path, config=None) -> dict:
+    """`record` if it is what head_importance() writes: every figure finite, every grid layers x heads."""
+    checked_object(record, path, "the file", ("version", "shape", "slice", "method", "baseline", "kinds"))
+    if record["version"] != VERSION:
+        raise refused(path, "version", record["version"], f"{VERSION}, the schema this code reads")
+    shape = checked_shape(record["shape"], path, config)
+    baseline = checked_object(record["baseline"], path, "baseline", ("val_loss", "val_bleu"))
+    checked_figure(baseline["val_loss"], path, "baseline.val_loss", 0, 1e6)
+    checked_figure(baseline["val_bleu"], path, "baseline.val_bleu", 0, 100)
+    sentences = checked_object(record["slice"], path, "slice", ("sentences",))["sentences"]
+    if not is_whole(sentences, 1):
+        raise refused(path, "slice.sentences", sentences, "a whole number of at least 1")
+    attribution = checked_object(checked_object(record["method"], path, "method", ("attribution",))["attribution"],
+                                 path, "method.attribution", ("method",))["method"]
+    if attribution not in METHODS:
+        raise refused(path, "method.attribution.method", attribution, f"one of {', '.join(METHODS)}")
+    if "agreement_tokens" in record and not is_whole(record["agreement_tokens"]):
+        raise refused(path, "agreement_tokens", record["agreement_tokens"], "a whole number of at least 0")
+    kinds = checked_object(record["kinds"], path, "kinds", KINDS, KINDS)
+    for kind in KINDS:
+        checked_kind(kinds[kind], path, kind, shape[kind], shape["n_heads"])
+    return record
+
+
+def checked_shape(shape, path, config=None) -> dict:
+    """The record's {"n_heads", "encoder", "decoder", "cross"}: whole numbers, the model's when `config` is given."""
+    checked_object(shape, path, "shape", ("n_heads", *KINDS))
+    for key in ("n_heads", *KINDS):
+        if not is_whole(shape[key], 1, MAX_LAYERS):
+            raise refused(path, f"shape.{key}", shape[key], f"a whole number from 1 to {MAX_LAYERS}")
+    if shape["cross"] != shape["decoder"]:
+        raise CheckpointFileError(f"{path}: shape has {shape['cross']} cross layers for {shape['decoder']} "
+                                  "decoder layers")
+    if config is not None:
+        model = {"n_heads": config.n_heads, **{kind: layers_of(config, kind) for kind in KINDS}}
+        if any(shape[key] != n for key, n in model.items()):
+            raise CheckpointFileError(f"{path}: shape is {shape}, the model has {model}: it was measured on "
+                                      "another model")
+    return shape
+
+
+def checked_kind(figures, path, kind: str, layers: int, heads: int) -> None:
+    """One kind's figures: switched_off and only (val_loss, val_bleu), importance, and for cross the agreement."""
+    where = f"kinds.{kind}"
+    checked_object(figures, path, where, ("switched_off", "only", "importance"))
+    for variant in ("switched_off", "only"):
+        scores = checked_object(figures[variant], path, f"{where}.{variant}", ("val_loss", "val_bleu"))
+        checked_grid(scores["val_loss"], path, f"{where}.{variant}.val_loss", (layers, heads), 0, 1e6)
+        checked_grid(scores["val_bleu"], path, f"{where}.{variant}.val_bleu", (layers, heads), 0, 100)
+    checked_grid(figures["importance"], path, f"{where}.importance", (layers, heads), -1e6, 1e6)
+    if "agreement" in figures:
+        checked_grid(figures["agreement"], path, f"{where}.agreement", (layers, heads), 0, 1)
+    if "agreement_mean_heads" in figures:
+        checked_grid(figures["agreement_mean_heads"], path, f"{where}.agreement_mean_heads", (layers,), 0, 1)
+
+
+def checked_grid(grid, path, where: str, shape: tuple[int, ...], low: float, high: float) -> None:
+    """Nested lists of `shape` (layers, heads) holding finite numbers from `low` to `high`."""
+    if not isinstance(grid, list) or len(grid) != shape[0]:
+        raise refused(path, where, grid, f"a list of {shape[0]}" + (f" lists of {shape[1]} numbers" if shape[1:] else
+                                                                     " numbers"))
+    for i, row in enumerate(grid):
+        if len(shape) > 1:
+            checked_grid(row, path, f"{where}[{i}]", shape[1:], low, high)
+        else:
+            checked_figure(row, path, f"{where}[{i}]", low, high)
+
+
+def checked_figure(value, path, where: str, low: float, high: float) -> None:
+    if not is_finite(value, low, high):
+        raise refused(path, where, value, f"a finite number from {low:g} to {high:g}")

@@ -13,6 +13,9 @@ from huggingface_hub import HfApi, constants, hf_hub_download
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
 from model import Translator
+from model.hub import CheckpointError, resolve_file
+from model.weights import read_header
+from tokenizer import fingerprint, load_tokenizer
 
 # The layout, defined here once; training/snapshots.py writes it, this module reads it.
 FOLDER = "snapshots"  # in a checkpoint folder (and in its Hub repo's main branch)
@@ -55,10 +58,38 @@ def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Sn
 
 
 def load_snapshot(model_id: str | Path, snapshot: Snapshot, device: str | None = None) -> Translator:
-    """The Translator of one snapshot (fp16 weights are loaded into the model's fp32 parameters)."""
+    """The Translator of one snapshot (fp16 weights are loaded into the model's fp32 parameters), once its
+    tokenizer is the one its weights record, or for weights that record none, the final model's."""
+    check_snapshot_tokenizer(model_id, snapshot)
     if snapshot.path is not None:
         return Translator.from_pretrained(snapshot.path, device=device)
     return Translator.from_pretrained(str(model_id), revision=snapshot.revision, device=device)
+
+
+def snapshot_file(model_id: str | Path, snapshot: Snapshot, name: str) -> Path:
+    """One file of a snapshot: in its local folder, or on its Hub branch."""
+    if snapshot.path is not None:
+        return resolve_file(snapshot.path, name)
+    return resolve_file(str(model_id), name, revision=snapshot.revision)
+
+
+def check_snapshot_tokenizer(model_id: str | Path, snapshot: Snapshot) -> None:
+    """Refuse a snapshot whose weights record no tokenizer fingerprint (written before they did) and whose
+    tokenizer.json is not the final model's: a foreign vocabulary (two ids swapped) would translate garbage
+    with weights that look fine. Weights that record one are checked by Translator.from_pretrained."""
+    if read_header(snapshot_file(model_id, snapshot, "model.safetensors")).tokenizer is not None:
+        return
+    own_path = snapshot_file(model_id, snapshot, "tokenizer.json")
+    try:
+        own = fingerprint(load_tokenizer(own_path))
+        final_path = resolve_file(str(model_id), "tokenizer.json")  # the final model's: the run's last point
+        final = fingerprint(load_tokenizer(final_path))
+    except (ValueError, OSError, CheckpointError) as err:
+        raise CheckpointError(f"{own_path}: the snapshot's weights record no tokenizer, and it cannot be checked "
+                              f"against the final model's: {err}") from None
+    if own != final:
+        raise CheckpointError(f"{own_path} ({own}) is not the tokenizer of the final model {final_path} ({final}): "
+                              "the snapshot's weights record none, and a foreign tokenizer would translate garbage")
 
 
 def _local_snapshots(folder: Path) -> list[Snapshot]:

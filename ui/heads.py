@@ -54,7 +54,7 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
     """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read."""
     config = translator.config
     options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
-    importance = importance_payload(load_importance(model_id, revision) if model_id else None, config)
+    importance = importance_payload(load_importance(model_id, revision, config) if model_id else None, config)
 
     @gpu(duration=30)
     def ablated(text, mask):

@@ -9,7 +9,6 @@ Shape legend: L layers of a kind, H heads, S source tokens, T target tokens.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -21,13 +20,14 @@ from lens.attribute import BASELINE, METHODS, agreement, attribute_ids, special_
 from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
 from lens.cost import PAGE, check_after, check_attribution, check_before, estimated_target
 from lens.explain import DecodingOptions, words_of
-from lens.importance import KINDS, layers_of, ranked_heads  # KINDS: model.heads's, through lens
+from lens.checked_json import optional
+from lens.importance import FILE as IMPORTANCE_FILE
+from lens.importance import KINDS, layers_of, ranked_heads, read_importance  # KINDS: model.heads's, through lens
 from lens.payload import quantize, sentence_payload
 from lens.sentences import split_sentences
 
 from .runtime import checked_unicode
 
-IMPORTANCE_FILE = "head_importance.json"
 MAX_CHARACTERS = 500  # one sentence, with room; longer input is refused before any work
 MAX_STEPS = 64  # integrated-gradients steps a user may ask for
 
@@ -43,8 +43,10 @@ def first_sentence(text) -> tuple[str, int]:
     return sentences[0], len(sentences) - 1
 
 
-def load_importance(model_id: str, revision: str | None = None) -> dict | None:
-    """head_importance.json beside the checkpoint (a folder, or the Hub repo's cached file), or None."""
+def load_importance(model_id: str, revision: str | None = None, config=None) -> dict | None:
+    """head_importance.json beside the checkpoint (a folder, or the Hub repo's cached file), checked entry by
+    entry (against `config`, the model's, when given); None when there is none, and None with a one-line
+    warning naming the file when it is refused: the page then shows the grid without figures."""
     path = Path(model_id) / IMPORTANCE_FILE
     if not path.is_file():
         try:
@@ -53,10 +55,7 @@ def load_importance(model_id: str, revision: str | None = None) -> dict | None:
             path = Path(hf_hub_download(model_id, IMPORTANCE_FILE, revision=revision))
         except Exception:  # not on the Hub, offline, or no such file: the page says so
             return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    return optional(lambda: read_importance(path, config), "the head-importance figures are off")
 
 
 def importance_payload(importance: dict | None, config) -> dict:
