@@ -10,8 +10,11 @@ one sentence with chosen attention heads switched off (lens/ablate.py).
 
 from __future__ import annotations
 
+import inspect
 import math
 import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import gradio as gr
@@ -29,6 +32,7 @@ from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
 from model import Translator
 
+from . import lanes
 from .shared_calls import batched_calls
 from .public import BATCHED_CALLS
 from .heads_data import first_sentence
@@ -154,102 +158,121 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
                 logit_lens=run_logit_lens, contributions=run_contributions, contrast=run_contrast, patch=run_patch)
 
 
-def build(translator: Translator, familiarity: Familiarity | None = None) -> None:
-    """Register the endpoints on the Blocks being built."""
-    max_len = translator.config.max_len
-    run = model_calls(translator, familiarity or Familiarity())
+@dataclass(frozen=True)
+class Endpoint:
+    """One row of the API table: the Gradio endpoint, its MCP tool and its line in docs/api.md are made from it."""
 
-    def options_of(decoding, num_beams, length_penalty, max_length):
-        return decoding_options(decoding, num_beams, length_penalty, max_length, max_len)
+    name: str
+    handler: Callable  # its own arguments, then `options` (the shared decoding options), then any after them
+    doc: str  # the docstring; {options} stands for the decoding arguments
+    cost: str  # what bounds one call (docs/limits.md)
+    batched: bool = False  # BATCHED_CALLS let in at once and run as batches (ui/shared_calls.py), not CONCURRENCY
 
-    @friendly_errors
-    def translate(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                  max_length: int = 128, prefix: str = "") -> str:
+    @property
+    def lane(self) -> str:
+        """The queue lane its calls wait in (ui/lanes.py): cheap or heavy."""
+        return lanes.lane_of(self.name)
+
+
+DECODING_PARAMETERS = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind)
+                       for name, default, kind in (("decoding", "beam search", Decoding), ("num_beams", 4, int),
+                                                   ("length_penalty", 1.0, float), ("max_length", 128, int))]
+
+
+def with_decoding_options(endpoint: Endpoint, options_of) -> Callable:
+    """The endpoint's function as the API calls it: `options` replaced by the four decoding arguments, checked
+    into DecodingOptions; extra or unknown arguments refused by name; errors in words (friendly_errors)."""
+    own = list(inspect.signature(endpoint.handler).parameters.values())
+    at = [p.name for p in own].index("options")
+    signature = inspect.Signature(own[:at] + DECODING_PARAMETERS + own[at + 1:],
+                                  return_annotation=inspect.signature(endpoint.handler).return_annotation)
+
+    def call(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise TypeError(f"/{endpoint.name}: {err}") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        checked_text(values["text"])  # the German first: an empty text is named before any option
+        options = options_of(*(values.pop(p.name) for p in DECODING_PARAMETERS))
+        return endpoint.handler(**values, options=options)
+
+    call.__name__ = call.__qualname__ = endpoint.name
+    call.__signature__ = signature
+    call.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {
+        "return": signature.return_annotation}
+    call.__doc__ = endpoint.doc.format(options=OPTIONS_DOC)
+    return friendly_errors(call)
+
+
+def endpoint_table(translator: Translator, run: dict) -> list[Endpoint]:
+    """Every endpoint of the app, one row each (docs/api.md lists exactly these)."""
+
+    def translate(text: str, options=None, prefix: str = "") -> str:
         text = checked_text(text)
         refuse_overlong(translator, text)
-        return run["translate"](text, options_of(decoding, num_beams, length_penalty, max_length),
-                                checked_prefix(prefix))
+        return run["translate"](text, options, checked_prefix(prefix))
 
-    @friendly_errors
-    def explain(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                max_length: int = 128, prefix: str = "") -> dict:
-        text = checked_text(text)
-        sentences, translation, left_out = run["explain"](
-            text, options_of(decoding, num_beams, length_penalty, max_length), checked_prefix(prefix))
+    def explain(text: str, options=None, prefix: str = "") -> dict:
+        sentences, translation, left_out = run["explain"](checked_text(text), options, checked_prefix(prefix))
         return {"translation": translation, "sentences": sentences, "left_out": left_out}
 
-    @friendly_errors
-    def trace(text: str, decoding: Decoding = "beam search", num_beams: int = 4,
-                       length_penalty: float = 1.0, max_length: int = 128, top_k: int = 10, prefix: str = "") -> dict:
-        options = options_of(decoding, num_beams, length_penalty, max_length)
+    def trace(text: str, options=None, top_k: int = 10, prefix: str = "") -> dict:
         return run["trace"](step_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix))
 
-    @friendly_errors
-    def ablate(text: str, heads: list | dict | str = "[]", decoding: Decoding = "beam search", num_beams: int = 4,
-               length_penalty: float = 1.0, max_length: int = 128) -> dict:
-        options = options_of(decoding, num_beams, length_penalty, max_length)
+    def ablate(text: str, heads: list | dict | str = "[]", options=None) -> dict:
         sentence, left_out = first_sentence(checked_text(text))
-        mask = head_mask_from(heads, translator.config)
-        return {**run["ablate"](sentence, mask, options), "left_out": left_out}
+        return {**run["ablate"](sentence, head_mask_from(heads, translator.config), options), "left_out": left_out}
 
-    translate.__doc__ = TRANSLATE_DOC.format(options=OPTIONS_DOC)
-    explain.__doc__ = EXPLAIN_DOC.format(options=OPTIONS_DOC)
-    trace.__doc__ = TRACE_DOC.format(options=OPTIONS_DOC)
-    ablate.__doc__ = ABLATE_DOC.format(options=OPTIONS_DOC)
-    gr.api(translate, api_name="translate", concurrency_limit=BATCHED_CALLS, concurrency_id="translate")
-    gr.api(explain, api_name="explain", concurrency_limit=BATCHED_CALLS, concurrency_id="explain")
-    gr.api(trace, api_name="trace")
-    gr.api(ablate, api_name="ablate")
-    inside_endpoints(run, options_of)
+    return [Endpoint("translate", translate, TRANSLATE_DOC, "text only: 5,000 characters, 16 sentences", batched=True),
+            Endpoint("explain", explain, EXPLAIN_DOC, "lens.cost.EXPLAIN: 2.5 million attention weights", batched=True),
+            Endpoint("trace", trace, TRACE_DOC, "lens.cost.TRACE: 1 million attention weights"),
+            Endpoint("ablate", ablate, ABLATE_DOC, "lens.cost.ABLATE: 2.5 million attention weights"),
+            *inside_endpoints(run)]
 
 
-def inside_endpoints(run: dict, options_of) -> None:
-    """Register /qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
+def inside_endpoints(run: dict) -> list[Endpoint]:
+    """/qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
 
-    @friendly_errors
     def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
-            row: int = 1, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-            max_length: int = 128) -> dict:
-        options = options_of(decoding, num_beams, length_penalty, max_length)
+            row: int = 1, options=None) -> dict:
         return run["qkv"](step_sentence(checked_text(text)), kind, layer, head, row, options)
 
-    @friendly_errors
-    def logit_lens(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                   max_length: int = 128, prefix: str = "") -> dict:
-        options = options_of(decoding, num_beams, length_penalty, max_length)
+    def logit_lens(text: str, options=None, prefix: str = "") -> dict:
         return run["logit_lens"](step_sentence(checked_text(text)), options, checked_prefix(prefix))
 
-    @friendly_errors
-    def contributions(text: str, decoding: Decoding = "beam search", num_beams: int = 4, length_penalty: float = 1.0,
-                      max_length: int = 128, prefix: str = "") -> dict:
-        options = options_of(decoding, num_beams, length_penalty, max_length)
+    def contributions(text: str, options=None, prefix: str = "") -> dict:
         return run["contributions"](step_sentence(checked_text(text)), options, checked_prefix(prefix))
 
-    @friendly_errors
-    def contrast(text: str, step: int = 1, alternative: str = "", decoding: Decoding = "beam search", num_beams: int = 4,
-                 length_penalty: float = 1.0, max_length: int = 128) -> dict:
-        options = options_of(decoding, num_beams, length_penalty, max_length)
+    def contrast(text: str, step: int = 1, alternative: str = "", options=None) -> dict:
         if not isinstance(alternative, str) or len(alternative) > 50:
             raise ValueError("alternative must be an English word or piece of at most 50 characters")
         checked_unicode(alternative, "alternative")
         return run["contrast"](step_sentence(checked_text(text)), step, alternative, options)
 
-    @friendly_errors
-    def patch(text: str, corrupted: str = "", step: int = 0, decoding: Decoding = "beam search", num_beams: int = 4,
-              length_penalty: float = 1.0, max_length: int = 128) -> dict:
-        options = options_of(decoding, num_beams, length_penalty, max_length)
+    def patch(text: str, corrupted: str = "", step: int = 0, options=None) -> dict:
         return run["patch"](step_sentence(checked_text(text)), step_sentence(checked_text(corrupted)), step, options)
 
-    patch.__doc__ = PATCH_DOC.format(options=OPTIONS_DOC)
-    gr.api(patch, api_name="patch")
-    contrast.__doc__ = CONTRAST_DOC.format(options=OPTIONS_DOC)
-    logit_lens.__doc__ = LOGIT_LENS_DOC.format(options=OPTIONS_DOC)
-    qkv.__doc__ = QKV_DOC.format(options=OPTIONS_DOC)
-    gr.api(qkv, api_name="qkv")
-    gr.api(logit_lens, api_name="logit_lens")
-    contributions.__doc__ = CONTRIBUTIONS_DOC.format(options=OPTIONS_DOC)
-    gr.api(contributions, api_name="contributions")
-    gr.api(contrast, api_name="contrast")
+    inside = "lens.cost.INSIDE: 2.5 million attention weights"
+    return [Endpoint("qkv", qkv, QKV_DOC, inside), Endpoint("logit_lens", logit_lens, LOGIT_LENS_DOC, inside),
+            Endpoint("contributions", contributions, CONTRIBUTIONS_DOC, inside),
+            Endpoint("contrast", contrast, CONTRAST_DOC, "lens.cost.CONTRAST_WORK: 1,000 million weights replayed"),
+            Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 1,000 million weights replayed")]
+
+
+def build(translator: Translator, familiarity: Familiarity | None = None) -> list[Endpoint]:
+    """Register every endpoint of the table on the Blocks being built (each is an MCP tool too); returns the table."""
+    max_len = translator.config.max_len
+
+    def options_of(decoding, num_beams, length_penalty, max_length):
+        return decoding_options(decoding, num_beams, length_penalty, max_length, max_len)
+
+    table = endpoint_table(translator, model_calls(translator, familiarity or Familiarity()))
+    for endpoint in table:
+        batched = dict(concurrency_limit=BATCHED_CALLS, concurrency_id=endpoint.name) if endpoint.batched else {}
+        gr.api(with_decoding_options(endpoint, options_of), api_name=endpoint.name, **batched)
+    return table
 
 
 TRANSLATE_DOC = """Translate German text (one sentence or a paragraph of up to 16 sentences) into English.
