@@ -34,9 +34,10 @@ from bench.soak import SHORT, post, rss_mb  # noqa: E402
 from ui.app_process import launch_app  # noqa: E402
 
 
-def odd_text(lines: int) -> str:
+def odd_text(lines: int, characters: int = 100) -> str:
     rng = random.Random(0)
-    return "\n".join("".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(100)) + "。" for _ in range(lines))
+    return "\n".join("".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(characters)) + "。"
+                     for _ in range(lines))
 
 
 def call(url: str, api_name: str, data: list, session: str | None = None) -> tuple[str, int, float]:
@@ -172,9 +173,9 @@ def first_answered(url: str, api_name: str, tries: list[list]) -> dict:
     return {"outcome": "all refused", "refused_before": len(refused), "slowest_refusal_s": round(max(refused), 2)}
 
 
-def cjk_pair(shift: int) -> tuple[str, str]:
-    """One line of 100 CJK characters (256 byte pieces) and the same with its first characters changed."""
-    clean = odd_text(1)
+def cjk_pair(shift: int, characters: int = 100) -> tuple[str, str]:
+    """One line of CJK characters (100 make 256 byte pieces) and the same with its first characters changed."""
+    clean = odd_text(1, characters)
     return clean, "".join(chr(ord(ch) + shift) for ch in clean[:3]) + clean[3:]
 
 
@@ -184,22 +185,23 @@ def inside_scenarios(url: str) -> dict:
     greedy = ["greedy", 1, 1.0, 256]
 
     def largest_patch():
-        return first_answered(url, "patch", [[*cjk_pair(shift), step, *greedy] for step in (256, 0)
+        return first_answered(url, "patch", [[*cjk_pair(shift, characters), step, *greedy]
+                                             for characters, step in ((100, 256), (100, 0), (80, 0), (70, 0), (60, 0))
                                              for shift in (1, 2, 5, 11)])
 
     def largest_contrast():
-        return first_answered(url, "contrast", [[odd_text(1), step, "cat", *greedy] for step in (256, 200, 160, 120,
-                                                                                                   80, 40, 1)])
+        return first_answered(url, "contrast", [[odd_text(1, characters), step, "cat", *greedy]
+                                                for characters in (100, 60) for step in (256, 160, 120, 80, 40, 1)])
 
     def three_patches():
         with ThreadPoolExecutor(3) as pool:
-            return {"answers": list(pool.map(lambda shift: largest_patch_once(url, shift), (1, 2, 5)))}
+            return {"answers": list(pool.map(lambda shift: largest_patch_once(url, shift), (1, 2, 11)))}
 
     return {"largest_patch": largest_patch, "largest_contrast": largest_contrast, "three_patches": three_patches}
 
 
 def largest_patch_once(url: str, shift: int) -> str:
-    outcome, _, seconds = call(url, "patch", [*cjk_pair(shift), 0, "greedy", 1, 1.0, 256])
+    outcome, _, seconds = call(url, "patch", [*cjk_pair(shift, 80), 0, "greedy", 1, 1.0, 256])
     return f"{outcome} in {seconds:.1f} s"
 
 

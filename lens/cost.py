@@ -50,9 +50,9 @@ class WorkBudget:
     advice: str
 
 
-PATCH_WORK = WorkBudget("/patch", 1_000_000_000, "use shorter sentences (patching replays the model once per German "
+PATCH_WORK = WorkBudget("/patch", 500_000_000, "use shorter sentences (patching replays the model once per German "
                         "piece and level)")
-CONTRAST_WORK = WorkBudget("/contrast", 1_000_000_000, "use a shorter sentence or an earlier step")
+CONTRAST_WORK = WorkBudget("/contrast", 500_000_000, "use a shorter sentence or an earlier step")
 
 
 def run_cells(config, source_tokens: int, target_tokens: int) -> int:

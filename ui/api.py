@@ -257,8 +257,8 @@ def inside_endpoints(run: dict) -> list[Endpoint]:
     inside = "lens.cost.INSIDE: 2.5 million attention weights"
     return [Endpoint("qkv", qkv, QKV_DOC, inside), Endpoint("logit_lens", logit_lens, LOGIT_LENS_DOC, inside),
             Endpoint("contributions", contributions, CONTRIBUTIONS_DOC, inside),
-            Endpoint("contrast", contrast, CONTRAST_DOC, "lens.cost.CONTRAST_WORK: 1,000 million weights replayed"),
-            Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 1,000 million weights replayed")]
+            Endpoint("contrast", contrast, CONTRAST_DOC, "lens.cost.CONTRAST_WORK: 500 million weights replayed"),
+            Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 500 million weights replayed")]
 
 
 def build(translator: Translator, familiarity: Familiarity | None = None) -> list[Endpoint]:

@@ -1,7 +1,11 @@
-"""The client viewer's files (ui/static/), served once and shared by every view that draws maps.
+"""The page's files (ui/static/), served once and shared by every view, and the one list of what each view loads.
 
-A view that shows maps calls `viewer_component()` (or passes `HEAD` to its own gr.HTML): Gradio
-loads the scripts before the component's `js_on_load` runs, and loads each only once a page.
+A view that shows maps calls `viewer_component()` (or passes `view_head(name)` to its own gr.HTML): Gradio
+loads the scripts, in order, before the component's `js_on_load` runs, and loads each only once a page.
+`VIEW_FILES` is the only list of page scripts: every view's `head` is built from it here, and
+tests/test_page_contract.py checks it against ui/static/ (every script listed once, each touching one
+global, `window.AttentionLens`). The shared viewer's part comes from lens.standalone, which inlines the
+same files into a notebook cell or a saved page.
 """
 
 from __future__ import annotations
@@ -32,8 +36,29 @@ def static_url(name: str) -> str:
 
 
 PAGE_SCRIPTS = ["walk.js", "tour.js"]  # the page only: one sentence for every view, the link, the guided walk
-HEAD = "\n".join([f'<link rel="stylesheet" href="{static_url(n)}">' for n in STYLES]
-                 + [f'<script src="{static_url(n)}"></script>' for n in SCRIPTS + PAGE_SCRIPTS])
+# Each view's own scripts and styles (ui/static/), loaded after HEAD's, in this order. A script needs only
+# the ones before it at load time (core.js first: it makes window.AttentionLens).
+VIEW_FILES: dict[str, tuple[list[str], list[str]]] = {
+    "translate": ([], []),  # the shared viewer is the whole view
+    "step": (["beam.js", "steptext.js", "why.js", "stepinside.js", "step.js"], ["step.css"]),
+    "headlab": (["heads.js", "attribution.js"], ["heads.css"]),
+    "history": (["history.js"], ["history.css"]),
+    "copylab": (["copylab.js"], ["history.css", "copylab.css"]),
+}
+
+
+def _tags(scripts: list[str], styles: list[str]) -> list[str]:
+    return ([f'<link rel="stylesheet" href="{static_url(n)}">' for n in styles]
+            + [f'<script src="{static_url(n)}"></script>' for n in scripts])
+
+
+HEAD = "\n".join(_tags(SCRIPTS + PAGE_SCRIPTS, STYLES))  # every view: the shared viewer and the page's own
+
+
+def view_head(view: str) -> str:
+    """The gr.HTML `head` of one view of VIEW_FILES: HEAD, then the view's own styles and scripts."""
+    scripts, styles = VIEW_FILES[view]
+    return HEAD + ("\n" + "\n".join(_tags(scripts, styles)) if scripts or styles else "")
 
 
 def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | None = None, value: dict | None = None,
@@ -43,5 +68,6 @@ def viewer_component(mount: str = "AttentionLens.mountResult", elem_id: str | No
     `mount` names a JS function (element, props, watch) that builds the view and redraws on
     `watch("value", ...)`; it runs once the viewer's scripts have loaded.
     """
-    return gr.HTML(value=value, html_template='<div class="al-mount"></div>', head=HEAD, elem_id=elem_id,
+    return gr.HTML(value=value, html_template='<div class="al-mount"></div>', head=view_head("translate"),
+                   elem_id=elem_id,
                    js_on_load=f"{mount}(element, props, watch);", apply_default_css=False, **kwargs)

@@ -19,8 +19,7 @@ import gradio as gr
 from lens.payload import quantize
 from training.lab import CAPS, MAX_TIME_S, CopyLabProgress, CopyLabSettings, train_copy
 
-from .assets import HEAD
-from .static_files import tags
+from .assets import view_head
 
 TIME_ENV = "COPYLAB_TIME_S"  # a shorter time limit (tests, busy servers); never above MAX_TIME_S
 REPORT_EVERY = 10  # steps between updates sent to the browser
@@ -127,8 +126,8 @@ def build() -> dict:
     with gr.Row(elem_id="copylab-actions"):
         train = gr.Button("Train", variant="primary", scale=0, min_width=110, elem_id="copylab-train")
         status = gr.Markdown("", elem_id="copylab-queue", container=False)
-    view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=HEAD + tags(["copylab.js"],
-                   ["history.css", "copylab.css"]), js_on_load="AttentionLens.mountCopyLab(element, props, watch);",
+    view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=view_head("copylab"),
+                   js_on_load="AttentionLens.mountCopyLab(element, props, watch);",
                    apply_default_css=False, elem_id="copylab", min_height=420)
     # Gradio's status on `status` shows the place in the queue while another run trains.
     train.click(run, [n_layers, n_heads, d_model, lr, steps], view, api_name="copy_lab", api_visibility="undocumented",

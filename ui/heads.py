@@ -18,13 +18,12 @@ from lens.alarm import Familiarity
 from lens.explain import DecodingOptions
 from model import Translator
 
-from .assets import HEAD
+from .assets import view_head
 from .heads_data import ablation_payload, attribution_payload, importance_payload, load_importance
 from .runtime import gpu
-from .static_files import tags
 
 EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it
-LAB_HEAD = HEAD + tags(["heads.js", "attribution.js"], ["heads.css"])
+LAB_HEAD = view_head("headlab")  # its scripts: ui.assets.VIEW_FILES
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.
 MASK_JS = ("(text, mask) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-result');"
            " return [text, AL.headLab ? AL.headLab.maskJSON() : mask]; }")

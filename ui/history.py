@@ -22,9 +22,8 @@ from lens.history import LRU, SnapshotLibrary
 from lens.payload import page_payload
 from model import Translator
 
-from .assets import HEAD
+from .assets import view_head
 from .runtime import gpu
-from .static_files import tags
 
 SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
 APP_ROOT = Path(__file__).resolve().parent.parent  # paths under it are named relative to it
@@ -159,8 +158,8 @@ def build(translator: Translator, model_id: str, familiarity: Familiarity | None
         text = gr.Textbox(value=DEFAULT_SENTENCE, show_label=False, lines=1, max_lines=2, scale=5, min_width=240,
                           placeholder="A German sentence", elem_id="history-source")
         go = gr.Button("Travel", variant="primary", scale=0, min_width=100, elem_id="history-go")
-    view = gr.HTML(value=catalog(library), html_template='<div class="al-mount"></div>', head=HEAD + tags(["history.js"],
-                   ["history.css"]), js_on_load="AttentionLens.mountHistory(element, props, watch);",
+    view = gr.HTML(value=catalog(library), html_template='<div class="al-mount"></div>', head=view_head("history"),
+                   js_on_load="AttentionLens.mountHistory(element, props, watch);",
                    apply_default_css=False, elem_id="history", min_height=560)
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     go.click(run, text, view, **settings)

@@ -21,11 +21,10 @@ from lens.payload import page_payload, quantize
 from lens.trace import Trace, trace
 from model import Translator
 
-from .assets import HEAD
+from .assets import view_head
 from .lanes import Lane
 from .runtime import checked_unicode, gpu
 from .runtime import one_sentence as runtime_one_sentence
-from .static_files import tags
 
 MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
 MAX_WORD_CHARACTERS = 40  # a word typed to be forced
@@ -38,7 +37,7 @@ EXAMPLES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # g
 RUN_JS = "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
 
 
-STEP_HEAD = HEAD + tags(["beam.js", "steptext.js", "why.js", "stepinside.js", "step.js"], ["step.css"])
+STEP_HEAD = view_head("step")  # its scripts: ui.assets.VIEW_FILES
 
 
 def one_sentence(text) -> str:

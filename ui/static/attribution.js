@@ -1,10 +1,11 @@
+// @ts-check
 /* Attention Lens, attention beside attribution: one sentence's cross-attention (one layer, mean of
    its heads) and its attribution map, drawn with draw.js on the same word axes and the same cell
    size, and the agreement of the two per layer. Needs core.js and draw.js. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
-  const el = (tag, cls, text) => AL.headLabEl(tag, cls, text);
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+  const el = /** @type {ElementMaker} */ ((tag, cls, text) => AL.headLabEl(tag, cls, text));
   const pct = (v) => Math.round(v * 100) + "%";
 
   class AttributionView {
@@ -48,7 +49,7 @@
       this.layerBox.replaceChildren(el("span", "al-group-label", "Cross-attention layer"));
       for (let l = 0; l < x.layers; l++) {
         const b = el("button", "al-choice", String(l + 1));
-        b.type = "button"; b.dataset.value = l;
+        b.type = "button"; b.dataset.value = String(l);
         b.addEventListener("click", () => { this.layer = l; this.draw(); });
         this.layerBox.appendChild(b);
       }
@@ -66,7 +67,7 @@
 
     draw() {
       const x = this.data, theme = AL.theme(this.root), maps = this.maps();
-      this.layerBox.querySelectorAll(".al-choice").forEach((b) => b.setAttribute("aria-pressed", String(+b.dataset.value === this.layer)));
+      /** @type {NodeListOf<HTMLElement>} */ (this.layerBox.querySelectorAll(".al-choice")).forEach((b) => b.setAttribute("aria-pressed", String(+b.dataset.value === this.layer)));
       const method = x.method === "integrated_gradients" ? "integrated gradients, " + x.steps + " steps" : "input \u00d7 gradient";
       this.panels[0].title.textContent = "Cross-attention, layer " + (this.layer + 1) + ", mean of " + x.heads + " heads: where it looked";
       this.panels[1].title.textContent = "Attribution (" + method + "): what each English word depended on";

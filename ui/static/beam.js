@@ -1,12 +1,13 @@
+// @ts-check
 /* Attention Lens, the beam search as a tree (SVG) and its ranked finished sentences. A node is a
    hypothesis the search kept: its last piece, its cumulative log-probability; the winner's path is
    highlighted, finished sentences outlined, hypotheses that were dropped greyed. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const ROW = 30, PAD = 8, FONT = "12px ui-sans-serif, system-ui, sans-serif";
 
-  const svg = (...args) => AL.svg(...args); // draw.js
+  const svg = /** @type {SvgMaker} */ ((...args) => AL.svg(...args)); // draw.js
 
   let measurer = null;
   function textWidth(text) {
@@ -19,6 +20,7 @@
 
   /** Rows for the leaves in depth-first order, the winner's child first, then likelier ones; a parent sits
       on the row of its first child, so the winner's path is one straight line along the top. */
+  /** @param {BeamNode[]} nodes */
   function layout(nodes) {
     const children = new Map(nodes.map((n) => [n.id, []]));
     nodes.forEach((n) => n.parent >= 0 && children.get(n.parent).push(n));
@@ -74,7 +76,7 @@
     const byId = new Map(trace.beam.map((n) => [n.id, n]));
     const items = trace.nbest.map((id, rank) => {
       const n = byId.get(id), b = document.createElement("button");
-      b.type = "button"; b.className = "st-hyp" + (n.status === "winner" ? " st-win" : ""); b.dataset.node = id;
+      b.type = "button"; b.className = "st-hyp" + (n.status === "winner" ? " st-win" : ""); b.dataset.node = String(id);
       const score = document.createElement("span");
       score.className = "st-hyp-score";
       score.textContent = "score " + n.score.toFixed(3);

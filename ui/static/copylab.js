@@ -1,13 +1,14 @@
+// @ts-check
 /* Attention Lens, the copy-task lab: draws the progress reports of a tiny Transformer learning to
    copy (streamed by ui/copylab.py): the loss curve, the predictions against the expected output,
    and the cross-attention of one example with the shared map drawing (AL.selectMap, AL.drawMatrix,
    AL.drawOverview). */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
 
-  const el = (...args) => AL.el(...args); // draw.js
-  const svg = (...args) => AL.svg(...args); // draw.js
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
+  const svg = /** @type {SvgMaker} */ ((...args) => AL.svg(...args)); // draw.js
 
   /** The training loss against the step, with the planned last step as the x range. */
   function lossChart(box, losses, total, theme) {
@@ -94,7 +95,7 @@
       }
       this.updates += 1; this.data = x;
       this.root.classList.remove("al-empty");
-      this.root.dataset.updates = this.updates;
+      this.root.dataset.updates = String(this.updates);
       this.root.dataset.done = String(!!x.done);
       const first = x.losses[0][1], last = x.losses[x.losses.length - 1][1];
       this.root.dataset.firstLoss = first; this.root.dataset.lastLoss = last;
@@ -112,7 +113,7 @@
       lossChart(this.lossBox, x.losses, x.total, theme);
       examplesTable(this.examplesBox, x.examples);
       const m = x.map, layers = m.layers.cross, sentence = m.sentences[0];
-      const layer = this.layer === null ? layers - 1 : Math.min(this.layer, layers - 1);
+      const layer = AL.shownLayer(this.layer, layers);
       const head = this.head === null ? null : Math.min(this.head, m.heads - 1);
       const map = AL.selectMap(m, sentence, "cross", layer, head, "words");
       this.mapTitle.textContent = "Cross-attention of the first example, layer " + (layer + 1) + ", " + AL.headName(head) +

@@ -1,3 +1,4 @@
+// @ts-check
 /* Attention Lens, data side of the client viewer: decode one explanation, pick a map, merge
    pieces into words, colours and the words the page uses to explain a map. No DOM here.
 
@@ -6,7 +7,16 @@
    (layer, head, row, col). Rows attend; columns are attended to. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+
+  /** The page's public API, for tests, benchmarks and the console (docs/page.md): `window.attentionLens` is
+      this object once a script publishes what it offers (walk.js: `state()`). The only place the second
+      global name is written: every other name lives on AttentionLens. */
+  AL.api = AL.api || /** @type {PublicApi} */ ({});
+  AL.publish = function (api) {
+    Object.assign(AL.api, api);
+    window.attentionLens = AL.api;
+  };
 
   AL.KINDS = {
     cross: { label: "Cross-attention", short: "Cross", rows: "tgt", cols: "src" },
@@ -102,6 +112,12 @@
   AL.colour = function (v) {
     const c = AL.LUT[Math.max(0, Math.min(255, Math.round(v * 255)))];
     return "rgb(" + c[0] + "," + c[1] + "," + c[2] + ")";
+  };
+
+  /** The layer a map shows (from 0): the chosen one, clamped to this kind's layers; null chooses the last.
+      A chosen layer survives a change of kind and comes back when the kind has it again. */
+  AL.shownLayer = function (chosen, layers) {
+    return chosen === null ? layers - 1 : Math.min(chosen, layers - 1);
   };
 
   AL.headName = (head) => (head === null ? "mean of heads" : "head " + (head + 1));

@@ -1,9 +1,10 @@
+// @ts-check
 /* Attention Lens, drawing side of the client viewer: a map as a matrix (canvas, and the same as
    SVG for download), as lines between two token columns (the head view), and the layer x head
    overview. Each function takes a map from core.js and plain options; none keeps state. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const FONT = "12px ui-sans-serif, system-ui, sans-serif";
   const ANGLE = Math.PI / 3; // column labels rise at 60 degrees: long words need no extra width
 
@@ -17,7 +18,7 @@
   /** An SVG element with its attributes and text. */
   AL.svg = function (tag, attrs, text) {
     const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
     if (text !== undefined) e.textContent = text;
     return e;
   };
@@ -50,6 +51,7 @@
   function shade(map, v, scale) {
     return scale === "fixed" ? v : v / map.max;
   }
+  AL.shade = shade;
 
   function rowMaxima(map) {
     const best = [];

@@ -1,10 +1,11 @@
+// @ts-check
 /* Attention Lens, the head lab: the layer x head grids (which heads are on, coloured by what each
    is worth), the ablation result (both translations, changed words marked, and the ablated model's
    maps in the shared viewer), and attention beside attribution on the same word axes.
    Needs core.js, draw.js and viewer.js. Everything here is drawn from data the server sent once. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const KIND_ORDER = ["encoder", "decoder", "cross"];
   const KIND_NAMES = { encoder: "Encoder self-attention", decoder: "Decoder self-attention", cross: "Cross-attention" };
   const METRICS = {
@@ -14,12 +15,13 @@
     agreement: ["Agrees with attribution", "Cross-attention only: how often this head's strongest German word is also the one attribution ranks first, over the val slice."],
   };
 
-  const el = (...args) => AL.el(...args); // draw.js
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
   const headLabel = (kind, layer, head) => KIND_NAMES[kind].replace(" self-attention", "").replace("-attention", "") +
     " L" + (layer + 1) + " H" + (head + 1);
 
   /** The grids of heads: click to switch one off or on; presets from the importance ranking. */
   class HeadControls {
+    /** @param {HTMLElement} element @param {ImportancePayload} data */
     constructor(element, data) {
       this.data = data;
       this.metric = "loss";
@@ -57,7 +59,7 @@
       bar.appendChild(this.metricBox);
       this.root.appendChild(bar);
       if (!imp) {
-        this.root.querySelectorAll(".hl-most, .hl-least, .hl-metric .al-choice").forEach((b) => (b.disabled = true));
+        /** @type {NodeListOf<HTMLButtonElement>} */ (this.root.querySelectorAll(".hl-most, .hl-least, .hl-metric .al-choice")).forEach((b) => (b.disabled = true));
         this.root.appendChild(el("div", "al-notice hl-missing", "No head_importance.json beside this checkpoint, so the " +
           "heads are not coloured by importance (make one with python bench/heads.py). You can still switch heads off by hand."));
       }
@@ -134,7 +136,7 @@
         box.appendChild(table);
         this.grids.appendChild(box);
       }
-      this.metricBox.querySelectorAll(".al-choice").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.value === this.metric)));
+      /** @type {NodeListOf<HTMLElement>} */ (this.metricBox.querySelectorAll(".al-choice")).forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.value === this.metric)));
       const imp = this.data.importance;
       this.legend.innerHTML = imp ? "<b>" + METRICS[this.metric][0] + ":</b> " + METRICS[this.metric][1] +
         " Measured on " + imp.slice + " val sentences; all heads on: val loss " + imp.baseline.val_loss.toFixed(3) +

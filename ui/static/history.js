@@ -1,14 +1,15 @@
+// @ts-check
 /* Attention Lens, the time-travel view: a slider over the snapshots of a training run. Each
    snapshot's explanation of the user's sentence arrives from the server (streamed, one snapshot
    at a time); moving the slider shows another one at once with the shared AL.Viewer, and marks
    it on the val BLEU curve and on the sharpness chart (mean entropy of cross-attention rows). */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const LAYER_COLOURS = ["#2563eb", "#e4580b", "#16a34a", "#9333ea", "#db2777", "#0891b2"];
 
-  const el = (...args) => AL.el(...args); // draw.js
-  const svg = (...args) => AL.svg(...args); // draw.js
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
+  const svg = /** @type {SvgMaker} */ ((...args) => AL.svg(...args)); // draw.js
 
   /** A small line chart over the snapshots (evenly spaced: steps are log-spaced). Lines are
       [{name, colour, values (null = unknown), dashed}]; a click on a column picks that snapshot. */
@@ -98,7 +99,7 @@
       if (AL.unfamiliarNotice) AL.unfamiliarNotice(this.notice, x.done ? x : null);
       this.root.classList.toggle("al-h-none", !snaps.length);
       if (!snaps.length) { this.root.classList.add("al-empty"); return; }
-      this.slider.max = snaps.length - 1;
+      this.slider.max = String(snaps.length - 1);
       if (fresh && this.current >= snaps.length) this.current = snaps.length - 1;
       if (!x.text && !this.touched) this.current = snaps.length - 1; // before any sentence: the trained model
       this.pick(this.current);
@@ -144,6 +145,7 @@
         this.sharpNote.textContent = "";
         return;
       }
+      /** @type {{name: string, colour: string, values: (number | null)[], dashed?: boolean}[]} */
       const lines = [...Array(layers).keys()].map((l) => ({ name: "layer " + (l + 1), colour: LAYER_COLOURS[l % 6],
         values: snaps.map((s) => (s.sharpness ? s.sharpness[l] : null)) }));
       lines.push({ name: "even", colour: theme.muted, dashed: true, values: snaps.map((s) => (s.sharpness ? s.uniform : null)) });

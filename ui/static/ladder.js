@@ -1,9 +1,10 @@
+// @ts-check
 /* Attention Lens, when was each word decided: the decoder's state after every sublayer read as a
    prediction (/logit_lens, lens/logit_lens.py), drawn as one ladder per English word. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
-  const el = (...args) => AL.el(...args);
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
 
   /** A table: a row per stage (embedding at the top), a column per English piece; each cell the
       probability of the piece finally written, marked where it was already the favourite. */

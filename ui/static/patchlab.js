@@ -1,10 +1,11 @@
+// @ts-check
 /* Attention Lens, which heads carry a word: two German sentences that differ in one word, every attention
    head's output copied from the clean run into the other (/patch, lens/head_patch.py), drawn as layer x head
    grids and told in a sentence. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
-  const el = (...args) => AL.el(...args);
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
   const clean = (t) => AL.pieceText(t);
   const percent = (p) => AL.wholePercent(p);
   const KIND_NAMES = { encoder: "encoder self-attention", decoder: "decoder self-attention", cross: "cross-attention" };
@@ -87,7 +88,7 @@
   AL.openPatch = function (result, panel) {
     const x = result.viewer.explanation;
     if (!x) return;
-    const sentence = x.sentences[result.viewer.state.sentence], o = x.options || {};
+    const sentence = x.sentences[result.viewer.state.sentence], o = /** @type {Partial<DecodingOptions>} */ (x.options || {});
     const swaps = AL.proposedSwaps(sentence.source);
     const input = el("input", "al-patch-input");
     input.type = "text";

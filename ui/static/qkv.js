@@ -1,10 +1,11 @@
+// @ts-check
 /* Attention Lens, one row of a map opened up: the query, a key, their dot product term by term, the
    scaling, the mask, the softmax across the row and the value mixing, fetched from /qkv (lens/qkv.py)
    and told in words. Used by the viewer's "How was this computed?" button. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
-  const el = (...args) => AL.el(...args);
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
 
   /** Call a named endpoint of this app's API (POST, then read the event stream); resolves to its answer. */
   AL.callApi = async function (name, data) {
@@ -34,7 +35,7 @@
   AL.askAboutShown = async function (result, panel, name, waiting, failed, render) {
     const x = result.viewer.explanation;
     if (!x) return;
-    const sentence = x.sentences[result.viewer.state.sentence], o = x.options || {};
+    const sentence = x.sentences[result.viewer.state.sentence], o = /** @type {Partial<DecodingOptions>} */ (x.options || {});
     panel.replaceChildren(AL.el("div", "al-qkv-wait", waiting));
     try {
       const answer = await AL.callApi(name, [sentence.source, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
@@ -121,7 +122,7 @@
     }
     const head = s.head === null ? 1 : s.head + 1;
     panel.replaceChildren(el("div", "al-qkv-wait", "Computing\u2026"));
-    const o = x.options || {};
+    const o = /** @type {Partial<DecodingOptions>} */ (x.options || {});
     try {
       const r = await AL.callApi("qkv", [sentence.source, s.kind, layer + 1, head, row + 1,
         (o.num_beams || 4) > 1 ? "beam search" : "greedy", o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);

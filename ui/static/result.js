@@ -1,15 +1,17 @@
+// @ts-check
 /* Attention Lens, the translate view's result: the English text shaded by the model's confidence,
    what to make of it (notices), and the viewer under it. Fed by the value of a gr.HTML component. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
 
-  const el = (...args) => AL.el(...args); // draw.js
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
 
-  /** The English of one sentence, word by word, paler where the model was less sure. */
+  /** The English of one sentence, word by word, paler where the model was less sure.
+      @param {Sentence} sentence @param {number} index @param {(index: number) => void} onPick */
   function shadedSentence(sentence, index, onPick) {
     const span = el("span", "al-sentence-text");
-    span.dataset.sentence = index;
+    span.dataset.sentence = String(index);
     span.title = "Sentence " + (index + 1) + ": click to show its maps";
     span.addEventListener("click", () => onPick(index));
     for (const [word, pieces] of sentence.words.tgt) {
@@ -32,7 +34,7 @@
   const CORPUS_NAMES = {multi30k: "captions", ding: "everyday sentences", ding_phrases: "dictionary phrases",
     ding_words: "dictionary headwords"};
 
-  /** What the training data says of one German word, in a sentence a learner reads. */
+  /** What the training data says of one German word, in a sentence a learner reads. @param {Evidence} e */
   function evidenceText(e) {
     const where = Object.entries(e.counts).map(([corpus, n]) => (CORPUS_NAMES[corpus] || corpus) + " " +
       n.toLocaleString()).join(", ");
@@ -42,7 +44,8 @@
       e.rare ? ": too rare to be learned well." : ".");
   }
 
-  /** The German of each sentence, word by word: rare and unseen words marked; a click shows the evidence. */
+  /** The German of each sentence, word by word: rare and unseen words marked; a click shows the evidence.
+      @param {Explanation} x */
   function evidenceLine(x) {
     const line = el("div", "al-evidence");
     line.append(el("span", "al-evidence-label", "The German in training \u2014 click a word (wavy: rare or never seen): "));
@@ -72,6 +75,7 @@
     return line;
   }
 
+  /** @param {HTMLElement} detail @param {Evidence} e */
   function showEvidence(detail, e) {
     detail.replaceChildren(el("div", "al-evidence-count", evidenceText(e)));
     if (e.examples.length) {
@@ -94,6 +98,7 @@
     box.textContent = on ? AL.unfamiliarText("This sentence is", x.reasons) : "";
   };
 
+  /** What to make of an explanation: [class, text] of each notice. @param {Explanation} x */
   function notices(x) {
     const out = [];
     x.sentences.forEach((s, i) => {
@@ -146,13 +151,14 @@
     }
 
     highlight(index) {
-      this.english.querySelectorAll(".al-sentence-text").forEach((e) => e.classList.toggle("al-picked",
+      /** @type {NodeListOf<HTMLElement>} */ (this.english.querySelectorAll(".al-sentence-text")).forEach((e) => e.classList.toggle("al-picked",
         +e.dataset.sentence === index && this.viewer.explanation.sentences.length > 1));
     }
 
+    /** @param {Explanation | null} x */
     show(x) {
       this.root.classList.remove("al-stale", "al-busy");
-      this.root.dataset.shown = x && x.id ? x.id : ""; // which answer is on screen (tests, benchmarks)
+      this.root.dataset.shown = x && x.id ? String(x.id) : ""; // which answer is on screen (tests, benchmarks)
       AL.arrived = performance.now(); // bench/page.py: from the answer's arrival to the map on screen
       if (!x || x.error || !x.sentences || !x.sentences.length) {
         this.root.classList.add("al-empty");

@@ -1,3 +1,4 @@
+// @ts-check
 /* Attention Lens, the step-through view. The server traces one sentence (ui/step.py: greedy and
    beam search); here a slider steps through it. At step t: the words so far, the likeliest next
    pieces (click one, or type a word, to force it), the German words shaded by this step's
@@ -6,10 +7,10 @@
    Words and sentences: steptext.js; the beam tree: beam.js. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const q = (s) => "\u2018" + s + "\u2019", pct = AL.percent;
 
-  const el = (...args) => AL.el(...args); // draw.js
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
   const glue = AL.glue, sentenceOf = AL.sentenceOf, logProb = (tr) => tr.probs.reduce((a, p) => a + Math.log(Math.max(p, 1e-12)), 0);
   function wordLine(words, changed, cls) {
     const line = el("div", "st-line");
@@ -22,7 +23,9 @@
     return bytes;
   }
 
-  /** One attention row of step t (layer, head or null = mean), summed over the pieces of each group. */
+  /** One attention row of step t (layer, head or null = mean), summed over the pieces of each group.
+      @param {Trace} tr @param {"cross" | "decoder"} kind @param {number} t @param {number} layer
+      @param {number | null} head @param {number} L @param {number} H @param {PieceWord[]} groups */
   function row(tr, kind, t, layer, head, L, H, groups) {
     tr._bytes = tr._bytes || { cross: bytesOf(tr.cross), decoder: bytesOf(tr.decoder) };
     const width = kind === "cross" ? tr.src.tokens.length : tr.tokens.length, bytes = tr._bytes[kind];
@@ -37,7 +40,12 @@
   class StepView {
     constructor(element, server) {
       this.server = server;
+      /** @type {StepViewLike["state"]} */
       this.state = { which: "beam", t: 0, layer: null, head: null, guess: false };
+      /** @type {StepPayload | null} */
+      this.x = null;
+      /** @type {Trace | null} */
+      this.forced = null; // the trace with a word forced
       this.guesses = new Map(); // "which:t:layer:head" -> the German word guessed (guess first)
       this.score = { tries: 0, right: 0 };
       this.root = el("div", "st-view st-empty");
@@ -60,7 +68,7 @@
       const stepper = el("div", "st-stepper");
       this.prev = el("button", "st-nav", "\u2190"); this.next = el("button", "st-nav", "\u2192");
       this.prev.title = "previous piece (\u2190 key)"; this.next.title = "next piece (\u2192 key)";
-      this.slider = el("input", "st-slider"); this.slider.type = "range"; this.slider.min = 0; this.slider.step = 1;
+      this.slider = el("input", "st-slider"); this.slider.type = "range"; this.slider.min = "0"; this.slider.step = "1";
       this.slider.setAttribute("aria-label", "output step");
       this.count = el("span", "st-count");
       stepper.append(this.prev, this.slider, this.next, this.count);
@@ -69,7 +77,8 @@
       this.slider.addEventListener("input", () => this.go(+this.slider.value));
       r.tabIndex = -1;
       r.addEventListener("keydown", (e) => {
-        if (e.target.tagName === "INPUT" && e.target.type === "text") return;
+        const target = /** @type {HTMLInputElement} */ (e.target);
+        if (target.tagName === "INPUT" && target.type === "text") return;
         if (e.key === "ArrowLeft" || e.key === "ArrowRight") { // the slider's own keys too: one step each
           e.preventDefault();
           this.go(this.state.t + (e.key === "ArrowLeft" ? -1 : 1));
@@ -134,10 +143,11 @@
       this.fit.setAttribute("aria-pressed", String(fit));
     }
 
+    /** @param {StepPayload | null} x */
     show(x) {
       this.root.classList.remove("st-busy");
       this.x = x; this.forced = null;
-      this.root.dataset.shown = x && x.id ? x.id : "";
+      this.root.dataset.shown = x && x.id ? String(x.id) : "";
       const ok = x && x.greedy;
       this.root.classList.toggle("st-empty", !ok);
       this.message.textContent = x && x.error ? x.error : ok ? "" : this.message.textContent;
@@ -154,7 +164,9 @@
     }
 
     drawCompare() {
-      const x = this.x, cards = [["greedy", "Greedy", "always the likeliest next piece", x.greedy]];
+      const x = this.x;
+      /** @type {[which: string, name: string, how: string, tr: Trace][]} */
+      const cards = [["greedy", "Greedy", "always the likeliest next piece", x.greedy]];
       if (x.beam) cards.push(["beam", "Beam search", x.num_beams + " hypotheses kept at every step", x.beam]);
       if (this.forced) cards.push(["forced", "Forced", "your word, then the model", this.forced]);
       this.compare.replaceChildren(...cards.map(([which, name, how, tr]) => {
@@ -187,7 +199,7 @@
     go(t) {
       const tr = this.trace(), T = tr.tokens.length, s = this.state;
       s.t = t = Math.max(0, Math.min(T - 1, t));
-      this.slider.max = T - 1; this.slider.value = t;
+      this.slider.max = String(T - 1); this.slider.value = String(t);
       this.prev.disabled = t === 0; this.next.disabled = t === T - 1;
       this.count.textContent = "piece " + (t + 1) + " of " + T;
       const words = AL.wordsOf(tr.tokens);
@@ -216,8 +228,8 @@
 
     drawAttention(tr, t) {
       const s = this.state, L = this.x.layers, H = this.x.heads, layer = s.layer === null ? L - 1 : s.layer;
-      this.toolbar.querySelectorAll(".st-layer .al-choice").forEach((b) => b.setAttribute("aria-pressed", String(+b.dataset.value === layer)));
-      this.toolbar.querySelectorAll(".st-head .al-choice").forEach((b) => b.setAttribute("aria-pressed",
+      /** @type {NodeListOf<HTMLElement>} */ (this.toolbar.querySelectorAll(".st-layer .al-choice")).forEach((b) => b.setAttribute("aria-pressed", String(+b.dataset.value === layer)));
+      /** @type {NodeListOf<HTMLElement>} */ (this.toolbar.querySelectorAll(".st-head .al-choice")).forEach((b) => b.setAttribute("aria-pressed",
         String(b.dataset.value === (s.head === null ? "mean" : String(s.head)))));
       const word = q(AL.nodeLabel(tr.tokens[t]));
       this.attnTitle.textContent = "Where it looked in the German while writing " + word;
@@ -292,6 +304,7 @@
 
     /** Piece i of a beam node, found from its ancestors (each node holds its own last piece). */
     pieceOf(node, i) {
+      /** @type {Map<number, BeamNode> & {tree?: Trace}} */
       const byId = this._byId || (this._byId = new Map());
       if (byId.tree !== this.x.beam) { byId.clear(); this.x.beam.beam.forEach((n) => byId.set(n.id, n)); byId.tree = this.x.beam; }
       let n = node;

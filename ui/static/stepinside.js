@@ -1,10 +1,11 @@
+// @ts-check
 /* Attention Lens, inside one step of the step-through: who wrote the piece (its German and English shares,
    /contributions) and when it was decided (its rung of the logit-lens ladder, /logit_lens), fetched once per
    trace (the forced one too, from its forced start) and read out for the step shown. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
-  const el = (...args) => AL.el(...args);
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
   const q = (w) => "\u2018" + w + "\u2019";
   const percent = (p) => AL.wholePercent(p);
 

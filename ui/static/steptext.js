@@ -1,8 +1,9 @@
+// @ts-check
 /* Attention Lens, the words of the step-through view: pieces grouped into words, a step's choice
    described for a learner, and which words a forced word changed. No DOM, no state. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const q = (s) => "\u2018" + s + "\u2019", pct = (p) => (p > 0 && p < 0.005 ? "<1%" : Math.round(p * 100) + "%");
   AL.percent = pct;
 

@@ -1,10 +1,11 @@
+// @ts-check
 /* Attention Lens, the guided walk: eight stops through the sentence on the page, from its pieces to the
    English, each pointing at the part of the page it speaks of. Leave it at any stop (Esc, or Close). */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const $ = (s) => document.querySelector(s);
-  const el = (...args) => AL.el(...args); // draw.js
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
 
   function viewer() {
     const root = $("#result");
@@ -82,14 +83,14 @@
   AL.TOUR_STOPS = STOPS.length;
   AL.startTour = function () {
     if (AL.tour) AL.tour.end();
-    AL.tour = new Tour();
-    AL.tour.start();
-    return AL.tour;
+    const tour = (AL.tour = new Tour());
+    tour.start();
+    return tour;
   };
 
   // The page header's button starts the walk (app.py writes it, so nothing moves when this script arrives).
   (function bind(since) {
-    const b = document.querySelector("#page-header .al-tour-start");
+    const b = /** @type {HTMLElement | null} */ (document.querySelector("#page-header .al-tour-start"));
     if (b && !b.dataset.bound) {
       b.dataset.bound = "true";
       b.addEventListener("click", () => AL.startTour());

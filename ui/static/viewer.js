@@ -1,3 +1,4 @@
+// @ts-check
 /* Attention Lens, the viewer: one explanation in, every map out, with no server round trip.
 
    new AttentionLens.Viewer(container, {sentencePicker: true}) builds the toolbar (sentence, kind,
@@ -7,9 +8,9 @@
    shaded translation, its notices, and a Viewer, fed by a gr.HTML component's value. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
 
-  const el = (...args) => AL.el(...args); // draw.js
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
 
   /** Colours of the page around the viewer (light or dark), read from Gradio's CSS variables. */
   AL.theme = function (node) {
@@ -26,8 +27,10 @@
   class Viewer {
     constructor(container, options) {
       this.options = Object.assign({ sentencePicker: true }, options || {});
+      /** @type {ViewerState} */
       this.state = { sentence: 0, kind: "cross", layer: null, head: null, view: "matrix", level: "words",
         scale: "auto", focusRow: -1, hover: null };
+      /** @type {Explanation | null} */
       this.explanation = null;
       this.draws = 0;
       this.root = el("div", "al-viewer");
@@ -125,10 +128,11 @@
       this.overview.getContext("2d").clearRect(0, 0, this.overview.width, this.overview.height);
       this.readout.textContent = "";
       this.qkvPanel.replaceChildren();
-      this.root.querySelectorAll(".al-download").forEach((b) => (b.disabled = true));
+      /** @type {NodeListOf<HTMLButtonElement>} */ (this.root.querySelectorAll(".al-download")).forEach((b) => (b.disabled = true));
     }
 
-    /** A new explanation: keep the user's choices where they still exist. */
+    /** A new explanation: keep the user's choices where they still exist.
+        @param {Explanation} explanation */
     show(explanation) {
       this.explanation = explanation;
       const s = this.state;
@@ -136,11 +140,11 @@
       s.focusRow = -1; s.hover = null;
       this.select.replaceChildren(...explanation.sentences.map((sen, i) => {
         const o = el("option", "", (i + 1) + ": " + sen.source.slice(0, 60) + (sen.source.length > 60 ? "…" : ""));
-        o.value = i;
+        o.value = String(i);
         return o;
       }));
       this.picker.hidden = !this.options.sentencePicker || explanation.sentences.length < 2;
-      this.root.querySelectorAll(".al-download").forEach((b) => (b.disabled = false));
+      /** @type {NodeListOf<HTMLButtonElement>} */ (this.root.querySelectorAll(".al-download")).forEach((b) => (b.disabled = false));
       this.fitHeight();
       this.draw();
     }
@@ -159,7 +163,7 @@
     current() {
       const x = this.explanation, s = this.state, layers = x.layers[s.kind];
       // The layer survives a change of kind; it is clamped only if the new kind has fewer layers.
-      const layer = s.layer === null ? layers - 1 : Math.min(s.layer, layers - 1);
+      const layer = AL.shownLayer(s.layer, layers);
       const sentence = x.sentences[s.sentence];
       return { sentence: sentence, layer: layer, map: AL.selectMap(x, sentence, s.kind, layer, s.head, s.level) };
     }
@@ -182,12 +186,12 @@
       const chosen = { kind: s.kind, layer: String(layer), head: s.head === null ? "mean" : String(s.head),
         view: s.view, level: s.level, scale: s.scale };
       for (const [name, value] of Object.entries(chosen)) {
-        this.root.querySelectorAll(".al-" + name + " .al-choice").forEach((b) => {
+        /** @type {NodeListOf<HTMLElement>} */ (this.root.querySelectorAll(".al-" + name + " .al-choice")).forEach((b) => {
           b.setAttribute("aria-pressed", String(b.dataset.value === value));
         });
       }
       this.select.value = String(s.sentence);
-      this.headBox.querySelectorAll(".al-choice").forEach((b) => {
+      /** @type {NodeListOf<HTMLElement>} */ (this.headBox.querySelectorAll(".al-choice")).forEach((b) => {
         b.style.borderBottomColor = b.dataset.value === "mean" ? "" : AL.HEAD_COLOURS[+b.dataset.value];
       });
     }
@@ -219,7 +223,7 @@
       this.help.innerHTML = AL.howToRead(s.kind, x.layers[s.kind], x.heads) + "<p>" + AL.PIECES_NOTE + "</p>";
       this.readout.textContent = this.describe();
       this.draws += 1;
-      this.root.dataset.draws = this.draws;
+      this.root.dataset.draws = String(this.draws);
       this.root.dataset.selection = [s.sentence, s.kind, layer, s.head === null ? "mean" : s.head, s.view, s.level].join(" ");
       this.lastDrawMs = performance.now() - t0;
     }
@@ -255,14 +259,14 @@
       const box = this.canvas.getBoundingClientRect(), x = event.clientX - box.left, y = event.clientY - box.top;
       const s = this.state;
       if (s.view === "lines") {
-        const lay = this.layout, r = Math.floor((y - lay.top) / lay.rowH);
+        const lay = /** @type {HeadViewLayout} */ (this.layout), r = Math.floor((y - lay.top) / lay.rowH);
         const row = x < lay.x1 && r >= 0 && r < lay.rows ? r : -1;
         if (click) { s.focusRow = s.focusRow === row ? -1 : row; this.hoverRow = -1; }
         else this.hoverRow = row; // hover a token to see only its lines
         this.draw();
         return;
       }
-      const hit = AL.hitMatrix(this.layout, this.map, x, y);
+      const hit = AL.hitMatrix(/** @type {MatrixLayout} */ (this.layout), this.map, x, y);
       if (click && hit) s.focusRow = s.focusRow === hit[0] ? -1 : hit[0];
       if (click && hit) this.lastCell = hit; // the cell the Q, K, V walk-through opens
       s.hover = hit && hit[1] >= 0 ? hit : null;
@@ -316,7 +320,7 @@
       const round = (v) => Math.round(v * 1000) / 1000, shape = (kind) => [x.layers[kind], x.heads,
         sentence.tokens[AL.KINDS[kind].rows].length, sentence.tokens[AL.KINDS[kind].cols].length];
       const maps = {};
-      for (const kind of Object.keys(AL.KINDS)) {
+      for (const kind of /** @type {Kind[]} */ (Object.keys(AL.KINDS))) {
         const [L, H, R, C] = shape(kind), bytes = AL.mapBytes(sentence, kind), out = [];
         for (let l = 0; l < L; l++) {
           const layer = [];

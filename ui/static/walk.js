@@ -1,3 +1,4 @@
+// @ts-check
 /* Attention Lens, one sentence for the whole page, and the page's state in its link.
 
    The German translated above is the sentence of every view: it is written into the step view's,
@@ -5,10 +6,36 @@
    What the visitor looks at (sentence, view, kind, layer, head, display, pieces or words, step)
    lives in the URL's fragment, #s=...&kind=cross&layer=3..., kept up to date with replaceState:
    opening the link restores the same page, with nothing stored on the server.
-   window.attentionLens.state() returns it, with `views`: the sentence each view shows now. */
+   window.attentionLens.state() returns it, with `views`: the sentence each view shows now (the page's public
+   API: AttentionLens.api, published here through core.js). writeLink and readLink are the link's format. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+
+  /** The page's state as the URL's fragment (without '#'): only what differs from a first visit, the layer
+      only once the visitor chose one (`layerChosen`), the step from the second on. */
+  AL.writeLink = function (st, layerChosen) {
+    const p = new URLSearchParams();
+    if (st.sentence) p.set("s", st.sentence);
+    if (st.view !== "translate") p.set("view", st.view);
+    if (st.kind !== "cross") p.set("kind", st.kind);
+    if (st.layer != null && layerChosen) p.set("layer", String(st.layer));
+    if (st.head != null) p.set("head", String(st.head));
+    if (st.display !== "matrix") p.set("display", st.display);
+    if (st.level !== "words") p.set("level", st.level);
+    if (st.step != null && st.step > 1) p.set("step", String(st.step));
+    return p.toString();
+  };
+
+  /** A link's fragment ('#' optional) read back: what it sets, numbers as numbers (counted from 1); a key it
+      leaves out (or leaves empty) is absent. */
+  AL.readLink = function (fragment) {
+    const p = new URLSearchParams(fragment.replace(/^#/, "")), out = /** @type {LinkState} */ ({});
+    const text = { sentence: "s", view: "view", kind: "kind", display: "display", level: "level" };
+    for (const [key, name] of Object.entries(text)) if (p.get(name)) out[key] = p.get(name);
+    for (const name of ["layer", "head", "step"]) if (p.get(name)) out[name] = +p.get(name);
+    return out;
+  };
 
   const VIEWS = { translate: "#result", step: "#step-result", headlab: "#headlab-result", history: "#history" };
   const SECTIONS = { translate: "#input-row", step: "#step-view", headlab: "#headlab", history: "#history-input" };
@@ -17,7 +44,7 @@
   const LABEL = { step: "Step through", headlab: "Apply", history: "Travel" };
   const $ = (s) => document.querySelector(s);
   let view = "translate", restoring = null, started = false;
-  const link = new URLSearchParams(location.hash.replace(/^#/, "")); // read before anything rewrites it
+  const link = AL.readLink(location.hash); // read before anything rewrites it
 
   /** The view object a mount function left on an element inside `selector` (element.__lens, __step, ...). */
   function owner(selector, key) {
@@ -52,21 +79,13 @@
       views: Object.fromEntries(Object.keys(VIEWS).map((n) => [n, shown(n)])),
     };
   };
-  window.attentionLens = { state: () => AL.state() };
+  AL.publish({ state: () => AL.state() });
 
-  /** The state as the URL's fragment (only what differs from a first visit). */
+  /** The state in the URL's fragment (only what differs from a first visit). */
   function save() {
     if (restoring) return;
-    const st = AL.state(), p = new URLSearchParams();
-    if (st.sentence) p.set("s", st.sentence);
-    if (st.view !== "translate") p.set("view", st.view);
-    if (st.kind !== "cross") p.set("kind", st.kind);
-    if (st.layer != null && mainViewer() && mainViewer().state.layer != null) p.set("layer", st.layer);
-    if (st.head != null) p.set("head", st.head);
-    if (st.display !== "matrix") p.set("display", st.display);
-    if (st.level !== "words") p.set("level", st.level);
-    if (st.step != null && st.step > 1) p.set("step", st.step);
-    history.replaceState(null, "", location.pathname + location.search + "#" + p.toString());
+    const fragment = AL.writeLink(AL.state(), !!(mainViewer() && mainViewer().state.layer != null));
+    history.replaceState(null, "", location.pathname + location.search + "#" + fragment);
   }
   AL.saveState = save;
 
@@ -96,16 +115,16 @@
     const text = shown("translate");
     if (!started) return; // the first visit's result, drawn before the link is read
     if (text) share(text);
-    if (restoring && text === restoring.get("s")) finishRestore();
+    if (restoring && text === restoring.sentence) finishRestore();
     else if (!restoring) save();
   };
 
   /** Opened from a link: translate its sentence, then set the viewer as the link says. */
   function restore() {
-    const p = link, text = p.get("s");
+    const text = link.sentence;
     started = true;
     if (!text) { AL.onMainResult(); return; }
-    restoring = p;
+    restoring = link;
     if (shown("translate") === text) { finishRestore(); return; }
     translateOnce(text, 0);
   }
@@ -124,20 +143,20 @@
     const p = restoring, v = mainViewer();
     restoring = null;
     if (v) {
-      if (p.get("kind")) v.choose("kind", p.get("kind"));
-      if (p.get("layer")) v.choose("layer", +p.get("layer") - 1);
-      if (p.get("head")) v.choose("head", +p.get("head") - 1);
-      if (p.get("display")) v.choose("view", p.get("display"));
-      if (p.get("level")) v.choose("level", p.get("level"));
+      if (p.kind) v.choose("kind", p.kind);
+      if (p.layer !== undefined) v.choose("layer", p.layer - 1);
+      if (p.head !== undefined) v.choose("head", p.head - 1);
+      if (p.display) v.choose("view", p.display);
+      if (p.level) v.choose("level", p.level);
     }
-    const name = p.get("view");
+    const name = p.view;
     share(shown("translate") || "");
     if (name && SECTIONS[name]) {
       view = name;
       if (GO[name] && $(GO[name])) setTimeout(() => $(GO[name]).click(), 100);
       const target = $(SECTIONS[name]);
       if (target) target.scrollIntoView({ block: "start" });
-      if (name === "step" && p.get("step")) stepTo(+p.get("step") - 1, Date.now());
+      if (name === "step" && p.step !== undefined) stepTo(p.step - 1, Date.now());
     }
     save();
   }

@@ -1,10 +1,11 @@
+// @ts-check
 /* Attention Lens, who wrote each word: the shares of every English piece that came from each German piece
    and from the English before it (/contributions, ALTI+, lens/contributions.py), as a meter per word and a
    contribution map beside the cross-attention map, with how far the two agree. */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
-  const el = (...args) => AL.el(...args);
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
   const clean = (t) => AL.pieceText(t);
   const percent = (p) => AL.wholePercent(p);
 

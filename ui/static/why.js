@@ -1,11 +1,12 @@
+// @ts-check
 /* Attention Lens, "why this word and not that one?" in the step view: pick another candidate of the
    step, and /contrast (lens/contrast.py) answers with the logit difference, which German pieces pushed
    for the word written and which for the other (integrated gradients of the difference), and which
    heads the choice leaned on most (the difference with each head switched off). */
 (function () {
   "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || {});
-  const el = (...args) => AL.el(...args);
+  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
   const q = (w) => "\u2018" + w + "\u2019";
 
   /** The form under the candidates: "Why ‘A’ and not [another candidate]?" */

@@ -1,0 +1,566 @@
+/* Attention Lens, the types of the page scripts (ui/static/*.js), for `npm run check` (tsc, no build step).
+
+   1. The payloads the server sends: above all the explanation the viewer draws (lens/payload.py,
+      page_payload and sentence_payload), then each view's own (the step view's trace, the head lab's,
+      time travel's, the copy lab's) and the answers of the endpoints the buttons call.
+   2. window.AttentionLens, the one namespace the scripts share: every name a file puts on it.
+   3. window.attentionLens, the page's public API (tests, benchmarks, the console): AttentionLens.api. */
+
+// ---------------------------------------------------------------------------------------------------
+// 1. Payloads
+
+/** The three kinds of attention map; a map's rows attend, its columns are attended to. */
+type Kind = "cross" | "encoder" | "decoder";
+/** The token axes of a sentence: the German, the English written, the decoder's input (<s> + English). */
+type Axis = "src" | "tgt" | "in";
+/** A map shown by vocabulary piece or by word (merged pieces). */
+type Level = "words" | "pieces";
+/** The colour scale: brightest = the map's maximum ("auto"), or fixed 0..1. */
+type Scale = "auto" | "fixed";
+/** A word as a reader writes it and the positions of its pieces (lens.explain.Word). */
+type Word = [text: string, pieces: number[]];
+
+/** What the training data says of one German word (lens/evidence.py). */
+interface Evidence {
+  word: string;
+  count: number;
+  counts: Record<string, number>;
+  examples: { de: string; en: string }[];
+  rare: boolean;
+  unseen: boolean;
+}
+
+/** lens.explain.DecodingOptions.to_dict(). */
+interface DecodingOptions {
+  num_beams: number;
+  length_penalty: number;
+  max_new_tokens: number;
+}
+
+/** What a map is selected from: tokens, words and maps (base64, one byte a weight, (layer, head, row, col)). */
+interface MapSource {
+  tokens: Partial<Record<Axis, string[]>>;
+  words: Partial<Record<Axis, Word[]>>;
+  maps: Partial<Record<Kind, string>>;
+  /** The decoded bytes of each kind, kept once decoded (core.js). */
+  _bytes?: Partial<Record<Kind, Uint8Array>>;
+}
+
+/** One sentence of an explanation (lens.payload.sentence_payload). */
+interface Sentence extends MapSource {
+  source: string;
+  translation: string;
+  truncated: boolean;
+  tokens: Record<Axis, string[]>;
+  words: Record<Axis, Word[]>;
+  /** Per English piece, the probability the model gave it. */
+  probs: number[];
+  mean_log_prob: number;
+  unfamiliar: boolean;
+  reasons: string[];
+  evidence: Evidence[];
+  maps: Record<Kind, string>;
+}
+
+/** The explanation the viewer draws (lens.payload.page_payload; the same from every view). */
+interface Explanation {
+  v: number;
+  /** A fresh value every run: the page redraws even for the same text. */
+  id: number;
+  layers: Record<Kind, number>;
+  heads: number;
+  max_len: number;
+  threshold: number;
+  options: DecodingOptions;
+  left_out: number;
+  status: { method: string; ms: number; device: string };
+  sentences: Sentence[];
+  /** An answer that failed, or has nothing to show yet, says why instead. */
+  error?: string;
+  message?: string;
+}
+
+/** One hypothesis of the beam tree (ui/step.py, trace_payload). */
+interface BeamNode {
+  id: number;
+  parent: number;
+  step: number;
+  token: string;
+  ids: number[];
+  log_prob: number;
+  score: number;
+  status: string;
+}
+
+/** One decoding traced for the step view (ui/step.py, trace_payload). */
+interface Trace {
+  translation: string;
+  num_beams: number;
+  length_penalty: number;
+  prefix_length: number;
+  src: { tokens: string[]; words: Word[] };
+  tokens: string[];
+  ids: number[];
+  probs: number[];
+  entropy: number[];
+  forced: boolean[];
+  /** Per step, the likeliest pieces: [piece, id, probability]. */
+  top: [piece: string, id: number, p: number][][];
+  /** (T, L, H, S) and (T, L, H, T) as base64 bytes. */
+  cross: string;
+  decoder: string;
+  beam: BeamNode[];
+  nbest: number[];
+  _bytes?: { cross: Uint8Array; decoder: Uint8Array };
+}
+
+/** What the step view draws (ui/step.py, view_payload). */
+interface StepPayload {
+  id: number;
+  source: string;
+  num_beams: number;
+  layers: number;
+  heads: number;
+  greedy: Trace;
+  beam: Trace | null;
+  unfamiliar?: boolean;
+  reasons?: string[];
+  error?: string;
+}
+
+/** A payload that may say the sentence is unlike the training data (lens/alarm.py). */
+interface Familiar {
+  unfamiliar?: boolean;
+  reasons?: string[];
+}
+
+/** The head lab's grids (ui/heads_data.py, importance_payload). */
+interface ImportancePayload {
+  layers: Record<Kind, number>;
+  heads: number;
+  importance: null | {
+    baseline: { val_loss: number; val_bleu: number };
+    slice: number;
+    metrics: Record<Kind, Record<string, number[][]>>;
+    ranked: [kind: Kind, layer: number, head: number, value: number][];
+    attribution: string;
+  };
+}
+
+/** /qkv: one row of one head's map opened up (lens/qkv.py, OpenedRow). */
+interface QkvAnswer {
+  kind: Kind;
+  layer: number;
+  head: number;
+  row: number;
+  row_token: string;
+  writes: string | null;
+  column_tokens: string[];
+  q: number[];
+  k: number[][];
+  v: number[][];
+  scores: number[];
+  scaled: number[];
+  mask: boolean[];
+  weights: number[];
+  head_output: number[];
+  output: number[];
+}
+
+/** /logit_lens: every decoder stage read out as a prediction (lens/logit_lens.py). */
+interface LogitLensAnswer {
+  stages: string[];
+  target_tokens: string[];
+  prob: number[][];
+  top: { token: string; prob: number }[][][];
+  decided_at: number[];
+}
+
+/** /contributions: who wrote each word, ALTI+ (lens/contributions.py). */
+interface ContributionsAnswer {
+  source_tokens: string[];
+  target_tokens: string[];
+  input_tokens: string[];
+  source: number[][];
+  target: number[][];
+  source_share: number[];
+  source_share_by_layer: number[][];
+  encoder: number[][];
+  cross_attention: number[][];
+  agreement: number;
+  same_top: number;
+}
+
+/** /contrast: why one piece and not another (lens/contrast.py). */
+interface ContrastAnswer {
+  step: number;
+  chosen: string;
+  alternative: string;
+  logit_diff: number;
+  baseline_logit_diff: number;
+  source_tokens: string[];
+  source_attribution: number[];
+  completeness_gap: number;
+  heads: Record<Kind, number[][]>;
+}
+
+/** /patch: every head's output copied from the clean run into the other (lens/head_patch.py). */
+interface PatchAnswer {
+  step: number;
+  clean_piece: string;
+  corrupted_piece: string;
+  clean_translation: string;
+  corrupted_translation: string;
+  top_heads: { kind: Kind; layer: number; head: number; restored: number }[];
+  all: number;
+  none: number;
+  restored: Record<Kind, number[][]>;
+  source_tokens: string[];
+  corrupted_tokens: string[];
+  recovered: number[][];
+  levels: string[];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 2. What the scripts build and pass around
+
+/** One map as numbers (core.js, selectMap): values row-major, 0..1; rows and columns by piece or word. */
+interface AttentionMap {
+  kind: Kind;
+  layer: number;
+  head: number | null;
+  level: Level;
+  rows: number;
+  cols: number;
+  values: Float32Array;
+  masked: Uint8Array;
+  max: number;
+  rowLabels: string[];
+  colLabels: string[];
+}
+
+interface KindInfo {
+  label: string;
+  short: string;
+  rows: Axis;
+  cols: Axis;
+}
+
+/** The page's colours, light or dark (viewer.js, theme). */
+interface Theme {
+  dark: boolean;
+  bg: string;
+  text: string;
+  muted: string;
+  accent: string;
+  masked: string;
+  hatch: string;
+}
+
+interface MatrixLayout {
+  cell: number;
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+interface MatrixOptions {
+  cell: number;
+  scale: Scale;
+  theme: Theme;
+  focusRow?: number;
+  hover?: number[] | null;
+  title?: string;
+}
+
+/** The maps of the heads a Lines view draws. */
+type HeadMaps = { head: number | null; map: AttentionMap }[];
+
+interface HeadViewOptions {
+  width: number;
+  scale: Scale;
+  theme: Theme;
+  focusRow: number;
+  leftTitle: string;
+  rightTitle: string;
+  title?: string;
+}
+
+interface HeadViewLayout {
+  top: number;
+  rowH: number;
+  x1: number;
+  x2: number;
+  width: number;
+  rows: number;
+}
+
+/** A thumbnail of the layer x head overview, for hit testing. */
+interface OverviewBox {
+  layer: number;
+  head: number | null;
+  x: number;
+  y: number;
+  size: number;
+}
+
+/** The viewer's state: what is selected (viewer.js). */
+interface ViewerState {
+  sentence: number;
+  kind: Kind;
+  /** null: the last layer. */
+  layer: number | null;
+  /** null: the mean of the heads. */
+  head: number | null;
+  view: "matrix" | "lines";
+  level: Level;
+  scale: Scale;
+  focusRow: number;
+  hover: number[] | null;
+}
+
+interface ViewerOptions {
+  sentencePicker?: boolean;
+  onSelect?: (state: ViewerState) => void;
+}
+
+/** What the other scripts use of a Viewer (viewer.js). */
+interface ViewerLike {
+  root: HTMLElement;
+  state: ViewerState;
+  explanation: Explanation | null;
+  /** The layer drawn last (from 0). */
+  layer: number;
+  lastCell: number[] | null;
+  show(explanation: Explanation): void;
+  clear(): void;
+  draw(): void;
+  choose(name: string, value: string | number): void;
+  current(): { sentence: Sentence; layer: number; map: AttentionMap };
+}
+
+/** The translate view's result panel (result.js). */
+interface ResultLike {
+  root: HTMLElement;
+  viewer: ViewerLike;
+  show(x: Explanation | null): void;
+}
+
+/** A gr.HTML component's props and its watch, as js_on_load receives them. */
+interface GradioProps {
+  value: any;
+}
+type GradioWatch = (name: string, callback: () => void) => void;
+
+/** A word of the step view: its text and the positions of its pieces (steptext.js, wordsOf). */
+interface PieceWord {
+  text: string;
+  span: number[];
+}
+
+/** The step view's server functions (ui/step.py): each takes one object. */
+interface StepServer {
+  force(request: object): Promise<any>;
+  hypothesis(request: object): Promise<any>;
+  [name: string]: (request: object) => Promise<any>;
+}
+
+/** What why.js and stepinside.js use of the step view (step.js), and what they keep on it. */
+interface StepViewLike {
+  x: StepPayload | null;
+  state: { which: string; t: number; layer: number | null; head: number | null; guess: boolean };
+  trace(): Trace;
+  whyLabel?: HTMLElement;
+  whyPick?: HTMLSelectElement;
+  whyAnswer?: HTMLElement;
+  whyQuick?: HTMLElement;
+  insideBox?: HTMLElement;
+  insideOn?: boolean;
+  _inside?: { trace: Trace; answers: Promise<[ContributionsAnswer, LogitLensAnswer]> };
+}
+
+/** The page's state, as the link keeps it (walk.js); layers and heads counted from 1. */
+interface PageState {
+  sentence: string;
+  view: string;
+  kind: string;
+  layer: number | null;
+  head: number | null;
+  display: string;
+  level: string;
+  step: number | null;
+  /** The sentence each view shows now (null: nothing yet). */
+  views: Record<string, string | null>;
+}
+
+/** The page's state as a link carries it (walk.js, readLink); absent = as on a first visit. */
+interface LinkState {
+  sentence?: string;
+  view?: string;
+  kind?: string;
+  layer?: number;
+  head?: number;
+  display?: string;
+  level?: string;
+  step?: number;
+}
+
+/** window.attentionLens: the page's public API, for tests, benchmarks and the console (docs/page.md). */
+interface PublicApi {
+  /** The page's state now (walk.js). */
+  state(): PageState;
+}
+
+/** A DOM element with a class and text (draw.js): typed by its tag. */
+type ElementMaker = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, text?: string) =>
+  HTMLElementTagNameMap[K];
+
+/** An SVG element with its attributes and text (draw.js). */
+type SvgMaker = (tag: string, attrs?: Record<string, string | number>, text?: string) => SVGElement;
+
+// ---------------------------------------------------------------------------------------------------
+// 3. window.AttentionLens: every name a script puts on it, by file
+
+interface AttentionLens {
+  // core.js: the data side; no DOM
+  KINDS: Record<Kind, KindInfo>;
+  SPECIAL: Record<string, string>;
+  mapBytes(sentence: MapSource, kind: Kind): Uint8Array;
+  pieceLabels(sentence: MapSource, axis: Axis): string[];
+  selectMap(explanation: { heads: number }, sentence: MapSource, kind: Kind, layer: number, head: number | null,
+    level: Level): AttentionMap;
+  LUT: number[][];
+  colour(v: number): string;
+  headName(head: number | null): string;
+  describeCell(map: AttentionMap, r: number, c: number): string;
+  howToRead(kind: Kind, layers: number, heads: number): string;
+  PIECES_NOTE: string;
+  fileName(map: AttentionMap, sentenceIndex: number, ext: string): string;
+  shownLayer(chosen: number | null, layers: number): number;
+  /** The page's public API; window.attentionLens is this object once published (publish). */
+  api: PublicApi;
+  publish(api: PublicApi): void;
+
+  // draw.js: matrices, lines, the overview
+  el: ElementMaker;
+  svg: SvgMaker;
+  HEAD_COLOURS: string[];
+  shortLabel(label: string): string;
+  /** The 0..1 shade of weight v: per map (v / the map's maximum) or fixed (v itself). */
+  shade(map: { max: number }, v: number, scale: Scale): number;
+  matrixLayout(map: AttentionMap, cell: number): MatrixLayout;
+  drawMatrix(canvas: HTMLCanvasElement, map: AttentionMap, opts: MatrixOptions): MatrixLayout;
+  hitMatrix(lay: MatrixLayout, map: AttentionMap, x: number, y: number): number[] | null;
+  matrixSVG(map: AttentionMap, opts: MatrixOptions): string;
+  drawHeadView(canvas: HTMLCanvasElement, heads: HeadMaps, opts: HeadViewOptions): HeadViewLayout;
+  legend(): { node: HTMLElement; update(map: AttentionMap, kind: Kind, scale: Scale): void };
+  headViewSVG(heads: HeadMaps, opts: HeadViewOptions): string;
+  drawOverview(canvas: HTMLCanvasElement, maps: (layer: number, head: number | null) => AttentionMap, layers: number,
+    heads: number, selected: { layer: number; head: number | null }, opts: { size: number; scale: Scale; theme: Theme }): OverviewBox[];
+
+  // viewer.js
+  theme(node: Element): Theme;
+  Viewer: new (container: HTMLElement, options?: ViewerOptions) => ViewerLike;
+
+  // result.js: the translate view's result, the standalone viewer, notices
+  Result: new (element: HTMLElement) => ResultLike;
+  mountResult(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
+  mountStandalone(element: HTMLElement, payload: Explanation, apiRoot?: string | null): ResultLike;
+  markStale(): void;
+  busy(where?: string): void;
+  unfamiliarText(which: string, reasons: string[]): string;
+  unfamiliarNotice(box: HTMLElement, x: Familiar | null): void;
+  /** When the last answer arrived (performance.now()), for bench/page.py. */
+  arrived: number;
+  /** A running app's address, for the standalone viewer's buttons. */
+  apiRoot: string;
+
+  // qkv.js: the API, one row opened up
+  callApi(name: string, data: unknown[]): Promise<any>;
+  pieceText(t: string): string;
+  wholePercent(p: number): string;
+  askAboutShown(result: ResultLike, panel: HTMLElement, name: string, waiting: string, failed: string,
+    render: (answer: any) => Node): Promise<void>;
+  renderQkv(r: QkvAnswer, column: number): HTMLElement;
+  openRow(viewer: ViewerLike, panel: HTMLElement): Promise<void>;
+
+  // ladder.js, who.js, patchlab.js: the inside views under the translation
+  renderLadder(lens: LogitLensAnswer): HTMLElement;
+  openLadder(result: ResultLike, panel: HTMLElement): Promise<void>;
+  sourceMeter(share: number, label?: string): HTMLElement;
+  renderContributions(c: ContributionsAnswer): HTMLElement;
+  openContributions(result: ResultLike, panel: HTMLElement): Promise<void>;
+  proposedSwaps(german: string): [from: string, to: string, swapped: string][];
+  patchSentence(p: PatchAnswer): string;
+  renderPatch(p: PatchAnswer): HTMLElement;
+  openPatch(result: ResultLike, panel: HTMLElement): void;
+
+  // walk.js: one sentence for the page, its state in the link
+  state(): PageState;
+  saveState(): void;
+  onMainResult(): void;
+  writeLink(state: PageState, layerChosen: boolean): string;
+  readLink(fragment: string): LinkState;
+
+  // tour.js
+  TOUR_STOPS: number;
+  tour: { end(): void } | null;
+  startTour(): { end(): void };
+
+  // beam.js, steptext.js, step.js, why.js, stepinside.js: the step view
+  nodeLabel(token: string): string;
+  drawBeamTree(container: Element, trace: Trace, opts: { onPick(node: BeamNode): void }): SVGElement;
+  drawNBest(container: Element, trace: Trace, opts: { onPick(node: BeamNode): void; text(node: BeamNode): string }): void;
+  percent(p: number): string;
+  wordsOf(pieces: string[]): PieceWord[];
+  glue(word: string): string;
+  sentenceOf(pieces: string[]): string;
+  describeChoice(tr: Trace, t: number): string;
+  changedWords(before: string[], after: string[]): { before: boolean[]; after: boolean[] };
+  StepView: new (element: HTMLElement, server: StepServer) => StepViewLike;
+  mountStep(element: HTMLElement, props: GradioProps, watch: GradioWatch, server: StepServer): void;
+  mountWhy(view: StepViewLike, panel: HTMLElement): void;
+  drawWhy(view: StepViewLike, tr: Trace, t: number): void;
+  askWhy(view: StepViewLike): Promise<void>;
+  mountInside(view: StepViewLike, panel: HTMLElement): void;
+  drawInside(view: StepViewLike, tr: Trace, t: number): Promise<void>;
+
+  // heads.js, attribution.js: the head lab
+  headLab: { maskJSON(): string };
+  mountHeadControls(element: HTMLElement, props: GradioProps): void;
+  labBusy(id: string): void;
+  mountHeadResult(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
+  mountAttribution(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
+  headLabEl: ElementMaker;
+  AttributionView: new (element: HTMLElement) => { data: any; show(x: any): void; draw(): void };
+
+  // history.js: time travel
+  History: new (element: HTMLElement) => { show(x: any): void; pick(i: number): void };
+  mountHistory(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
+
+  // copylab.js: the copy-task lab
+  CopyLab: new (element: HTMLElement) => { show(x: any): void; draw(): void; waiting(): void };
+  copyLab: { waiting(): void } | null;
+  mountCopyLab(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
+  copyLabWaiting(): void;
+}
+
+interface Window {
+  /** The one namespace the page scripts share. */
+  AttentionLens: AttentionLens;
+  /** The page's public API: AttentionLens.api, published by walk.js (core.js, publish). */
+  attentionLens: PublicApi;
+  /** Gradio's page config: the app's root URL. */
+  gradio_config?: { root?: string };
+}
+
+/** Elements the views leave their view objects on (tests and walk.js read them). */
+interface HTMLElement {
+  __lens?: ResultLike;
+  __step?: StepViewLike;
+  __headResult?: unknown;
+  __attribution?: unknown;
+  __history?: unknown;
+  __copylab?: unknown;
+}
