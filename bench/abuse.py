@@ -201,7 +201,7 @@ def inside_scenarios(url: str) -> dict:
 
 
 def largest_patch_once(url: str, shift: int) -> str:
-    outcome, _, seconds = call(url, "patch", [*cjk_pair(shift, 80), 0, "greedy", 1, 1.0, 256])
+    outcome, _, seconds = call(url, "patch", [*cjk_pair(shift, 60), 0, "greedy", 1, 1.0, 256])
     return f"{outcome} in {seconds:.1f} s"
 
 
