@@ -32,6 +32,7 @@ test("nodeLabel names the beam's pieces as a reader does", () => {
   assert.equal(AL.nodeLabel("<s>"), "start");
   assert.equal(AL.nodeLabel("</s>"), "end");
   assert.equal(AL.nodeLabel("▁dog"), "dog");
+  assert.equal(AL.nodeLabel("\u0120the"), "the"); // a raw byte-level piece is named as a word too
   assert.equal(AL.nodeLabel("s"), "s");
 });
 

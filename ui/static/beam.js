@@ -16,7 +16,7 @@
     return measurer.measureText(text).width;
   }
 
-  AL.nodeLabel = (token) => (token === "<s>" ? "start" : token === "</s>" ? "end" : token.replace(/▁/g, ""));
+  AL.nodeLabel = (token) => (token === "<s>" ? "start" : token === "</s>" ? "end" : token.replace(/[▁\u0120]/g, ""));
 
   /** Rows for the leaves in depth-first order, the winner's child first, then likelier ones; a parent sits
       on the row of its first child, so the winner's path is one straight line along the top. */

@@ -89,7 +89,7 @@
     }
     heads.sort((x, y) => x[0] - y[0]); // most negative first: without these heads the choice weakens most
     const leaned = heads.slice(0, 3).filter(([d]) => d < 0)
-      .map(([d, kind, l, h]) => kind + " layer " + l + " head " + h + " (" + d.toFixed(2) + ")");
+      .map(([d, kind, l, h]) => kind + " layer " + l + " head " + h + " (" + (-d).toFixed(2) + ")"); // d < 0: it shrinks by -d
     const foot = el("p", "st-why-foot", (leaned.length ? "It leaned most on " + leaned.join(", ") +
       ": with that head off, the difference shrinks by the number shown. " : "") + "Green pieces pushed for " + a +
       ", red ones for " + b + " (integrated gradients from a German of zeros, where the difference is " +
