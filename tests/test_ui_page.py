@@ -383,3 +383,17 @@ def test_the_hovered_cell_is_read_out_next_to_the_pointer(desk):
     assert abs(tip_box["x"] - x) < 350 and abs(tip_box["y"] - y) < 200  # beside the pointer, not in a far panel
     page.mouse.move(box["x"] - 20, box["y"] - 20)
     assert not tip.is_visible()
+
+
+@pytest.mark.parametrize("width, height", [(1366, 768), (390, 844)])
+def test_a_two_thousand_character_word_wraps_and_nothing_runs_off_the_screen(browser, server, width, height):
+    page = open_page(browser, server, width, height)
+    try:
+        translate(page, "Ein " + "Donaudampfschifffahrt" * 95 + " fährt.")  # one word of 1,995 characters
+        overflow = page.evaluate("() => { const wide = [...document.querySelectorAll('body *')].filter(e => {"
+                                 " const r = e.getBoundingClientRect(); return r.width > 0 && r.right > innerWidth + 1; });"
+                                 " return {scroll: document.scrollingElement.scrollWidth - innerWidth,"
+                                 " wide: wide.slice(0, 5).map(e => e.className || e.tagName)}; }")
+        assert overflow["scroll"] <= 0 and overflow["wide"] == [], overflow
+    finally:
+        page.close()
