@@ -45,6 +45,14 @@ class Extraction:
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
 
+    def offer(self, pair: tuple[str, str], seen: set) -> None:
+        """Keep a cleaned pair unless it is no training pair (problem) or was kept before; count why not."""
+        if (why := problem(*pair)) or pair in seen:
+            self.drop(why or "duplicate")
+            return
+        seen.add(pair)
+        self.pairs.append(pair)
+
 
 def read_mo(path: Path | str) -> list[Message]:
     """Every entry of a GNU .mo file (either byte order), decoded as UTF-8."""
@@ -172,10 +180,5 @@ def catalogue_pairs(path: Path | str) -> Extraction:
                 found.drop("command-line help")
                 continue
             for de, en in lines:
-                pair = (clean(de), clean(en))
-                if (why := problem(*pair)) or pair in seen:
-                    found.drop(why or "duplicate")
-                    continue
-                seen.add(pair)
-                found.pairs.append(pair)
+                found.offer((clean(de), clean(en)), seen)
     return found

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import data
 
+from .apt_packages import sha256_of
+
 PACKAGE = "trans-de-en"
 VERSION = "1.9-6"
 LICENSE = "GPL-2.0-or-later"
@@ -279,14 +281,6 @@ def split_pairs(pairs: list[tuple[str, str]], exclude: set[str] = frozenset(), d
     excluded += len(splits["train"]) - len(kept)
     splits["train"] = sorted(kept, key=lambda pair: held_out_rank(pair[0] + "\t" + pair[1]))
     return splits, excluded
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _run(command: list[str], cwd: Path, what: str) -> None:

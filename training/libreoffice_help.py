@@ -13,7 +13,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from .catalogues import Extraction, problem
+from .catalogues import Extraction
 
 HELP_ROOT = Path("usr/share/libreoffice/help")
 _TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "td", "li"}
@@ -73,10 +73,5 @@ def help_pairs(german_root: Path, english_root: Path) -> Extraction:
             if ident not in english:
                 found.drop("paragraph in German only")
                 continue
-            pair = (de.translate(_QUOTES), english[ident].translate(_QUOTES))
-            if (why := problem(*pair)) or pair in seen:
-                found.drop(why or "duplicate")
-                continue
-            seen.add(pair)
-            found.pairs.append(pair)
+            found.offer((de.translate(_QUOTES), english[ident].translate(_QUOTES)), seen)
     return found
