@@ -95,6 +95,12 @@ def refuse_overlong(translator: Translator, text: str) -> None:
                              "translates the start and marks the cut")
 
 
+def check_inside(translator: Translator, sentence: str, options) -> None:
+    """The budget of /qkv, /logit_lens and /contributions, checked before the model runs."""
+    cost.check_before(cost.INSIDE, translator.config, [len(translator.encode_source(sentence)[0])],
+                      options.max_new_tokens)
+
+
 def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     """The functions that run the model, each on the GPU for a bounded time (ZeroGPU), returning
     Python values and numpy arrays only."""
@@ -127,23 +133,19 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     def run_ablate(sentence, mask, options):
         return ablate_heads(translator, sentence, mask, **options.to_dict()).to_dict(MAP_DECIMALS)
 
-    def check_inside(sentence, options):
-        cost.check_before(cost.INSIDE, translator.config, [len(translator.encode_source(sentence)[0])],
-                          options.max_new_tokens)
-
     @gpu(duration=30)
     def run_qkv(sentence, kind, layer, head, row, options):
-        check_inside(sentence, options)
+        check_inside(translator, sentence, options)
         return open_row(translator, sentence, kind, layer, head, row, options).to_dict()
 
     @gpu(duration=30)
     def run_logit_lens(sentence, options, prefix):
-        check_inside(sentence, options)
+        check_inside(translator, sentence, options)
         return read_stages(translator, sentence, options, prefix).to_dict()
 
     @gpu(duration=30)
     def run_contributions(sentence, options, prefix):
-        check_inside(sentence, options)
+        check_inside(translator, sentence, options)
         return who_wrote(translator, sentence, options, prefix=prefix).to_dict()
 
     @gpu(duration=30)
