@@ -24,13 +24,14 @@ import torch
 
 import ui.api
 import ui.copylab
-import ui.history
 import ui.heads
+import ui.history
 import ui.step
 import ui.translate
 from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
-from model import CheckpointError, ConfigError, Translator
+from model import CheckpointError, ConfigError
+from translation import Translator
 from ui import lanes, mcp_fairness, public
 from ui.assets import PAGE_CSS
 
@@ -76,7 +77,7 @@ FIRST_VISIT = ui.translate.first_visit(translator, familiarity)
 if torch.cuda.is_available():
     translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
 # ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the compiled decoder step is loaded
-# from $ATTENTION_LENS_COMPILE_CACHE, or built there by a child process (model/ahead_of_time.py, about a
+# from $ATTENTION_LENS_COMPILE_CACHE, or built there by a child process (compiled/ahead_of_time.py, about a
 # minute) while visitors are served by the eager step (docs/spaces.md). 0: never compile.
 COMPILE = os.environ.get("ATTENTION_LENS_COMPILE", "").strip().lower()
 if COMPILE not in ("", "0", "false", "no", "1", "true", "yes"):

@@ -32,7 +32,7 @@ from lens.alarm import ALARM_FILE, AlarmRule, rare_share  # noqa: E402
 from lens.confidence import mean_log_prob  # noqa: E402
 from lens.evidence import load_evidence  # noqa: E402
 from lens.explain import DecodingOptions, explain_batch  # noqa: E402
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 MAX_VAL_ALARMS = 0.05
 BAD_CHRF = 35.0  # a sentence translated this badly (chrF) should raise the alarm

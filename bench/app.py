@@ -17,8 +17,8 @@ import argparse
 import os
 import statistics
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import data  # noqa: E402
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 from ui.app_process import launch_app  # noqa: E402
 
 

@@ -23,7 +23,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import data  # noqa: E402
 from lens.attribute import attribute, attribute_ids, translate_ids  # noqa: E402
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def median_seconds(fn, repeats: int) -> float:

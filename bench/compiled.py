@@ -1,4 +1,4 @@
-"""The compiled decoder step (model/compiled.py) against the eager one and CTranslate2, side by side in one run.
+"""The compiled decoder step (compiled/decoder.py) against the eager one and CTranslate2, side by side in one run.
 
     python bench/compiled.py [--repeats 3] [--sentences 30]
     python bench/compiled.py --int8      # the int8 rows alone
@@ -34,15 +34,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import ct2_convert  # noqa: E402
-import data  # noqa: E402
 from timing import interleaved  # noqa: E402
-from model import Translator  # noqa: E402
+
+import data  # noqa: E402
+from generation import generate  # noqa: E402
+from translation import Translator  # noqa: E402
 
 CHILD = """
 import sys, time, torch
 sys.path.insert(0, {root!r})
 torch.set_num_threads(1)
-from model import Translator
+from translation import Translator
 t = Translator.from_pretrained({checkpoint!r}, device="cpu")
 step = t.compile(cache_dir={cache!r})
 start = time.perf_counter()
@@ -56,7 +58,7 @@ import resource, sys, torch
 sys.path.insert(0, {root!r})
 torch.set_num_threads(1)
 import data
-from model import Translator
+from translation import Translator
 t = Translator.from_pretrained({checkpoint!r}, device="cpu")
 if {compiled!r}:
     t.compile(cache_dir={cache!r})
@@ -198,9 +200,9 @@ def compile_and_memory_rows(checkpoint: str, cache: Path, data_dir: str | None) 
 def token_ms(translator: Translator) -> float:
     """ms per decoder token of greedy, batch 1, 40 tokens forced long (max_new_tokens, no early end)."""
     src = torch.tensor([translator.encode_source("Ein Mann fährt Fahrrad.")[0]])
-    translator.model.generate(src, max_new_tokens=40, min_new_tokens=40)
+    generate(translator.model, src, max_new_tokens=40, min_new_tokens=40)
     start = time.perf_counter()
-    translator.model.generate(src, max_new_tokens=40, min_new_tokens=40)
+    generate(translator.model, src, max_new_tokens=40, min_new_tokens=40)
     encode = time.perf_counter()
     translator.model.encode(src)
     return (encode - start - (time.perf_counter() - encode)) / 40 * 1000

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
 from lens.confidence import UNFAMILIAR_BELOW, mean_log_prob  # noqa: E402
 from lens.explain import DecodingOptions, explain_batch  # noqa: E402
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 # Written for this benchmark: news, travel, business, science, chat, instructions. None of it
 # describes a photo, which is all the model has seen.

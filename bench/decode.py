@@ -28,10 +28,13 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from model import Transformer, TransformerConfig, Translator  # noqa: E402
+from model import Transformer, TransformerConfig  # noqa: E402
+from translation import Translator  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import DEFAULT_CORPUS, corpus_dir, interleaved  # noqa: E402
+
+from generation import generate
 
 SIZE = dict(vocab_size=8000, d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3, d_ff=1024,
             dropout=0.0, max_len=256, pad_id=0, bos_id=1, eos_id=2)
@@ -155,8 +158,8 @@ def marian_parts(args) -> None:
     print("\n1. KV cache: cached greedy vs re-running the decoder over the prefix (batch 1)")
     src, _ = sources(1, 24, seed=1)
     for n in (48, 128):
-        cached = lambda: ours.generate(src, max_new_tokens=n, min_new_tokens=n)  # noqa: E731
-        uncached = lambda: ours.generate(src, max_new_tokens=n, min_new_tokens=n, use_cache=False)  # noqa: E731
+        cached = lambda: generate(ours, src, max_new_tokens=n, min_new_tokens=n)  # noqa: E731
+        uncached = lambda: generate(ours, src, max_new_tokens=n, min_new_tokens=n, use_cache=False)  # noqa: E731
         assert torch.equal(cached(), uncached()), "cached and uncached decoding disagree"
         t = interleaved({"cached": cached, "uncached": uncached}, args.repeats)
         print(f"   {n:4d} new tokens: cached {t['cached'] * 1000:8.1f} ms, uncached {t['uncached'] * 1000:8.1f} ms"
@@ -172,7 +175,7 @@ def marian_parts(args) -> None:
     print(f"\n2. Against transformers {transformers.__version__} MarianMTModel.generate (same sizes, random weights)")
     n = 64
     src, mask = sources(1, 24, seed=2)
-    ours_greedy = lambda: ours.generate(src, max_new_tokens=n, min_new_tokens=n)  # noqa: E731
+    ours_greedy = lambda: generate(ours, src, max_new_tokens=n, min_new_tokens=n)  # noqa: E731
     marian_greedy = lambda: marian.generate(input_ids=src, attention_mask=mask, max_new_tokens=n,  # noqa: E731
                                             min_new_tokens=n, num_beams=1, do_sample=False)
     with torch.inference_mode():
@@ -182,7 +185,7 @@ def marian_parts(args) -> None:
 
     n, batch = 32, 64
     src, mask = sources(batch, 24, seed=3)
-    ours_beam = lambda: ours.generate(src, max_new_tokens=n, min_new_tokens=n, num_beams=4)  # noqa: E731
+    ours_beam = lambda: generate(ours, src, max_new_tokens=n, min_new_tokens=n, num_beams=4)  # noqa: E731
     marian_beam = lambda: marian.generate(input_ids=src, attention_mask=mask, max_new_tokens=n,  # noqa: E731
                                           min_new_tokens=n, num_beams=4, do_sample=False, early_stopping=False)
     with torch.inference_mode():
@@ -220,7 +223,7 @@ def real_translations(args, translator) -> None:
         batches.append((src, (src != SIZE["pad_id"]).long()))
 
     def run_ours():
-        return [ours.generate(src, max_new_tokens=64, num_beams=4) for src, _ in batches]
+        return [generate(ours, src, max_new_tokens=64, num_beams=4) for src, _ in batches]
 
     def run_marian():
         return [marian.generate(input_ids=src, attention_mask=mask, max_new_tokens=64, num_beams=4,

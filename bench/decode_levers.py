@@ -5,7 +5,7 @@
 Same rows as bench/versus_ct2.py, ours only: greedy batch 1 on 30 val sentences (ms/sentence),
 beam 4 on 128 val sentences in batches of 64 (sentences/s), interleaved, medians. A lever is
 switched off by putting back what the code did before it:
-- step weights kept: rebuilt at every generate() call instead (model.transformer._DERIVED cleared)
+- step weights kept: rebuilt at every generate() call instead (generation.step_weights._DERIVED cleared)
 - numpy's BLAS: torch's addmm (MKL sgemm) on the parameters instead (model/step_linear.BlasLinear off)
 - growing KV cache: the whole max_new_tokens reserved for every row up front
 - fp32 beam rows capped at Translator.CPU_SEARCH_ROWS: all rows of a batch searched at once
@@ -27,37 +27,37 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-import model.step as step  # noqa: E402
-import model.step_linear as step_linear  # noqa: E402
-import model.transformer as transformer  # noqa: E402
-from model import Translator  # noqa: E402
+import generation.step as step  # noqa: E402
+import generation.step_linear as step_linear  # noqa: E402
+import generation.step_weights as step_weights  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 @contextlib.contextmanager
 def rebuilt_step_weights():
-    original = transformer.Transformer.step_weights
+    original = step.step_weights
 
-    def every_call(self, precision="fp32"):
-        transformer._DERIVED.pop(self, None)
-        return original(self, precision)
+    def every_call(model, precision="fp32"):
+        step_weights._DERIVED.pop(model, None)
+        return original(model, precision)
 
-    transformer.Transformer.step_weights = every_call
+    step.step_weights = every_call
     try:
         yield
     finally:
-        transformer.Transformer.step_weights = original
+        step.step_weights = original
 
 
 @contextlib.contextmanager
 def torch_matrix_products():
     original = step_linear.BlasLinear.available
     step_linear.BlasLinear.available = staticmethod(lambda weight: False)
-    transformer._DERIVED.clear()
+    step_weights._DERIVED.clear()
     try:
         yield
     finally:
         step_linear.BlasLinear.available = original
-        transformer._DERIVED.clear()
+        step_weights._DERIVED.clear()
 
 
 @contextlib.contextmanager

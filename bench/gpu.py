@@ -29,7 +29,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def corpus_dir(data_dir: str | None) -> Path:

@@ -27,9 +27,9 @@ from lens.importance import (  # noqa: E402
     importance_table_markdown,
     reusable_agreement,
 )
-from model import Translator  # noqa: E402
-from model.card import render_model_card  # noqa: E402
+from model.checkpoint.card import render_model_card  # noqa: E402
 from training.settings import parse_settings  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:

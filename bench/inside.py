@@ -29,7 +29,7 @@ from lens.explain import DecodingOptions, explain_batch  # noqa: E402
 from lens.logit_lens import logit_lens  # noqa: E402
 from lens.patch import patch  # noqa: E402
 from lens.qkv import qkv  # noqa: E402
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 SENTENCE = "Ein Mann mit einem roten Hut fährt mit seinem Fahrrad durch die Straßen einer kleinen Stadt am Meer."
 CORRUPTED = "Eine Frau mit einem roten Hut fährt mit seinem Fahrrad durch die Straßen einer kleinen Stadt am Meer."

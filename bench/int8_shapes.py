@@ -24,7 +24,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 ROWS = (1, 4, 64, 256)
 

@@ -109,10 +109,10 @@ def candidate_scores(log: Path) -> str:
 def decode_cost(folders: dict[str, Path], data_dir: Path, repeats: int = 3) -> dict[str, float]:
     """Median ms/sentence of greedy batch-1 decoding on the CPU, one thread, runs interleaved."""
     import torch
+    from timing import interleaved
 
     import data
-    from timing import interleaved
-    from model import Translator
+    from translation import Translator
 
     torch.set_num_threads(1)
     sentences = data.load_split(data_dir, "val").src[:30]
@@ -149,7 +149,7 @@ def weights_hash(folder: Path) -> str:
     """sha256 over the fp16 tensors of a checkpoint, by name (how step 0 is checked after a rebuild)."""
     import torch
 
-    from model import Translator
+    from translation import Translator
 
     model = Translator.from_pretrained(folder, device="cpu").model
     digest = hashlib.sha256()

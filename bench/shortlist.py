@@ -1,4 +1,4 @@
-"""The vocabulary shortlist (model/shortlist.py) against the full output layer, side by side in one run.
+"""The vocabulary shortlist (generation/shortlist.py) against the full output layer, side by side in one run.
 
     python -m training.shortlist --checkpoint checkpoints/de-en --data-dir ../shared/data/multi30k   # once
     python bench/shortlist.py [--sentences 1014] [--repeats 3]
@@ -21,9 +21,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-import data  # noqa: E402
 from timing import interleaved  # noqa: E402
-from model import Translator  # noqa: E402
+
+import data  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def main() -> None:

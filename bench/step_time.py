@@ -3,7 +3,7 @@
     python bench/step_time.py [--checkpoint checkpoints/de-en] [--threads 1] [--repeats 3]
 
 Greedy batch 1 on 30 Multi30k val sentences with the shipped checkpoint (fp32): the time per
-token, the part spent in the step matrices (model/step_linear.py, timed call by call), and the
+token, the part spent in the step matrices (generation/step_linear.py, timed call by call), and the
 same products run back to back on their own, cycling through the real weights, which is what
 reading them from memory costs when nothing else runs. Prints the best of --repeats.
 """
@@ -20,8 +20,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-import model.step_linear as step_linear  # noqa: E402
-from model import Translator  # noqa: E402
+import generation.step_linear as step_linear  # noqa: E402
+from generation.step_weights import step_weights  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def timed_products(translator: Translator, sentences: list[str]) -> tuple[float, float, int]:
@@ -48,7 +49,7 @@ def timed_products(translator: Translator, sentences: list[str]) -> tuple[float,
 
 def products_alone(translator: Translator, tokens: int) -> float:
     """Seconds for `tokens` rounds of a step's matrix products, one row, nothing else in between."""
-    weights = translator.model.step_weights()
+    weights = step_weights(translator.model)
     matrices = [m for layer in weights.layers for pair in (layer.self_attn, layer.cross_attn, layer.ff) for m in pair]
     matrices.append(weights.lm_head)
     rows = {m: torch.randn(1, m.weight.shape[0]) for m in matrices}

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from timing import corpus_dir  # noqa: E402
 
 from lens.trace import trace  # noqa: E402
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def val_sentence(folder: Path, words: int) -> str:

@@ -28,11 +28,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import data  # noqa: E402
-from tokenizer import load_tokenizer  # noqa: E402
 from levers import weights_hash  # noqa: E402
-from model import Transformer, TransformerConfig, Translator  # noqa: E402
+
+import data  # noqa: E402
+from model import Transformer, TransformerConfig  # noqa: E402
+from tokenizer import load_tokenizer  # noqa: E402
 from training.evaluation import bleu_chrf, evaluate_translation, translate_all  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def join_weights(packed: Path, summary: dict, folder: Path) -> None:

@@ -30,9 +30,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import ct2_convert  # noqa: E402
 from ct2_rss import peak_rss_mb  # noqa: E402
-import data  # noqa: E402
 from timing import interleaved  # noqa: E402
-from model import Translator  # noqa: E402
+
+import data  # noqa: E402
+from translation import Translator  # noqa: E402
 
 CT2_TYPE = {"fp32": "float32", "int8": "int8"}
 

@@ -4,7 +4,7 @@
 
 Random weights of the shipped model's shapes (3 decoder layers: in_proj, out_proj, cross W_Q and W_O,
 W1, W2; then the 8000 x 256 output layer), each product x W^T summed so that none is dropped,
-compiled as model/compiled.py compiles the step (Inductor, C++ wrapper, frozen weights, max_autotune
+compiled as compiled/decoder.py compiles the step (Inductor, C++ wrapper, frozen weights, max_autotune
 with its C++ GEMMs); int8 as dequantize-then-linear (w_int8 times a per-row scale), the pattern
 Inductor turns into its weight-only int8 kernels. One thread, 300 calls each.
 """

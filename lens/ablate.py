@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from model.heads import KINDS, HeadMask
-from model.translator import Explanation
+from translation.translator import Explanation
 
 from .cost import ABLATE
 from .explain import DecodingOptions, explain_one

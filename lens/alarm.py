@@ -15,7 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .checked_json import checked_object, is_finite, is_whole, optional, read_json, refused
+from .checked_json import (
+    checked_object,
+    is_finite,
+    is_whole,
+    optional,
+    read_json,
+    refused,
+)
 from .confidence import UNFAMILIAR_BELOW, mean_log_prob
 
 ALARM_FILE = "alarm.json"
@@ -106,7 +113,7 @@ def load_familiarity(model_id: str | Path, revision: str | None = None) -> Famil
     """The evidence index and alarm rule of a checkpoint folder or Hub repo; what is missing falls back
     to no evidence and the confidence-only rule (checkpoints older than both), and so does what is refused:
     each refused file is one warning that names it and turns its feature off."""
-    from model.hub import resolve_file
+    from model.checkpoint.hub import resolve_file
 
     from .evidence import EVIDENCE_FILE, read_index
 

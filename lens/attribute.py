@@ -10,7 +10,7 @@ model width of an embedding-space attribution:
   vectorised over the target tokens. Completeness: the attributions of t sum to F_t(x) - F_t(x'),
   up to the quadrature error reported in `completeness_gap`.
 - input x gradient: x * dF_t/dx at the input alone, one forward and one backward; fast, no baseline.
-The embeddings are passed to the model as an input (Transformer.encode's source_embedding): no
+The embeddings are put in the model's place at the tap "encoder.tokens" (model/taps.py): no
 hooks on the shared model, so concurrent requests cannot run each other's. Memory is bounded: the
 path goes a few points at a time and each gradient is reduced as soon as it is made.
 
@@ -35,6 +35,8 @@ from torch import Tensor
 
 from model.attention import padding_mask
 from tokenizer import token_strings
+
+from .stream import standing_in
 
 METHODS = ("integrated_gradients", "input_x_gradient")
 BASELINE = "zero token embedding (the encoder sees the positional encoding alone)"
@@ -107,7 +109,7 @@ def _teacher_forced_pass(model, src: Tensor, tgt_out: Tensor, embedding: Tensor,
     tgt_in = torch.cat([tgt_out.new_tensor([c.bos_id]), tgt_out[:-1]]).expand(R, -1)  # (R, T)
     head_mask = model.checked_head_mask(head_mask)
     src_mask = padding_mask(src, c.pad_id)  # (R, 1, 1, S)
-    memory, _ = model.encode(src, src_mask, head_mask=head_mask, source_embedding=embedding)
+    memory, _ = model.encode(src, src_mask, head_mask=head_mask, tap=standing_in(embedding))
     hidden, _, _ = model.decode(tgt_in, memory, src_mask, head_mask=head_mask)  # (R, T, D)
     logprobs = model.lm_head(hidden).float().log_softmax(dim=-1)  # (R, T, V)
     return logprobs.gather(-1, tgt_out.expand(R, -1)[..., None]).squeeze(-1), hidden  # (R, T), (R, T, D)
@@ -237,16 +239,10 @@ def special_token_masks(config, src_ids: list[int], tgt_ids: list[int]) -> tuple
             np.array([i not in special for i in tgt_ids], dtype=bool))
 
 
-@torch.inference_mode()
-def attention_maps(model, src_ids: list[int], tgt_ids: list[int], head_mask=None) -> tuple[np.ndarray, np.ndarray]:
+def attention_maps(translator, src_ids: list[int], tgt_ids: list[int], head_mask=None) -> tuple[np.ndarray, np.ndarray]:
     """Encoder (L, H, S, S) and cross (L, H, T, S) maps of the teacher-forced pass over tgt_ids."""
-    device = model.embed.weight.device
-    src = torch.tensor([src_ids], device=device)  # (1, S)
-    tgt_in = torch.tensor([[model.config.bos_id] + list(tgt_ids[:-1])], device=device)  # (1, T)
-    _, maps = model(src, tgt_in, return_attention=True, head_mask=head_mask)
-    encoder = torch.stack([m[0] for m in maps.encoder]).float().cpu().numpy()
-    cross = torch.stack([m[0] for m in maps.cross]).float().cpu().numpy()
-    return encoder, cross
+    explanation = translator.teacher_forced(src_ids, list(tgt_ids), head_mask)
+    return explanation.encoder, explanation.cross
 
 
 def translate_ids(translator, src_ids: list[int], num_beams: int = 4, length_penalty: float = 1.0,
@@ -267,7 +263,7 @@ def attribute(
     src_ids, truncated = translator.encode_source(text)
     tgt_ids = translate_ids(translator, src_ids, num_beams, length_penalty, max_new_tokens, head_mask)
     result = attribute_ids(model, src_ids, tgt_ids, method, steps, head_mask)
-    encoder, cross = attention_maps(model, src_ids, tgt_ids, head_mask)
+    encoder, cross = attention_maps(translator, src_ids, tgt_ids, head_mask)
     source_keep, target_keep = special_token_masks(config, src_ids, tgt_ids)
     per_head, per_layer, counted = agreement(cross, result.scores, source_keep, target_keep)
     rollout = attention_rollout(encoder)

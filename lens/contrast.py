@@ -25,12 +25,13 @@ import torch
 
 from model.attention import padding_mask
 from model.heads import KINDS, HeadMask
-from model.translator import Translator
 from tokenizer import token_strings
+from translation.translator import Translator
 
 from . import cost
 from .arguments import checked_whole
 from .explain import DecodingOptions, decode_one
+from .stream import standing_in
 
 ROWS = 32  # path points in one pass, at most (fewer for long sentences: cost.rows_per_chunk)
 
@@ -71,7 +72,7 @@ def logit_difference(model, src: torch.Tensor, source_embedding: torch.Tensor, p
     R = source_embedding.size(0)
     src = src.expand(R, -1)
     src_mask = padding_mask(src, model.config.pad_id)
-    memory, _ = model.encode(src, src_mask, head_mask=head_mask, source_embedding=source_embedding)
+    memory, _ = model.encode(src, src_mask, head_mask=head_mask, tap=standing_in(source_embedding))
     hidden, _, _ = model.decode(prefix.expand(R, -1), memory, src_mask, head_mask=head_mask)  # (R, t, D)
     logits = model.lm_head(hidden[:, -1])  # (R, V)
     return logits[:, chosen].float() - logits[:, alternative].float()

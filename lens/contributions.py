@@ -34,10 +34,11 @@ import torch.nn.functional as F
 
 from model.attention import padding_mask, scaled_dot_product_attention, target_mask
 from model.heads import HeadMask
-from model.translator import Translator
 from tokenizer import token_strings
+from translation.translator import Translator
 
 from .explain import DecodingOptions, decode_one
+from .stream import attention_blocks, attention_module, attention_norm, read
 
 
 @dataclass
@@ -92,22 +93,24 @@ def shares_of(parts: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
     return closer / closer.sum(-1, keepdim=True).clamp(min=1e-12)
 
 
-def feed_forward(layer, x: torch.Tensor, norm) -> torch.Tensor:
-    """The position-wise sublayer (with its residual and LayerNorm) of x (L, D)."""
-    return layer.sublayer(x[None], norm, lambda h: (layer.ff(h), None))[0][0]
-
-
 def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None):
     """The encoder on src (1, S) -> memory (S, D), the rolled-out shares (S, S) and the source mask."""
-    mask, norm_first = padding_mask(src, model.config.pad_id), model.config.norm_first
-    x = model.embed_tokens(src)[0]
-    rollout = torch.eye(x.size(0), dtype=x.dtype, device=x.device)
-    for i, layer in enumerate(model.encoder_layers):
-        x, _, parts = parts_of_block(layer.self_attn, layer.norm1, x, None, mask, norm_first,
-                                     None if head_mask is None else head_mask.encoder[i])
+    blocks = attention_blocks(model.config, "encoder")
+    seen, _ = read(model, src, None, [b.before for b in blocks] + ["encoder.out"], head_mask)
+    mask = padding_mask(src, model.config.pad_id)
+    rollout = torch.eye(src.size(1), dtype=seen["encoder.out"].dtype, device=src.device)
+    for block in blocks:
+        x, _, parts = block_parts(model, block, seen[block.before][0], None, mask, head_mask)
         rollout = shares_of(parts, x) @ rollout
-        x = feed_forward(layer, x, layer.norm2)
-    return model.encoder_norm(x[None])[0], rollout, mask
+    return seen["encoder.out"][0], rollout, mask
+
+
+def block_parts(model, block, x: torch.Tensor, memory: torch.Tensor | None, mask: torch.Tensor,
+                head_mask: HeadMask | None):
+    """parts_of_block for one of lens/stream.py's blocks, its stream before it x (L, D)."""
+    heads = None if head_mask is None else getattr(head_mask, block.kind)[block.layer]
+    return parts_of_block(attention_module(model, block.kind, block.layer), attention_norm(model, block.kind, block.layer),
+                          x, memory, mask, model.config.norm_first, heads)
 
 
 def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: HeadMask | None = None):
@@ -115,23 +118,25 @@ def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: Head
     (T, S + T), the source share after each decoder layer (layers, T), the encoder's shares (S, S) and
     the cross-attention maps (layers, H, T, S)."""
     memory, rollout, src_mask = encoder_rollout(model, src, head_mask)
-    tgt_mask, norm_first = target_mask(tgt, model.config.pad_id), model.config.norm_first
-    y = model.embed_tokens(tgt)[0]
-    S, T = memory.size(0), y.size(0)
-    composition = torch.cat([y.new_zeros(T, S), torch.eye(T, dtype=y.dtype, device=y.device)], dim=1)
+    blocks = attention_blocks(model.config, "decoder")
+    seen, logits = read(model, src, tgt, [b.before for b in blocks], head_mask)
+    tgt_mask = target_mask(tgt, model.config.pad_id)
+    S, T = memory.size(0), tgt.size(1)
+    composition = torch.cat([memory.new_zeros(T, S), torch.eye(T, dtype=memory.dtype, device=memory.device)], dim=1)
     by_layer, maps = [], []
-    for i, layer in enumerate(model.decoder_layers):
-        self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
-        y, _, parts = parts_of_block(layer.self_attn, layer.norm1, y, None, tgt_mask, norm_first, self_heads)
-        composition = shares_of(parts, y) @ composition
-        y, weights, parts = parts_of_block(layer.cross_attn, layer.norm2, y, memory, src_mask, norm_first, cross_heads)
-        shares = shares_of(parts, y)  # (T, S + 1): the encoder outputs, then the residual
+    for block in blocks:
+        cross = block.kind == "cross"
+        y, weights, parts = block_parts(model, block, seen[block.before][0], memory if cross else None,
+                                        src_mask if cross else tgt_mask, head_mask)
+        shares = shares_of(parts, y)
+        if not cross:
+            composition = shares @ composition
+            continue
+        # (T, S + 1): the encoder outputs, then the residual, which keeps the composition the position had
         composition = shares[:, -1:] * composition + F.pad(shares[:, :-1] @ rollout, (0, T))
-        y = feed_forward(layer, y, layer.norm3)
         by_layer.append(composition[:, :S].sum(-1))
         maps.append(weights)
-    logits = model.lm_head(model.decoder_norm(y[None]))[0]
-    return logits, composition, torch.stack(by_layer), rollout, torch.stack(maps)
+    return logits[0], composition, torch.stack(by_layer), rollout, torch.stack(maps)
 
 
 def agreement_with(source: torch.Tensor, cross: torch.Tensor) -> tuple[float, float]:

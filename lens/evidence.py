@@ -20,7 +20,15 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checked_json import CheckpointFileError, checked_object, is_whole, kind, read_json, refused, shown
+from .checked_json import (
+    CheckpointFileError,
+    checked_object,
+    is_whole,
+    kind,
+    read_json,
+    refused,
+    shown,
+)
 
 EVIDENCE_FILE = "evidence.json.gz"
 FORMAT = 1

@@ -11,11 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
-from model.translator import Explanation, Translator
-from tokenizer import token_strings
+from translation.translator import Explanation, Translator
 
 from .cost import EXPLAIN, Budget, check_after, check_before
 from .sentences import split_sentences
@@ -152,14 +150,6 @@ def words_of(translator: Translator, ids: list[int], tokens: list[str]) -> list[
     return words
 
 
-def padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
-    """Rows of ids -> one (B, longest) tensor, padded with pad_id, on `device`."""
-    batch = torch.full((len(rows), max(len(r) for r in rows)), pad_id, dtype=torch.long)
-    for i, row in enumerate(rows):
-        batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-    return batch.to(device)
-
-
 @dataclass
 class Decoded:
     """One sentence translated, without maps: the ids the inside views replay the model over."""
@@ -204,34 +194,11 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
     The one path from sentences to their maps: /explain, the page, the inside views, ablation."""
     if not sentences:
         return []
-    config = translator.config
     decoded = decode_batch(translator, sentences, options, budget, prefix, head_mask)
-    src = padded([d.source_ids for d in decoded], config.pad_id, translator.device)  # (B, S)
-    tgt = padded([d.input_ids for d in decoded], config.pad_id, translator.device)  # (B, T)
-    logits, maps = translator.model(src, tgt, return_attention=True, head_mask=head_mask)  # (B, T, V)
-    probs = torch.softmax(logits.float(), dim=-1).gather(-1, padded([d.output_ids for d in decoded], config.pad_id, translator.device)
-                                                          [..., None])[..., 0]  # (B, T)
-
-    def stack(layers: list[torch.Tensor], row: int, rows: int, cols: int) -> np.ndarray:
-        return torch.stack([m[row, :, :rows, :cols] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
-
-    explanations = []
-    for b, d in enumerate(decoded):
-        src_ids, out_ids, tgt_in = d.source_ids, d.output_ids, d.input_ids
-        S, T = len(src_ids), len(out_ids)
-        explanation = Explanation(
-            translation=translator.decode(out_ids),
-            source_tokens=token_strings(translator.tokenizer, src_ids),
-            target_tokens=token_strings(translator.tokenizer, out_ids),
-            decoder_input_tokens=token_strings(translator.tokenizer, tgt_in),
-            encoder=stack(maps.encoder, b, S, S),
-            decoder=stack(maps.decoder, b, T, T),
-            cross=stack(maps.cross, b, T, S),
-            truncated=d.truncated,
-            target_probs=probs[b, :T].cpu().numpy().astype(np.float32),
-        )
-        explanations.append(SentenceExplanation(
-            sentences[b], explanation, words_of(translator, src_ids, explanation.source_tokens),
-            words_of(translator, out_ids, explanation.target_tokens),
-            words_of(translator, tgt_in, explanation.decoder_input_tokens), list(src_ids), list(tgt_in), list(out_ids)))
-    return explanations
+    maps = translator.teacher_forced_batch([d.source_ids for d in decoded], [d.output_ids for d in decoded], head_mask,
+                                           [d.truncated for d in decoded])
+    return [SentenceExplanation(
+        sentence, explanation, words_of(translator, d.source_ids, explanation.source_tokens),
+        words_of(translator, d.output_ids, explanation.target_tokens),
+        words_of(translator, d.input_ids, explanation.decoder_input_tokens), list(d.source_ids), list(d.input_ids),
+        list(d.output_ids)) for sentence, d, explanation in zip(sentences, decoded, maps)]

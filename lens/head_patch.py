@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import torch
 
-from model.attention import padding_mask, scaled_dot_product_attention, target_mask
 from model.heads import KINDS, HeadMask
+
+from .stream import attention_name, read, replacing
 
 Outputs = dict[str, list[torch.Tensor]]  # kind -> per layer, the heads' outputs (R, H, L, d_k)
 
@@ -40,56 +41,30 @@ class HeadPatching:
                 for value, kind, layer, head in ranked[:n]]
 
 
-def attention_sublayer(layer, attention, norm, x, memory, mask, heads, chosen, clean):
-    """One attention sublayer with residual and LayerNorm, its heads open: x (R, L, D) -> (R, L, D) and the
-    heads' outputs (R, H, L, d_k). `chosen` (R, H) picks, per run, the heads taken from `clean` (1, H, L, d_k)."""
-    h = norm(x) if layer.norm_first else x
-    if memory is None:
-        q, k, v = attention.project_qkv(h)
-    else:
-        q, (k, v) = attention.project_query(h), attention.project_memory(memory)
-    out, _ = scaled_dot_product_attention(q, k, v, mask)  # (R, H, L, d_k)
-    if heads is not None:
-        out = out * heads.view(1, -1, 1, 1)
-    if chosen is not None:
-        out = torch.where(chosen[:, :, None, None], clean, out)
-    R, H, L, d_k = out.shape
-    y = attention.out_proj(out.transpose(1, 2).reshape(R, L, H * d_k))
-    return (x + y if layer.norm_first else norm(x + y)), out
-
-
 def replay(model, src, prefix, head_mask: HeadMask | None = None, chosen: dict | None = None,
            clean: Outputs | None = None) -> tuple[torch.Tensor, Outputs]:
     """The model on src (R, S) and prefix (R, t), heads patched where `chosen[kind]` (R, layers, H) says:
     the logits of the next piece (R, V) and every head's output."""
-    outputs: Outputs = {kind: [] for kind in KINDS}
+    names = {kind: [attention_name(kind, i) + ".heads" for i in range(layers)]
+             for kind, layers in layer_counts(model.config).items()}
+    patches = {}
+    if chosen is not None:
+        for kind, per_layer in names.items():
+            for i, name in enumerate(per_layer):
+                pick, from_clean = chosen[kind][:, i][:, :, None, None], clean[kind][i]  # (R, H, 1, 1), (1, H, L, d_k)
+                patches[name] = lambda out, pick=pick, from_clean=from_clean: torch.where(pick, from_clean, out)
+    seen, logits = read(model, src, prefix, [n for per_layer in names.values() for n in per_layer], head_mask,
+                        replace=replacing(patches))
+    return logits[:, -1].float(), {kind: [seen[name] for name in per_layer] for kind, per_layer in names.items()}
 
-    def sublayer(kind, i, layer, attention, norm, x, memory, mask):
-        heads = None if head_mask is None else getattr(head_mask, kind)[i]
-        pick = None if chosen is None else chosen[kind][:, i]
-        x, out = attention_sublayer(layer, attention, norm, x, memory, mask, heads, pick,
-                                    None if clean is None else clean[kind][i])
-        outputs[kind].append(out)
-        return x
 
-    src_mask, tgt_mask = padding_mask(src, model.config.pad_id), target_mask(prefix, model.config.pad_id)
-    x = model.embed_tokens(src)
-    for i, layer in enumerate(model.encoder_layers):
-        x = sublayer("encoder", i, layer, layer.self_attn, layer.norm1, x, None, src_mask)
-        x, _ = layer.sublayer(x, layer.norm2, lambda h, f=layer.ff: (f(h), None))
-    memory = model.encoder_norm(x)
-    y = model.embed_tokens(prefix)
-    for i, layer in enumerate(model.decoder_layers):
-        y = sublayer("decoder", i, layer, layer.self_attn, layer.norm1, y, None, tgt_mask)
-        y = sublayer("cross", i, layer, layer.cross_attn, layer.norm2, y, memory, src_mask)
-        y, _ = layer.sublayer(y, layer.norm3, lambda h, f=layer.ff: (f(h), None))
-    return model.lm_head(model.decoder_norm(y)[:, -1]).float(), outputs
+def layer_counts(config) -> dict[str, int]:
+    return {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers, "cross": config.n_decoder_layers}
 
 
 def choices(config, device) -> tuple[dict[str, torch.Tensor], list[tuple[str, int, int]]]:
     """Per kind (R, layers, H) booleans: run 0 patches nothing, run 1 everything, then one head a run."""
-    H = config.n_heads
-    layers = {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers, "cross": config.n_decoder_layers}
+    H, layers = config.n_heads, layer_counts(config)
     single = [(kind, layer, head) for kind in KINDS for layer in range(layers[kind]) for head in range(H)]
     chosen = {kind: torch.zeros(2 + len(single), n, H, dtype=torch.bool, device=device) for kind, n in layers.items()}
     for kind in KINDS:

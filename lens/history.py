@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model import Translator
+from translation import Translator
 
 from .cost import PAGE
 from .explain import DecodingOptions, TextExplanation, explain_text

@@ -25,10 +25,25 @@ import torch
 import torch.nn.functional as F
 
 from model.heads import KINDS, HeadMask
+from translation.translator import padded
 
-from .attribute import BASELINE, METHODS, agreement, attention_maps, attribute_ids, special_token_masks, translate_ids
-from .checked_json import CheckpointFileError, checked_object, is_finite, is_whole, read_json, refused
-from .explain import padded
+from .attribute import (
+    BASELINE,
+    METHODS,
+    agreement,
+    attention_maps,
+    attribute_ids,
+    special_token_masks,
+    translate_ids,
+)
+from .checked_json import (
+    CheckpointFileError,
+    checked_object,
+    is_finite,
+    is_whole,
+    read_json,
+    refused,
+)
 
 VERSION = 1
 FILE = "head_importance.json"  # beside the weights
@@ -152,7 +167,7 @@ def slice_agreement(translator, val: ValSlice, method: str = "integrated_gradien
         src_ids, _ = translator.encode_source(text)
         tgt_ids = translate_ids(translator, src_ids, num_beams=1)
         scores = attribute_ids(model, src_ids, tgt_ids, method, steps).scores
-        _, cross = attention_maps(model, src_ids, tgt_ids)
+        _, cross = attention_maps(translator, src_ids, tgt_ids)
         per_head, per_layer, counted = agreement(cross, scores, *special_token_masks(c, src_ids, tgt_ids))
         hits += per_head * counted  # back from shares to counts, so long sentences weigh more
         hits_mean += per_layer * counted

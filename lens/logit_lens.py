@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import torch
 
-from model.attention import padding_mask, target_mask
-from model.translator import Translator
 from tokenizer import token_strings
+from translation.translator import Translator
 
 from .explain import DecodingOptions, decode_one
+from .stream import read, stages
 
 TOP = 5
 
@@ -39,21 +39,9 @@ class LogitLens:
 
 def decoder_states(model, src: torch.Tensor, tgt: torch.Tensor) -> tuple[list[str], list[torch.Tensor]]:
     """The names of the stages and the decoder's state (1, T, D) after each: the embedding, then every sublayer."""
-    src_mask, tgt_mask = padding_mask(src, model.config.pad_id), target_mask(tgt, model.config.pad_id)
-    memory, _ = model.encode(src, src_mask)
-    y = model.embed_tokens(tgt)
-    names, states = ["embedding"], [y]
-    for i, layer in enumerate(model.decoder_layers, 1):
-        y, _ = layer.sublayer(y, layer.norm1, lambda h, a=layer.self_attn: a(h, mask=tgt_mask))
-        names.append(f"layer {i} self-attention")
-        states.append(y)
-        y, _ = layer.sublayer(y, layer.norm2, lambda h, a=layer.cross_attn: a(h, memory, mask=src_mask))
-        names.append(f"layer {i} cross-attention")
-        states.append(y)
-        y, _ = layer.sublayer(y, layer.norm3, lambda h, f=layer.ff: (f(h), None))
-        names.append(f"layer {i} feed-forward")
-        states.append(y)
-    return names, states
+    labelled = stages(model.config, "decoder")
+    seen, _ = read(model, src, tgt, [name for _, name in labelled])
+    return [label for label, _ in labelled], [seen[name] for _, name in labelled]
 
 
 @torch.inference_mode()

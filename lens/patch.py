@@ -28,15 +28,14 @@ from dataclasses import dataclass
 
 import torch
 
-from model.attention import padding_mask
-from model.translator import Translator
 from tokenizer import token_strings
+from translation.translator import Translator
 
 from . import cost
 from .arguments import checked_whole, is_whole
 from .explain import DecodingOptions, decode_one
 from .head_patch import head_patching
-
+from .stream import encoder_levels, read, replacing
 
 
 @dataclass
@@ -61,55 +60,43 @@ class Patching:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def encoder_heads(head_mask, i: int):
-    return None if head_mask is None else head_mask.encoder[i]
-
-
 def encoder_states(model, src: torch.Tensor, head_mask=None) -> list[torch.Tensor]:
     """The residual stream of the encoder at every level: the embeddings, then each layer's output, (1, S, D) each."""
-    mask = padding_mask(src, model.config.pad_id)
-    states = [model.embed_tokens(src)]
-    for i, layer in enumerate(model.encoder_layers):
-        states.append(layer(states[-1], mask, heads=encoder_heads(head_mask, i))[0])
-    return states
+    levels = encoder_levels(model.config)
+    seen, _ = read(model, src, None, [name for _, name in levels], head_mask)
+    return [seen[name] for _, name in levels]
 
 
 def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: torch.Tensor, y: int, y_other: int,
                   head_mask=None) -> torch.Tensor:
     """d for each (level, position) patched run of the corrupted `src` (1, S): (L + 1, S).
 
-    A run patched at level l shares the corrupted run's stream below l, so it starts from it; the runs go
-    through the rest of the model `cost.rows_per_chunk` at a time, so memory stays bounded whatever S is."""
-    S, levels = src.size(1), len(clean)
+    The runs go through the model `cost.rows_per_chunk` at a time, so memory stays bounded whatever S is."""
+    S, levels = src.size(1), encoder_levels(model.config)
     corrupted = encoder_states(model, src, head_mask)
     per_run = cost.run_cells(model.config, S, prefix.size(1))
-    diffs = torch.empty(levels, S)
-    for level in range(levels):
+    diffs = torch.empty(len(levels), S)
+    for level, (_, name) in enumerate(levels):
         for positions in torch.arange(S).split(cost.rows_per_chunk(per_run)):
             x = corrupted[level].expand(len(positions), -1, -1).clone()  # (r, S, D)
             x[torch.arange(len(positions)), positions] = clean[level][0, positions]
-            diffs[level, positions] = run_from(model, src, x, level, prefix, head_mask, y, y_other)
+            diffs[level, positions] = patched_run(model, src, name, x, prefix, head_mask, y, y_other)
     return diffs
 
 
-def run_from(model, src: torch.Tensor, x: torch.Tensor, level: int, prefix: torch.Tensor, head_mask, y: int,
-             y_other: int) -> torch.Tensor:
-    """The encoder from `level` on for the r streams x (r, S, D), then the decoder after `prefix`: d per run (r,)."""
+def patched_run(model, src: torch.Tensor, name: str, x: torch.Tensor, prefix: torch.Tensor, head_mask, y: int,
+                y_other: int) -> torch.Tensor:
+    """The model on `src` with the r streams x (r, S, D) in the place of the tap `name`, the decoder after
+    `prefix`: d per run (r,)."""
     r = x.size(0)
-    mask = padding_mask(src.expand(r, -1), model.config.pad_id)
-    for i in range(level, len(model.encoder_layers)):
-        x = model.encoder_layers[i](x, mask, heads=encoder_heads(head_mask, i))[0]
-    hidden, _, _ = model.decode(prefix.expand(r, -1), model.encoder_norm(x), mask, head_mask=head_mask)
-    logits = model.lm_head(hidden[:, -1]).float()  # (r, V)
-    return (logits[:, y] - logits[:, y_other]).cpu()
+    _, logits = read(model, src.expand(r, -1), prefix.expand(r, -1), (), head_mask, replace=replacing({name: x}))
+    last = logits[:, -1].float()  # (r, V)
+    return (last[:, y] - last[:, y_other]).cpu()
 
 
 def last_logits(model, src: torch.Tensor, prefix: torch.Tensor, head_mask=None) -> torch.Tensor:
     """The logits of the next piece after `prefix` (1, t) for the German `src` (1, S): (V,)."""
-    mask = padding_mask(src, model.config.pad_id)
-    memory, _ = model.encode(src, mask, head_mask=head_mask)
-    hidden, _, _ = model.decode(prefix, memory, mask, head_mask=head_mask)
-    return model.lm_head(hidden[:, -1]).float()[0]
+    return model(src, prefix, head_mask=head_mask)[0, -1].float()
 
 
 def checked_pair(translator: Translator, clean: str, corrupted: str, step=None) -> tuple[list[int], list[int]]:

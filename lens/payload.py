@@ -39,7 +39,7 @@ def sentence_payload(source: str, explanation, words: dict[str, list], mean_log_
                      unfamiliar: bool, report: dict | None = None) -> dict:
     """One sentence for the page: tokens, words, per-token probabilities and every map in bytes.
 
-    `explanation` has the fields of model.translator.Explanation; `words` maps "src", "tgt", "in"
+    `explanation` has the fields of translation.translator.Explanation; `words` maps "src", "tgt", "in"
     to [(word, [piece positions])] of source, target and decoder-input tokens; `report` (lens.alarm's
     Familiarity.report) adds the training-data evidence and the alarm's reasons.
     """

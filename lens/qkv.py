@@ -19,12 +19,12 @@ import torch
 
 from model.attention import padding_mask, target_mask
 from model.heads import KINDS
-from model.translator import Translator
 from tokenizer import token_strings
+from translation.translator import Translator
 
 from .arguments import checked_whole
 from .explain import DecodingOptions, decode_one
-
+from .stream import attention_name, read
 
 
 @dataclass
@@ -62,28 +62,14 @@ def checked_position(kind, layer, head, row, config, rows: int) -> tuple[str, in
             checked_whole(row, "row", 1, rows, " (counted from 1)"))
 
 
-def _inputs(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int):
-    """The attention module of (kind, layer), its query-side input (1, L, D), key/value input (1, M, D) and mask."""
-    src_mask = padding_mask(src, model.config.pad_id)
-    x = model.embed_tokens(src)
-    for encoder_layer in model.encoder_layers[: layer - 1 if kind == "encoder" else len(model.encoder_layers)]:
-        x, _ = encoder_layer(x, src_mask)
-    if kind == "encoder":
-        norm = model.encoder_layers[layer - 1].norm1
-        h = norm(x) if model.config.norm_first else x
-        return model.encoder_layers[layer - 1].self_attn, h, h, src_mask
-    memory = model.encoder_norm(x)
-    tgt_mask = target_mask(tgt, model.config.pad_id)
-    y = model.embed_tokens(tgt)
-    for decoder_layer in model.decoder_layers[: layer - 1]:
-        y, _, _ = decoder_layer(y, memory, src_mask, tgt_mask)
-    current = model.decoder_layers[layer - 1]
-    if kind == "decoder":
-        h = current.norm1(y) if model.config.norm_first else y
-        return current.self_attn, h, h, tgt_mask
-    y, _ = current.sublayer(y, current.norm1, lambda h: current.self_attn(h, mask=tgt_mask))
-    h = current.norm2(y) if model.config.norm_first else y
-    return current.cross_attn, h, memory, src_mask
+def opened(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int) -> dict[str, torch.Tensor]:
+    """The `kind` attention of `layer` (from 1) in the teacher-forced pass: its q, k, v, weights and out, and its mask."""
+    name = attention_name(kind, layer - 1)
+    seen, _ = read(model, src, tgt, [f"{name}.{part}" for part in ("q", "k", "v", "weights", "out")], need_weights=True)
+    values = {part: seen[f"{name}.{part}"][0] for part in ("q", "k", "v", "weights", "out")}  # batch of one
+    pad = model.config.pad_id
+    values["mask"] = padding_mask(src, pad) if kind != "decoder" else target_mask(tgt, pad)
+    return values
 
 
 @torch.inference_mode()
@@ -94,25 +80,20 @@ def qkv(translator: Translator, text: str, kind: str, layer: int, head: int, row
     source_tokens, input_tokens = (token_strings(translator.tokenizer, ids) for ids in (sentence.source_ids, sentence.input_ids))
     rows = len(source_tokens) if kind == "encoder" else len(input_tokens)
     kind, layer, head, row = checked_position(kind, layer, head, row, translator.config, max(rows, 1))
-    model, device = translator.model, translator.device
+    device = translator.device
     src = torch.tensor([sentence.source_ids], device=device)  # (1, S)
     tgt = torch.tensor([sentence.input_ids], device=device)  # (1, T): BOS + the translation but its last piece
-    attention, h, memory_side, mask = _inputs(model, src, tgt, kind, layer)
-    if kind == "cross":
-        q_all, (k_all, v_all) = attention.project_query(h), attention.project_memory(memory_side)
-    else:
-        q_all, k_all, v_all = attention.project_qkv(h)  # (1, H, L, d_k) each
+    parts = opened(translator.model, src, tgt, kind, layer)
     i, j = head - 1, row - 1
-    q, k, v = q_all[0, i, j], k_all[0, i], v_all[0, i]  # (d_k,), (M, d_k), (M, d_k)
+    q, k, v = parts["q"][i, j], parts["k"][i], parts["v"][i]  # (d_k,), (M, d_k), (M, d_k)
     scores = k @ q  # (M,)
-    scaled = scores / math.sqrt(attention.d_k)
-    allowed = mask.expand(1, 1, q_all.size(2), k.size(0))[0, 0, j]  # (M,)
+    scaled = scores / math.sqrt(translator.config.d_k)
+    allowed = parts["mask"].expand(1, 1, parts["q"].size(1), k.size(0))[0, 0, j]  # (M,)
     weights = scaled.masked_fill(~allowed, float("-inf")).softmax(-1).masked_fill(~allowed, 0.0)
-    concat, _ = attention.attend_heads(q_all, k_all, v_all, mask)  # (L, D): every head of every row
     columns = source_tokens if kind != "decoder" else input_tokens
     row_tokens = source_tokens if kind == "encoder" else input_tokens
     writes = None if kind == "encoder" else token_strings(translator.tokenizer, sentence.output_ids[j : j + 1])[0]
     return OpenedRow(kind, layer, head, row, row_tokens[j], writes, list(columns), q.tolist(), k.tolist(), v.tolist(),
                      scores.tolist(), scaled.tolist(), allowed.tolist(), weights.tolist(), (weights @ v).tolist(),
-                     attention.out_proj(concat[j]).tolist())
+                     parts["out"][j].tolist())
 

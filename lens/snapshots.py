@@ -10,12 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from huggingface_hub import HfApi, constants, hf_hub_download
-from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    LocalEntryNotFoundError,
+    OfflineModeIsEnabled,
+)
 
-from model import Translator
-from model.hub import CheckpointError, resolve_file
-from model.weights import read_header
+from model.checkpoint.hub import CheckpointError, resolve_file
+from model.checkpoint.weights import read_header
 from tokenizer import fingerprint, load_tokenizer
+from translation import Translator
 
 # The layout, defined here once; training/snapshots.py writes it, this module reads it.
 FOLDER = "snapshots"  # in a checkpoint folder (and in its Hub repo's main branch)

@@ -1,7 +1,7 @@
 """A decoding trace: how a translation was made, step by step, from the search `generate` runs.
 
 `trace()` decodes once with the cached decoder and a recorder attached to the search (a
-SearchObserver, model/decoding.py): for every output step the chosen token, its probability,
+SearchObserver, generation/search.py): for every output step the chosen token, its probability,
 the top-k alternatives, the entropy and the attention rows of that step; with beams, every
 hypothesis the search kept (the beam tree) and the ranked n-best list.
 Shape legend: L decoder layers, H heads, S source tokens, t tokens read at a step (BOS first),
@@ -16,10 +16,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from model import Translator
+from generation.step import StepAttention
 from model.heads import HeadMask
-from model.step import StepAttention
 from tokenizer import token_strings
+from translation import Translator
 
 
 @dataclass

@@ -1,8 +1,7 @@
-"""Attention Lens: a hand-written encoder-decoder Transformer for German -> English."""
+"""Attention Lens: the encoder-decoder Transformer of "Attention Is All You Need", written by hand."""
 
+from .checkpoint.hub import CheckpointError
 from .config import ConfigError, TransformerConfig
-from .hub import CheckpointError
 from .transformer import AttentionMaps, Transformer
-from .translator import Explanation, Translator
 
-__all__ = ["AttentionMaps", "CheckpointError", "ConfigError", "Explanation", "Transformer", "TransformerConfig", "Translator"]
+__all__ = ["AttentionMaps", "CheckpointError", "ConfigError", "Transformer", "TransformerConfig"]

@@ -1,24 +1,19 @@
 """Scaled dot-product attention, multi-head attention and the masks they take.
 
 Shape legend: B batch, H heads, L query length, M key length, D model width (d_model),
-d_k head width (D // H); while generating N decoder rows (B sentences x K beams), S source
-length, t tokens so far. Masks are boolean and True where attention is allowed; they
+d_k head width (D // H). Masks are boolean and True where attention is allowed; they
 broadcast to (B, H, L, M).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .step_linear import StepLinear, step_linear
-
-if TYPE_CHECKING:  # a type hint only: the cache lives with the decoder that owns it
-    from .step import KVCache
+from .taps import Tap, offer
 
 
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
@@ -37,18 +32,20 @@ def target_mask(tgt: Tensor, pad_id: int) -> Tensor:
 
 
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0, need_weights: bool = False
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0, need_weights: bool = False,
+    tap: Tap | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(Q K^T / sqrt(d_k)) V for q (B, H, L, d_k), k and v (B, H, M, d_k).
 
     Returns the output (B, H, L, d_k) and, when `need_weights`, the post-softmax weights
-    (B, H, L, M) before dropout. Without weights the fused PyTorch kernel does the same sum.
+    (B, H, L, M) before dropout, which `tap` sees as "scores" and "weights". Without weights the fused
+    PyTorch kernel does the same sum.
     """
     if not need_weights:
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         return out, None
 
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, H, L, M)
+    scores = offer(tap, "scores", q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)))  # (B, H, L, M)
     if mask is not None:
         # -inf rather than a large negative number: a masked key then gets exactly zero weight
         # in every dtype (a -1e9 would overflow in fp16 and leak weight in bf16).
@@ -58,6 +55,7 @@ def scaled_dot_product_attention(
         # A row whose keys are all masked is all -inf and softmaxes to NaN; give it zero weight
         # everywhere instead, which is what the fused kernel returns for such a row.
         weights = weights.masked_fill(~mask, 0.0)
+    weights = offer(tap, "weights", weights)
     out = F.dropout(weights, p=dropout_p) @ v  # (B, H, L, d_k)
     return out, weights
 
@@ -106,75 +104,37 @@ class MultiHeadAttention(nn.Module):
 
     def attend_heads(
         self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = False,
-        head_mask: Tensor | None = None,
+        head_mask: Tensor | None = None, tap: Tap | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """The heads' attention, concatenated before W_O: (B*L, D), and the weights (B, H, L, M) or None.
 
         `head_mask` (H,) scales each head's output before W_O: 0.0 switches a head off.
         """
         dropout_p = self.dropout if self.training else 0.0
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, need_weights)  # (B, H, L, d_k)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, need_weights, tap)  # (B, H, L, d_k)
         if head_mask is not None:
             out = out * head_mask.view(1, -1, 1, 1)  # a 1.0 leaves a head's output bit for bit
+        out = offer(tap, "heads", out)
         B, H, L, d_k = out.shape
         return out.transpose(1, 2).reshape(B * L, H * d_k), weights  # (B*L, D): heads concatenated
 
-    def step_weights(self, precision: str = "fp32") -> tuple[StepLinear, StepLinear]:
-        """The input projection (W_Q alone for cross-attention) and W_O, laid out for one-token steps."""
-        D = self.d_model
-        rows = slice(0, D) if self.cross else slice(0, 3 * D)
-        return (step_linear(self.in_proj.weight[rows], self.in_proj.bias[rows], precision),
-                step_linear(self.out_proj.weight, self.out_proj.bias, precision))
-
-    def self_attention_step(
-        self, x: Tensor, cache: KVCache, weights: tuple[StepLinear, StepLinear], need_weights: bool = False,
-        head_mask: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """Self-attention of the newest token x (N, D) over itself and the cached earlier ones.
-
-        `weights` from `step_weights`. Returns (N, D) and the attention weights (N, H, 1, t);
-        the token's key and value join the cache.
-        """
-        in_proj, out_proj = weights
-        N = x.size(0)
-        q, k, v = in_proj(x).view(N, 3, self.n_heads, 1, self.d_k).unbind(1)  # 3 x (N, H, 1, d_k)
-        keys, values = cache.append(k, v)  # (N, H, t, d_k): no mask, every cached step is in the past
-        out, attn = self.attend_heads(q, keys, values, None, need_weights, head_mask)  # (N, D)
-        return out_proj(out), attn
-
-    def cross_attention_step(
-        self, x: Tensor, memory_kv: tuple[Tensor, Tensor], mask: Tensor, weights: tuple[StepLinear, StepLinear],
-        need_weights: bool = False, head_mask: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """Cross-attention of the newest token x (N, D) of K = N / B beams per sentence.
-
-        memory_kv: `project_memory` of the B sentences, (B, H, S, d_k) each; mask (B, 1, 1, S).
-        Returns (N, D) and the attention weights (N, H, 1, S).
-        """
-        query_proj, out_proj = weights
-        keys, values = memory_kv
-        B, N = keys.size(0), x.size(0)
-        # A sentence's K beams attend to its memory together, as K queries of one attention.
-        q = query_proj(x).view(B, N // B, self.n_heads, self.d_k).transpose(1, 2)  # (B, H, K, d_k)
-        out, attn = self.attend_heads(q, keys, values, mask, need_weights, head_mask)  # (N, D): rows b*K+k
-        if attn is not None:
-            attn = attn.transpose(1, 2).reshape(N, self.n_heads, 1, keys.size(2))  # (N, H, 1, S)
-        return out_proj(out), attn
-
     def forward(
         self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, need_weights: bool = False,
-        head_mask: Tensor | None = None,
+        head_mask: Tensor | None = None, tap: Tap | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from x (B, L, D) to itself, or (cross) to the encoder `memory` (B, M, D).
 
-        Returns the output (B, L, D) and the weights (B, H, L, M) or None. Generation calls the
-        one token at a time, with `self_attention_step` and `cross_attention_step`.
+        Returns the output (B, L, D) and the weights (B, H, L, M) or None. `tap` (model/taps.py)
+        sees q, k, v, heads and out, and with `need_weights` the scores and weights. (Generation runs the same projections one
+        token at a time: generation/step.py.)
         """
         if self.cross:
             q = self.project_query(x)  # (B, H, L, d_k)
             k, v = self.project_memory(memory)  # (B, H, M, d_k)
         else:
             q, k, v = self.project_qkv(x)  # (B, H, L, d_k)
-        out, weights = self.attend_heads(q, k, v, mask, need_weights, head_mask)  # (B*L, D)
+        if tap is not None:
+            q, k, v = tap("q", q), tap("k", k), tap("v", v)
+        out, weights = self.attend_heads(q, k, v, mask, need_weights, head_mask, tap)  # (B*L, D)
         B, L, D = x.shape
-        return self.out_proj(out).view(B, L, D), weights
+        return offer(tap, "out", self.out_proj(out).view(B, L, D)), weights

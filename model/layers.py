@@ -1,26 +1,24 @@
 """The building blocks of the paper: positional encoding, feed-forward, encoder and decoder layers.
 
 Shape legend: B batch, S source length, T target length, H heads, D model width (d_model),
-N decoder rows during generation (B sentences x K beams), d_k head width.
+d_k head width.
 Every sublayer is wrapped in a residual connection and LayerNorm: Post-LN
 (x = norm(x + sublayer(x)), the paper) or Pre-LN (x = x + sublayer(norm(x)), `norm_first`),
-written once in `ResidualLayer.sublayer`. `DecoderLayer.step` is the same layer for one new
-token, reading earlier steps from a KVCache: the fast path generation uses.
+written once in `ResidualLayer.sublayer`. (Generation runs the decoder layer one token at a time
+with a key/value cache: generation/step.py.)
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import MultiHeadAttention
-from .step import KVCache
-from .step_linear import StepLinear, step_linear
+from .taps import Tap, offer, under
 
 SublayerOutput = tuple[Tensor, Tensor | None]  # (output, attention weights or None)
 
@@ -58,19 +56,9 @@ class FeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor) -> Tensor:
-        return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, L, D) -> (B, L, d_ff) -> (B, L, D)
-
-    def step_weights(self, precision: str = "fp32") -> tuple[StepLinear, StepLinear]:
-        """W1 and W2 laid out for one-token steps."""
-        return (step_linear(self.linear1.weight, self.linear1.bias, precision),
-                step_linear(self.linear2.weight, self.linear2.bias, precision))
-
-    @staticmethod
-    def step(x: Tensor, weights: tuple[StepLinear, StepLinear]) -> Tensor:
-        """`forward` for x (N, D) with `step_weights` (generation: no dropout)."""
-        linear1, linear2 = weights
-        return linear2(F.relu(linear1(x)))  # (N, D) -> (N, d_ff) -> (N, D)
+    def forward(self, x: Tensor, tap: Tap | None = None) -> Tensor:
+        hidden = offer(tap, "hidden", F.relu(self.linear1(x)))  # (B, L, D) -> (B, L, d_ff)
+        return offer(tap, "out", self.linear2(self.dropout(hidden)))  # -> (B, L, D)
 
 
 class ResidualLayer(nn.Module):
@@ -81,12 +69,14 @@ class ResidualLayer(nn.Module):
         self.norm_first = norm_first
         self.dropout = nn.Dropout(dropout)  # on each sublayer's output, before the residual sum
 
-    def sublayer(self, x: Tensor, norm: Callable[[Tensor], Tensor], f: Callable[[Tensor], SublayerOutput]) -> SublayerOutput:
-        """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)); f's weights pass through."""
+    def sublayer(self, x: Tensor, norm: Callable[[Tensor], Tensor], f: Callable[[Tensor], SublayerOutput],
+                 tap: Tap | None = None) -> SublayerOutput:
+        """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)); f's weights pass through.
+        `tap` sees the stream after the sublayer as "resid"."""
         out, weights = f(norm(x) if self.norm_first else x)
         if self.training:  # generation skips the call: nine a step add up
             out = self.dropout(out)
-        return (x + out if self.norm_first else norm(x + out)), weights
+        return offer(tap, "resid", x + out if self.norm_first else norm(x + out)), weights
 
 
 class EncoderLayer(ResidualLayer):
@@ -100,15 +90,17 @@ class EncoderLayer(ResidualLayer):
         self.norm2 = nn.LayerNorm(d_model)
 
     def forward(
-        self, x: Tensor, src_mask: Tensor | None, need_weights: bool = False, heads: Tensor | None = None
+        self, x: Tensor, src_mask: Tensor | None, need_weights: bool = False, heads: Tensor | None = None,
+        tap: Tap | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """x (B, S, D), src_mask (B, 1, 1, S) -> (B, S, D) and the self-attention weights (B, H, S, S).
 
-        `heads` (H,): 1.0 keeps a head, 0.0 switches it off (model/heads.py).
+        `heads` (H,): 1.0 keeps a head, 0.0 switches it off (model/heads.py). `tap`: model/taps.py.
         """
+        attn_tap, ff_tap = under(tap, "self_attn"), under(tap, "ff")
         x, weights = self.sublayer(x, self.norm1, lambda h: self.self_attn(h, mask=src_mask, need_weights=need_weights,
-                                                                           head_mask=heads))
-        x, _ = self.sublayer(x, self.norm2, lambda h: (self.ff(h), None))
+                                                                           head_mask=heads, tap=attn_tap), attn_tap)
+        x, _ = self.sublayer(x, self.norm2, lambda h: (self.ff(h, ff_tap), None), ff_tap)
         return x, weights
 
 
@@ -133,75 +125,16 @@ class DecoderLayer(ResidualLayer):
         need_weights: bool = False,
         self_heads: Tensor | None = None,
         cross_heads: Tensor | None = None,
+        tap: Tap | None = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """x (B, T, D), memory (B, S, D) -> (B, T, D), self weights (B, H, T, T), cross weights (B, H, T, S).
 
-        `self_heads`, `cross_heads` (H,): 1.0 keeps a head, 0.0 switches it off.
+        `self_heads`, `cross_heads` (H,): 1.0 keeps a head, 0.0 switches it off. `tap`: model/taps.py.
         """
-        x, self_weights = self.sublayer(
-            x, self.norm1, lambda h: self.self_attn(h, mask=tgt_mask, need_weights=need_weights, head_mask=self_heads)
-        )
-        x, cross_weights = self.sublayer(
-            x, self.norm2,
-            lambda h: self.cross_attn(h, memory, mask=src_mask, need_weights=need_weights, head_mask=cross_heads),
-        )
-        x, _ = self.sublayer(x, self.norm3, lambda h: (self.ff(h), None))
+        self_tap, cross_tap, ff_tap = under(tap, "self_attn"), under(tap, "cross_attn"), under(tap, "ff")
+        x, self_weights = self.sublayer(x, self.norm1, lambda h: self.self_attn(
+            h, mask=tgt_mask, need_weights=need_weights, head_mask=self_heads, tap=self_tap), self_tap)
+        x, cross_weights = self.sublayer(x, self.norm2, lambda h: self.cross_attn(
+            h, memory, mask=src_mask, need_weights=need_weights, head_mask=cross_heads, tap=cross_tap), cross_tap)
+        x, _ = self.sublayer(x, self.norm3, lambda h: (self.ff(h, ff_tap), None), ff_tap)
         return x, self_weights, cross_weights
-
-    def memory_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
-        """Cross-attention keys and values of the memory (B, S, D), (B, H, S, d_k) each: once per sentence."""
-        return self.cross_attn.project_memory(memory)
-
-    def step_weights(self, precision: str = "fp32") -> DecoderStepWeights:
-        """This layer's matrices laid out for one-token steps, in `precision` ("fp32" or "int8")."""
-        norms = [StepLayerNorm(n) for n in (self.norm1, self.norm2, self.norm3)]
-        return DecoderStepWeights(self.self_attn.step_weights(precision), self.cross_attn.step_weights(precision),
-                                  self.ff.step_weights(precision), norms)
-
-    def step(
-        self,
-        x: Tensor,
-        cache: KVCache,
-        memory_kv: tuple[Tensor, Tensor],
-        src_mask: Tensor,
-        weights: DecoderStepWeights,
-        need_weights: bool = False,
-        self_heads: Tensor | None = None,
-        cross_heads: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        """`forward` for the newest token only: x (N, D) -> (N, D), self weights (N, H, 1, t), cross (N, H, 1, S).
-
-        Earlier tokens' keys and values come from `cache`; memory_kv (B, H, S, d_k) and src_mask
-        (B, 1, 1, S) hold one entry per sentence, shared by its K = N / B beams.
-        """
-        norm1, norm2, norm3 = weights.norms
-        x, self_weights = self.sublayer(
-            x, norm1, lambda h: self.self_attn.self_attention_step(h, cache, weights.self_attn, need_weights, self_heads)
-        )
-        x, cross_weights = self.sublayer(
-            x, norm2,
-            lambda h: self.cross_attn.cross_attention_step(h, memory_kv, src_mask, weights.cross_attn, need_weights,
-                                                           cross_heads),
-        )
-        x, _ = self.sublayer(x, norm3, lambda h: (FeedForward.step(h, weights.ff), None))
-        return x, self_weights, cross_weights
-
-
-@dataclass
-class DecoderStepWeights:
-    """A decoder layer's parameters for steps: (input projection, W_O) of each attention, (W1, W2), norms 1-3."""
-
-    self_attn: tuple[StepLinear, StepLinear]
-    cross_attn: tuple[StepLinear, StepLinear]
-    ff: tuple[StepLinear, StepLinear]
-    norms: list[StepLayerNorm]
-
-
-class StepLayerNorm:
-    """An nn.LayerNorm called without the module machinery: steps are short, and call it nine times."""
-
-    def __init__(self, norm: nn.LayerNorm):
-        self.shape, self.weight, self.bias, self.eps = norm.normalized_shape, norm.weight, norm.bias, norm.eps
-
-    def __call__(self, x: Tensor) -> Tensor:
-        return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)

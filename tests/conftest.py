@@ -14,8 +14,9 @@ def tiny_checkpoint(tmp_path_factory):
     if not HAS_CORPUS:
         pytest.skip(f"Multi30k not found in {DATA_DIR}: set MULTI30K_DIR")
     import data
-    from model import Transformer, TransformerConfig, Translator
+    from model import Transformer, TransformerConfig
     from tokenizer import train_tokenizer
+    from translation import Translator
 
     train = data.load_split(DATA_DIR, "train")
     tokenizer = train_tokenizer(train.src[:2000] + train.tgt[:2000], vocab_size=600)
@@ -30,7 +31,7 @@ def tiny_checkpoint(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tiny_translator(tiny_checkpoint):
     """The tiny checkpoint loaded as a Translator on the CPU."""
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 
@@ -48,7 +49,8 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(scope="module", params=[False, True], ids=["post-ln", "pre-ln"])
 def both_norms(request, tiny_checkpoint):
     """The tiny checkpoint (Post-LN, the paper's), then an untrained Pre-LN model of its shape and tokenizer."""
-    from model import Transformer, TransformerConfig, Translator
+    from model import Transformer, TransformerConfig
+    from translation import Translator
 
     shipped = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     if not request.param:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ui.app_process import launch_app
 from tests.test_public import post, raw_call, result_of
+from ui.app_process import launch_app
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent

@@ -47,7 +47,7 @@ def client(server):
 
 @pytest.fixture(scope="module")
 def reference(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 

@@ -23,7 +23,7 @@ def builders(parent: int) -> list[int]:
             command = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue  # gone meanwhile
-        if (parent == 0 or ppid == parent) and b"model.build_child" in command:
+        if (parent == 0 or ppid == parent) and b"compiled.build_child" in command:
             found.append(int(entry.name))
     return found
 

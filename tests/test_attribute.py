@@ -188,7 +188,7 @@ def test_special_tokens_are_left_out():
 
 
 def test_attribute_a_sentence(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     result = attribute(translator, "Ein Mann fährt Fahrrad.", steps=8, num_beams=1, max_new_tokens=6)

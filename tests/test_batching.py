@@ -8,7 +8,6 @@ import pytest
 
 from ui.batching import Batcher
 
-
 pytestmark = [pytest.mark.server]
 class Model:
     """A model call that records each batch and can be held busy until released."""
@@ -163,9 +162,8 @@ def test_concurrent_calls_through_the_server_share_batches_and_each_gets_its_own
 
     from gradio_client import Client
 
-    from ui.shared_calls import batched_calls
-
     from lens.explain import sentences_of
+    from ui.shared_calls import batched_calls
 
     texts = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch.",
              "Kinder spielen Fußball.", "Ein Mädchen trinkt Wasser. Ein Junge lacht.", "Der Hund schläft."]
@@ -192,8 +190,8 @@ def test_concurrent_calls_through_the_server_share_batches_and_each_gets_its_own
 
 def test_on_zerogpu_every_call_runs_alone_as_before(tiny_checkpoint, monkeypatch):
     import ui.shared_calls
-    from model import Translator
     from lens.explain import DecodingOptions
+    from translation import Translator
     from ui.public import BATCH_SENTENCES, CONCURRENCY
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")

@@ -1,4 +1,4 @@
-"""model/compiled.py: the compiled decoder step gives the eager path's tokens (greedy and beam, batched and
+"""compiled/decoder.py: the compiled decoder step gives the eager path's tokens (greedy and beam, batched and
 alone, past the first cache growth, with a forced prefix), is used only where it fits, and falls back
 cleanly where it cannot compile; a package in the cache is loaded, not built again. Two builds for the
 module (the tiny checkpoint, fp32 and int8: about 25-50 s each here)."""
@@ -8,7 +8,7 @@ import logging
 import pytest
 import torch
 
-from model import Translator
+from translation import Translator
 
 pytestmark = pytest.mark.slow
 SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch im Park.",
@@ -49,17 +49,17 @@ def test_compiled_and_eager_give_the_same_tokens_batched_and_alone(pair, num_bea
 def test_the_step_ranks_with_the_bans_as_the_eager_search_does(pair):
     """The log-softmax and top-k inside the compiled step, with a banned id (the one it likes best) added as -inf:
     the same ids, in the same order, and the same log-probabilities as ranking its logits eagerly."""
-    from model.compiled import TOP, CompiledDecoder
-    from model.decoding import _Banned
+    from compiled.decoder import TOP, CompiledDecoder
+    from generation.bans import Banned
 
     eager, compiled = pair
     config, step = eager.config, compiled.model.compiled_step
     src = torch.tensor([eager.encode_source(SENTENCES[0])[0]])
     tokens = torch.full((3, 1), config.bos_id)
     logits = CompiledDecoder(step, src, 3, 10)(tokens)[0]  # (3, V)
-    banned = _Banned(config, 5, src.device).bias(0).clone()
+    banned = Banned(config, 5, src.device).bias(0).clone()
     assert banned[[config.pad_id, config.bos_id, config.eos_id]].isneginf().all() and banned.isfinite().sum() == config.vocab_size - 3
-    assert _Banned(config, 5, src.device).bias(5).isneginf().sum() == 2  # EOS allowed from min_new_tokens on
+    assert Banned(config, 5, src.device).bias(5).isneginf().sum() == 2  # EOS allowed from min_new_tokens on
     favourite = int(logits[0].argmax())
     banned[favourite] = float("-inf")
     top, ids = CompiledDecoder(step, src, 3, 10).ranked(tokens, banned)
@@ -103,7 +103,7 @@ def test_without_a_compiler_it_says_why_once_and_decodes_eagerly(tiny_checkpoint
     monkeypatch.setattr("shutil.which", lambda name: None)
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     reference = translator.translate(SENTENCES[0])
-    with caplog.at_level(logging.WARNING, logger="model.compiled"):
+    with caplog.at_level(logging.WARNING, logger="compiled.decoder"):
         step = translator.compile(cache_dir=tmp_path)
         translator.compile(cache_dir=tmp_path)  # asked again: said once
     assert not step.ready and "no C++ compiler" in step.failure
@@ -113,10 +113,10 @@ def test_without_a_compiler_it_says_why_once_and_decodes_eagerly(tiny_checkpoint
 
 def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monkeypatch, caplog):
     """The compiled packages stood in for by the eager graphs (so no compiling here), failing at the third step
-    as a package call that fails (model/package_runner.py's check): the search goes on eagerly, from a rebuilt cache."""
-    from model.compiled import TOP, CompiledDecoder, CompiledStep, versions
-    from model.step import CachedDecoder
-    from model.step_graph import EncoderGraph
+    as a package call that fails (compiled/package_runner.py's check): the search goes on eagerly, from a rebuilt cache."""
+    from compiled.decoder import TOP, CompiledDecoder, CompiledStep, versions
+    from compiled.step_graph import EncoderGraph
+    from generation.step import CachedDecoder
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     reference = translator.translate(SENTENCES, num_beams=4, max_new_tokens=20)
@@ -145,7 +145,7 @@ def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monke
     monkeypatch.setattr(CompiledDecoder, "_compiled", stand_in)
     monkeypatch.setattr(CompiledDecoder, "reorder", reorder_both)
     translator.model.compiled_step = step
-    with caplog.at_level(logging.WARNING, logger="model.compiled"):
+    with caplog.at_level(logging.WARNING, logger="compiled.decoder"):
         got = translator.translate(SENTENCES, num_beams=4, max_new_tokens=20)
     assert len(calls) == 3 and got == reference
     assert "off from now on" in caplog.text and step.failure.startswith("RuntimeError") and not step.usable()
@@ -153,7 +153,7 @@ def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monke
 
 def test_int8_weights_in_the_compiled_step_stay_close_to_fp32(pair, tiny_checkpoint):
     """quantize="int8" compiles a step with weight-only int8 matrices: its logits stay within int8's rounding."""
-    from model.compiled import CompiledDecoder
+    from compiled.decoder import CompiledDecoder
 
     fp32 = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     int8 = Translator.from_pretrained(tiny_checkpoint, device="cpu", quantize="int8")
@@ -186,7 +186,7 @@ def test_the_package_in_the_cache_is_loaded_not_built_again(pair, tiny_checkpoin
 
 
 def test_a_package_is_named_for_everything_it_is_built_from(tiny_checkpoint, tmp_path):
-    from model.ahead_of_time import packages
+    from compiled.ahead_of_time import packages
 
     model = Translator.from_pretrained(tiny_checkpoint, device="cpu").model
     names = packages(tmp_path, model, "fp32", 1)
@@ -205,7 +205,7 @@ def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp
     broken step package is noticed and replaced, the good encoder package kept, and both decode."""
     import shutil
 
-    import model.compiled
+    import compiled.decoder
 
     built = pair[1].model.compiled_step.packages
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
@@ -219,8 +219,8 @@ def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp
         for name, path in wanted.items():
             shutil.copy(built[name], path)
 
-    monkeypatch.setattr(model.compiled, "build_in_child", copy_built)
-    with caplog.at_level(logging.WARNING, logger="model.compiled"):
+    monkeypatch.setattr(compiled.decoder, "build_in_child", copy_built)
+    with caplog.at_level(logging.WARNING, logger="compiled.decoder"):
         step = translator.compile(cache_dir=tmp_path)
     assert step.ready and step.built and asked == {"step": broken}, step.failure
     assert "does not load" in caplog.text and broken.stat().st_size == built["step"].stat().st_size
@@ -229,7 +229,7 @@ def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp
 
 
 def test_a_failing_build_says_what_failed_and_decoding_stays_eager(tiny_checkpoint, tmp_path):
-    from model.compiled import CompiledStep
+    from compiled.decoder import CompiledStep
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     reference = translator.translate(SENTENCES[1])
@@ -242,9 +242,9 @@ def test_a_failing_build_says_what_failed_and_decoding_stays_eager(tiny_checkpoi
 
 def test_the_pages_the_weights_were_copied_from_are_given_back(pair):
     """Creating a package's model copies its weights out of the library; the read-only pages they came from
-    are dropped from memory after (model/package_memory.py), and the step still gives the same logits."""
-    from model.package_runner import PackageRunner
-    from model.step_graph import example_inputs
+    are dropped from memory after (compiled/package_memory.py), and the step still gives the same logits."""
+    from compiled.package_runner import PackageRunner
+    from compiled.step_graph import example_inputs
 
     step = pair[1].model.compiled_step
     library = step.packages["step"].with_suffix(".so")
@@ -271,7 +271,7 @@ def test_the_constants_a_package_never_reads_are_found_in_its_wrapper(tmp_path):
     binds and never uses is unused (names inside strings do not count)."""
     import zipfile
 
-    from model.package_memory import unused_constants
+    from compiled.package_memory import unused_constants
 
     source = """
     constants_info_[0].name = "w";
@@ -292,12 +292,12 @@ def test_the_constants_a_package_never_reads_are_found_in_its_wrapper(tmp_path):
 
 
 def test_another_thread_runs_while_the_compiled_step_runs(pair):
-    """The package is called without the interpreter lock (model/package_runner.py): a Python loop beside a
+    """The package is called without the interpreter lock (compiled/package_runner.py): a Python loop beside a
     thread that runs the step over and over keeps most of its speed."""
     import threading
     import time
 
-    from model.step_graph import example_inputs
+    from compiled.step_graph import example_inputs
 
     step = pair[1].model.compiled_step
     inputs = example_inputs(step.model, sentences=4, beams=4, cached=64, source=40)  # 16 rows: a long call

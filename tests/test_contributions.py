@@ -9,9 +9,9 @@ import torch
 
 from lens.contributions import contributions, decoder_rollout, parts_of_block, shares_of
 from lens.explain import DecodingOptions, decode_one
-from model import Translator
 from model.attention import padding_mask, target_mask
 from model.heads import HeadMask
+from translation import Translator
 
 SENTENCE = "Ein Mann fährt mit seinem Fahrrad."
 OPTIONS = DecodingOptions(num_beams=1, max_new_tokens=8)

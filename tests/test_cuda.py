@@ -15,8 +15,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model import Transformer, TransformerConfig, Translator
+from generation import generate
+from model import Transformer, TransformerConfig
 from tests.corpus import DATA_DIR, HAS_CORPUS
+from translation import Translator
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),
@@ -62,7 +64,7 @@ def batch_of(translator: Translator, sentences: list[str]) -> torch.Tensor:
 def test_fp32_logits_and_greedy_translations_match_the_cpu(translators, sentences):
     cpu, gpu = translators
     src = batch_of(cpu, sentences)  # (B, S)
-    tgt = torch.cat([torch.full((len(src), 1), cpu.config.bos_id), cpu.model.generate(src, max_new_tokens=40)], 1)
+    tgt = torch.cat([torch.full((len(src), 1), cpu.config.bos_id), generate(cpu.model, src, max_new_tokens=40)], 1)
     with torch.inference_mode():
         expected = cpu.model(src, tgt[:, :-1])
         actual = gpu.model(src.cuda(), tgt[:, :-1].cuda()).cpu()
@@ -74,7 +76,7 @@ def test_fp32_logits_and_greedy_translations_match_the_cpu(translators, sentence
 def test_bf16_autocast_inference_is_close_to_cpu_fp32(translators, sentences):
     cpu, gpu = translators
     src = batch_of(cpu, sentences)
-    tgt = torch.cat([torch.full((len(src), 1), cpu.config.bos_id), cpu.model.generate(src, max_new_tokens=40)], 1)
+    tgt = torch.cat([torch.full((len(src), 1), cpu.config.bos_id), generate(cpu.model, src, max_new_tokens=40)], 1)
     tgt_in, real = tgt[:, :-1], tgt[:, 1:] != cpu.config.pad_id  # (B, T), positions that hold a token
     with torch.inference_mode():
         expected = F.log_softmax(cpu.model(src, tgt_in), -1)  # (B, T, V)
@@ -92,8 +94,8 @@ def test_bf16_autocast_inference_is_close_to_cpu_fp32(translators, sentences):
 def test_cached_decoding_equals_uncached_on_the_gpu(translators, sentences, num_beams):
     _, gpu = translators
     src = batch_of(gpu, sentences[:16]).cuda()
-    cached = gpu.model.generate(src, max_new_tokens=40, num_beams=num_beams, use_cache=True)
-    uncached = gpu.model.generate(src, max_new_tokens=40, num_beams=num_beams, use_cache=False)
+    cached = generate(gpu.model, src, max_new_tokens=40, num_beams=num_beams, use_cache=True)
+    uncached = generate(gpu.model, src, max_new_tokens=40, num_beams=num_beams, use_cache=False)
     assert torch.equal(cached, uncached)
 
 

@@ -7,9 +7,15 @@ from pathlib import Path
 import pytest
 
 import data
-from tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer, token_strings, train_tokenizer
 from tests.corpus import DATA_DIR, needs_corpus
-
+from tokenizer import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    load_tokenizer,
+    token_strings,
+    train_tokenizer,
+)
 
 
 @pytest.fixture(scope="module")

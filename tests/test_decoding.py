@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from generation import generate
 from tests.test_model import batch_of_sources, random_ids, tiny_model
 
 PAD = 0
@@ -18,9 +19,9 @@ def test_own_prefix_reproduces_free_decoding():
     model = tiny_model(seed=21)
     for row in range(4):
         src = batch_of_sources()[row : row + 1]
-        free = strip(model.generate(src, max_new_tokens=12)[0].tolist())
+        free = strip(generate(model, src, max_new_tokens=12)[0].tolist())
         for t in range(len(free)):
-            forced = model.generate(src, max_new_tokens=12, prefix=free[:t])
+            forced = generate(model, src, max_new_tokens=12, prefix=free[:t])
             assert strip(forced[0].tolist()) == free, (row, t)
 
 
@@ -29,11 +30,11 @@ def test_prefix_is_followed_then_decoding_is_free_cached_as_uncached(num_beams):
     model = tiny_model(seed=22)
     src = batch_of_sources()
     prefix = [7, 8, 9]
-    cached = model.generate(src, max_new_tokens=10, num_beams=num_beams, prefix=prefix)
-    uncached = model.generate(src, max_new_tokens=10, num_beams=num_beams, prefix=prefix, use_cache=False)
+    cached = generate(model, src, max_new_tokens=10, num_beams=num_beams, prefix=prefix)
+    uncached = generate(model, src, max_new_tokens=10, num_beams=num_beams, prefix=prefix, use_cache=False)
     assert cached.tolist() == uncached.tolist()
     assert all(row[:3] == prefix for row in cached.tolist())
-    free = model.generate(src, max_new_tokens=10, num_beams=num_beams)
+    free = generate(model, src, max_new_tokens=10, num_beams=num_beams)
     assert free[:, :3].tolist() != [prefix] * 4  # the prefix was not what the model would say anyway
 
 
@@ -41,15 +42,15 @@ def test_impossible_prefixes_get_clear_errors():
     model = tiny_model()
     src = random_ids(1, 5, 1)
     with pytest.raises(ValueError, match="longer than the 4 new tokens"):
-        model.generate(src, max_new_tokens=4, prefix=[5] * 5)
+        generate(model, src, max_new_tokens=4, prefix=[5] * 5)
     with pytest.raises(ValueError, match="not ordinary tokens"):
-        model.generate(src, max_new_tokens=4, prefix=[5, model.config.eos_id])
+        generate(model, src, max_new_tokens=4, prefix=[5, model.config.eos_id])
     with pytest.raises(ValueError, match="not ordinary tokens"):
-        model.generate(src, max_new_tokens=4, prefix=[500])
+        generate(model, src, max_new_tokens=4, prefix=[500])
 
 
 def test_translator_prefix_text_and_ids(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     text = "Zwei Hunde spielen im Schnee."
@@ -65,7 +66,7 @@ def test_translator_prefix_text_and_ids(tiny_checkpoint):
 
 
 def test_translator_prefix_errors(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     with pytest.raises(ValueError, match="longer than the model's max_len"):
@@ -85,7 +86,7 @@ def test_translator_prefix_errors(tiny_checkpoint):
 
 
 def test_target_probs_are_the_teacher_forced_probabilities(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     text = "Ein Mann fährt Fahrrad."

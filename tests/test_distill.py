@@ -9,9 +9,9 @@ import pytest
 
 import data
 import train
-from model import Translator
 from tests.corpus import DATA_DIR, needs_corpus
 from training.evidence import training_corpora
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("distill", ROOT / "recipes" / "everyday" / "distill.py")

@@ -9,9 +9,9 @@ import pytest
 
 import data
 import train
-from model import Translator
 from tests.corpus import DATA_DIR, needs_corpus
 from training import everyday_corpus as ding
+from translation import Translator
 
 # Lines in the dictionary's format: German parts | ... :: English parts | ..., aligned by position.
 DICTIONARY = """\

@@ -10,9 +10,25 @@ import numpy as np
 import pytest
 
 import data
-from lens.alarm import ALARM_FILE, AlarmRule, Familiarity, judge, load_familiarity, load_rule, rare_share
-from lens.evidence import (EVIDENCE_FILE, MAX_EXAMPLES, EvidenceError, build_index, german_words, load_evidence,
-                           read_index, write_index)
+from lens.alarm import (
+    ALARM_FILE,
+    AlarmRule,
+    Familiarity,
+    judge,
+    load_familiarity,
+    load_rule,
+    rare_share,
+)
+from lens.evidence import (
+    EVIDENCE_FILE,
+    MAX_EXAMPLES,
+    EvidenceError,
+    build_index,
+    german_words,
+    load_evidence,
+    read_index,
+    write_index,
+)
 from tests.corpus import DATA_DIR, needs_corpus
 
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"

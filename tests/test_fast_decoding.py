@@ -8,11 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model import Translator
-from model.step import KVCache
-from model.step_linear import BlasLinear, Int8Linear, StepLinear, step_linear
+from generation import generate
+from generation.cache import KVCache
+from generation.step_linear import BlasLinear, Int8Linear, StepLinear, step_linear
+from generation.step_weights import step_weights
 from tests.corpus import DATA_DIR, needs_corpus
 from tests.test_model import batch_of_sources, tiny_model
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints" / "de-en"
@@ -51,7 +53,7 @@ def test_numpy_blas_stays_on_one_thread_beside_torchs_threads():
     try:
         torch.set_num_threads(2)
         blas.limit(limits=2)  # what numpy's OpenBLAS starts with on two cores
-        tiny_model().generate(batch_of_sources(), max_new_tokens=3)
+        generate(tiny_model(), batch_of_sources(), max_new_tokens=3)
         assert {pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"} == {1}
     finally:
         torch.set_num_threads(before)
@@ -64,7 +66,7 @@ def test_precision_names_are_checked():
     with pytest.raises(ValueError, match="precision must be one of"):
         step_linear(weight, None, "fp16")
     with pytest.raises(ValueError, match="precision must be one of"):
-        tiny_model().generate(batch_of_sources(), max_new_tokens=3, precision="bf16")
+        generate(tiny_model(), batch_of_sources(), max_new_tokens=3, precision="bf16")
 
 
 @pytest.mark.parametrize("num_beams", [1, 3])
@@ -73,11 +75,11 @@ def test_growing_cache_gives_the_reference_tokens_batched_and_alone(num_beams, m
     monkeypatch.setattr(KVCache, "GROW_STEPS", 2)
     model = tiny_model(seed=31)
     src = batch_of_sources()
-    fast = model.generate(src, max_new_tokens=15, min_new_tokens=15, num_beams=num_beams)
-    reference = model.generate(src, max_new_tokens=15, min_new_tokens=15, num_beams=num_beams, use_cache=False)
+    fast = generate(model, src, max_new_tokens=15, min_new_tokens=15, num_beams=num_beams)
+    reference = generate(model, src, max_new_tokens=15, min_new_tokens=15, num_beams=num_beams, use_cache=False)
     assert fast.tolist() == reference.tolist()
     for row in range(src.size(0)):
-        alone = model.generate(src[row : row + 1], max_new_tokens=15, min_new_tokens=15, num_beams=num_beams)
+        alone = generate(model, src[row : row + 1], max_new_tokens=15, min_new_tokens=15, num_beams=num_beams)
         ids = [t for t in alone[0].tolist() if t != PAD]
         assert ids == [t for t in reference[row].tolist() if t != PAD], row
 
@@ -94,19 +96,19 @@ def test_kv_cache_refuses_more_than_its_capacity():
 def test_kept_step_weights_follow_a_change_of_the_parameters():
     model = tiny_model(seed=32)
     src = batch_of_sources()
-    model.generate(src, max_new_tokens=8)  # builds and keeps the step weights
+    generate(model, src, max_new_tokens=8)  # builds and keeps the step weights
     with torch.no_grad():
         for p in model.decoder_layers.parameters():
             p.mul_(1.5)  # in place, as an optimizer step does
-    fast = model.generate(src, max_new_tokens=8, num_beams=2)
-    assert fast.tolist() == model.generate(src, max_new_tokens=8, num_beams=2, use_cache=False).tolist()
+    fast = generate(model, src, max_new_tokens=8, num_beams=2)
+    assert fast.tolist() == generate(model, src, max_new_tokens=8, num_beams=2, use_cache=False).tolist()
 
 
 def test_int8_generation_runs_and_mostly_agrees_on_a_tiny_model():
     model = tiny_model(seed=33)
     src = batch_of_sources()
-    int8 = model.generate(src, max_new_tokens=10, num_beams=2, precision="int8")
-    fp32 = model.generate(src, max_new_tokens=10, num_beams=2)
+    int8 = generate(model, src, max_new_tokens=10, num_beams=2, precision="int8")
+    fp32 = generate(model, src, max_new_tokens=10, num_beams=2)
     assert int8.shape[0] == 4 and int8.dtype == torch.long
     assert int8[:, 0].tolist() == fp32[:, 0].tolist()  # a random model's logits are close: first tokens agree
 
@@ -169,15 +171,15 @@ def test_translator_stores_decoder_matrices_transposed_and_steps_read_them_in_pl
     layer = translator.model.decoder_layers[0]
     for linear in (layer.self_attn.in_proj, layer.cross_attn.in_proj, layer.ff.linear1, layer.ff.linear2):
         assert linear.weight.stride() == (1, linear.weight.size(0))  # W^T row-major, the shape unchanged
-    steps = translator.model.step_weights()
+    steps = step_weights(translator.model)
     assert np.shares_memory(steps.layers[0].ff[0].weight, layer.ff.linear1.weight.detach().numpy())
     assert np.shares_memory(steps.layers[0].cross_attn[0].weight, layer.cross_attn.in_proj.weight.detach().numpy())
     # the same tokens as the checkpoint's model in its usual layout, and the same file when saved
     plain = Transformer.from_pretrained(tiny_checkpoint)
     src = batch_of_sources()
     for beams in (1, 3):
-        assert (translator.model.generate(src, max_new_tokens=12, num_beams=beams).tolist()
-                == plain.generate(src, max_new_tokens=12, num_beams=beams, use_cache=False).tolist())
+        assert (generate(translator.model, src, max_new_tokens=12, num_beams=beams).tolist()
+                == generate(plain, src, max_new_tokens=12, num_beams=beams, use_cache=False).tolist())
     handed_in = Transformer.from_pretrained(tiny_checkpoint)
     Translator(handed_in, translator.tokenizer, device="cpu")  # e.g. a model being trained, for val BLEU
     assert all(p.is_contiguous() for p in handed_in.parameters())  # keeps its layout

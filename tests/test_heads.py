@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from generation import generate
 from model.attention import MultiHeadAttention
 from model.heads import HeadMask
 from tests.test_model import batch_of_sources, random_ids, tiny_model
@@ -18,8 +19,8 @@ def test_all_on_mask_is_bit_identical_to_no_mask():
     for kind in ("encoder", "decoder", "cross"):
         assert all(torch.equal(a, b) for a, b in zip(getattr(maps, kind), getattr(masked_maps, kind)))
     for num_beams in (1, 3):
-        plain = model.generate(batch_of_sources(), max_new_tokens=12, num_beams=num_beams)
-        assert torch.equal(plain, model.generate(batch_of_sources(), max_new_tokens=12, num_beams=num_beams,
+        plain = generate(model, batch_of_sources(), max_new_tokens=12, num_beams=num_beams)
+        assert torch.equal(plain, generate(model, batch_of_sources(), max_new_tokens=12, num_beams=num_beams,
                                                  head_mask=mask))
 
 
@@ -29,16 +30,16 @@ def test_cached_decoding_honours_the_mask_like_uncached(kind, num_beams):
     model = tiny_model(seed=12)
     mask = HeadMask.all_on(model.config).only(kind, 1, 2).only(kind, 0, 0)
     src = batch_of_sources()
-    plain = model.generate(src, max_new_tokens=15, num_beams=num_beams)
-    cached = model.generate(src, max_new_tokens=15, num_beams=num_beams, head_mask=mask)
-    uncached = model.generate(src, max_new_tokens=15, num_beams=num_beams, head_mask=mask, use_cache=False)
+    plain = generate(model, src, max_new_tokens=15, num_beams=num_beams)
+    cached = generate(model, src, max_new_tokens=15, num_beams=num_beams, head_mask=mask)
+    uncached = generate(model, src, max_new_tokens=15, num_beams=num_beams, head_mask=mask, use_cache=False)
     assert cached.tolist() == uncached.tolist()
     assert cached.tolist() != plain.tolist()  # the mask did something
 
 
 def test_cached_step_logits_equal_the_masked_teacher_forced_pass():
+    from generation.step import CachedDecoder
     from model.attention import padding_mask
-    from model.step import CachedDecoder
 
     model = tiny_model(seed=13)
     mask = HeadMask.all_on(model.config).switched_off("decoder", 0, 1).switched_off("cross", 1, 3)
@@ -114,11 +115,11 @@ def test_bad_head_masks_get_clear_errors():
     with pytest.raises(ValueError, match="the model needs"):
         model(random_ids(1, 4, 1), random_ids(1, 3, 2), head_mask=wrong)
     with pytest.raises(TypeError, match="HeadMask"):
-        model.generate(random_ids(1, 4, 1), head_mask={"encoder": []})
+        generate(model, random_ids(1, 4, 1), head_mask={"encoder": []})
 
 
 def test_translator_takes_a_head_mask(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     text = "Zwei Hunde spielen im Schnee."

@@ -12,10 +12,11 @@ import pytest
 import torch
 from huggingface_hub import ModelCard
 
-from model import CheckpointError, Transformer, TransformerConfig, Translator
+from model import CheckpointError, Transformer, TransformerConfig
+from tests.corpus import DATA_DIR, needs_corpus
+from translation import Translator
 
 from .fake_hub import FakeHub
-from tests.corpus import DATA_DIR, needs_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {"config.json", "model.safetensors", "tokenizer.json", "README.md"}
@@ -102,7 +103,8 @@ def test_offline_cache_loads_by_repo_id_and_by_revision(tiny_checkpoint, tmp_pat
     assert expected["main"] != expected["v2"]
     code = f"""
 import json
-from model import Translator, CheckpointError
+from model import CheckpointError
+from translation import Translator
 out = {{}}
 for name, revision in [("main", None), ("v2", "v2"), ("v2_sha", "{v2_sha}")]:
     t = Translator.from_pretrained("user/attention-lens", revision=revision, device="cpu")
@@ -134,7 +136,8 @@ def test_without_network_hub_names_fail_fast_and_mistyped_folders_say_so(tiny_ch
     write_cache(tmp_path / "hf", "user/attention-lens", {"a" * 40: tiny_checkpoint}, {"main": "a" * 40})
     code = """
 import json, time, warnings
-from model import Translator, CheckpointError
+from model import CheckpointError
+from translation import Translator
 out = {}
 for name in ["user/not-cached", "user/attention-lens", "checkpoint/de-en", "checkpoints/de-enn", "./nowhere", "de-en"]:
     start = time.perf_counter()
@@ -185,7 +188,7 @@ def test_missing_or_corrupt_files_name_the_file(tiny_checkpoint, tmp_path):
 def test_push_to_hub_makes_one_commit_with_exactly_the_four_files(tiny_checkpoint):
     with FakeHub() as hub:
         code = f"""
-from model import Translator
+from translation import Translator
 t = Translator.from_pretrained({str(tiny_checkpoint)!r}, device="cpu")
 print(t.push_to_hub("user/attention-lens", commit_message="First upload", card_info={CARD_INFO!r}))
 print(t.push_to_hub("user/attention-lens", branch="step-100", commit_message="Checkpoint at step 100"))

@@ -31,7 +31,7 @@ class Corpus:
 
 @pytest.fixture(scope="module")
 def translator(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 

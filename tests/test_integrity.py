@@ -7,9 +7,9 @@ checks read the safetensors header, not the weights, before anything is built.
 """
 
 import json
+import os
 import re
 import shutil
-import os
 import time
 import warnings
 from pathlib import Path
@@ -19,10 +19,15 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from model import CheckpointError, ConfigError, Transformer, TransformerConfig, Translator
-from model.transformer import load_weights
-from model.weights import CONFIG_KEY, CheckpointWarning, save_weights
+from model import CheckpointError, ConfigError, Transformer, TransformerConfig
+from model.checkpoint.weights import (
+    CONFIG_KEY,
+    CheckpointWarning,
+    load_weights,
+    save_weights,
+)
 from tokenizer import fingerprint
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints" / "de-en"

@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from ui.app_process import free_port
 from ui import lanes
+from ui.app_process import free_port
 
 pytestmark = [pytest.mark.server]
 

@@ -1,7 +1,6 @@
 """lens/logit_lens.py: every decoder stage read as a prediction; the last stage is the model's own output."""
 
 import numpy as np
-import pytest
 
 from lens.explain import DecodingOptions, explain_batch
 from lens.logit_lens import TOP, logit_lens

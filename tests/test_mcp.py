@@ -75,7 +75,7 @@ def test_the_inside_views_are_tools(tools):
 
 
 def test_an_mcp_client_gets_the_translators_translation(server, tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     async def calls(session):
         good = await session.call_tool("translate", {"text": SENTENCE, "decoding": "greedy", "max_length": 20})

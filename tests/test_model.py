@@ -6,8 +6,13 @@ import pytest
 import torch
 from torch import nn
 
+from generation import generate
 from model import CheckpointError, ConfigError, Transformer, TransformerConfig
-from model.attention import MultiHeadAttention, padding_mask, scaled_dot_product_attention
+from model.attention import (
+    MultiHeadAttention,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 from model.layers import DecoderLayer, EncoderLayer
 
 PAD = 0
@@ -169,8 +174,8 @@ def batch_of_sources() -> torch.Tensor:
 def test_cached_and_uncached_decoding_give_the_same_tokens(num_beams, norm_first):
     model = tiny_model(seed=3, norm_first=norm_first)
     src = batch_of_sources()
-    cached = model.generate(src, max_new_tokens=20, num_beams=num_beams)
-    uncached = model.generate(src, max_new_tokens=20, num_beams=num_beams, use_cache=False)
+    cached = generate(model, src, max_new_tokens=20, num_beams=num_beams)
+    uncached = generate(model, src, max_new_tokens=20, num_beams=num_beams, use_cache=False)
     assert cached.tolist() == uncached.tolist()
     assert cached.shape[1] > 1
 
@@ -179,25 +184,25 @@ def test_cached_and_uncached_decoding_give_the_same_tokens(num_beams, norm_first
 def test_batch_decodes_like_each_sentence_alone(num_beams):
     model = tiny_model(seed=4)
     src = batch_of_sources()
-    together = model.generate(src, max_new_tokens=15, num_beams=num_beams)
+    together = generate(model, src, max_new_tokens=15, num_beams=num_beams)
     for row in range(src.size(0)):
         alone_src = src[row : row + 1, : int((src[row] != PAD).sum())]
-        alone = model.generate(alone_src, max_new_tokens=15, num_beams=num_beams)[0].tolist()
+        alone = generate(model, alone_src, max_new_tokens=15, num_beams=num_beams)[0].tolist()
         assert [t for t in together[row].tolist() if t != PAD] == [t for t in alone if t != PAD]
 
 
 def test_min_new_tokens_and_generation_ignores_dropout():
     model = tiny_model(seed=8, dropout=0.3)
     src = batch_of_sources()
-    eval_tokens = model.generate(src, max_new_tokens=10, min_new_tokens=10)
+    eval_tokens = generate(model, src, max_new_tokens=10, min_new_tokens=10)
     model.train()
-    assert torch.equal(model.generate(src, max_new_tokens=10, min_new_tokens=10), eval_tokens)
+    assert torch.equal(generate(model, src, max_new_tokens=10, min_new_tokens=10), eval_tokens)
     assert model.training  # left as it was
     assert eval_tokens.shape == (4, 10) and not (eval_tokens == model.config.eos_id).any()
 
 
 def test_beam_size_one_equals_greedy():
-    from model.decoding import SearchOptions, beam_search, greedy_search
+    from generation.search import SearchOptions, beam_search, greedy_search
 
     model = tiny_model(seed=5)
     src = batch_of_sources()
@@ -210,7 +215,7 @@ def test_generate_output_format_and_beam_scores_are_better():
     model = tiny_model(seed=6)
     config = model.config
     src = batch_of_sources()
-    out = model.generate(src, max_new_tokens=12, num_beams=4, length_penalty=0.0)
+    out = generate(model, src, max_new_tokens=12, num_beams=4, length_penalty=0.0)
     assert out.dtype == torch.long and out.size(0) == 4
     for row in out.tolist():
         tokens = [t for t in row if t != PAD]
@@ -224,7 +229,7 @@ def test_generate_output_format_and_beam_scores_are_better():
         log_probs = model(sentence_src, tgt_in).log_softmax(-1)[0]
         return sum(log_probs[i, t].item() for i, t in enumerate(ids))
 
-    greedy = model.generate(src, max_new_tokens=12)
+    greedy = generate(model, src, max_new_tokens=12)
     for row in range(4):
         s = src[row : row + 1]
         beam_ids = [t for t in out[row].tolist() if t != PAD]

@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from model.decoding import repeated_ngram_bans
+from generation.bans import repeated_ngram_bans
 
 
 def has_repeated_ngram(ids: list[int], n: int) -> bool:
@@ -42,7 +42,7 @@ def test_no_output_repeats_a_trigram_and_without_the_rule_nothing_changes(tiny_t
 
 
 def test_the_rule_is_saved_and_loaded_with_the_checkpoint(tiny_translator, tmp_path):
-    from model import Translator
+    from translation import Translator
 
     tiny_translator.no_repeat_ngram = 3
     try:
@@ -52,7 +52,7 @@ def test_the_rule_is_saved_and_loaded_with_the_checkpoint(tiny_translator, tmp_p
     assert json.loads((folder / "decoding.json").read_text()) == {"no_repeat_ngram": 3}
     assert Translator.from_pretrained(folder).no_repeat_ngram == 3
     (folder / "decoding.json").write_text('{"no_repeat_ngram": NaN}')
-    from model.hub import CheckpointError
+    from model.checkpoint.hub import CheckpointError
 
     with pytest.raises(CheckpointError, match="decoding.json: no_repeat_ngram must be a whole number"):
         Translator.from_pretrained(folder)

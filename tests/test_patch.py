@@ -14,7 +14,7 @@ CLEAN, CORRUPTED = "Ein Hund rennt über die Wiese.", "Ein Pferd rennt über die
 def translator():
     if not (CHECKPOINT / "model.safetensors").is_file():
         pytest.skip("the shipped checkpoint is missing")
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(CHECKPOINT, device="cpu")
 
@@ -77,7 +77,8 @@ def test_the_replay_with_nothing_patched_is_the_model(tiny_checkpoint, norm_firs
     import torch
 
     from lens.head_patch import replay
-    from model import Transformer, TransformerConfig, Translator
+    from model import Transformer, TransformerConfig
+    from translation import Translator
 
     tiny = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     torch.manual_seed(2)

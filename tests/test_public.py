@@ -37,7 +37,7 @@ def server(tiny_checkpoint, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def reference(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 

@@ -1,13 +1,13 @@
-"""model/shortlist.py and training/shortlist.py: the table counts what the corpus holds, candidates always
+"""generation/shortlist.py and training/shortlist.py: the table counts what the corpus holds, candidates always
 hold EOS and forced pieces, an unrestricted shortlist gives the full output layer's tokens, a narrow one
 never writes a piece outside it, and a file for another vocabulary is refused."""
 
 import pytest
 import torch
 
-from model import Translator
-from model.shortlist import Shortlist
+from generation.shortlist import Shortlist
 from tests.corpus import DATA_DIR
+from translation import Translator
 
 SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
 

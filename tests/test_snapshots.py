@@ -14,9 +14,10 @@ from safetensors import safe_open
 
 import train
 from lens.snapshots import Snapshot, list_snapshots, load_snapshot
-from model import Transformer, Translator
+from model import Transformer
 from tests.corpus import DATA_DIR, needs_corpus
 from training.settings import auto_snapshot_steps
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from model import Transformer, Translator
+from model import Transformer
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("soup", ROOT / "recipes" / "everyday" / "soup.py")

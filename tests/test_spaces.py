@@ -68,7 +68,7 @@ def model_runs(app):
 def test_every_model_run_happens_inside_a_gpu_function(app, model_runs):
     from gradio_client import Client
 
-    from model import Translator
+    from translation import Translator
 
     reference = Translator.from_pretrained(os.environ["MODEL_ID"], device="cpu")
     app.translator.translate(SENTENCE, max_new_tokens=8)

@@ -23,9 +23,9 @@ from lens.checked_json import CheckpointFileError
 from lens.evidence import EVIDENCE_FILE, build_index, read_index
 from lens.importance import read_importance
 from lens.snapshots import list_snapshots, load_snapshot
+from model.checkpoint.hub import CheckpointError
+from model.checkpoint.weights import CONFIG_KEY, TOKENIZER_FIELD, read_header
 from model.config import TransformerConfig
-from model.hub import CheckpointError
-from model.weights import CONFIG_KEY, TOKENIZER_FIELD, read_header
 from tokenizer import fingerprint, load_tokenizer
 from ui.heads_data import IMPORTANCE_FILE, importance_payload, load_importance
 

@@ -15,14 +15,14 @@ TEXT = "Zwei Hunde spielen im Schnee."
 
 @pytest.fixture(scope="module")
 def translator(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 
 
 def test_cached_step_attention_equals_uncached():
+    from generation.step import CachedDecoder, UncachedDecoder
     from model.attention import padding_mask
-    from model.step import CachedDecoder, UncachedDecoder
 
     model = tiny_model(seed=31)
     src, tgt = random_ids(2, 6, 1), random_ids(2, 5, 2)

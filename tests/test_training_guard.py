@@ -9,11 +9,12 @@ import pytest
 import torch
 
 import train
+from model import CheckpointError, Transformer
 from tests.corpus import DATA_DIR, needs_corpus
-from model import CheckpointError, Transformer, Translator
 from training import hardware
 from training.guard import RunError, check_output, check_state_belongs
 from training.run import RUNS_DIR, default_work_dir
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,11 @@ from model import TransformerConfig
 from training.settings import TASKS, TrainSettings, auto_snapshot_steps, build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCAL = ("training", "model", "lens", "ui", "tokenizer", "data", "app", "train", "bench", "tests")
-MODEL_API = ("Translator", "CheckpointError", "ConfigError")  # what ui/ and app.py may take from model/
-PACKAGES = ("training", "model", "lens", "tokenizer", "ui", "bench", "recipes/everyday")
+LOCAL = ("training", "model", "generation", "compiled", "translation", "lens", "ui", "tokenizer", "data", "app", "train",
+         "bench", "tests")
+MODEL_API = ("CheckpointError", "ConfigError")  # what ui/ and app.py may take from model/ (and Translator from translation/)
+PACKAGES = ("training", "model", "model/checkpoint", "generation", "compiled", "translation", "lens", "tokenizer", "ui",
+            "bench", "recipes/everyday")
 
 
 def test_help_lists_every_flag_with_its_description_and_default():
@@ -131,11 +133,19 @@ def test_the_whole_tree_has_no_import_circle_and_keeps_its_layers():
             where = f"{path.relative_to(ROOT)} imports {module}{'.' + name if name else ''}"
             if top in ("ui", "app"):
                 assert not module.startswith("model") or (module == "model" and name in MODEL_API), where
+                assert not module.startswith(("generation", "compiled")), where
+                assert not module.startswith("translation") or (module == "translation" and name == "Translator"), where
                 assert not module.startswith(("training", "data")) or module == "training.lab", where
             if top == "lens":
                 assert not module.startswith(("training", "data", "ui", "bench", "train")), where
             if top in ("model", "tokenizer"):
                 assert not module.startswith(("lens", "ui", "training", "data", "bench", "train", "app")), where
+                # the paper on the ground floor: nothing of searching, compiling or the translator below it
+                assert not module.startswith(("generation", "compiled", "translation")), where
+            if top == "generation":
+                assert not module.startswith(("compiled", "translation", "lens", "ui")), where
+            if top == "compiled":
+                assert not module.startswith(("translation", "lens", "ui")), where
             if top != "tests":
                 assert not module.startswith("tests"), where
             assert not module.startswith("bench") or top == "bench", where

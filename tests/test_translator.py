@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model import Translator
 from tests.corpus import DATA_DIR, needs_corpus
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 

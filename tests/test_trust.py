@@ -59,8 +59,8 @@ def compare_shaped_app():
     """A Blocks whose page event has the compare view's shape: a tick and five values, a function of *args."""
     import gradio as gr
 
-    from ui.app_process import free_port
     from ui import public
+    from ui.app_process import free_port
 
     with gr.Blocks() as demo:
         tick = gr.Checkbox(label="Compare")

@@ -16,7 +16,7 @@ SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im hohen Gras mit e
 
 @pytest.fixture(scope="module")
 def translator(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 

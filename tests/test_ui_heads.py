@@ -23,7 +23,7 @@ needs_page = pytest.mark.skipif(not (CHECKPOINT / "model.safetensors").is_file()
 
 @pytest.fixture(scope="module")
 def translator(tiny_checkpoint):
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 
@@ -82,7 +82,7 @@ def test_attribution_follows_the_heads_switched_off_in_the_grid(translator):
     mask = head_mask_from(["cross:*:*"], translator.config)  # every cross-attention head off: another model
     payload = hd.attribution_payload(translator, SENTENCE, "integrated_gradients", 8, OPTIONS, mask)
     src_ids, _ = translator.encode_source(SENTENCE)
-    off_ids = hd._output_ids(translator, src_ids, OPTIONS, mask)
+    off_ids = hd.output_ids(translator, src_ids, OPTIONS, mask)
     assert payload["translation"] == translator.decode(off_ids) and len(payload["heads_off"]) == \
         translator.config.n_decoder_layers * translator.config.n_heads
     expected = attribute_ids(translator.model, src_ids, off_ids, "integrated_gradients", 8, mask)

@@ -18,8 +18,7 @@ def client(server):  # noqa: F811
 @pytest.fixture(scope="module")
 def reference():
     from tests.test_ui_page import CHECKPOINT
-
-    from model import Translator
+    from translation import Translator
 
     return Translator.from_pretrained(CHECKPOINT, device="cpu")
 

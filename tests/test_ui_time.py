@@ -10,8 +10,8 @@ import pytest
 import train
 import ui.history
 from lens.history import SnapshotLibrary, find_snapshots
-from ui.app_process import CHROMIUM, chromium, running_app
 from tests.corpus import DATA_DIR, needs_corpus
+from ui.app_process import CHROMIUM, chromium, running_app
 from ui.copylab import lab_settings, time_limit
 
 pytestmark = [pytest.mark.server]

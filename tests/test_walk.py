@@ -3,8 +3,13 @@ against app.py with the shipped checkpoint."""
 
 from urllib.parse import parse_qs, urlsplit
 
-from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, server  # noqa: F401  (fixtures)
-from tests.test_ui_page import pytestmark  # noqa: F401  (the same skips)
+from tests.test_ui_page import (  # noqa: F401  (fixtures)
+    CHECKPOINT,
+    CHROMIUM,
+    browser,
+    pytestmark,  # noqa: F401  (the same skips)
+    server,
+)
 
 SENTENCE = "Zwei Hunde spielen im Schnee."
 OTHER = "Eine Frau spielt ein Lied auf ihrem Cello."

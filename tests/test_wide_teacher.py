@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from model import Translator
+from translation import Translator
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("wide_teacher", ROOT / "recipes" / "everyday" / "wide_teacher.py")

@@ -12,7 +12,14 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import (
+    Tokenizer,
+    decoders,
+    models,
+    normalizers,
+    pre_tokenizers,
+    trainers,
+)
 
 # The order fixes the ids, and the model config uses the same ones.
 SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<unk>"]

@@ -14,7 +14,8 @@ from sacrebleu.metrics import BLEU, CHRF
 from tqdm import tqdm
 
 import data
-from model import Transformer, Translator
+from model import Transformer
+from translation import Translator
 
 CHUNK = 128  # sentences per progress-bar tick
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from generation import generate
 from model import Transformer
 
 from .loop import lr_at, make_optimizer, train_step
@@ -90,7 +91,7 @@ def _look(model: Transformer, task: CopyTask, progress: CopyLabProgress) -> None
     model.eval()
     config, batch = model.config, task.held_out
     src = batch.src[:SHOWN_EXAMPLES]
-    out = model.generate(src, max_new_tokens=batch.tgt_out.size(1) + 1).tolist()
+    out = generate(model, src, max_new_tokens=batch.tgt_out.size(1) + 1).tolist()
     examples = []
     for row in range(src.size(0)):
         expected = [t for t in batch.tgt_out[row].tolist() if t != config.pad_id]

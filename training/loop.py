@@ -24,9 +24,21 @@ from model import Transformer
 
 from .checkpointing import load_state, save_state, save_weights
 from .finish import finish_run
-from .guard import RunError, check_locations, check_output, check_state_belongs, run_identity
+from .guard import (
+    RunError,
+    check_locations,
+    check_output,
+    check_state_belongs,
+    run_identity,
+)
 from .hardware import choose_precision, describe_hardware
-from .metrics import append_record, keep_records_up_to, plot_curves, read_jsonl, tokens_per_second
+from .metrics import (
+    append_record,
+    keep_records_up_to,
+    plot_curves,
+    read_jsonl,
+    tokens_per_second,
+)
 from .process import Interrupt, Process, start_process
 from .run import RunFiles, RunState, default_work_dir
 from .settings import TrainSettings, fingerprint

@@ -220,7 +220,9 @@ class TrainSettings:
 
     def more_corpora_repeats(self) -> dict[str, int]:
         """{corpus: repeats per epoch} of --more-corpora (ValueError naming what is wrong)."""
-        from .parallel_text import SOURCES  # the names only; the module reads no corpus on import
+        from .parallel_text import (
+            SOURCES,  # the names only; the module reads no corpus on import
+        )
 
         repeats = {}
         for item in (self.more_corpora or "").split(","):

@@ -1,4 +1,4 @@
-"""Build a checkpoint's vocabulary shortlist (model/shortlist.py) from the corpora it was trained on.
+"""Build a checkpoint's vocabulary shortlist (generation/shortlist.py) from the corpora it was trained on.
 
     python -m training.shortlist --checkpoint checkpoints/de-en [--corpus multi30k] [--per-piece 64] [--frequent 1000]
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from model.shortlist import Shortlist
+from generation.shortlist import Shortlist
 from tokenizer import load_tokenizer
 
 from .evidence import training_corpora

@@ -18,7 +18,6 @@ from .files import replace_folder, write_text
 from .tasks import Task, half_copy
 
 
-
 def take_snapshot(model: Transformer, task: Task, root: Path, step: int, metrics: dict, card_info: dict) -> dict:
     """Write the fp16 checkpoint of `model` at `step` under `root`; return its index entry."""
     entry = {"step": step, "revision": revision_name(step), "path": revision_name(step),

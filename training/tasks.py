@@ -18,14 +18,21 @@ import torch
 import torch.nn.functional as F
 
 import data
-from model import Transformer, TransformerConfig, Translator
-from model.card import render_copy_card
+from generation import generate
+from lens.evidence import build_index, write_index
+from model import Transformer, TransformerConfig
+from model.checkpoint.card import render_copy_card
 from tokenizer import load_tokenizer, train_tokenizer
+from translation import Translator
 
 from .checkpointing import average_checkpoints, read_weights
-from lens.evidence import build_index, write_index
-
-from .evaluation import choose_weights, evaluate_translation, final_evaluation, greedy_bleu, score_everyday
+from .evaluation import (
+    choose_weights,
+    evaluate_translation,
+    final_evaluation,
+    greedy_bleu,
+    score_everyday,
+)
 from .evidence import training_corpora
 from .files import atomic_path, write_text
 from .guard import RunError
@@ -225,7 +232,7 @@ def evaluate_copy(model: Transformer, batch: data.Batch) -> dict:
     pad = model.config.pad_id
     logits = model(batch.src.to(device), batch.tgt_in.to(device))  # (B, T, V)
     loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), batch.tgt_out.to(device).view(-1), ignore_index=pad)
-    out = model.generate(batch.src.to(device), max_new_tokens=COPY_MAX_LEN + 2)
+    out = generate(model, batch.src.to(device), max_new_tokens=COPY_MAX_LEN + 2)
     correct = 0
     for row in range(batch.src.size(0)):
         want = [t for t in batch.tgt_out[row].tolist() if t != pad]

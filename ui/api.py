@@ -30,13 +30,20 @@ from lens.logit_lens import logit_lens as read_stages
 from lens.patch import patch as patch_encoder
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
-from model import Translator
+from translation import Translator
 
 from . import lanes
-from .shared_calls import batched_calls
-from .public import BATCHED_CALLS
 from .heads_data import first_sentence
-from .runtime import checked_text, checked_unicode, decoding_options, friendly_errors, gpu, one_sentence
+from .public import BATCHED_CALLS
+from .runtime import (
+    checked_text,
+    checked_unicode,
+    decoding_options,
+    friendly_errors,
+    gpu,
+    one_sentence,
+)
+from .shared_calls import batched_calls
 from .step import one_sentence as step_sentence
 
 Decoding = Literal["beam search", "greedy"]

@@ -1,7 +1,7 @@
 """Model calls that arrive together run as one batch: more users served per CPU.
 
 Decoding one sentence reads every weight of the decoder at every step for a single row, so a
-batch of sentences costs little more than one (model/step_linear.py). A `Batcher` lets calls in:
+batch of sentences costs little more than one (generation/step_linear.py). A `Batcher` lets calls in:
 a call that finds the model free runs at once, alone, as before; calls that arrive while it is
 busy wait, and the first of them to get the model takes every waiting call with the same options
 (up to `max_items` sentences) into one batched call. Each caller gets back its own results.

@@ -16,10 +16,15 @@ import gradio as gr
 from lens.ablate import head_mask_from
 from lens.alarm import Familiarity
 from lens.explain import DecodingOptions
-from model import Translator
+from translation import Translator
 
 from .assets import view_head
-from .heads_data import ablation_payload, attribution_payload, importance_payload, load_importance
+from .heads_data import (
+    ablation_payload,
+    attribution_payload,
+    importance_payload,
+    load_importance,
+)
 from .runtime import gpu
 
 EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it

@@ -16,13 +16,31 @@ import numpy as np
 
 from lens.ablate import HeadMask, switched_off_heads, word_diff
 from lens.alarm import Familiarity
-from lens.attribute import BASELINE, METHODS, agreement, attribute_ids, special_token_masks
-from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
-from lens.cost import PAGE, check_after, check_attribution, check_before, estimated_target
-from lens.explain import DecodingOptions, words_of
+from lens.attribute import (
+    BASELINE,
+    METHODS,
+    agreement,
+    attribute_ids,
+    special_token_masks,
+    translate_ids,
+)
 from lens.checked_json import optional
+from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
+from lens.cost import (
+    PAGE,
+    check_after,
+    check_attribution,
+    check_before,
+    estimated_target,
+)
+from lens.explain import DecodingOptions, words_of
 from lens.importance import FILE as IMPORTANCE_FILE
-from lens.importance import KINDS, layers_of, ranked_heads, read_importance  # KINDS: model.heads's, through lens
+from lens.importance import (  # KINDS: model.heads's, through lens
+    KINDS,
+    layers_of,
+    ranked_heads,
+    read_importance,
+)
 from lens.payload import quantize, sentence_payload
 from lens.sentences import split_sentences
 
@@ -81,10 +99,10 @@ def importance_payload(importance: dict | None, config) -> dict:
                                    "attribution": importance["method"]["attribution"]["method"]}}
 
 
-def _output_ids(translator, src_ids: list[int], options: DecodingOptions, head_mask=None) -> list[int]:
-    ids = translator.generate_ids([src_ids], options.num_beams, options.length_penalty, options.max_new_tokens,
-                                  None, head_mask)[0]
-    return [i for i in ids if i != translator.config.pad_id]
+def output_ids(translator, src_ids: list[int], options: DecodingOptions, head_mask=None) -> list[int]:
+    """lens.attribute.translate_ids with the view's decoding options."""
+    return translate_ids(translator, src_ids, options.num_beams, options.length_penalty, options.max_new_tokens,
+                         head_mask)
 
 
 def viewer_payload(translator, sentence: str, explanation, src_ids, out_ids, options: DecodingOptions, ms: float) -> dict:
@@ -110,9 +128,9 @@ def ablation_payload(translator, text: str, head_mask: HeadMask, options: Decodi
     src_ids, truncated = translator.encode_source(sentence)
     check_before(PAGE, translator.config, [len(src_ids)], options.max_new_tokens)
     start = time.perf_counter()
-    original_ids = _output_ids(translator, src_ids, options)
+    original_ids = output_ids(translator, src_ids, options)
     middle = time.perf_counter()
-    ablated_ids = _output_ids(translator, src_ids, options, head_mask)
+    ablated_ids = output_ids(translator, src_ids, options, head_mask)
     check_after(PAGE, translator.config, [(len(src_ids), len(ablated_ids))])
     explanation = translator.teacher_forced(src_ids, ablated_ids, head_mask, truncated)
     ms = (time.perf_counter() - middle) * 1000
@@ -149,7 +167,7 @@ def attribution_payload(translator, text: str, method: str, steps: int, options:
     src_ids, _ = translator.encode_source(sentence)
     S = len(src_ids)
     check_attribution(steps, S, estimated_target(S, options.max_new_tokens))  # before decoding
-    out_ids = _output_ids(translator, src_ids, options, head_mask)
+    out_ids = output_ids(translator, src_ids, options, head_mask)
     check_attribution(steps, S, len(out_ids))  # before the gradients
     start = time.perf_counter()
     result = attribute_ids(translator.model, src_ids, out_ids, method, steps, head_mask)

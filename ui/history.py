@@ -20,7 +20,7 @@ from lens.alarm import Familiarity
 from lens.explain import DecodingOptions, sentences_of
 from lens.history import LRU, SnapshotLibrary
 from lens.payload import page_payload
-from model import Translator
+from translation import Translator
 
 from .assets import view_head
 from .runtime import gpu

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 import gradio as gr
 from fastapi import Request
 from fastapi.responses import JSONResponse
-from starlette.middleware import Middleware
 from gradio.route_utils import FnIndexInferError
+from starlette.middleware import Middleware
 
 QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
 CONCURRENCY = 2  # model calls at once (2 CPU cores on the free tier; one GPU on ZeroGPU)

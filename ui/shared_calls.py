@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from lens.cost import Budget
 from lens.explain import DecodingOptions, TextExplanation, explain_batch, sentences_of
-from model import Translator
+from translation import Translator
 
 from .batching import Batcher
 from .public import BATCH_SENTENCES, BATCH_WORKERS, CONCURRENCY

@@ -16,10 +16,16 @@ import numpy as np
 
 from lens.alarm import Familiarity
 from lens.cost import PAGE, check_before
-from lens.explain import BEAMS, DecodingOptions, SentenceExplanation, TextExplanation, words_of
+from lens.explain import (
+    BEAMS,
+    DecodingOptions,
+    SentenceExplanation,
+    TextExplanation,
+    words_of,
+)
 from lens.payload import page_payload, quantize
 from lens.trace import Trace, trace
-from model import Translator
+from translation import Translator
 
 from .assets import view_head
 from .lanes import Lane

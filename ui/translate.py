@@ -8,7 +8,6 @@ view and token locally. Nothing is kept per user on the server.
 from __future__ import annotations
 
 import time
-
 from dataclasses import dataclass
 
 import gradio as gr
@@ -17,12 +16,12 @@ from lens import cost
 from lens.alarm import Familiarity
 from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, explain_text
 from lens.payload import page_payload
-from model import Translator
+from translation import Translator
 
 from .assets import viewer_component
-from .shared_calls import batched_calls
 from .public import BATCHED_CALLS
 from .runtime import DECODING_METHODS, checked_text, decoding_options
+from .shared_calls import batched_calls
 
 EXAMPLES = [  # from the Multi30k validation split
     "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",

@@ -21,8 +21,9 @@ from safetensors.torch import load_file
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-from model import Transformer, TransformerConfig, Translator  # noqa: E402
+from model import Transformer, TransformerConfig  # noqa: E402
 from tokenizer import load_tokenizer  # noqa: E402
+from translation import Translator  # noqa: E402
 
 EXAMPLES = ["Ich möchte ein Bier.", "Wo ist der Bahnhof?", "Kannst du mir helfen?", "Das Wetter ist heute schön.",
             "Ich habe keine Zeit."]

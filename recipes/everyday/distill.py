@@ -26,8 +26,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-from model import Translator  # noqa: E402
 from training.evaluation import translate_all  # noqa: E402
+from translation import Translator  # noqa: E402
 
 CHUNK = 2048  # sentences between two writes of the partial file
 

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-from model import Translator  # noqa: E402
+from translation import Translator  # noqa: E402
 
 
 def repeats_a_trigram(text: str) -> bool:

@@ -26,9 +26,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-from model import Translator  # noqa: E402
 from training.evaluation import final_evaluation, score_everyday  # noqa: E402
 from training.finish import started_from  # noqa: E402
+from translation import Translator  # noqa: E402
 
 NAMED = ("Ich möchte ein Bier.", "Wo ist der Bahnhof?")  # the everyday sentences the model must translate right
 

@@ -1,8 +1,8 @@
 """The two graphs a search runs, as functions of tensors only: EncoderGraph (the encoder, and every
 decoder layer's cross-attention keys and values of its output) once a batch, and StepGraph (the
 decoder's one-token step: every decoder layer with its cached self-attention, the output projection,
-the log-softmax and the search's top-k) once a token. These are what model/ahead_of_time.py exports and compiles, and what
-model/compiled.py calls.
+the log-softmax and the search's top-k) once a token. These are what compiled/ahead_of_time.py exports and compiles, and what
+compiled/decoder.py calls.
 
 The shapes that change while translating (the rows, the sentences, the source length, the positions
 cached) are symbolic in the export (`dynamic_shapes`), within the ranges decoding keeps to, so one
@@ -20,7 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import padding_mask
+from generation.step import memory_kv
+from model.attention import padding_mask
 
 GROW_STEPS = 16  # the cache buffers grow by this many positions when full, as KVCache does
 MAX_ROWS = 16  # searches of more rows stay eager: past ~16 rows the BLAS calls of the eager step win
@@ -102,8 +103,8 @@ class EncoderGraph(nn.Module):
 
     def forward(self, src: Tensor, embedded: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         mask = padding_mask(src, self.model.config.pad_id)  # (B, 1, 1, S)
-        memory, _ = self.model.encode(src, mask, source_embedding=embedded)
-        kv = self.model.memory_kv(memory)
+        memory, _ = self.model.encode(src, mask, tap=lambda name, value: embedded if name == "encoder.tokens" else None)
+        kv = memory_kv(self.model, memory)
         bias = torch.zeros(mask.shape, dtype=memory.dtype, device=memory.device).masked_fill(~mask, float("-inf"))
         return memory, torch.stack([k for k, _ in kv]), torch.stack([v for _, v in kv]), bias
 
@@ -139,7 +140,7 @@ class StepGraph(nn.Module):
         logits = self.lm_head(self.decoder_norm(x))
         allowed = (logits + banned).float()
         top, ids = top_k(allowed, self.top)
-        return logits, top - allowed.logsumexp(dim=1, keepdim=True), ids  # log-probabilities, as model/decoding.py's
+        return logits, top - allowed.logsumexp(dim=1, keepdim=True), ids  # log-probabilities, as generation/search.py's
 
 
 def top_k(x: Tensor, k: int, width: int = 32) -> tuple[Tensor, Tensor]:

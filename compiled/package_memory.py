@@ -1,4 +1,4 @@
-"""Giving back the memory a loaded package does not need (model/package_runner.py calls these).
+"""Giving back the memory a loaded package does not need (compiled/package_runner.py calls these).
 
 Creating a package's model copies its weights out of the package's library into memory of its own;
 the library pages they were read from, and the original matrices that freezing keeps beside their

@@ -18,17 +18,23 @@ import torch
 from huggingface_hub import HfApi
 from tokenizers import Tokenizer
 
-from tokenizer import UNK_ID, check_vocabulary, fingerprint, load_tokenizer, token_strings
-
-from .card import render_model_card
-from .compiled import CompiledStep
-from .shortlist import Shortlist
-from .config import TransformerConfig
-from .decoding import SearchObserver
-from .heads import HeadMask
-from .hub import CheckpointError, resolve_file
-from .transformer import Transformer
-from .weights import CheckpointWarning, load_checkpoint
+from compiled.decoder import CompiledStep
+from generation.search import SearchObserver, generate
+from generation.shortlist import Shortlist
+from generation.step_weights import step_weights, store_decoder_transposed
+from model.checkpoint.card import render_model_card
+from model.checkpoint.hub import CheckpointError, resolve_file
+from model.checkpoint.weights import CheckpointWarning, load_checkpoint
+from model.config import TransformerConfig
+from model.heads import HeadMask
+from model.transformer import Transformer
+from tokenizer import (
+    UNK_ID,
+    check_vocabulary,
+    fingerprint,
+    load_tokenizer,
+    token_strings,
+)
 
 
 @dataclass
@@ -151,7 +157,7 @@ class Translator:
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer, device: str | torch.device | None = None,
                  model_card: str | None = None, quantize: str | None = None):
-        """`quantize="int8"` decodes with int8 weights on the CPU (model/step_linear.py): faster on
+        """`quantize="int8"` decodes with int8 weights on the CPU (generation/step_linear.py): faster on
         batches, approximate; `explain`'s maps still come from the fp32 teacher-forced pass, exact."""
         check_tokenizer_fits(tokenizer, model.config)
         check_tokenizer_is_the_models(tokenizer, model)
@@ -163,20 +169,20 @@ class Translator:
         self.shortlist: Shortlist | None = None  # load_shortlist(): the output layer's candidates (opt-in)
         self.no_repeat_ngram = 0  # n > 0: no n pieces in a row written twice (decoding.json of the checkpoint)
         if self.precision == "int8":
-            self.model.step_weights("int8")  # pack once now, and fail here if this torch cannot
+            step_weights(self.model, "int8")  # pack once now, and fail here if this torch cannot
 
     @property
     def config(self):
         return self.model.config
 
     def load_shortlist(self, folder: str | Path) -> Shortlist:
-        """Decode with the vocabulary shortlist of a checkpoint folder (model/shortlist.py, opt-in:
+        """Decode with the vocabulary shortlist of a checkpoint folder (generation/shortlist.py, opt-in:
         faster output layer, outputs can differ); `translator.shortlist = None` turns it off again."""
         self.shortlist = Shortlist.load(folder, self.config.vocab_size)
         return self.shortlist
 
     def compile(self, cache_dir: str | Path | None = None, background: bool = False) -> "CompiledStep":
-        """Compile the decoder step (model/compiled.py) and decode with it once it is ready; the eager path
+        """Compile the decoder step (compiled/decoder.py) and decode with it once it is ready; the eager path
         goes on until then, and for good where compiling fails (the reason is logged once and kept in
         `.failure`). `background=True` compiles in a thread and returns at once. With `quantize="int8"`
         the compiled step multiplies by weight-only int8 matrices."""
@@ -305,7 +311,7 @@ class Translator:
         candidates = None
         if self.shortlist is not None:  # the batch's candidates, with EOS and any forced piece
             candidates = self.shortlist.candidates(sources, [self.config.eos_id] + list(prefix_ids or [])).to(self.device)
-        out = self.model.generate(
+        out = generate(self.model, 
             src.to(self.device),
             max_new_tokens=self._max_new_tokens(longest, max_new_tokens, prefix_ids),
             num_beams=num_beams,
@@ -338,32 +344,41 @@ class Translator:
                                              head_mask)[0] if i != self.config.pad_id]
         return self.teacher_forced(src_ids, out_ids, head_mask, truncated)
 
-    @torch.inference_mode()
     def teacher_forced(self, src_ids: list[int], out_ids: list[int], head_mask: HeadMask | None = None,
                        truncated: bool = False) -> Explanation:
         """The maps and target probabilities of one teacher-forced pass producing out_ids from src_ids."""
+        return self.teacher_forced_batch([src_ids], [out_ids], head_mask, [truncated])[0]
+
+    @torch.inference_mode()
+    def teacher_forced_batch(self, sources: list[list[int]], outputs: list[list[int]],
+                             head_mask: HeadMask | None = None, truncated: list[bool] | None = None) -> list[Explanation]:
+        """`teacher_forced` for many sentences in one padded pass: the one place the maps are built. Padding is
+        masked, so each sentence's maps equal those of its pass alone."""
         # The decoder reads BOS + all but the last output and predicts each output at its step.
-        tgt_in = [self.config.bos_id] + out_ids[:-1]
-        src = torch.tensor([src_ids], device=self.device)  # (1, S)
-        tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
-        logits, maps = self.model(src, tgt, return_attention=True, head_mask=head_mask)  # (1, T, V)
-        probs = logits[0].float().softmax(dim=-1)  # (T, V): before any ban or penalty of the search
-        target_probs = probs.gather(1, torch.tensor(out_ids, device=self.device)[:, None])[:, 0]  # (T,)
+        inputs = [[self.config.bos_id] + out[:-1] for out in outputs]
+        src, tgt, written = (padded(rows, self.config.pad_id, self.device) for rows in (sources, inputs, outputs))
+        logits, maps = self.model(src, tgt, return_attention=True, head_mask=head_mask)  # (B, T, V)
+        # before any ban or penalty of the search
+        probs = logits.float().softmax(dim=-1).gather(-1, written[..., None])[..., 0]  # (B, T)
 
-        def stack(layers: list[torch.Tensor]) -> np.ndarray:
-            return torch.stack([m[0] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
+        def stack(layers: list[torch.Tensor], row: int, rows: int, cols: int) -> np.ndarray:
+            return torch.stack([m[row, :, :rows, :cols] for m in layers]).float().cpu().numpy()  # (L, H, rows, cols)
 
-        return Explanation(
-            translation=self.decode(out_ids),
-            source_tokens=token_strings(self.tokenizer, src_ids),
-            target_tokens=token_strings(self.tokenizer, out_ids),
-            decoder_input_tokens=token_strings(self.tokenizer, tgt_in),
-            encoder=stack(maps.encoder),
-            decoder=stack(maps.decoder),
-            cross=stack(maps.cross),
-            truncated=truncated,
-            target_probs=target_probs.cpu().numpy().astype(np.float32),
-        )
+        explanations = []
+        for b, (src_ids, out_ids, tgt_in) in enumerate(zip(sources, outputs, inputs)):
+            S, T = len(src_ids), len(out_ids)
+            explanations.append(Explanation(
+                translation=self.decode(out_ids),
+                source_tokens=token_strings(self.tokenizer, src_ids),
+                target_tokens=token_strings(self.tokenizer, out_ids),
+                decoder_input_tokens=token_strings(self.tokenizer, tgt_in),
+                encoder=stack(maps.encoder, b, S, S),
+                decoder=stack(maps.decoder, b, T, T),
+                cross=stack(maps.cross, b, T, S),
+                truncated=bool(truncated[b]) if truncated else False,
+                target_probs=probs[b, :T].cpu().numpy().astype(np.float32),
+            ))
+        return explanations
 
     def _empty_explanation(self) -> Explanation:
         H, n_enc, n_dec = self.config.n_heads, self.config.n_encoder_layers, self.config.n_decoder_layers
@@ -431,7 +446,7 @@ class Translator:
         if device.type == "cpu" and quantize in (None, "", "fp32"):
             # This model is the translator's own (a model handed to Translator() keeps its layout):
             # generation steps read the decoder's matrices in place, no copies.
-            model.store_decoder_transposed()
+            store_decoder_transposed(model)
         translator = cls(model, tokenizer, device=device, model_card=card, quantize=quantize)
         translator.no_repeat_ngram = read_decoding_rule(model_id, revision, hub_kwargs)
         return translator
@@ -457,3 +472,10 @@ class Translator:
             )
         return str(commit)
 
+
+def padded(rows: list[list[int]], pad_id: int, device) -> torch.Tensor:
+    """Rows of ids -> one (B, longest) tensor, padded with pad_id, on `device`."""
+    batch = torch.full((len(rows), max(len(r) for r in rows)), pad_id, dtype=torch.long)
+    for i, row in enumerate(rows):
+        batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return batch.to(device)

@@ -1,12 +1,12 @@
 """The encoder and the decoder step compiled ahead of time into packages (a file each), in a process of its own.
 
-`torch.export` traces EncoderGraph and StepGraph with symbolic sizes (model/step_graph.py), and
+`torch.export` traces EncoderGraph and StepGraph with symbolic sizes (compiled/step_graph.py), and
 AOTInductor compiles each traced graph into a shared library packaged as `.pt2`: the weights frozen
 into it as constants, Inductor's own C++ GEMM kernels autotuned for these few-row products
-(max_autotune), no Python and no guards between the matrix products. model/package_runner.py calls
+(max_autotune), no Python and no guards between the matrix products. compiled/package_runner.py calls
 a package's library.
 
-Building runs in a child process (model/build_child.py): the serving
+Building runs in a child process (compiled/build_child.py): the serving
 process never holds the compiler's memory or the interpreter while it works, and a crash of the
 compiler takes only the child down. A package's name holds a fingerprint of everything it is built from
 (the weights, the config, the precision, the thread count, torch's version and this code), so a
@@ -27,12 +27,18 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .step_graph import (EncoderGraph, StepGraph, dynamic_shapes, encoder_dynamic_shapes, encoder_example_inputs,
-                         example_inputs)
+from .step_graph import (
+    EncoderGraph,
+    StepGraph,
+    dynamic_shapes,
+    encoder_dynamic_shapes,
+    encoder_example_inputs,
+    example_inputs,
+)
 
 FORMAT = 1  # raised when the package's inputs or outputs change meaning
 BUILD_TIMEOUT_S = 1800
-CHILD = "import sys; from model.build_child import main; main(sys.argv[1:])"  # the child's entry
+CHILD = "import sys; from compiled.build_child import main; main(sys.argv[1:])"  # the child's entry
 SETTINGS = dict(freezing=True, max_autotune=True, max_autotune_gemm_backends="CPP,ATEN",
                 autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False)  # a quiet log
 

@@ -12,7 +12,7 @@ Each class is built once from an nn.Linear's weight (out, in) and bias, and call
 - StepLinear: one addmm on the parameter as it is (a transposed view): other devices and dtypes.
 - Int8Linear: weights int8, one scale per output row (symmetric), activations quantized per
   call (torch's fbgemm dynamic quantization): a quarter of the bytes to read. Opt-in: the
-  logits move by ~1e-2, so near-ties can flip. The encoder stays fp32 (model/decoding.py).
+  logits move by ~1e-2, so near-ties can flip. The encoder stays fp32 (generation/search.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The child process that builds the compiled packages: `python -c "from model.build_child import main; ..."`
-MODEL_DIR [--encoder PATH] [--step PATH] --precision P --threads N (model/ahead_of_time.py starts it)."""
+"""The child process that builds the compiled packages: `python -c "from compiled.build_child import main; ..."`
+MODEL_DIR [--encoder PATH] [--step PATH] --precision P --threads N (compiled/ahead_of_time.py starts it)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import torch
 
+from model.transformer import Transformer
+
 from .ahead_of_time import build
-from .transformer import Transformer
 
 
 def die_with_parent() -> None:

@@ -22,7 +22,8 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
-from .config import TransformerConfig
+from model.config import TransformerConfig
+
 from .hub import CheckpointError
 
 CONFIG_KEY = "attention_lens.config"  # the metadata entry holding the model's config as JSON

@@ -1,14 +1,14 @@
-"""Decoding with the compiled encoder and decoder step (model/step_graph.py, built by model/ahead_of_time.py).
+"""Decoding with the compiled encoder and decoder step (compiled/step_graph.py, built by compiled/ahead_of_time.py).
 
 `CompiledStep.compile()` finds the two packages built for this very model in `cache_dir` (default
 `~/.cache/attention-lens/compiled`, or `$ATTENTION_LENS_COMPILE_CACHE`) and loads them in a fraction of
 a second; where they are missing, a child process builds them (one to two minutes), so the serving
-process neither holds the compiler's memory nor waits on it. `CompiledDecoder` is model/step.py's
+process neither holds the compiler's memory nor waits on it. `CompiledDecoder` is generation/step.py's
 StepDecoder on those packages: the source encoded by the encoder's, and one (L, N, H, C, d_k) pair of
 cache buffers, grown as the eager cache grows, for the step's.
 
 Where no C++ compiler is present or building fails, the reason is logged once and decoding stays on
-the eager path (model/step.py): same tokens either way (tests/test_compiled.py). The compiled step
+the eager path (generation/step.py): same tokens either way (tests/test_compiled.py). The compiled step
 gives logits only: a search that wants attention rows (lens/trace.py) or switches heads off runs
 eager, and explain()'s maps always come from the exact teacher-forced pass."""
 
@@ -24,8 +24,11 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from generation.step import CachedDecoder
+from generation.step_weights import parameter_versions
+from model.attention import padding_mask
+
 from .ahead_of_time import build_in_child, packages
-from .attention import padding_mask
 from .package_runner import PackageRunner
 from .step_graph import GROW_STEPS, MAX_ROWS, TOP
 
@@ -57,6 +60,12 @@ class CompiledStep:
         self._runners: dict[str, PackageRunner | None] = {}
         self._lock = threading.Lock()
 
+    max_rows = MAX_ROWS  # searches of more rows stay eager
+
+    def decoder(self, src: Tensor, num_beams: int, capacity: int) -> "CompiledDecoder":
+        """The step decoder of src (B, S) on the packages: what generation/search.py asks the installed step for."""
+        return CompiledDecoder(self, src, num_beams, capacity)
+
     def usable(self) -> bool:
         """Loaded, and the weights are still those it froze."""
         return self.ready and self._versions == versions(self.model)
@@ -86,7 +95,7 @@ class CompiledStep:
         threads = torch.get_num_threads()
         self.packages = packages(self.cache_dir, self.model, self.precision, threads)
         # The step's package first: loading copies a package's weights out of its library, whose pages are then
-        # given back (model/package_memory.py), so the larger one loads while the smaller is not yet in memory.
+        # given back (compiled/package_memory.py), so the larger one loads while the smaller is not yet in memory.
         self._runners = {name: self._cached(self.packages[name]) for name in ("step", "encoder")}
         missing = {name: self.packages[name] for name, runner in self._runners.items() if runner is None}
         if missing:
@@ -127,18 +136,18 @@ class CompiledStep:
 
 
 def load(package: Path) -> PackageRunner:
-    """The package's runner (model/package_runner.py: it lets go of the interpreter lock while it runs), with
+    """The package's runner (compiled/package_runner.py: it lets go of the interpreter lock while it runs), with
     RUNNERS instances so that as many calls can run at once."""
     return PackageRunner(package, RUNNERS)
 
 
 def versions(model: nn.Module) -> tuple:
-    """What the frozen weights were compiled from (Transformer.parameter_versions)."""
-    return model.parameter_versions()
+    """What the frozen weights were compiled from (generation/step_weights.py)."""
+    return parameter_versions(model)
 
 
 class CompiledDecoder:
-    """model/step.py's StepDecoder on the compiled packages: the source encoded by the compiled encoder, the
+    """generation/step.py's StepDecoder on the compiled packages: the source encoded by the compiled encoder, the
     cache one (L, N, H, C, d_k) pair of buffers."""
 
     def __init__(self, step: CompiledStep, src: Tensor, num_beams: int, capacity: int):
@@ -178,15 +187,13 @@ class CompiledDecoder:
             return None
         try:
             return self._compiled(tokens, banned)
-        except RuntimeError as error:  # a package call that failed (model/package_runner.py's check)
+        except RuntimeError as error:  # a package call that failed (compiled/package_runner.py's check)
             self.step.give_up(f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
             self.eager = self._replayed(tokens)
             return None
 
     def _replayed(self, tokens: Tensor):
         """An eager decoder whose cache holds the steps before the last of `tokens` (N, t)."""
-        from .step import CachedDecoder
-
         eager = CachedDecoder(self.step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0),
                               self.capacity)
         for t in range(1, tokens.size(1)):

@@ -16,10 +16,12 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 
-from .attention import padding_mask
-from .compiled import MAX_ROWS, CompiledDecoder
-from .heads import HeadMask
+from model.attention import padding_mask
+from model.heads import HeadMask
+
+from .bans import Banned
 from .step import CachedDecoder, StepAttention, StepDecoder, UncachedDecoder
+from .step_linear import check_precision
 
 
 class SearchObserver(Protocol):
@@ -49,8 +51,38 @@ class SearchOptions:
     head_mask: HeadMask | None = None
     observer: SearchObserver | None = None
     precision: str = "fp32"  # "int8": the cached decoder multiplies by int8 weights (opt-in, approximate)
-    shortlist: Tensor | None = None  # sorted candidate ids: the output layer multiplies only these rows (model/shortlist.py)
+    shortlist: Tensor | None = None  # sorted candidate ids: the output layer multiplies only these rows (generation/shortlist.py)
     no_repeat_ngram: int = 0  # n > 0: no n pieces in a row are written twice (the last n - 1, then a piece that followed them)
+
+
+@torch.inference_mode()
+def generate(model: nn.Module, src: Tensor, max_new_tokens: int = 64, num_beams: int = 1, length_penalty: float = 1.0,
+             use_cache: bool = True, min_new_tokens: int = 0, prefix: Sequence[int] | Tensor | None = None,
+             head_mask: HeadMask | None = None, observer: SearchObserver | None = None, precision: str = "fp32",
+             shortlist: Tensor | None = None, no_repeat_ngram: int = 0) -> Tensor:
+    """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
+
+    Greedy when num_beams == 1, beam search otherwise. `prefix`: token ids (without BOS) every output
+    starts with; decoding is free after them. `observer` sees every step of the search (lens/trace.py
+    records a trace with it). `precision` "int8" decodes with int8 weights on the CPU (faster,
+    approximate; generation/step_linear.py). `shortlist`: sorted candidate ids; the output layer
+    multiplies only those rows (generation/shortlist.py). `no_repeat_ngram` n > 0: no n consecutive
+    pieces are written twice in one output.
+    """
+    check_precision(precision)
+    options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
+                            prefix=prefix, head_mask=model.checked_head_mask(head_mask), observer=observer,
+                            precision=precision, shortlist=shortlist, no_repeat_ngram=no_repeat_ngram)
+    was_training = model.training
+    if was_training:
+        model.eval()  # generation never drops out (walking the modules costs a millisecond: only when needed)
+    try:
+        if num_beams == 1:
+            return greedy_search(model, src, options)
+        return beam_search(model, src, num_beams, length_penalty, options)
+    finally:
+        if was_training:
+            model.train()
 
 
 def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
@@ -68,8 +100,8 @@ def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
     forced = _forced_prefix(options.prefix, config, max_new_tokens, src.device)
     # The encoder stays fp32 under int8 decoding: it runs once a sentence, and in int8 it cost
     # agreement with fp32 (903 against 917 of 1,014 val beam translations) for little speed.
-    if _compiled_fits(model, options) and src.size(0) * num_beams <= MAX_ROWS:
-        return CompiledDecoder(model.compiled_step, src, num_beams, max_new_tokens), max_new_tokens, forced
+    if _compiled_fits(model, options, src.size(0) * num_beams):
+        return model.compiled_step.decoder(src, num_beams, max_new_tokens), max_new_tokens, forced
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
     memory, _ = model.encode(src, src_mask, head_mask=options.head_mask)  # (B, S, D)
     if options.shortlist is not None and not options.use_cache:
@@ -82,12 +114,27 @@ def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
     return decoder, max_new_tokens, forced
 
 
-def _compiled_fits(model: nn.Module, options: SearchOptions) -> bool:
-    """The compiled step (model/compiled.py) decodes when it is ready and the search asks for logits only."""
-    step = getattr(model, "compiled_step", None)
+class FastStep(Protocol):
+    """A faster decoding step installed on a model as `model.compiled_step` (compiled/decoder.py's CompiledStep,
+    by Translator.compile()): the search asks it for a step decoder where it fits, and imports nothing of it."""
+
+    precision: str
+    max_rows: int  # the most decoder rows (sentences x beams) it takes
+
+    def usable(self) -> bool:
+        """Ready, and built from the model's current weights."""
+
+    def decoder(self, src: Tensor, num_beams: int, capacity: int) -> StepDecoder:
+        """A step decoder of src (B, S) for B * num_beams rows and up to `capacity` steps; it may also rank the
+        next tokens itself (`ranked(tokens, banned)`)."""
+
+
+def _compiled_fits(model: nn.Module, options: SearchOptions, rows: int) -> bool:
+    """The installed fast step decodes when it is ready and the search asks for logits only."""
+    step: FastStep | None = getattr(model, "compiled_step", None)
     wants_rows = options.observer is not None and options.observer.wants_attention
     return (step is not None and step.usable() and options.use_cache and options.precision == step.precision
-            and options.head_mask is None and options.shortlist is None and not wants_rows)
+            and options.head_mask is None and options.shortlist is None and not wants_rows and rows <= step.max_rows)
 
 
 def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) -> Tensor | None:
@@ -116,49 +163,11 @@ def _force(log_probs: Tensor, token: Tensor) -> Tensor:
     return log_probs
 
 
-def repeated_ngram_bans(tokens: Tensor, n: int) -> tuple[Tensor, Tensor]:
-    """The tokens that would repeat an n-gram of each row of `tokens` (N, t) (BOS first, at least n written):
-    every n-gram's last token (N, G), and whether its first n - 1 are the row's last n - 1 (N, G)."""
-    written = tokens[:, 1:]  # (N, t - 1)
-    grams = written.unfold(1, n, 1)  # (N, G, n)
-    last = written[:, written.size(1) - (n - 1):]  # (N, n - 1)
-    seen = (grams[:, :, : n - 1] == last[:, None, :]).all(dim=-1)  # (N, G)
-    return grams[:, :, -1], seen
-
-
-class _Banned:
-    """Padding and BOS are never outputs (so 'pad' keeps meaning 'no token'); EOS not before
-    min_new_tokens; with no_repeat_ngram = n, no n-gram twice. The id tensors are built once per search."""
-
-    def __init__(self, config, min_new_tokens: int, device: torch.device, no_repeat_ngram: int = 0):
-        self.always = torch.tensor([config.pad_id, config.bos_id], device=device)
-        self.early = torch.tensor([config.pad_id, config.bos_id, config.eos_id], device=device)
-        self.min_new_tokens, self.vocab_size, self._bias = min_new_tokens, config.vocab_size, {}
-        self.no_repeat_ngram = no_repeat_ngram
-
-    def __call__(self, logits: Tensor, step: int, tokens: Tensor | None = None) -> Tensor:
-        banned = self.early if step < self.min_new_tokens else self.always
-        logits = logits.index_fill_(1, banned, float("-inf"))
-        if self.no_repeat_ngram and tokens is not None and tokens.size(1) > self.no_repeat_ngram:
-            followers, seen = repeated_ngram_bans(tokens, self.no_repeat_ngram)
-            if bool(seen.any()):
-                hits = torch.zeros_like(logits).scatter_add_(1, followers, seen.to(logits.dtype))
-                logits = logits.masked_fill_(hits > 0, float("-inf"))
-        return logits
-
-    def bias(self, step: int) -> Tensor:
-        """The same bans as a (V,) vector to add to the logits (0, or -inf on a banned id): for the compiled step."""
-        early = step < self.min_new_tokens
-        if early not in self._bias:
-            self._bias[early] = self(self.always.new_zeros(1, self.vocab_size, dtype=torch.float), step)[0]
-        return self._bias[early]
-
-
 def _ranked_inside(decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None,
-                   never_generate: "_Banned") -> bool:
+                   never_generate: Banned) -> bool:
     """The compiled step ranks the next tokens itself (log-softmax and top-k in its graph) unless the
     step is forced, an observer wants the whole distribution, or repeated n-grams are banned."""
-    return isinstance(decoder, CompiledDecoder) and observer is None and (forced is None or t >= forced.numel()) \
+    return hasattr(decoder, "ranked") and observer is None and (forced is None or t >= forced.numel()) \
         and not never_generate.no_repeat_ngram
 
 
@@ -181,7 +190,7 @@ def greedy_search(model: nn.Module, src: Tensor, options: SearchOptions) -> Tens
     """Pick the most likely next token at every step until every sentence has produced EOS."""
     config, observer = model.config, options.observer
     decoder, max_new_tokens, forced = _start(model, src, options, 1)
-    never_generate = _Banned(config, options.min_new_tokens, src.device, options.no_repeat_ngram)
+    never_generate = Banned(config, options.min_new_tokens, src.device, options.no_repeat_ngram)
     B = src.size(0)
     tokens = torch.full((B, 1), config.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
@@ -245,7 +254,7 @@ def _candidates(row_top: Tensor, row_tokens: Tensor, beam_scores: Tensor, K: int
     return _Candidates(scores=scores, from_beam=top_ids // (2 * K), token=token, ends=token == eos_id)
 
 
-def _ranked(decoder: StepDecoder, tokens: Tensor, t: int, never_generate: _Banned, forced: Tensor | None,
+def _ranked(decoder: StepDecoder, tokens: Tensor, t: int, never_generate: Banned, forced: Tensor | None,
             observer: SearchObserver | None, k: int) -> tuple[Tensor, Tensor]:
     """The k most likely next tokens of every row (N, k) after the bans and any forcing, best first: their
     log-probabilities and ids; ranked inside the compiled step where it can (_ranked_inside)."""
@@ -289,7 +298,7 @@ def beam_search(model: nn.Module, src: Tensor, num_beams: int, length_penalty: f
     if K < 1 or 2 * K > config.vocab_size:
         raise ValueError(f"num_beams must be between 1 and vocab_size / 2, got {K}")
     decoder, max_new_tokens, forced = _start(model, src, options, K)
-    never_generate = _Banned(config, options.min_new_tokens, src.device, options.no_repeat_ngram)
+    never_generate = Banned(config, options.min_new_tokens, src.device, options.no_repeat_ngram)
     B, device = src.size(0), src.device
     tokens = torch.full((B * K, 1), config.bos_id, dtype=torch.long, device=device)  # (N, 1)
     # All beams start as the same BOS prefix; only the first is live, or step one would pick

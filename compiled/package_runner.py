@@ -1,4 +1,4 @@
-"""Running a compiled package (model/ahead_of_time.py) through its C interface, without the interpreter lock.
+"""Running a compiled package (compiled/ahead_of_time.py) through its C interface, without the interpreter lock.
 
 A `.pt2` package holds one shared library whose C functions (`AOTInductorModelContainerCreateWithDevice`,
 `...Run`, `...Delete`) are AOTInductor's runtime interface. torch's own loader
@@ -24,7 +24,12 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from .package_memory import giving_back_pages, madvise_dontneed, release_weight_pages, unused_constants
+from .package_memory import (
+    giving_back_pages,
+    madvise_dontneed,
+    release_weight_pages,
+    unused_constants,
+)
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from .config import TransformerConfig
+from model.config import TransformerConfig
+
 from .hub import HUB_METADATA, HUB_REPO_ID
 
 DEMO_URL = f"https://huggingface.co/spaces/{HUB_REPO_ID}"
@@ -223,7 +224,7 @@ read: every attention map of every layer and head can be inspected. See the demo
 
 {_code_line()}
 ```python
-from model import Translator
+from translation import Translator
 translator = Translator.from_pretrained("{repo_id}")
 print(translator.translate("Ein Mann fährt Fahrrad."))
 ```
