@@ -303,7 +303,7 @@ class Translator:
     def generate_ids(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None,
                      prefix_ids: list[int] | None = None, head_mask: HeadMask | None = None,
                      observer: SearchObserver | None = None) -> list[list[int]]:
-        """Encoded sources -> generated ids per sentence (right-padded), through `Transformer.generate`."""
+        """Encoded sources -> generated ids per sentence (right-padded), through `generation.generate`."""
         longest = max(len(ids) for ids in sources)
         src = torch.full((len(sources), longest), self.config.pad_id, dtype=torch.long)
         for row, ids in enumerate(sources):
