@@ -1,6 +1,6 @@
 """What the decoding benchmarks share: where the corpus is, and timing candidates in turns.
 
-Imported by bench/decode.py, bench/versus_ct2.py, bench/levers.py and bench/trace.py, so that none of
+Imported by bench/decode.py, bench/versus_ct2.py, recipes/levers.py and bench/trace.py, so that none of
 them imports another benchmark (they once imported each other).
 """
 

@@ -5,7 +5,7 @@ Three signals, any of which raises the alarm:
 - the German is unfamiliar: a large share of its words were rare (or never seen) in training;
 - its words go together in unfamiliar ways: a large share of its neighbouring-word pairs were never seen.
 The rule's numbers were chosen on the Multi30k val captions and the everyday dev set by
-bench/alarm.py and are stored beside the weights (alarm.json); each alarm says why it fired.
+recipes/alarm.py and are stored beside the weights (alarm.json); each alarm says why it fired.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The model learned from Multi30k image captions only. Its mean log-probability per target token
 (teacher-forced over its own output) is high on captions and drops on other German; the threshold
-below was chosen on the validation captions by bench/confidence.py (see its report).
+below was chosen on the validation captions by recipes/confidence.py (see its report).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 # Mean log-probability per token under which a sentence is flagged as unlike the captions: about
 # the 5th percentile of the 1,014 val captions (beam 4): 5% of captions are flagged, and 37 of
-# the 40 other-domain sentences of bench/confidence.py (run it again for a new checkpoint).
+# the 40 other-domain sentences of recipes/confidence.py (run it again for a new checkpoint).
 UNFAMILIAR_BELOW = -0.52
 TRAINED_ON = "Trained only on 29,000 captions of photos (Multi30k): other German gets a rougher translation."
 

@@ -7,7 +7,7 @@ zeroed before W_O, model/heads.py) and with only that head left on in its layer.
 for cross-attention, how often a head's strongest source token is also the most-attributed one
 (lens/attribute.py) over the model's own greedy translations of the slice.
 
-The result is one JSON-ready dict (schema VERSION below); bench/heads.py writes it to
+The result is one JSON-ready dict (schema VERSION below); recipes/head_importance.py writes it to
 <checkpoint>/head_importance.json, and `importance_table_markdown` renders it for the model card.
 
 Shape legend: L layers of a kind, H heads.

@@ -137,7 +137,7 @@ def test_shipped_snapshots_load_in_step_order_and_end_with_the_shipped_model():
 
 
 def test_shipped_step_0_is_the_untrained_model_of_the_runs_seed():
-    """Step 0 is rebuilt from the seed (bench/unpack_levers.py): it must equal a fresh model of that seed."""
+    """Step 0 is rebuilt from the seed (recipes/unpack_levers.py): it must equal a fresh model of that seed."""
     settings = json.loads((SHIPPED / "results.json").read_text())["settings"]
     snapshot = next(s for s in list_snapshots(SHIPPED) if s.step == 0)
     loaded = load_snapshot(SHIPPED, snapshot).model

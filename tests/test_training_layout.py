@@ -16,7 +16,7 @@ LOCAL = ("training", "model", "generation", "compiled", "translation", "lens", "
          "bench", "tests")
 MODEL_API = ("CheckpointError", "ConfigError")  # what ui/ and app.py may take from model/ (and Translator from translation/)
 PACKAGES = ("training", "model", "model/checkpoint", "generation", "compiled", "translation", "lens", "tokenizer", "ui",
-            "bench", "recipes/everyday")
+            "bench", "recipes", "recipes/everyday", "tools")
 
 
 def test_help_lists_every_flag_with_its_description_and_default():

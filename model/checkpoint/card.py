@@ -200,7 +200,7 @@ ending in EOS = {config.eos_id}).
 
 
 def _heads_section(info: dict) -> str:
-    """The head-importance table (measured by bench/heads.py, rendered by lens.importance)."""
+    """The head-importance table (measured by recipes/head_importance.py, rendered by lens.importance)."""
     table = info.get("head_importance_table")
     if not table:
         return ""

@@ -10,7 +10,7 @@ of the two BLEU scores that the training runs choose by. `--out` writes a checkp
 last checkpoint given (its results.json, metrics and curves) with the averaged weights, its results
 and a card that names every ingredient; `--test` also scores both test sets, once, for the soup you
 ship. Last, the soup's translations of the two everyday sentences it must get right. Then write its
-evidence index (`python -m training.evidence`) and its alarm (`bench/alarm.py`).
+evidence index (`python -m training.evidence`) and its alarm (`recipes/alarm.py`).
 """
 
 from __future__ import annotations

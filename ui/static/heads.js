@@ -61,7 +61,7 @@
       if (!imp) {
         /** @type {NodeListOf<HTMLButtonElement>} */ (this.root.querySelectorAll(".hl-most, .hl-least, .hl-metric .al-choice")).forEach((b) => (b.disabled = true));
         this.root.appendChild(el("div", "al-notice hl-missing", "No head_importance.json beside this checkpoint, so the " +
-          "heads are not coloured by importance (make one with python bench/heads.py). You can still switch heads off by hand."));
+          "heads are not coloured by importance (make one with python recipes/head_importance.py). You can still switch heads off by hand."));
       }
       this.grids = el("div", "hl-grids");
       this.root.appendChild(this.grids);

@@ -1,6 +1,6 @@
 """Choose the unfamiliar-input alarm: the model's confidence combined with the evidence of the training data.
 
-    python bench/alarm.py [--checkpoint checkpoints/de-en] [--data-dir ../shared/data/multi30k]
+    python recipes/alarm.py [--checkpoint checkpoints/de-en] [--data-dir ../shared/data/multi30k]
                           [--ding-dir runs/corpora/ding] [--write]
 
 For every Multi30k val caption and every everyday (Ding) dev sentence: the mean log-probability of

@@ -1,6 +1,6 @@
 """Score every attention head of a checkpoint and write <checkpoint>/head_importance.json.
 
-    python bench/heads.py --checkpoint checkpoints/de-en [--data-dir DIR] [--sentences 200] [--seed S]
+    python recipes/head_importance.py --checkpoint checkpoints/de-en [--data-dir DIR] [--sentences 200] [--seed S]
                           [--attribution integrated_gradients|input_x_gradient] [--steps 32] [--threads 1]
                           [--reuse-agreement JSON]
 

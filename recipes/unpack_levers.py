@@ -1,6 +1,6 @@
-"""Turn what bench/levers.py packed into a checkpoint folder, and score its test set once.
+"""Turn what recipes/levers.py packed into a checkpoint folder, and score its test set once.
 
-    python bench/unpack_levers.py PACKED_DIR --output checkpoints/de-en --data-dir ../shared/data/multi30k
+    python recipes/unpack_levers.py PACKED_DIR --output checkpoints/de-en --data-dir ../shared/data/multi30k
 
 1. The fp32 weights are joined from their parts and checked against the recorded sha256.
 2. Snapshots: the two packed fp16 ones; step 0 rebuilt from the run's seed (the untrained model is
@@ -102,7 +102,7 @@ def score_test(folder: Path, data_dir: Path, info: dict) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("packed", type=Path, help="the folder bench/levers.py --out wrote")
+    parser.add_argument("packed", type=Path, help="the folder recipes/levers.py --out wrote")
     parser.add_argument("--output", type=Path, required=True, help="the checkpoint folder to write (replaced)")
     parser.add_argument("--data-dir", type=Path, default=None, help="Multi30k folder (default: $MULTI30K_DIR)")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Choose the "unlike the captions" threshold: mean log-probability per target token of the shipped
 model's own translations, on every Multi30k val caption against German sentences from other domains.
 
-    python bench/confidence.py [--checkpoint checkpoints/de-en] [--data-dir ../shared/data/multi30k]
+    python recipes/confidence.py [--checkpoint checkpoints/de-en] [--data-dir ../shared/data/multi30k]
 
 Prints both distributions, the threshold (a low percentile of val) and how many sentences of each
 set fall below it. lens/confidence.py holds the chosen value.

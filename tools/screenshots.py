@@ -1,6 +1,6 @@
 """The page's screenshots in docs/screenshots/, taken from a started app.py in Debian's chromium.
 
-    python bench/screenshots.py [--only first-visit-desktop tour-desktop ...] [--out docs/screenshots]
+    python tools/screenshots.py [--only first-visit-desktop tour-desktop ...] [--out docs/screenshots]
 
 Each shot opens the page (from a link where the state is in it), waits until it is drawn, and
 writes a PNG at 1366x768 or 390x844. The shots of the other views (step, head lab, time travel,

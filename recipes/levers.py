@@ -1,8 +1,8 @@
 """Levers for a stronger translator: several training runs side by side, each for the same wall-clock
 budget on one machine, compared on val (test is left for the one that is shipped).
 
-    python bench/levers.py --data-dir ../shared/data/multi30k --minutes 7 --out runs/levers-out
-    python bench/levers.py --set everyday --minutes 7 --out runs/levers-everyday   # + the Ding sentences
+    python recipes/levers.py --data-dir ../shared/data/multi30k --minutes 7 --out runs/levers-out
+    python recipes/levers.py --set everyday --minutes 7 --out runs/levers-everyday   # + the Ding sentences
 
 Each lever is a set of train.py flags over a common recipe; the runs go at once (one process each,
 sharing the GPU when there is one) with --time-limit and --skip-test. Afterwards, for every run:
@@ -11,7 +11,7 @@ steps, and its CPU decoding cost (greedy, batch 1, one thread, 30 val sentences,
 first lever's, measured side by side). The best run on val whose shape decodes as fast as the
 shipped model's is packed into --out as files of at most 15 MiB: its fp32 weights in parts, two of
 its fp16 snapshots, and the rest (card, results, metrics, snapshot index, every run's figures and
-log tail) in bundle.tar.gz. `bench/unpack_levers.py` turns that back into a checkpoint folder.
+log tail) in bundle.tar.gz. `recipes/unpack_levers.py` turns that back into a checkpoint folder.
 """
 
 from __future__ import annotations
