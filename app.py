@@ -24,9 +24,9 @@ import torch
 
 import ui.api
 import ui.copylab
-import ui.heads
-import ui.history
-import ui.step
+import ui.head_lab
+import ui.time_travel
+import ui.step_through
 import ui.translate
 from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
@@ -104,9 +104,9 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
             "<button type='button' class='al-tour-start'>Take the guided walk (8 stops)</button></p></header>",
             padding=False)
     ui.translate.build(translator, familiarity, second, FIRST_VISIT)
-    ui.step.build(translator, familiarity)
-    ui.heads.build(translator, MODEL_ID, MODEL_REVISION, familiarity)
-    ui.history.build(translator, MODEL_ID, familiarity)
+    ui.step_through.build(translator, familiarity)
+    ui.head_lab.build(translator, MODEL_ID, MODEL_REVISION, familiarity)
+    ui.time_travel.build(translator, MODEL_ID, familiarity)
     ui.copylab.build()
     ui.api.build(translator, familiarity)
 

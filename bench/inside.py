@@ -27,7 +27,7 @@ from lens.contrast import contrast  # noqa: E402
 from lens.contributions import contributions  # noqa: E402
 from lens.explain import DecodingOptions, explain_batch  # noqa: E402
 from lens.logit_lens import logit_lens  # noqa: E402
-from lens.patch import patch  # noqa: E402
+from lens.patching import patch  # noqa: E402
 from lens.qkv import qkv  # noqa: E402
 from translation import Translator  # noqa: E402
 

@@ -36,6 +36,33 @@ def tiny_translator(tiny_checkpoint):
     return Translator.from_pretrained(tiny_checkpoint, device="cpu")
 
 
+@pytest.fixture(scope="session")
+def shipped_app(tmp_path_factory):
+    """app.py serving the shipped checkpoint (and the everyday one to compare with), started once for every
+    module that drives the page or its endpoints (tests/test_ui_page.py's `server`)."""
+    from pathlib import Path
+
+    from ui.app_process import running_app
+
+    root = Path(__file__).resolve().parent.parent
+    checkpoint, second = root / "checkpoints" / "de-en", root / "checkpoints" / "de-en-everyday"
+    with running_app(tmp_path_factory.mktemp("page") / "app.log", MODEL_ID=str(checkpoint),
+                     EVERYDAY_MODEL_ID=str(second if second.is_dir() else checkpoint)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def public_app(tiny_checkpoint, tmp_path_factory):
+    """app.py on the tiny checkpoint as a Space runs it, started once (tests/test_public.py's `server`)."""
+    from ui.app_process import launch_app
+
+    proc, url = launch_app(tmp_path_factory.mktemp("public") / "app.log", listen_local=False,
+                           MODEL_ID=str(tiny_checkpoint))
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
 BROWSER_FIXTURES = {"browser", "desk"}  # the fixtures that start Debian's chromium
 
 

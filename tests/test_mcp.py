@@ -7,18 +7,10 @@ import pytest
 
 pytest.importorskip("mcp", reason="Gradio's MCP extra (gradio[mcp] in requirements.txt) is not installed")
 
-from tests.test_public import launch_app  # noqa: E402
+from tests.test_public import launch_app, server  # noqa: E402, F401  (server: the fixture)
 
 pytestmark = [pytest.mark.server]
 SENTENCE = "Ein Mann fährt Fahrrad."
-
-
-@pytest.fixture(scope="module")
-def server(tiny_checkpoint, tmp_path_factory):
-    proc, url = launch_app(tiny_checkpoint, tmp_path_factory.mktemp("mcp") / "app.log")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
 
 
 def with_session(url: str, work):
@@ -102,15 +94,9 @@ def test_mcp_tools_answer_json_not_a_python_repr(server):
 
 
 @pytest.fixture(scope="module")
-def shipped_server(tmp_path_factory):
+def shipped_server(shipped_app):
     """The app on the shipped checkpoint, whose inside views take long enough on a long sentence to queue."""
-    from pathlib import Path
-
-    checkpoint = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
-    proc, url = launch_app(checkpoint, tmp_path_factory.mktemp("mcp-fair") / "app.log")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    return shipped_app
 
 
 LONG = ("Ein Mann mit einem roten Hut fährt mit seinem Fahrrad über eine lange Brücke, während zwei Kinder am Ufer "

@@ -1,4 +1,4 @@
-"""lens/patch.py on the shipped checkpoint: patching the embedding of the one swapped word restores the clean
+"""lens/patching.py on the shipped checkpoint: patching the embedding of the one swapped word restores the clean
 choice exactly, every other position changes nothing, and what cannot be patched is refused in words."""
 
 from pathlib import Path
@@ -20,7 +20,7 @@ def translator():
 
 
 def test_the_swapped_words_embedding_carries_the_whole_choice_and_nothing_else_does(translator):
-    from lens.patch import patch
+    from lens.patching import patch
 
     result = patch(translator, CLEAN, CORRUPTED, 2)
     assert (result.clean_piece, result.corrupted_piece) == ("▁dog", "▁horse")
@@ -39,14 +39,14 @@ def test_the_swapped_words_embedding_carries_the_whole_choice_and_nothing_else_d
     ("Ein Hund rennt über die Straße.", 2, "still gives"),  # the word at step 2 (dog) does not change
 ])
 def test_what_cannot_be_patched_is_refused_in_words(translator, corrupted, step, message):
-    from lens.patch import patch
+    from lens.patching import patch
 
     with pytest.raises(ValueError, match=message):
         patch(translator, CLEAN, corrupted, step)
 
 
 def test_patching_every_head_restores_the_choice_and_patching_none_changes_nothing(translator):
-    from lens.patch import patch
+    from lens.patching import patch
 
     result = patch(translator, CLEAN, CORRUPTED)  # no step: the first where the translations differ
     assert result.step == 2 and result.clean_translation.startswith("A dog") and "horse" in result.corrupted_translation
@@ -62,7 +62,7 @@ def test_patching_every_head_restores_the_choice_and_patching_none_changes_nothi
 
 
 def test_a_head_switched_off_everywhere_restores_nothing(translator):
-    from lens.patch import patch
+    from lens.patching import patch
     from model.heads import HeadMask
 
     best = patch(translator, CLEAN, CORRUPTED).top_heads[0]
@@ -76,7 +76,7 @@ def test_a_head_switched_off_everywhere_restores_nothing(translator):
 def test_the_replay_with_nothing_patched_is_the_model(tiny_checkpoint, norm_first):
     import torch
 
-    from lens.head_patch import replay
+    from lens.patching_heads import replay
     from model import Transformer, TransformerConfig
     from translation import Translator
 
@@ -93,7 +93,7 @@ def test_the_replay_with_nothing_patched_is_the_model(tiny_checkpoint, norm_firs
 def test_patching_in_small_chunks_gives_the_same_answer(translator, monkeypatch):
     """The runs go through the model a few at a time (lens.cost.CHUNK_CELLS), whatever the chunk, the same numbers."""
     from lens import cost
-    from lens.patch import patch
+    from lens.patching import patch
 
     whole = patch(translator, CLEAN, CORRUPTED, 2)
     monkeypatch.setattr(cost, "CHUNK_CELLS", 1)  # one run a chunk
@@ -105,7 +105,7 @@ def test_patching_in_small_chunks_gives_the_same_answer(translator, monkeypatch)
 
 def test_a_patch_past_its_work_budget_is_refused_before_the_work(translator, monkeypatch):
     from lens import cost
-    from lens.patch import patch
+    from lens.patching import patch
 
     monkeypatch.setattr(cost, "PATCH_WORK", cost.WorkBudget("/patch", 1_000, "use shorter sentences"))
     with pytest.raises(ValueError, match="/patch would compute .* million attention weights .* use shorter sentences"):
@@ -116,7 +116,7 @@ def test_the_largest_patch_the_budget_allows_is_near_its_worst_case(translator):
     """The budget lets in a 180-piece sentence at an early step (bench/abuse.py's largest_patch) and refuses a
     256-piece one: the row of docs/limits.md."""
     from lens import cost
-    from lens.patch import check_patch_work
+    from lens.patching import check_patch_work
 
     check_patch_work(translator.config, 180, 1)
     with pytest.raises(ValueError, match="/patch would compute"):

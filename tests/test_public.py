@@ -28,11 +28,9 @@ def launch_app(checkpoint, log_path: Path, **env_extra) -> tuple[subprocess.Pope
 
 
 @pytest.fixture(scope="module")
-def server(tiny_checkpoint, tmp_path_factory):
-    proc, url = launch_app(tiny_checkpoint, tmp_path_factory.mktemp("public") / "app.log")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+def server(public_app):
+    """The app on the tiny checkpoint as a Space runs it: one for the whole session (tests/conftest.py)."""
+    return public_app
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from lens.history import LRU
+from lens.time_travel import LRU
 from lens.sharpness import cross_sharpness, row_entropy, uniform_entropy
 
 

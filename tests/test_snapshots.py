@@ -15,7 +15,7 @@ from safetensors import safe_open
 import train
 from lens.snapshots import Snapshot, list_snapshots, load_snapshot
 from model import Transformer
-from tests.corpus import DATA_DIR, needs_corpus
+from tests.corpus import needs_corpus, tiny_run
 from training.settings import auto_snapshot_steps
 from translation import Translator
 
@@ -49,13 +49,9 @@ def test_copy_run_snapshots_the_auto_steps_as_loadable_fp16_checkpoints(tmp_path
 @needs_corpus
 def test_translation_snapshots_load_as_translators_with_val_figures(tmp_path):
     out = tmp_path / "de-en"
-    assert train.main([
-        "--data-dir", str(DATA_DIR), "--output", str(out), "--work-dir", str(tmp_path / "work"),
-        "--max-train-pairs", "200", "--max-steps", "4", "--eval-every", "4", "--max-eval-sentences", "10",
-        "--vocab-size", "500", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
-        "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
-        "--snapshot-steps", "0,2,4,99",  # steps past the end are left out
-    ]) == 0
+    # steps past the end are left out
+    assert train.main(tiny_run(out, tmp_path / "work", 4, 4, "0,2,4,99", "--max-eval-sentences", "10",
+                               "--vocab-size", "500", "--num-beams", "2")) == 0
     snapshots = list_snapshots(out)
     assert [s.step for s in snapshots] == [0, 2, 4]
     assert all(s.val_bleu is not None and s.val_loss is not None for s in snapshots)
@@ -164,8 +160,8 @@ def test_a_broken_index_entry_is_refused_naming_the_index(tmp_path, entry, messa
 
 
 def test_the_time_travel_view_says_why_when_the_index_is_broken(tmp_path):
-    from lens.history import SnapshotLibrary
-    from ui.history import catalog
+    from lens.time_travel import SnapshotLibrary
+    from ui.time_travel import catalog
 
     (tmp_path / "snapshots").mkdir()
     (tmp_path / "snapshots" / "index.json").write_text(json.dumps({"snapshots": [{"path": "step-00000"}]}))
@@ -174,8 +170,8 @@ def test_the_time_travel_view_says_why_when_the_index_is_broken(tmp_path):
 
 
 def test_a_deeply_nested_index_is_said_in_words_and_names_no_server_path(tmp_path):
-    from lens.history import SnapshotLibrary
-    from ui.history import catalog
+    from lens.time_travel import SnapshotLibrary
+    from ui.time_travel import catalog
 
     (tmp_path / "snapshots").mkdir()
     (tmp_path / "snapshots" / "index.json").write_text('{"snapshots": ' + "[" * 100_000 + "]" * 100_000 + "}")
@@ -187,8 +183,8 @@ def test_a_deeply_nested_index_is_said_in_words_and_names_no_server_path(tmp_pat
 def test_a_corrupt_snapshot_is_said_with_its_message_and_the_others_still_listed(tiny_checkpoint, tmp_path):
     import shutil
 
-    from lens.history import SnapshotLibrary
-    from ui.history import catalog, public
+    from lens.time_travel import SnapshotLibrary
+    from ui.time_travel import catalog, public
 
     root = tmp_path / "run"
     shutil.copytree(tiny_checkpoint, root / "snapshots" / "step-00000")

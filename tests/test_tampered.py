@@ -27,7 +27,7 @@ from model.checkpoint.hub import CheckpointError
 from model.checkpoint.weights import CONFIG_KEY, TOKENIZER_FIELD, read_header
 from model.config import TransformerConfig
 from tokenizer import fingerprint, load_tokenizer
-from ui.heads_data import IMPORTANCE_FILE, importance_payload, load_importance
+from ui.head_lab_data import IMPORTANCE_FILE, importance_payload, load_importance
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints" / "de-en"
@@ -226,6 +226,7 @@ def test_a_bad_optional_file_turns_its_feature_off_and_the_rest_still_loads(tmp_
     assert ALARM_FILE in warned[1] and "confidence_below is 'abc'" in warned[1] and "alarm rule is off" in warned[1]
 
 
+@pytest.mark.slow  # starts app.py
 def test_a_bad_required_file_stops_the_start_in_one_line_without_a_traceback(tmp_path):
     for name in ("model.safetensors", "tokenizer.json"):
         os.symlink(SHIPPED / name, tmp_path / name)

@@ -14,7 +14,7 @@ from safetensors.torch import load_file, save_file
 
 import train
 from model import Transformer
-from training.checkpointing import save_weights
+from training.checkpointing import save_training_weights
 from training.settings import TrainSettings
 from training.tasks import CopyTask, weight_candidates
 
@@ -102,7 +102,7 @@ def test_damaged_rotation_checkpoint_is_skipped_with_a_warning(run_copy, tmp_pat
         torch.manual_seed(seed)
         other = Transformer(model.config)
         good.append(other.state_dict())
-        save_weights(other, tmp_path / f"good-{seed}.safetensors")
+        save_training_weights(other, tmp_path / f"good-{seed}.safetensors")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         candidates = weight_candidates(model, tmp_path / "none.safetensors",

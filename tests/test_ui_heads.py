@@ -12,7 +12,7 @@ from lens.attribute import attribute
 from lens.explain import DecodingOptions
 from model.heads import HeadMask
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, VAL, browser, open_page, server  # noqa: F401  (fixtures)
-from ui import heads_data as hd
+from ui import head_lab_data as hd
 
 pytestmark = [pytest.mark.server]
 OPTIONS = DecodingOptions(num_beams=2, length_penalty=1.0, max_new_tokens=12)

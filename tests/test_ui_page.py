@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.app_process import CHROMIUM, chromium, running_app
+from ui.app_process import CHROMIUM, chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "de-en"
@@ -24,10 +24,9 @@ UNLIKE = ["Die Inflation ist im letzten Quartal deutlich gestiegen.", "Das Finan
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with running_app(tmp_path_factory.mktemp("page") / "app.log", MODEL_ID=str(CHECKPOINT),
-                     EVERYDAY_MODEL_ID=str(SECOND if SECOND.is_dir() else CHECKPOINT)) as url:
-        yield url
+def server(shipped_app):
+    """The app on the shipped checkpoint: one for the whole session (tests/conftest.py)."""
+    return shipped_app
 
 
 @pytest.fixture(scope="module")

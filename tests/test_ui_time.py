@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import train
-import ui.history
-from lens.history import SnapshotLibrary, find_snapshots
-from tests.corpus import DATA_DIR, needs_corpus
+import ui.time_travel
+from lens.time_travel import SnapshotLibrary, find_snapshots
+from tests.corpus import DATA_DIR, needs_corpus, tiny_run
 from ui.app_process import CHROMIUM, chromium, running_app
 from ui.copylab import lab_settings, time_limit
 
@@ -27,12 +27,8 @@ def run_folder(tmp_path_factory):
         pytest.skip(f"Multi30k not found in {DATA_DIR}: set MULTI30K_DIR")
     tmp = tmp_path_factory.mktemp("run")
     out = tmp / "de-en"
-    assert train.main([
-        "--data-dir", str(DATA_DIR), "--output", str(out), "--work-dir", str(tmp / "work"),
-        "--max-train-pairs", "200", "--max-steps", "6", "--eval-every", "3", "--max-eval-sentences", "8",
-        "--vocab-size", "400", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
-        "--batch-tokens", "1024", "--num-beams", "1", "--length-penalties", "1.0", "--threads", "1",
-        "--lr", "0.01", "--warmup", "2", "--snapshot-steps", "0,3,6"]) == 0
+    assert train.main(tiny_run(out, tmp / "work", 6, 3, "0,3,6", "--max-eval-sentences", "8", "--vocab-size", "400",
+                               "--num-beams", "1", "--lr", "0.01", "--warmup", "2")) == 0
     return out
 
 
@@ -62,7 +58,7 @@ def shown(page) -> dict:
 def test_a_checkpoint_without_snapshots_says_so(tmp_path, run_folder):
     empty = tmp_path / "de-en"
     empty.mkdir()
-    shown = ui.history.catalog(SnapshotLibrary(empty))
+    shown = ui.time_travel.catalog(SnapshotLibrary(empty))
     assert "no training snapshots" in shown["message"] and "snapshots" not in shown
     assert [s.step for s in find_snapshots(run_folder / "snapshots")] == [0, 3, 6]  # the folder itself
     assert [s.step for s in find_snapshots(run_folder)] == [0, 3, 6]  # or the checkpoint that holds it
@@ -83,12 +79,18 @@ def test_lab_settings_are_checked_with_clear_errors(monkeypatch):
         time_limit()
 
 
+def opened(browser, url: str, selector: str):
+    """A desktop-sized page of the app, once `selector` is drawn."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.goto(url)
+    page.wait_for_selector(selector, timeout=60_000)
+    return page
+
+
 @browser_test
 @needs_corpus
 def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(server)
-    page.wait_for_selector(".al-history .al-h-slider", timeout=60_000)
+    page = opened(browser, server, ".al-history .al-h-slider")
     assert page.locator(".al-h-label").text_content().startswith("step 6 (3 of 3)")  # the catalog, before any run
     page.locator("#history-source textarea").fill("Ein Mann fährt Fahrrad.")
     page.locator("#history-go").click()
@@ -124,9 +126,7 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
 @browser_test
 @needs_corpus
 def test_the_copy_lab_streams_progress_and_its_loss_falls(browser, server):
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(server)
-    page.wait_for_selector(".al-copylab", timeout=60_000)
+    page = opened(browser, server, ".al-copylab")
     start = time.time()
     page.locator("#copylab-train").click()
     page.wait_for_function("() => document.querySelector('.al-copylab').dataset.done === 'true'", timeout=120_000)

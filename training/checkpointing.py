@@ -141,7 +141,7 @@ def _optimizer_state(path: Path, tensors: dict, model: Transformer, step: int) -
 # ----- weight files: rotation checkpoints, best, average ----------------------------------------
 
 
-def save_weights(model: Transformer, path: Path) -> None:
+def save_training_weights(model: Transformer, path: Path) -> None:
     with atomic_path(Path(path)) as tmp:
         save_model(model, str(tmp))
 

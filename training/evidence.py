@@ -57,12 +57,18 @@ def distilled_targets(path: str, pairs: int, what: str = "Multi30k training pair
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="checkpoint folder to write evidence.json.gz into")
+def corpus_parser(description: str, writes: str) -> argparse.ArgumentParser:
+    """The arguments of a command that writes one file of a checkpoint from the corpora it was trained on."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--checkpoint", required=True, help=f"checkpoint folder to write {writes} into")
     parser.add_argument("--corpus", default="multi30k", choices=CORPORA)
     parser.add_argument("--data-dir")
     parser.add_argument("--ding-dir")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = corpus_parser(__doc__.split("\n\n")[0], "evidence.json.gz")
     parser.add_argument("--ding-phrases", action="store_true", help="the run also trained on the Ding phrase pairs")
     parser.add_argument("--ding-words", action="store_true", help="the run also trained on the Ding headwords")
     parser.add_argument("--distilled-targets", help="the run read these teacher translations as Multi30k's English")

@@ -22,7 +22,7 @@ from tqdm import tqdm
 import data
 from model import Transformer
 
-from .checkpointing import load_state, save_state, save_weights
+from .checkpointing import load_state, save_state, save_training_weights
 from .finish import finish_run
 from .guard import (
     RunError,
@@ -170,14 +170,14 @@ class Loop:
         step = self.progress.step
         append_record(self.files.metrics, step=step, epoch=self.progress.epoch, **metrics)
         if rotate:
-            save_weights(self.model, self.files.checkpoint(step))
+            save_training_weights(self.model, self.files.checkpoint(step))
             saved = [s for s in self.progress.saved_steps if s != step] + [step]
             while len(saved) > self.settings.average_last:
                 self.files.checkpoint(saved.pop(0)).unlink(missing_ok=True)
             self.progress.saved_steps = saved
             if metrics[self.task.score_key] > self.progress.best_score:
                 self.progress.best_score = metrics[self.task.score_key]
-                save_weights(self.model, self.files.best)
+                save_training_weights(self.model, self.files.best)
         plot_curves(read_jsonl(self.files.metrics), self.files.curves)
         return metrics
 

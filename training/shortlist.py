@@ -8,7 +8,6 @@ the Dice coefficient over pairs (2 c(de, en) / (c(de) + c(en))); beside them the
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,8 +16,7 @@ import torch
 from generation.shortlist import Shortlist
 from tokenizer import load_tokenizer
 
-from .evidence import training_corpora
-from .settings import CORPORA
+from .evidence import corpus_parser, training_corpora
 
 
 def piece_sets(tokenizer, texts: list[str]) -> list[list[int]]:
@@ -46,11 +44,7 @@ def build(tokenizer, german: list[str], english: list[str], per_piece: int, freq
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="checkpoint folder to write shortlist.safetensors into")
-    parser.add_argument("--corpus", default="multi30k", choices=CORPORA)
-    parser.add_argument("--data-dir")
-    parser.add_argument("--ding-dir")
+    parser = corpus_parser(__doc__.split("\n\n")[0], "shortlist.safetensors")
     parser.add_argument("--per-piece", type=int, default=64, help="English pieces kept per German piece")
     parser.add_argument("--frequent", type=int, default=1000, help="most frequent English pieces, always candidates")
     args = parser.parse_args(argv)

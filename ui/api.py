@@ -27,13 +27,13 @@ from lens.contrast import contrast as why_not
 from lens.contributions import contributions as who_wrote
 from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS, sentences_of
 from lens.logit_lens import logit_lens as read_stages
-from lens.patch import patch as patch_encoder
+from lens.patching import patch as patch_encoder
 from lens.qkv import qkv as open_row
 from lens.trace import trace as trace_decoding
 from translation import Translator
 
 from . import lanes
-from .heads_data import first_sentence
+from .head_lab_data import first_sentence
 from .public import BATCHED_CALLS
 from .runtime import (
     checked_text,
@@ -44,7 +44,7 @@ from .runtime import (
     one_sentence,
 )
 from .shared_calls import batched_calls
-from .step import one_sentence as step_sentence
+from .step_through import one_sentence as step_sentence
 
 Decoding = Literal["beam search", "greedy"]
 MAX_PREFIX_CHARACTERS = 300

@@ -40,9 +40,9 @@ PAGE_SCRIPTS = ["walk.js", "tour.js"]  # the page only: one sentence for every v
 # the ones before it at load time (core.js first: it makes window.AttentionLens).
 VIEW_FILES: dict[str, tuple[list[str], list[str]]] = {
     "translate": ([], []),  # the shared viewer is the whole view
-    "step": (["beam.js", "steptext.js", "why.js", "stepinside.js", "step.js"], ["step.css"]),
-    "headlab": (["heads.js", "attribution.js"], ["heads.css"]),
-    "history": (["history.js"], ["history.css"]),
+    "step": (["beam.js", "steptext.js", "why.js", "stepinside.js", "stepthrough.js"], ["step.css"]),
+    "headlab": (["headlab.js", "attribution.js"], ["heads.css"]),
+    "history": (["timetravel.js"], ["history.css"]),
     "copylab": (["copylab.js"], ["history.css", "copylab.css"]),
 }
 

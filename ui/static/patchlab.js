@@ -1,13 +1,12 @@
 // @ts-check
 /* Attention Lens, which heads carry a word: two German sentences that differ in one word, every attention
-   head's output copied from the clean run into the other (/patch, lens/head_patch.py), drawn as layer x head
+   head's output copied from the clean run into the other (/patch, lens/patching_heads.py), drawn as layer x head
    grids and told in a sentence. */
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
   const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
   const clean = (t) => AL.pieceText(t);
-  const percent = (p) => AL.wholePercent(p);
   const KIND_NAMES = { encoder: "encoder self-attention", decoder: "decoder self-attention", cross: "cross-attention" };
 
   // Swaps that keep the sentence German; the first that applies is proposed, the others offered.
@@ -38,7 +37,7 @@
       const tr = el("tr");
       tr.append(el("th", null, "layer " + (l + 1)));
       row.forEach((v, h) => {
-        const td = el("td", "al-patch-cell", percent(v));
+        const td = el("td", "al-patch-cell", AL.wholePercent(v));
         const a = Math.min(1, Math.abs(v) / Math.max(best, 1e-9));
         td.style.background = v >= 0 ? `rgba(22, 163, 74, ${a.toFixed(2)})` : `rgba(220, 38, 38, ${a.toFixed(2)})`;
         td.style.color = a > 0.6 ? "#fff" : "inherit";
@@ -58,8 +57,8 @@
       (kinds.size === 1 ? `, all of them in ${KIND_NAMES[first.kind]}.` : ".") : "";
     return `At step ${p.step} the clean German writes \u2018${clean(p.clean_piece)}\u2019 and the other ` +
       `\u2018${clean(p.corrupted_piece)}\u2019. Copying ${KIND_NAMES[first.kind]} layer ${first.layer} head ` +
-      `${first.head} alone from the clean run brings back ${percent(first.restored)} of that choice.${spread} ` +
-      `Every head copied: ${percent(p.all)}; none: ${percent(p.none)}.`;
+      `${first.head} alone from the clean run brings back ${AL.wholePercent(first.restored)} of that choice.${spread} ` +
+      `Every head copied: ${AL.wholePercent(p.all)}; none: ${AL.wholePercent(p.none)}.`;
   };
 
   AL.renderPatch = function (p) {
@@ -76,7 +75,7 @@
     const carried = p.recovered.map((row) => row[swapped]);
     const stays = Math.min(...carried) > 0.5;
     box.append(el("div", "al-patch-note", `The encoder's vector at \u2018${clean(p.source_tokens[swapped])}\u2019, copied ` +
-      `alone, brings back ${carried.map((v, i) => `${percent(v)} (${p.levels[i]})`).join(", ")}` + (stays
+      `alone, brings back ${carried.map((v, i) => `${AL.wholePercent(v)} (${p.levels[i]})`).join(", ")}` + (stays
       ? ": the word travels through the encoder in the residual stream at its own position, and the decoder's " +
         "cross-attention fetches it from there." : ".")));
     box.append(el("div", "al-who-note", "What this shows and what not: what one head's output is worth for this one " +

@@ -80,7 +80,7 @@ interface Explanation {
   message?: string;
 }
 
-/** One hypothesis of the beam tree (ui/step.py, trace_payload). */
+/** One hypothesis of the beam tree (ui/step_through.py, trace_payload). */
 interface BeamNode {
   id: number;
   parent: number;
@@ -92,7 +92,7 @@ interface BeamNode {
   status: string;
 }
 
-/** One decoding traced for the step view (ui/step.py, trace_payload). */
+/** One decoding traced for the step view (ui/step_through.py, trace_payload). */
 interface Trace {
   translation: string;
   num_beams: number;
@@ -114,7 +114,7 @@ interface Trace {
   _bytes?: { cross: Uint8Array; decoder: Uint8Array };
 }
 
-/** What the step view draws (ui/step.py, view_payload). */
+/** What the step view draws (ui/step_through.py, view_payload). */
 interface StepPayload {
   id: number;
   source: string;
@@ -134,7 +134,7 @@ interface Familiar {
   reasons?: string[];
 }
 
-/** The head lab's grids (ui/heads_data.py, importance_payload). */
+/** The head lab's grids (ui/head_lab_data.py, importance_payload). */
 interface ImportancePayload {
   layers: Record<Kind, number>;
   heads: number;
@@ -204,7 +204,7 @@ interface ContrastAnswer {
   heads: Record<Kind, number[][]>;
 }
 
-/** /patch: every head's output copied from the clean run into the other (lens/head_patch.py). */
+/** /patch: every head's output copied from the clean run into the other (lens/patching_heads.py). */
 interface PatchAnswer {
   step: number;
   clean_piece: string;
@@ -359,14 +359,14 @@ interface PieceWord {
   span: number[];
 }
 
-/** The step view's server functions (ui/step.py): each takes one object. */
+/** The step view's server functions (ui/step_through.py): each takes one object. */
 interface StepServer {
   force(request: object): Promise<any>;
   hypothesis(request: object): Promise<any>;
   [name: string]: (request: object) => Promise<any>;
 }
 
-/** What why.js and stepinside.js use of the step view (step.js), and what they keep on it. */
+/** What why.js and stepinside.js use of the step view (stepthrough.js), and what they keep on it. */
 interface StepViewLike {
   x: StepPayload | null;
   state: { which: string; t: number; layer: number | null; head: number | null; guess: boolean };
@@ -508,7 +508,7 @@ interface AttentionLens {
   tour: { end(): void } | null;
   startTour(): { end(): void };
 
-  // beam.js, steptext.js, step.js, why.js, stepinside.js: the step view
+  // beam.js, steptext.js, stepthrough.js, why.js, stepinside.js: the step view
   nodeLabel(token: string): string;
   drawBeamTree(container: Element, trace: Trace, opts: { onPick(node: BeamNode): void }): SVGElement;
   drawNBest(container: Element, trace: Trace, opts: { onPick(node: BeamNode): void; text(node: BeamNode): string }): void;
@@ -526,7 +526,7 @@ interface AttentionLens {
   mountInside(view: StepViewLike, panel: HTMLElement): void;
   drawInside(view: StepViewLike, tr: Trace, t: number): Promise<void>;
 
-  // heads.js, attribution.js: the head lab
+  // headlab.js, attribution.js: the head lab
   headLab: { maskJSON(): string };
   mountHeadControls(element: HTMLElement, props: GradioProps): void;
   labBusy(id: string): void;
@@ -535,7 +535,7 @@ interface AttentionLens {
   headLabEl: ElementMaker;
   AttributionView: new (element: HTMLElement) => { data: any; show(x: any): void; draw(): void };
 
-  // history.js: time travel
+  // timetravel.js: time travel
   History: new (element: HTMLElement) => { show(x: any): void; pick(i: number): void };
   mountHistory(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
 

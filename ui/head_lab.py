@@ -19,7 +19,7 @@ from lens.explain import DecodingOptions
 from translation import Translator
 
 from .assets import view_head
-from .heads_data import (
+from .head_lab_data import (
     ablation_payload,
     attribution_payload,
     importance_payload,

@@ -1,6 +1,6 @@
 """What the head lab sends to the browser: head specs parsed, ablations and attributions as payloads.
 
-No Gradio here (ui/heads.py wires the widgets, ui/api.py the endpoint): plain functions of a
+No Gradio here (ui/head_lab.py wires the widgets, ui/api.py the endpoint): plain functions of a
 translator and a sentence that return JSON-ready dicts. Maps travel as quantize bytes, so the
 browser draws them with the same viewer as the translate view.
 

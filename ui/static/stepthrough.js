@@ -1,5 +1,5 @@
 // @ts-check
-/* Attention Lens, the step-through view. The server traces one sentence (ui/step.py: greedy and
+/* Attention Lens, the step-through view. The server traces one sentence (ui/step_through.py: greedy and
    beam search); here a slider steps through it. At step t: the words so far, the likeliest next
    pieces (click one, or type a word, to force it), the German words shaded by this step's
    cross-attention and the English so far by its self-attention. Forcing and a hypothesis's maps

@@ -13,7 +13,7 @@ is the share of the choice that this one vector carries back: 1 restores the cle
 changes nothing (as TransformerLens's activation patching, here on the encoder's residual stream
 of an encoder-decoder).
 
-The same is done for every attention head (lens/head_patch.py): its output, before W_O, copied from the
+The same is done for every attention head (lens/patching_heads.py): its output, before W_O, copied from the
 clean run into the corrupted one, gives `restored[kind][layer][head]`; patching every head restores
 the clean choice (`all`, 1) and patching none changes nothing (`none`, 0), both computed. Without a step,
 the step is the first where the two translations differ. Every patched run goes in one batch; no hooks
@@ -34,7 +34,7 @@ from translation.translator import Translator
 from . import cost
 from .arguments import checked_whole, is_whole
 from .explain import DecodingOptions, decode_one
-from .head_patch import head_patching
+from .patching_heads import head_patching
 from .stream import encoder_levels, read, replacing
 
 

@@ -18,7 +18,7 @@ import gradio as gr
 
 from lens.alarm import Familiarity
 from lens.explain import DecodingOptions, sentences_of
-from lens.history import LRU, SnapshotLibrary
+from lens.time_travel import LRU, SnapshotLibrary
 from lens.payload import page_payload
 from translation import Translator
 
