@@ -93,10 +93,12 @@ def shares_of(parts: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
     return closer / closer.sum(-1, keepdim=True).clamp(min=1e-12)
 
 
-def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None):
-    """The encoder on src (1, S) -> memory (S, D), the rolled-out shares (S, S) and the source mask."""
+def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None, seen: dict | None = None):
+    """The encoder on src (1, S) -> memory (S, D), the rolled-out shares (S, S) and the source mask; `seen`: its
+    streams, read already."""
     blocks = attention_blocks(model.config, "encoder")
-    seen, _ = read(model, src, None, [b.before for b in blocks] + ["encoder.out"], head_mask)
+    if seen is None:
+        seen, _ = read(model, src, None, [b.before for b in blocks] + ["encoder.out"], head_mask)
     mask = padding_mask(src, model.config.pad_id)
     rollout = torch.eye(src.size(1), dtype=seen["encoder.out"].dtype, device=src.device)
     for block in blocks:
@@ -117,9 +119,10 @@ def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: Head
     """The whole model on src (1, S) and tgt (1, T), decomposed: the logits (T, V), the compositions
     (T, S + T), the source share after each decoder layer (layers, T), the encoder's shares (S, S) and
     the cross-attention maps (layers, H, T, S)."""
-    memory, rollout, src_mask = encoder_rollout(model, src, head_mask)
     blocks = attention_blocks(model.config, "decoder")
-    seen, logits = read(model, src, tgt, [b.before for b in blocks], head_mask)
+    names = [b.before for b in blocks + attention_blocks(model.config, "encoder")] + ["encoder.out"]
+    seen, logits = read(model, src, tgt, names, head_mask)  # one pass for both stacks
+    memory, rollout, src_mask = encoder_rollout(model, src, head_mask, seen)
     tgt_mask = target_mask(tgt, model.config.pad_id)
     S, T = memory.size(0), tgt.size(1)
     composition = torch.cat([memory.new_zeros(T, S), torch.eye(T, dtype=memory.dtype, device=memory.device)], dim=1)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
+from model.attention import padding_mask
 from tokenizer import token_strings
 from translation.translator import Translator
 
@@ -35,7 +36,7 @@ from . import cost
 from .arguments import checked_whole, is_whole
 from .explain import DecodingOptions, decode_one
 from .patching_heads import head_patching
-from .stream import encoder_levels, read, replacing
+from .stream import encoder_from, encoder_levels, read
 
 
 @dataclass
@@ -80,17 +81,18 @@ def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: t
         for positions in torch.arange(S).split(cost.rows_per_chunk(per_run)):
             x = corrupted[level].expand(len(positions), -1, -1).clone()  # (r, S, D)
             x[torch.arange(len(positions)), positions] = clean[level][0, positions]
-            diffs[level, positions] = patched_run(model, src, name, x, prefix, head_mask, y, y_other)
+            diffs[level, positions] = patched_run(model, src, level, x, prefix, head_mask, y, y_other)
     return diffs
 
 
-def patched_run(model, src: torch.Tensor, name: str, x: torch.Tensor, prefix: torch.Tensor, head_mask, y: int,
+def patched_run(model, src: torch.Tensor, level: int, x: torch.Tensor, prefix: torch.Tensor, head_mask, y: int,
                 y_other: int) -> torch.Tensor:
-    """The model on `src` with the r streams x (r, S, D) in the place of the tap `name`, the decoder after
-    `prefix`: d per run (r,)."""
-    r = x.size(0)
-    _, logits = read(model, src.expand(r, -1), prefix.expand(r, -1), (), head_mask, replace=replacing({name: x}))
-    last = logits[:, -1].float()  # (r, V)
+    """The model on `src` with the r streams x (r, S, D) in the encoder's stream at `level`, the decoder after
+    `prefix`: d per run (r,). The layers below `level` are not run again (their stream is x)."""
+    r, src = x.size(0), src.expand(x.size(0), -1)
+    memory = encoder_from(model, src, level, x, head_mask)
+    hidden, _, _ = model.decode(prefix.expand(r, -1), memory, padding_mask(src, model.config.pad_id), head_mask=head_mask)
+    last = model.lm_head(hidden[:, -1]).float()  # (r, V)
     return (last[:, y] - last[:, y_other]).cpu()
 
 

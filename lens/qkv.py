@@ -63,10 +63,10 @@ def checked_position(kind, layer, head, row, config, rows: int) -> tuple[str, in
 
 
 def opened(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int) -> dict[str, torch.Tensor]:
-    """The `kind` attention of `layer` (from 1) in the teacher-forced pass: its q, k, v, weights and out, and its mask."""
+    """The `kind` attention of `layer` (from 1) in the teacher-forced pass: its q, k, v and out, and its mask."""
     name = attention_name(kind, layer - 1)
-    seen, _ = read(model, src, tgt, [f"{name}.{part}" for part in ("q", "k", "v", "weights", "out")], need_weights=True)
-    values = {part: seen[f"{name}.{part}"][0] for part in ("q", "k", "v", "weights", "out")}  # batch of one
+    seen, _ = read(model, src, tgt, [f"{name}.{part}" for part in ("q", "k", "v", "out")])
+    values = {part: seen[f"{name}.{part}"][0] for part in ("q", "k", "v", "out")}  # batch of one
     pad = model.config.pad_id
     values["mask"] = padding_mask(src, pad) if kind != "decoder" else target_mask(tgt, pad)
     return values

@@ -87,6 +87,15 @@ def encoder_levels(config) -> list[tuple[str, str]]:
                                                for i in range(config.n_encoder_layers)]
 
 
+def encoder_from(model, src: torch.Tensor, level: int, x: torch.Tensor, head_mask: HeadMask | None = None) -> torch.Tensor:
+    """The encoder's memory when its stream at `level` (encoder_levels: 0 the embedding, i the output of layer i) is
+    x (B, S, D): only the layers above it run, so a patched run does not redo the ones below."""
+    mask = padding_mask(src, model.config.pad_id)
+    for i in range(level, model.config.n_encoder_layers):
+        x, _ = model.encoder_layers[i](x, mask, heads=None if head_mask is None else head_mask.encoder[i])
+    return model.encoder_norm(x)
+
+
 def read(model, src: torch.Tensor, tgt: torch.Tensor | None, names: Iterable[str], head_mask: HeadMask | None = None,
          need_weights: bool = False, replace: Tap | None = None) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
     """The values at `names` of the teacher-forced pass over src (B, S) and tgt (B, T) (None: the encoder alone),
