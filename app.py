@@ -101,13 +101,18 @@ THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_m
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
     gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b> "
-            "<button type='button' class='al-tour-start'>Take the guided walk (8 stops)</button></p></header>",
+            "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
             padding=False)
     ui.translate.build(translator, familiarity, second, FIRST_VISIT)
-    ui.step_through.build(translator, familiarity)
-    ui.head_lab.build(translator, MODEL_ID, MODEL_REVISION, familiarity)
-    ui.time_travel.build(translator, MODEL_ID, familiarity)
-    ui.copylab.build()
+    # Each view opens from the picture of the model (ui/static/spine.js), the walk or a link: closed until then.
+    with gr.Column(elem_id="view-step", elem_classes=["al-view", "al-closed"]):
+        ui.step_through.build(translator, familiarity)
+    with gr.Column(elem_id="view-headlab", elem_classes=["al-view", "al-closed"]):
+        ui.head_lab.build(translator, MODEL_ID, MODEL_REVISION, familiarity)
+    with gr.Column(elem_id="view-history", elem_classes=["al-view", "al-closed"]):
+        ui.time_travel.build(translator, MODEL_ID, familiarity)
+    with gr.Column(elem_id="view-copylab", elem_classes=["al-view", "al-closed"]):
+        ui.copylab.build()
     ui.api.build(translator, familiarity)
 
 # api_open=False: POST /gradio_api/run/<name> may not skip the queue (Gradio opens it off Spaces).

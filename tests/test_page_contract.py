@@ -15,7 +15,7 @@ FILES = sorted(p.name for p in STATIC.glob("*.js"))
 SOURCES = {name: (STATIC / name).read_text(encoding="utf-8") for name in FILES}
 NAMESPACE = "const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));"
 # What a script may read of `window` besides the namespace: the browser's own properties.
-BROWSER = {"innerWidth", "innerHeight", "devicePixelRatio", "scrollY", "addEventListener", "gradio_config"}
+BROWSER = {"innerWidth", "innerHeight", "devicePixelRatio", "scrollY", "scrollTo", "addEventListener", "gradio_config"}
 
 
 def code(source: str) -> str:
@@ -48,7 +48,7 @@ def test_each_view_head_loads_its_list_in_order(view):
     styles = re.findall(r'<link rel="stylesheet" href="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+">', head)
     own_scripts, own_styles = assets.VIEW_FILES[view]
     assert scripts == assets.SCRIPTS + assets.PAGE_SCRIPTS + own_scripts
-    assert styles == assets.STYLES + own_styles
+    assert styles == assets.STYLES + assets.PAGE_STYLES + own_styles
     assert head.startswith(assets.HEAD)
 
 

@@ -35,9 +35,11 @@ def browser():
         yield browser
 
 
-def open_page(browser, server, width=1366, height=768, dark=False):
+def open_page(browser, server, width=1366, height=768, dark=False, closed=False):
+    """A page of the app; every view's section open unless `closed` (as a first visit finds it)."""
     page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=True)
-    page.goto(server + ("?__theme=dark" if dark else ""))
+    query = [q for q, on in (("__theme=dark", dark), ("open=all", not closed)) if on]
+    page.goto(server + ("?" + "&".join(query) if query else ""))
     page.wait_for_selector(".al-result", timeout=60_000)  # the viewer's scripts ran
     return page
 
@@ -325,7 +327,7 @@ def test_a_row_opens_up_into_query_key_softmax_and_values(desk):
 
 def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
     translate(desk, VAL[1])
-    desk.locator("#result [data-view='openLadder']").click()
+    desk.locator("#result [data-view='openLadder']").dispatch_event("click")  # the picture's blocks press it
     desk.wait_for_selector("#result .al-ladder-table", timeout=30_000)
     stages = desk.locator("#result .al-ladder-stage").all_inner_texts()
     assert stages[0] == "embedding" and stages[-1] == "layer 3 feed-forward" and len(stages) == 10
@@ -340,7 +342,7 @@ def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
 
 def test_who_wrote_each_word_shows_a_meter_per_piece_and_the_two_maps_with_their_agreement(desk):
     translate(desk, "Ein Mann mit einem roten Hut fährt Fahrrad.")
-    desk.locator("#result [data-view='openContributions']").click()
+    desk.locator("#result [data-view='openContributions']").dispatch_event("click")  # the picture's blocks press it
     desk.wait_for_selector("#result .al-who-table", timeout=30_000)
     words = desk.locator("#result .al-who-word").all_inner_texts()
     assert "hat" in words and len(words) == desk.locator("#result .al-who-meter").count()
@@ -355,7 +357,7 @@ def test_who_wrote_each_word_shows_a_meter_per_piece_and_the_two_maps_with_their
 
 def test_which_heads_carry_a_word_proposes_a_swap_and_draws_three_grids(desk):
     translate(desk, "Ein Hund rennt über die Wiese.")
-    desk.locator("#result [data-view='openPatch']").click()
+    desk.locator("#result [data-view='openPatch']").dispatch_event("click")  # the picture's blocks press it
     assert desk.locator("#result .al-patch-input").input_value() == "Ein Pferd rennt über die Wiese."
     desk.wait_for_selector("#result .al-patch-grid", timeout=30_000)
     assert desk.locator("#result .al-patch-grid").count() == 3

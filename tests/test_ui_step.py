@@ -83,7 +83,7 @@ def test_bad_trace_and_prefix_arguments_are_refused_by_name(client, endpoint, ar
 
 def open_view(browser, server, sentence=SENTENCE, beams=4, width=1366, height=768):  # noqa: F811
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.goto(server)
+    page.goto(server + "?open=all")  # every view's section open, as the picture opens one
     page.wait_for_selector(".st-view", timeout=60_000)
     page.locator("#step-source textarea").fill(sentence)
     if beams != 4:

@@ -82,7 +82,7 @@ def test_lab_settings_are_checked_with_clear_errors(monkeypatch):
 def opened(browser, url: str, selector: str):
     """A desktop-sized page of the app, once `selector` is drawn."""
     page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(url)
+    page.goto(url + "?open=all")  # every view's section open, as the picture opens one
     page.wait_for_selector(selector, timeout=60_000)
     return page
 

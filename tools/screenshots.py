@@ -49,9 +49,9 @@ def inside(view: str, ready: str):
     def action(page):
         page.wait_for_function("() => (document.querySelector('#result .al-english') || {}).textContent"
                                ".includes('red hat')", timeout=60_000)  # the linked sentence, not the first visit's
-        page.click(f"#result [data-view='{view}']")
+        page.locator(f"#result [data-view='{view}']").dispatch_event("click")  # as the picture's blocks press it
         page.wait_for_selector(f"#result {ready}", timeout=60_000)
-        page.locator("#result .al-inside").scroll_into_view_if_needed()
+        page.locator("#result .al-ladder-panel").scroll_into_view_if_needed()
         page.mouse.wheel(0, 120)
     return action
 
@@ -61,6 +61,20 @@ def inside_step(page):
     page.click("#step-result .st-inside-open")
     page.wait_for_selector("#step-result .st-inside-line", timeout=60_000)
     page.locator("#step-result .st-inside").scroll_into_view_if_needed()
+
+
+def layer(name: str, sublayer: str | None = None, ready: str | None = None):
+    """Open a layer block of the picture (and one of its sublayers), as a visitor would."""
+    def action(page):
+        page.wait_for_function("() => (document.querySelector('#result .al-english') || {}).textContent"
+                               ".includes('red hat')", timeout=60_000)
+        page.click(f".al-spine [aria-label='{name}']")
+        if sublayer:
+            page.click(f".al-spine [aria-label^='{sublayer}']")
+        if ready:
+            page.wait_for_selector(ready, timeout=60_000)
+        page.locator(".al-spine").scroll_into_view_if_needed()
+    return action
 
 
 def compare(page):
@@ -76,6 +90,13 @@ def legend(page):
 # name -> (viewport, URL fragment, what to do before the shot)
 SHOTS = {
     "first-visit-desktop": (DESKTOP, {}, None),
+    "first-visit-dark": (DESKTOP, {}, None),
+    "picture-layer-desktop": (DESKTOP, {"s": WALK}, layer("Decoder layer 2")),
+    "picture-cross-desktop": (DESKTOP, {"s": WALK}, layer("Decoder layer 2", "Decoder layer 2 cross-attention",
+                                                          "#result .al-who-table")),
+    "picture-ladder-desktop": (DESKTOP, {"s": WALK}, layer("Decoder layer 3", "Decoder layer 3 feed-forward",
+                                                           "#result .al-ladder-table")),
+    "picture-phone": (PHONE, {"s": WALK}, layer("Decoder layer 2")),
     "phone": (PHONE, {}, None),
     "tour-desktop": (DESKTOP, {}, tour),
     "tour-phone": (PHONE, {}, tour),

@@ -35,7 +35,9 @@ def static_url(name: str) -> str:
     return f"/gradio_api/file={path.as_posix()}?v={digest}"
 
 
-PAGE_SCRIPTS = ["walk.js", "tour.js"]  # the page only: one sentence for every view, the link, the guided walk
+# the page only: one sentence for every view, the link, the guided walk, the picture of the model
+PAGE_SCRIPTS = ["walk.js", "tour.js", "spine.js"]
+PAGE_STYLES = ["spine.css"]
 # Each view's own scripts and styles (ui/static/), loaded after HEAD's, in this order. A script needs only
 # the ones before it at load time (core.js first: it makes window.AttentionLens).
 VIEW_FILES: dict[str, tuple[list[str], list[str]]] = {
@@ -52,7 +54,7 @@ def _tags(scripts: list[str], styles: list[str]) -> list[str]:
             + [f'<script src="{static_url(n)}"></script>' for n in scripts])
 
 
-HEAD = "\n".join(_tags(SCRIPTS + PAGE_SCRIPTS, STYLES))  # every view: the shared viewer and the page's own
+HEAD = "\n".join(_tags(SCRIPTS + PAGE_SCRIPTS, STYLES + PAGE_STYLES))  # every view: the shared viewer and the page's own
 
 
 def view_head(view: str) -> str:

@@ -15,6 +15,16 @@
     if (text !== undefined) e.textContent = text;
     return e;
   };
+  /** A panel's explanation as a reader meets it: `lead` (one or two sentences) shown, the rest behind "more". */
+  AL.explainer = function (cls, lead, rest) {
+    const box = AL.el("div", "al-explainer " + cls, lead);
+    if (rest) {
+      const more = AL.el("details", "al-more");
+      more.append(AL.el("summary", null, "more"), AL.el("span", null, rest));
+      box.append(" ", more);
+    }
+    return box;
+  };
   /** An SVG element with its attributes and text. */
   AL.svg = function (tag, attrs, text) {
     const e = document.createElementNS("http://www.w3.org/2000/svg", tag);

@@ -10,9 +10,9 @@
       probability of the piece finally written, marked where it was already the favourite. */
   AL.renderLadder = function (lens) {
     const box = el("div", "al-ladder");
-    box.append(el("div", "al-ladder-title", "When was each word decided? Each column is a piece of the English; " +
-      "each row a stage of the decoder, read out as if it were the last. Darker: more probable; \u2605: already the " +
-      "favourite. Early stages are rough readings: the output layer was trained on the last one only."));
+    box.append(AL.explainer("al-ladder-title", "When was each word decided? Each column is a piece of the English, " +
+      "each row a stage of the decoder read out as if it were the last; \u2605: already the favourite.", "Darker: more " +
+      "probable. Early stages are rough readings: the output layer was trained on the last one only."));
     const table = el("table", "al-ladder-table");
     const head = el("tr");
     head.append(el("th", null, "stage"), ...lens.target_tokens.map((t) => el("th", null, t.replace(/^\u2581/, ""))));

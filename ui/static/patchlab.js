@@ -114,9 +114,10 @@
       }
     }
     go.addEventListener("click", run);
-    panel.replaceChildren(el("div", "al-who-title", "Which heads carry a word? Swap one German word for another of " +
-      "as many pieces; then each attention head's output is copied, one at a time, from this sentence into the other, " +
-      "and we measure how much of the original word comes back."), input, chips, go, out);
+    panel.replaceChildren(AL.explainer("al-who-title", "Which heads carry a word? Swap one German word for another " +
+      "of as many pieces, then copy each head's output back from this sentence.", "Each attention head's output is " +
+      "copied, one at a time, from this sentence into the other, and we measure how much of the original word comes " +
+      "back."), input, chips, go, out);
     if (swaps.length) run();
   };
 })();

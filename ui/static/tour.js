@@ -1,6 +1,7 @@
 // @ts-check
-/* Attention Lens, the guided walk: eight stops through the sentence on the page, from its pieces to the
-   English, each pointing at the part of the page it speaks of. Leave it at any stop (Esc, or Close). */
+/* Attention Lens, the guided walk: sixteen stops that follow the picture of the model, from the German's pieces
+   to the English and then the views of the whole model, each pointing at the part of the page it speaks of and
+   opening it. Leave it at any stop (Esc, or Close): the page returns to what the visitor had. */
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
@@ -14,25 +15,52 @@
     return null;
   }
   const show = (kind, level) => () => { const v = viewer(); if (v) { v.choose("kind", kind); v.choose("level", level || "words"); } };
+  const open = (name) => () => AL.openView && AL.openView(name);
+  const panel = (opener) => () => {
+    const b = /** @type {HTMLElement | null} */ ($(`#result .al-inside [data-view="${opener}"]`));
+    if (b && b.getAttribute("aria-pressed") !== "true") b.click();
+  };
+  const both = (...fs) => () => fs.forEach((f) => f());
 
+  // The walk follows the picture of the model (spine.js): the sentence from its pieces to the English, then the
+  // views of the whole model. `view` names the view each stop shows.
   const STOPS = [
-    { at: "#source", title: "1 · The German goes in",
+    { at: "#source", view: "translate", title: "1 · The German goes in",
       text: "Everything starts here: one German sentence (or a few). The model never sees letters: the text is first cut into pieces from a vocabulary of 8,000 that German and English share." },
-    { at: "#result .al-level", before: show("encoder", "pieces"), title: "2 · Pieces and their positions",
-      text: "\u201cPieces\u201d shows the cut: a long or rare word becomes several pieces. Each piece becomes a vector of 256 numbers, plus a wave pattern that says where it stands in the sentence: attention itself does not know order." },
-    { at: "#result .al-stage", before: show("encoder"), title: "3 · The encoder reads the German",
+    { at: "#result .al-spine .al-spine-encoder .al-b-embed", view: "pieces", before: show("encoder", "pieces"),
+      title: "2 · Pieces and their positions",
+      text: "Each piece becomes a vector of 256 numbers, plus a wave pattern that says where it stands in the sentence: attention itself does not know order. The map now shows pieces, not words." },
+    { at: "#result .al-stage", view: "encoder", before: show("encoder"), title: "3 · The encoder reads the German",
       text: "Encoder self-attention: every German word looks at every other German word (rows look at columns). In three layers the words gather context: a verb finds its subject, an article its noun." },
-    { at: "#result .al-stage", before: show("decoder"), title: "4 · The decoder looks back at its own English",
+    { at: "#result .al-side", view: "qkv", before: show("encoder"), title: "4 · How one row is computed: Q, K, V",
+      text: "Click a row of the map, then “How was this row computed?”: the row's query meets every key, the scores are scaled and softmaxed, and the weights mix the values. That is the whole of attention." },
+    { at: "#result .al-stage", view: "decoder", before: show("decoder"), title: "5 · The decoder looks back at its own English",
       text: "Decoder self-attention is masked: while writing a word, the model may look only at the English words before it (the empty upper triangle). It cannot peek at what it has not written yet." },
-    { at: "#result .al-stage", before: show("cross"), title: "5 · Cross-attention links the languages",
-      text: "Each English word (row) looks at the German (columns). A bright cell often marks the word being translated: this is where the two languages meet. Try the Layer and Head buttons: heads specialise." },
-    { at: "#result .al-english", title: "6 · A probability for every word",
-      text: "After the last layer, the model scores all 8,000 pieces and turns the scores into probabilities. Paler words were less certain. The step view below shows the candidates at every step." },
-    { at: "#step-view", title: "7 · One word at a time, and the beam",
-      text: "The translation is written piece by piece. Beam search keeps the 4 likeliest partial sentences at every step and picks the best finished one. Press Step through, then try Guess first: predict where it looks before it shows you." },
-    { at: "#headlab", title: "8 · Take it apart",
-      text: "Switch heads off and watch the translation change, or compare attention with attribution: attention shows where the model looked, attribution which German words the choice rested on. They do not always agree." },
+    { at: "#result .al-stage", view: "cross", before: show("cross"), title: "6 · Cross-attention links the languages",
+      text: "Each English word (row) looks at the German (columns). A bright cell often marks the word being translated: this is where the two languages meet. The picture shows, on each cross-attention block, where the word looks most." },
+    { at: "#result .al-ladder-panel", view: "who", before: both(show("cross"), panel("openContributions")),
+      title: "7 · Who wrote each word?",
+      text: "Attention is not the whole story: each English word is a mix of what came from the German and what came from the English before it, measured through every block with its residual and LayerNorm." },
+    { at: "#result .al-ladder-panel", view: "ladder", before: panel("openLadder"), title: "8 · When was each word decided?",
+      text: "The decoder's state after every sublayer, read out as if it were the last: a word the model already favours early was easy; one decided in the last layer was hard." },
+    { at: "#result .al-english", view: "output", title: "9 · A probability for every word",
+      text: "After the last layer, the model scores all 8,000 pieces and turns the scores into probabilities. Paler words were less certain." },
+    { at: "#view-step", view: "step", before: open("step"), title: "10 · One word at a time, and the beam",
+      text: "The translation is written piece by piece. Beam search keeps the 4 likeliest partial sentences at every step and picks the best finished one. Try Guess first: predict where it looks before it shows you." },
+    { at: "#view-step", view: "why", before: open("step"), title: "11 · Why this word and not that one?",
+      text: "At any step, ask why the model wrote its word and not another: the answer splits the difference of their scores over the German words." },
+    { at: "#view-headlab", view: "headlab", before: open("headlab"), title: "12 · Take it apart: the head lab",
+      text: "Switch heads off and watch the translation change, or compare attention with attribution: attention shows where the model looked, attribution which German words the choice rested on." },
+    { at: "#result .al-ladder-panel", view: "patching", before: panel("openPatch"), title: "13 · Which heads carry a word?",
+      text: "Swap one German word and copy each head's output back from the first sentence: the heads that bring the word back are the ones that carry it." },
+    { at: "#result .al-evidence", view: "evidence", title: "14 · What the model learned from",
+      text: "Click a German word: how often the model saw it in training, and where. A rare or unseen word is where a translation goes wrong, and the page warns of it." },
+    { at: "#view-history", view: "history", before: open("history"), title: "15 · Time travel: attention being learned",
+      text: "The same sentence through the snapshots of training: from random weights at step 0 to the sharp maps of the finished model." },
+    { at: "#view-copylab", view: "copylab", before: open("copylab"), title: "16 · Train one yourself",
+      text: "A tiny Transformer learns to copy a sequence while you watch, in a minute on this machine: its cross-attention turns into a diagonal." },
   ];
+  AL.walk = () => STOPS.map((s) => ({ title: s.title.replace(/^\d+ · /, ""), view: s.view }));
 
   class Tour {
     constructor() {
@@ -53,6 +81,9 @@
     }
 
     start() {
+      const v = viewer(); // what the visitor had, restored when the walk is left (Esc, Close)
+      this.had = { state: v ? { ...v.state } : null, open: [...document.querySelectorAll(".al-view:not(.al-closed)")].map((n) => n.id),
+        y: window.scrollY };
       document.body.appendChild(this.box);
       document.addEventListener("keydown", this.keys);
       this.go(0);
@@ -73,6 +104,13 @@
     }
 
     end() {
+      const v = viewer(), had = this.had;
+      if (v && had && had.state) for (const k of ["kind", "level", "view", "sentence"]) v.choose(k, had.state[k]);
+      if (v && had && had.state) { v.state.layer = had.state.layer; v.state.head = had.state.head; v.draw(); }
+      if (had) {
+        document.querySelectorAll(".al-view").forEach((n) => n.classList.toggle("al-closed", !had.open.includes(n.id)));
+        window.scrollTo(0, had.y);
+      }
       document.querySelectorAll(".al-tour-spot").forEach((n) => n.classList.remove("al-tour-spot"));
       document.removeEventListener("keydown", this.keys);
       this.box.remove();
@@ -81,6 +119,7 @@
   }
 
   AL.TOUR_STOPS = STOPS.length;
+  AL.publish({ ...AL.api, walk: () => AL.walk() });
   AL.startTour = function () {
     if (AL.tour) AL.tour.end();
     const tour = (AL.tour = new Tour());

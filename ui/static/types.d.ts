@@ -410,6 +410,8 @@ interface LinkState {
 interface PublicApi {
   /** The page's state now (walk.js). */
   state(): PageState;
+  /** The guided walk's stops (tour.js). */
+  walk?(): { title: string; view: string }[];
 }
 
 /** A DOM element with a class and text (draw.js): typed by its tag. */
@@ -443,6 +445,8 @@ interface AttentionLens {
   publish(api: PublicApi): void;
 
   // draw.js: matrices, lines, the overview
+  /** A panel's explanation: `lead` shown, `rest` behind "more". */
+  explainer(cls: string, lead: string, rest?: string): HTMLElement;
   el: ElementMaker;
   svg: SvgMaker;
   HEAD_COLOURS: string[];
@@ -500,11 +504,20 @@ interface AttentionLens {
   state(): PageState;
   saveState(): void;
   onMainResult(): void;
+  /** Open a view's section for the page's sentence ("step", "headlab", "history", "copylab", "compare"). */
+  openView(name: string): void;
+  /** Every view's section open (?open=all). */
+  openAll(): void;
+
+  // spine.js: the picture of the model, drawn into the translate view's result
+  drawSpine(result: ResultLike & { inside: HTMLElement; ladder: HTMLElement; notes: HTMLElement }): void;
   writeLink(state: PageState, layerChosen: boolean): string;
   readLink(fragment: string): LinkState;
 
   // tour.js
   TOUR_STOPS: number;
+  /** The walk's stops: their titles and the view each shows. */
+  walk(): { title: string; view: string }[];
   tour: { end(): void } | null;
   startTour(): { end(): void };
 

@@ -42,6 +42,8 @@
   const BOXES = { step: "#step-source textarea", headlab: "#headlab-source textarea", history: "#history-source textarea" };
   const GO = { step: "#step-go", headlab: "#headlab-apply", history: "#history-go" };
   const LABEL = { step: "Step through", headlab: "Apply", history: "Travel" };
+  // Each view's section of the page: closed (class al-closed) until the picture, the walk or a link opens it.
+  const CONTAINERS = { step: "#view-step", headlab: "#view-headlab", history: "#view-history", copylab: "#view-copylab" };
   const $ = (s) => document.querySelector(s);
   let view = "translate", restoring = null, started = false;
   const link = AL.readLink(location.hash); // read before anything rewrites it
@@ -55,6 +57,7 @@
     return null;
   }
   function mainViewer() { const r = owner("#result", "__lens"); return r ? r.viewer : null; }
+  function mainResult() { return owner("#result", "__lens"); }
   const KEYS = { step: "__step", headlab: "__headResult", history: "__history" };
 
   /** The sentence a view shows now (null: nothing yet). */
@@ -110,9 +113,32 @@
     }
   }
 
+  /** Open a view for the page's sentence: its section shown, its own button pressed where it shows another
+      sentence or none, and brought into sight. "compare" ticks the second model. */
+  AL.openView = function (name) {
+    if (name === "compare") {
+      const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
+      if (tick && !tick.checked) tick.click();
+      const box = $("#compare");
+      if (box) box.scrollIntoView({ block: "nearest", behavior: "smooth" });
+      return;
+    }
+    const section = $(CONTAINERS[name]);
+    if (!section) return;
+    section.classList.remove("al-closed");
+    view = name;
+    const text = shown("translate");
+    if (text) share(text);
+    if (GO[name] && $(GO[name]) && text && shown(name) !== text) setTimeout(() => $(GO[name]).click(), 50);
+    section.scrollIntoView({ block: "start", behavior: "smooth" });
+    save();
+  };
+  AL.openAll = function () { for (const sel of Object.values(CONTAINERS)) { const n = $(sel); if (n) n.classList.remove("al-closed"); } };
+
   /** The main result drew a translation: every view takes its sentence, and the link keeps it. */
   AL.onMainResult = function () {
     const text = shown("translate");
+    if (AL.drawSpine && mainResult()) AL.drawSpine(mainResult());
     if (!started) return; // the first visit's result, drawn before the link is read
     if (text) share(text);
     if (restoring && text === restoring.sentence) finishRestore();
@@ -153,6 +179,8 @@
     share(shown("translate") || "");
     if (name && SECTIONS[name]) {
       view = name;
+      const section = $(CONTAINERS[name]);
+      if (section) section.classList.remove("al-closed");
       if (GO[name] && $(GO[name])) setTimeout(() => $(GO[name]).click(), 100);
       const target = $(SECTIONS[name]);
       if (target) target.scrollIntoView({ block: "start" });
@@ -169,6 +197,11 @@
 
   // Which view the visitor works in: the section of the last click. Any click may change the state.
   document.addEventListener("click", (e) => {
+    const target = /** @type {HTMLElement} */ (e.target), result = mainResult();
+    // a click in the map may pick another word: the picture's figures follow it
+    if (result && AL.drawSpine && result.root.contains(target) && !target.closest(".al-spine")) {
+      setTimeout(() => AL.drawSpine(result), 0);
+    }
     for (const [name, sel] of Object.entries(VIEWS)) {
       const section = $(SECTIONS[name]);
       if ((section && section.contains(e.target)) || ($(sel) && $(sel).contains(e.target))) view = name;
@@ -176,6 +209,12 @@
     save(); // the viewer's own click handler has run: its state is the new one
     setTimeout(save, 0);
   });
+
+  if (new URLSearchParams(location.search).get("open") === "all") { // every view's section open (tests, screenshots)
+    (function openWhenBuilt(since) {
+      if ($(CONTAINERS.step)) AL.openAll(); else if (Date.now() - since < 60000) setTimeout(() => openWhenBuilt(since), 50);
+    })(Date.now());
+  }
 
   (function start(since) {
     if (mainViewer() && $("#source textarea")) restore();

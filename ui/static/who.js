@@ -47,8 +47,8 @@
   /** The whole panel for one /contributions answer. */
   AL.renderContributions = function (c) {
     const box = el("div", "al-who");
-    box.append(el("div", "al-who-title", "Who wrote each word? Each English piece is a mix: some of it came from " +
-      "the German (blue), the rest from the English written before it (orange). Measured through every attention " +
+    box.append(AL.explainer("al-who-title", "Who wrote each word? Each English piece is a mix: some of it came from " +
+      "the German (blue), the rest from the English written before it (orange).", "Measured through every attention " +
       "block with its residual and LayerNorm, rolled out over the layers (ALTI+, Ferrando et al. 2022)."));
     const meters = el("div", "al-who-meters");
     c.target_tokens.forEach((token, t) => {
