@@ -26,8 +26,8 @@ WALK = "Ein Mann mit einem roten Hut fährt Fahrrad."  # the sentence README wal
 
 def tour(page):
     page.click(".al-tour-start")
-    for _ in range(4):
-        page.click(".al-tour-next")  # stop 5: cross-attention
+    for _ in range(5):
+        page.click(".al-tour-next")  # stop 6: cross-attention
 
 
 def guess(page):

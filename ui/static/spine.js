@@ -105,7 +105,7 @@
       " embedding and positional encoding: pieces and positions", () => showMap(result, kind, 0, "pieces")), arrow());
     for (let i = 0; i < L; i++) {
       const link = focus ? strongestLink(x, sentence, i, focus.row) : null;
-      const parts = which === "encoder" ? "self-attention \u00b7 FFN" : link ? `\u2192 \u2018${link.word}\u2019 ` +
+      const parts = which === "encoder" ? "attention \u00b7 FFN" : link ? `\u2192 \u2018${link.word}\u2019 ` +
         AL.wholePercent(link.weight) : "self \u00b7 cross \u00b7 FFN";
       const layer = block("al-b-layer", "Layer " + (i + 1), parts, `${which === "encoder" ? "Encoder" : "Decoder"} layer ${i + 1}`,
         (b) => {
@@ -161,7 +161,9 @@
     if (!box) {
       box = el("figure", "al-spine");
       // on a phone the map comes first and the picture under it, drawn vertically
-      result.root.insertBefore(box, matchMedia("(max-width: 700px)").matches ? null : result.viewer.root);
+      // (on a wider screen above the panels its blocks open, so that opening one never moves the picture)
+      if (matchMedia("(max-width: 700px)").matches) result.root.append(box);
+      else result.ladder.before(box);
     }
     const sentence = x.sentences[result.viewer.state.sentence] || x.sentences[0];
     box.hidden = false;

@@ -199,7 +199,7 @@
   document.addEventListener("click", (e) => {
     const target = /** @type {HTMLElement} */ (e.target), result = mainResult();
     // a click in the map may pick another word: the picture's figures follow it
-    if (result && AL.drawSpine && result.root.contains(target) && !target.closest(".al-spine")) {
+    if (result && AL.drawSpine && result.root.contains(target) && target.closest(".al-viewer")) {
       setTimeout(() => AL.drawSpine(result), 0);
     }
     for (const [name, sel] of Object.entries(VIEWS)) {
