@@ -112,3 +112,17 @@ def test_the_walk_covers_every_view_and_esc_leaves_the_page_as_it_was(browser, s
         {k: before[k] for k in ("kind", "layer", "head", "display", "level")}
     assert page.locator("#view-step").is_hidden()  # closed again, as the visitor had it
     page.close()
+
+
+def test_the_compare_tick_lives_in_the_link(browser, server):
+    from urllib.parse import quote
+
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.goto(server + "#s=" + quote("Ich möchte ein Bier.") + "&compare=1")
+    page.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
+                           " return r && r.dataset.shown; }", timeout=90_000)
+    assert page.evaluate("() => window.attentionLens.state().compare") is True
+    assert "compare=1" in page.url
+    page.locator("#compare input").uncheck()
+    page.wait_for_function("() => !location.hash.includes('compare=1')", timeout=10_000)
+    page.close()

@@ -24,6 +24,8 @@ test("writeLink: the layer only once chosen, the step from the second on", () =>
   assert.equal(AL.writeLink(state({ sentence: "Ein Hund.", layer: 3 }), true), "s=Ein+Hund.&layer=3");
   assert.equal(AL.writeLink(state({ step: 1 }), false), "");
   assert.equal(AL.writeLink(state({ step: 2 }), false), "step=2");
+  assert.equal(AL.writeLink(state({ compare: true }), false), "compare=1");
+  assert.deepEqual(AL.readLink("#s=Ein+Hund.&compare=1"), { sentence: "Ein Hund.", compare: true });
 });
 
 test("readLink reads a fragment back, numbers as numbers, with or without '#'", () => {
@@ -45,7 +47,7 @@ test("window.attentionLens is the public API, AttentionLens.api, with state()", 
   assert.equal(window.attentionLens, AL.api);
   assert.equal(typeof window.attentionLens.state, "function");
   const st = window.attentionLens.state(); // nothing on the page: a first visit's state
-  assert.deepEqual(Object.keys(st), ["sentence", "view", "kind", "layer", "head", "display", "level", "step", "views"]);
+  assert.deepEqual(Object.keys(st), ["sentence", "view", "kind", "layer", "head", "display", "level", "step", "compare", "views"]);
   assert.deepEqual(st.views, { translate: null, step: null, headlab: null, history: null });
   assert.equal(AL.writeLink(st, false), "");
 });

@@ -127,7 +127,7 @@
       const r = await AL.callApi("qkv", [sentence.source, s.kind, layer + 1, head, row + 1,
         (o.num_beams || 4) > 1 ? "beam search" : "greedy", o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);
       panel.replaceChildren(AL.renderQkv(r, column));
-      if (s.head === null) panel.prepend(el("div", "al-qkv-note", "The map shows the mean of the heads; this is head 1."));
+      if (s.head === null) panel.prepend(el("div", "al-qkv-note", "The map shows the mean of the heads, but Q, K and V belong to one head: this is head 1 (pick a head above for another)."));
     } catch (err) {
       panel.replaceChildren(el("div", "al-qkv-error", "Could not open this row: " + err.message));
     }

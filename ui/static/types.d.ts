@@ -390,12 +390,15 @@ interface PageState {
   display: string;
   level: string;
   step: number | null;
+  /** The second model shown beside the first (the compare tick). */
+  compare?: boolean;
   /** The sentence each view shows now (null: nothing yet). */
   views: Record<string, string | null>;
 }
 
 /** The page's state as a link carries it (walk.js, readLink); absent = as on a first visit. */
 interface LinkState {
+  compare?: boolean;
   sentence?: string;
   view?: string;
   kind?: string;

@@ -24,6 +24,7 @@
     if (st.display !== "matrix") p.set("display", st.display);
     if (st.level !== "words") p.set("level", st.level);
     if (st.step != null && st.step > 1) p.set("step", String(st.step));
+    if (st.compare) p.set("compare", "1");
     return p.toString();
   };
 
@@ -34,6 +35,7 @@
     const text = { sentence: "s", view: "view", kind: "kind", display: "display", level: "level" };
     for (const [key, name] of Object.entries(text)) if (p.get(name)) out[key] = p.get(name);
     for (const name of ["layer", "head", "step"]) if (p.get(name)) out[name] = +p.get(name);
+    if (p.get("compare") === "1") out.compare = true;
     return out;
   };
 
@@ -79,6 +81,7 @@
       view: view, kind: s.kind || "cross", layer: v && v.layer != null ? v.layer + 1 : null,
       head: s.head == null ? null : s.head + 1, display: s.view || "matrix", level: s.level || "words",
       step: step && step.x && step.x.greedy ? step.state.t + 1 : null,
+      compare: !!(/** @type {HTMLInputElement | null} */ ($("#compare input")) || { checked: false }).checked,
       views: Object.fromEntries(Object.keys(VIEWS).map((n) => [n, shown(n)])),
     };
   };
@@ -177,6 +180,7 @@
     }
     const name = p.view;
     share(shown("translate") || "");
+    if (p.compare) AL.openView("compare");
     if (name && SECTIONS[name]) {
       view = name;
       const section = $(CONTAINERS[name]);
