@@ -79,8 +79,9 @@
       this.headBox = this.group("head", "Head", []);
       this.group("view", "View", [["matrix", "Map", "rows attend to columns"], ["lines", "Lines", "bertviz-style head view"]]);
       this.group("level", "Show", [["words", "Words"], ["pieces", "Pieces", "the vocabulary pieces the model reads"]]);
-      this.group("scale", "Colour", [["auto", "Per map", "brightest cell = this map's maximum"], ["fixed", "0–1", "fixed scale: 1 = all attention"]]);
-      const downloads = el("div", "al-group al-downloads");
+      this.group("scale", "Colour", [["auto", "Per map", "brightest cell = this map's maximum"], ["fixed", "0–1", "fixed scale: 1 = all attention"]])
+        .classList.add("al-extra");
+      const downloads = el("div", "al-group al-downloads al-extra");
       downloads.appendChild(el("span", "al-group-label", "Download"));
       for (const format of ["png", "svg", "json"]) {
         const b = el("button", "al-download", format.toUpperCase());
@@ -89,6 +90,13 @@
         downloads.appendChild(b);
       }
       this.toolbar.appendChild(downloads);
+      // On the page the colour scale and the downloads wait behind "More" (page.css); elsewhere they show.
+      const more = el("button", "al-choice al-more-tools", "More\u2026");
+      more.type = "button";
+      more.setAttribute("aria-expanded", "false");
+      more.addEventListener("click", () => more.setAttribute("aria-expanded",
+        String(this.toolbar.classList.toggle("al-extras-shown"))));
+      this.toolbar.appendChild(more);
       const body = el("div", "al-body");
       this.stage = el("div", "al-stage");
       this.canvas = el("canvas", "al-canvas");

@@ -136,7 +136,10 @@
     section.scrollIntoView({ block: "start", behavior: "smooth" });
     save();
   };
-  AL.openAll = function () { for (const sel of Object.values(CONTAINERS)) { const n = $(sel); if (n) n.classList.remove("al-closed"); } };
+  AL.openAll = function () {
+    for (const sel of Object.values(CONTAINERS)) { const n = $(sel); if (n) n.classList.remove("al-closed"); }
+    document.querySelectorAll("#result .al-toolbar").forEach((t) => t.classList.add("al-extras-shown"));
+  };
 
   /** The main result drew a translation: every view takes its sentence, and the link keeps it. */
   AL.onMainResult = function () {
@@ -216,7 +219,7 @@
 
   if (new URLSearchParams(location.search).get("open") === "all") { // every view's section open (tests, screenshots)
     (function openWhenBuilt(since) {
-      if ($(CONTAINERS.step)) AL.openAll(); else if (Date.now() - since < 60000) setTimeout(() => openWhenBuilt(since), 50);
+      if ($(CONTAINERS.step) && $("#result .al-toolbar")) AL.openAll(); else if (Date.now() - since < 60000) setTimeout(() => openWhenBuilt(since), 50);
     })(Date.now());
   }
 
