@@ -143,3 +143,13 @@ test("shortLabel keeps 24 characters at most; hitMatrix finds the cell under a p
   assert.equal(AL.hitMatrix(lay, map, 45, 55), null, "below the rows");
   assert.equal(AL.hitMatrix(lay, map, 85, 25), null, "right of the columns");
 });
+
+test("one diverging scale: blue for, red against, its strength from |v|, clamped to 1", () => {
+  assert.match(AL.diverging(0.5), /^rgba\(33, 102, 172, /);
+  assert.match(AL.diverging(-0.5), /^rgba\(178, 24, 43, /);
+  const alpha = (c) => +c.slice(c.lastIndexOf(",") + 1, -1);
+  assert.ok(alpha(AL.diverging(0)) < alpha(AL.diverging(0.5)) && alpha(AL.diverging(0.5)) < alpha(AL.diverging(1)));
+  assert.equal(AL.diverging(3), AL.diverging(1));
+  assert.equal(alpha(AL.diverging(-1)), alpha(AL.diverging(1)));
+});
+

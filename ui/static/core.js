@@ -114,6 +114,13 @@
     return "rgb(" + c[0] + "," + c[1] + "," + c[2] + ")";
   };
 
+  /** The one diverging scale for every signed quantity (why not, patching): v in [-1, 1], blue for, red against,
+      fading to nothing at 0 (RdBu's ends: readable for colour-blind eyes, on light and dark pages). */
+  AL.diverging = function (v) {
+    const a = Math.min(1, Math.abs(v));
+    return (v >= 0 ? "rgba(33, 102, 172, " : "rgba(178, 24, 43, ") + (0.08 + 0.82 * a).toFixed(2) + ")";
+  };
+
   /** The layer a map shows (from 0): the chosen one, clamped to this kind's layers; null chooses the last.
       A chosen layer survives a change of kind and comes back when the kind has it again. */
   AL.shownLayer = function (chosen, layers) {

@@ -39,7 +39,7 @@
       row.forEach((v, h) => {
         const td = el("td", "al-patch-cell", AL.wholePercent(v));
         const a = Math.min(1, Math.abs(v) / Math.max(best, 1e-9));
-        td.style.background = v >= 0 ? `rgba(22, 163, 74, ${a.toFixed(2)})` : `rgba(220, 38, 38, ${a.toFixed(2)})`;
+        td.style.background = AL.diverging(v / Math.max(best, 1e-9));  // the page's one scale for signed values
         td.style.color = a > 0.6 ? "#fff" : "inherit";
         td.title = `${KIND_NAMES[kind]} layer ${l + 1} head ${h + 1}: brings back ${(100 * v).toFixed(1)}% of the choice`;
         tr.append(td);

@@ -53,8 +53,7 @@
     const top = Math.max(1e-6, ...values.map(Math.abs));
     for (const v of values) {
       const cell = el("span");
-      const a = Math.min(1, Math.abs(v) / top);
-      cell.style.background = v >= 0 ? `rgba(220, 38, 38, ${a})` : `rgba(37, 99, 235, ${a})`;
+      cell.style.background = AL.diverging(v / top);  // the page's one scale for signed values
       box.append(cell);
     }
     return box;

@@ -437,6 +437,8 @@ interface AttentionLens {
     level: Level): AttentionMap;
   LUT: number[][];
   colour(v: number): string;
+  /** The diverging scale of signed values, v in [-1, 1]. */
+  diverging(v: number): string;
   headName(head: number | null): string;
   describeCell(map: AttentionMap, r: number, c: number): string;
   howToRead(kind: Kind, layers: number, heads: number): string;

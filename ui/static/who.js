@@ -23,7 +23,7 @@
   };
 
   /** A map as a table: a row per English piece, a column per German piece, shaded by its value. */
-  function table(caption, rows, cols, values, colour) {
+  function table(caption, rows, cols, values) {
     const t = el("table", "al-who-table");
     t.append(el("caption", null, caption));
     const head = el("tr");
@@ -35,7 +35,7 @@
       const top = Math.max(...values[i]);
       values[i].forEach((v, j) => {
         const td = el("td", "al-who-cell" + (v === top && v > 0 ? " al-who-top" : ""));
-        td.style.background = `rgba(${colour}, ${Math.min(1, v / Math.max(top, 1e-9)).toFixed(2)})`;
+        td.style.background = AL.colour(Math.min(1, v / Math.max(top, 1e-9)));  // the maps' own scale
         td.title = `\u2018${clean(r)}\u2019 \u2190 \u2018${clean(cols[j])}\u2019: ${v.toFixed(3)}`;
         tr.append(td);
       });
@@ -61,9 +61,8 @@
     const normalized = c.source.map((row) => { const s = row.reduce((a, b) => a + b, 0) || 1; return row.map((v) => v / s); });
     const maps = el("div", "al-who-maps");
     maps.append(table("Contributions: where each English piece's German part came from", c.target_tokens,
-      c.source_tokens, normalized, "37, 99, 235"),
-    table("Cross-attention, the mean of every layer and head", c.target_tokens, c.source_tokens, c.cross_attention,
-      "79, 70, 229"));
+      c.source_tokens, normalized),
+    table("Cross-attention, the mean of every layer and head", c.target_tokens, c.source_tokens, c.cross_attention));
     const scroll = el("div", "al-who-scroll");
     scroll.append(maps);
     box.append(scroll);

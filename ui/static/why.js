@@ -76,8 +76,7 @@
     const chips = el("div", "st-chips st-why-chips");
     r.source_tokens.forEach((token, i) => {
       const v = r.source_attribution[i], chip = el("span", "st-chip");
-      const alpha = (0.1 + 0.8 * Math.abs(v) / top).toFixed(2);
-      chip.style.background = v >= 0 ? "rgba(22, 163, 74, " + alpha + ")" : "rgba(220, 38, 38, " + alpha + ")";
+      chip.style.background = AL.diverging(v / top);  // the page's one scale for signed values
       const word = token === "</s>" ? token : AL.nodeLabel(token);
       chip.append(el("span", "st-chip-word", word), el("span", "st-chip-v", (v >= 0 ? "+" : "") + v.toFixed(2)));
       chip.title = q(word) + (v >= 0 ? " pushed for " + a : " pushed for " + b) + " by " + Math.abs(v).toFixed(2);
