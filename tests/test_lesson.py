@@ -126,3 +126,22 @@ def test_the_compare_tick_lives_in_the_link(browser, server):
     page.locator("#compare input").uncheck()
     page.wait_for_function("() => !location.hash.includes('compare=1')", timeout=10_000)
     page.close()
+
+
+def test_the_walk_asks_for_a_guess_before_four_reveals_and_keeps_the_score(browser, server):
+    page = arrived(browser, server)
+    stops = page.evaluate("() => window.attentionLens.walk()")
+    assert sum(s["guess"] for s in stops) >= 4
+    page.click(".al-tour-start")
+    for _ in range(5):
+        page.click(".al-tour-next")  # stop 6: cross-attention, with its guess
+    assert page.locator(".al-tour-question").inner_text().startswith("Guess first")
+    assert page.locator(".al-tour-text").is_hidden() and page.locator(".al-tour-hidden").count() == 1  # the map waits
+    choices = page.locator(".al-tour-choice")
+    assert choices.count() >= 2
+    choices.first.click()
+    assert "of 1 right" in page.locator(".al-tour-score").inner_text()
+    assert page.locator(".al-tour-text").is_visible() and page.locator(".al-tour-hidden").count() == 0
+    assert page.locator(".al-tour-right").count() == 1  # the answer is shown, right or wrong
+    page.keyboard.press("Escape")
+    page.close()

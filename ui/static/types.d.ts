@@ -414,7 +414,7 @@ interface PublicApi {
   /** The page's state now (walk.js). */
   state(): PageState;
   /** The guided walk's stops (tour.js). */
-  walk?(): { title: string; view: string }[];
+  walk?(): { title: string; view: string; guess: boolean }[];
 }
 
 /** A DOM element with a class and text (draw.js): typed by its tag. */
@@ -522,7 +522,7 @@ interface AttentionLens {
   // tour.js
   TOUR_STOPS: number;
   /** The walk's stops: their titles and the view each shows. */
-  walk(): { title: string; view: string }[];
+  walk(): { title: string; view: string; guess: boolean }[];
   tour: { end(): void } | null;
   startTour(): { end(): void };
 
