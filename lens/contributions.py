@@ -93,12 +93,10 @@ def shares_of(parts: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
     return closer / closer.sum(-1, keepdim=True).clamp(min=1e-12)
 
 
-def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None, seen: dict | None = None):
-    """The encoder on src (1, S) -> memory (S, D), the rolled-out shares (S, S) and the source mask; `seen`: its
-    streams, read already."""
+def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None, seen: dict):
+    """The encoder on src (1, S) -> memory (S, D), the rolled-out shares (S, S) and the source mask, from its
+    streams `seen` (read by decoder_rollout's one pass)."""
     blocks = attention_blocks(model.config, "encoder")
-    if seen is None:
-        seen, _ = read(model, src, None, [b.before for b in blocks] + ["encoder.out"], head_mask)
     mask = padding_mask(src, model.config.pad_id)
     rollout = torch.eye(src.size(1), dtype=seen["encoder.out"].dtype, device=src.device)
     for block in blocks:

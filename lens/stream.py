@@ -51,10 +51,6 @@ class Block:
     after: str
     then_ff: str | None
 
-    @property
-    def name(self) -> str:
-        return attention_name(self.kind, self.layer)
-
 
 def attention_blocks(config, stack: str) -> list[Block]:
     """The attention sublayers of one stack ("encoder" or "decoder") in the order the stream meets them."""
