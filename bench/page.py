@@ -93,6 +93,8 @@ def screenshots(url: str, folder: Path) -> None:
             page.wait_for_selector(".al-result")
             page.locator("#source textarea").fill(text)
             page.evaluate(CLICK_AND_WAIT, ["#translate", ""])
+            if clicks:
+                page.locator("#result .al-more-tools").click()  # the map's chips wait behind "More"
             for selector in clicks:
                 page.locator(selector).click()
             page.wait_for_timeout(300)

@@ -27,8 +27,8 @@ from .payload import page_payload
 
 VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's own viewer files
 VIEWER_SCRIPTS = ("core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "ladder.js", "who.js",
-                  "patchlab.js")  # each adds to AttentionLens
-VIEWER_STYLES = ("lens.css",)
+                  "patchlab.js", "spine.js")  # each adds to AttentionLens
+VIEWER_STYLES = ("lens.css", "spine.css")  # the page's own stylesheets: a notebook figure looks like the page
 
 
 @dataclass

@@ -22,6 +22,13 @@ def arrived(browser, server, width=1366, height=768):
     return page
 
 
+def whole_model(page):
+    """The picture's whole-model views, behind one button."""
+    toggle = page.locator(".al-spine .al-spine-toggle")
+    if toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+
+
 def translated(page, text=SENTENCE):
     before = page.locator("#result .al-result").get_attribute("data-shown")
     page.locator("#source textarea").fill(text)
@@ -58,7 +65,7 @@ def test_the_picture_is_the_models_own_shape_and_every_block_is_a_named_button(b
 def test_a_first_visit_shows_the_picture_and_a_map_on_few_screens_and_few_controls(browser, server):
     page = arrived(browser, server)
     controls, screens = page.evaluate(ABOVE_THE_FOLD), page.evaluate(SCREENS)
-    assert controls <= 50 and screens <= 2.5, (controls, screens)  # 48 here; the issue asks for 20: not yet
+    assert controls <= 20 and screens <= 2.5, (controls, screens)
     assert page.locator("#view-step").is_hidden() and page.locator("#view-headlab").is_hidden()
     stage = page.locator("#result .al-stage").bounding_box()
     assert stage["y"] < 768, stage  # the first map starts on the first screen
@@ -66,7 +73,10 @@ def test_a_first_visit_shows_the_picture_and_a_map_on_few_screens_and_few_contro
     phone = arrived(browser, server, 390, 844)
     stage = phone.locator("#result .al-stage").bounding_box()
     assert 844 - stage["y"] >= 200, stage  # at least 200 px of the first map on the first screen
+    assert phone.evaluate(ABOVE_THE_FOLD) <= 12
     assert phone.evaluate(WIDEST) <= 0  # nothing wider than the screen
+    flow = phone.locator(".al-spine-decoder .al-spine-flow").bounding_box()
+    assert flow["height"] > flow["width"], flow  # the picture drawn vertically: its blocks one under another
     phone.close()
 
 
@@ -86,6 +96,8 @@ def test_every_block_opens_its_view_for_the_pages_sentence(browser, server):
     page.wait_for_selector("#result .al-ladder-table", timeout=60_000)
     for block, view in (("Output layer and softmax: the next word, step by step", "step"),
                         ("Head lab: switch heads off", "headlab"), ("Time travel through training", "history")):
+        if view != "step":
+            whole_model(page)
         page.click(f".al-spine [aria-label='{block}']")
         page.wait_for_function(f"() => window.attentionLens.state().views.{view} === {SENTENCE!r}", timeout=90_000)
         assert page.evaluate("() => window.attentionLens.state().view") == view
@@ -99,8 +111,8 @@ def test_the_walk_covers_every_view_and_esc_leaves_the_page_as_it_was(browser, s
     stops = page.evaluate("() => window.attentionLens.walk()")
     views = {s["view"] for s in stops}
     assert len(stops) >= 12 and {"step", "headlab", "history", "copylab", "who", "ladder", "patching", "qkv"} <= views
-    page.click("#result .al-choice[data-value='decoder']") if page.locator(
-        "#result .al-choice[data-value='decoder']").count() else None
+    page.click(".al-spine [aria-label='Decoder layer 2']")  # the visitor's own choice, which Esc must bring back
+    page.click(".al-spine [aria-label='Decoder layer 2 masked self-attention']")
     before = page.evaluate("() => window.attentionLens.state()")
     page.click(".al-tour-start")
     for _ in range(11):
@@ -111,7 +123,37 @@ def test_the_walk_covers_every_view_and_esc_leaves_the_page_as_it_was(browser, s
     assert {k: after[k] for k in ("kind", "layer", "head", "display", "level")} == \
         {k: before[k] for k in ("kind", "layer", "head", "display", "level")}
     assert page.locator("#view-step").is_hidden()  # closed again, as the visitor had it
+    assert after["panel"] is None and before["kind"] == "decoder"  # the panels the walk opened are closed too
+    start = page.locator(".al-tour-start")
+    assert "stop 12 of" in start.inner_text()  # left at stop 12: the header's button resumes there
+    start.click()
+    assert page.locator(".al-tour").get_attribute("data-stop") == "12"
+    page.keyboard.press("Escape")
     page.close()
+
+
+def test_every_open_panel_lives_in_the_link_and_each_scale_has_its_legend(browser, server):
+    page = arrived(browser, server)
+    translated(page)
+    whole_model(page)
+    page.click(".al-spine [aria-label='Decoder layer 2']")
+    page.click(".al-spine [aria-label='Decoder layer 2 cross-attention to the German']")
+    page.wait_for_selector("#result .al-who-table", timeout=60_000)
+    assert page.locator("#result .al-who .al-legend-amount").count() == 1  # the maps' own scale, named
+    page.wait_for_function("() => location.hash.includes('panel=who') && location.hash.includes('whole=1')")
+    link = page.url
+    page.close()
+    again = browser.new_page(viewport={"width": 1366, "height": 768})
+    again.goto(link)
+    again.wait_for_selector("#result .al-who-table", timeout=90_000)  # the panel opened again, for the link's sentence
+    state = again.evaluate("() => window.attentionLens.state()")
+    assert state["panel"] == "who" and state["whole"] and state["kind"] == "cross" and state["layer"] == 2
+    assert state["sentence"] == SENTENCE
+    again.click(".al-spine [aria-label='Patching: which heads carry a word']")
+    again.wait_for_selector("#result .al-patch-grid", timeout=90_000)
+    assert again.locator("#result .al-patch .al-legend-signed").count() == 1  # the one diverging scale, named
+    again.wait_for_function("() => location.hash.includes('panel=patch')")
+    again.close()
 
 
 def test_the_compare_tick_lives_in_the_link(browser, server):

@@ -30,12 +30,16 @@ def drawn(browser, html: str) -> tuple[dict, list]:
     page.set_content(html)
     page.wait_for_function("() => { const r = document.querySelector('.al-show'); return r && r.__lens "
                            "&& r.__lens.viewer.map; }")
+    page.locator(".al-spine-decoder .al-b-layer").last.click()  # the picture opens the last layer (the map shown)
     page.get_by_role("button", name="Pieces", exact=True).click()  # one row per piece, as the payload has them
     state = page.evaluate("""() => { const r = document.querySelector('.al-show'), v = r.__lens.viewer;
         const hidden = (s) => [...r.querySelectorAll(s)].every((b) => getComputedStyle(b).display === 'none');
         return {sentences: v.explanation.sentences.length, values: Array.from(v.map.values),
                 rows: v.map.rows, cols: v.map.cols, buttonsHidden: hidden('.al-open-cell, .al-open-ladder'),
-                buttons: r.querySelectorAll('.al-open-cell, .al-open-ladder').length}; }""")
+                buttons: r.querySelectorAll('.al-open-cell, .al-open-ladder').length,
+                picture: r.querySelectorAll('[aria-label*="Architecture"] .al-b-layer').length,
+                panelsOff: [...r.querySelectorAll('.al-spine [data-opens]')].map((b) => b.disabled),
+                fonts: getComputedStyle(r.querySelector('.al-block-title')).fontWeight}; }""")
     page.close()
     return state, errors
 
@@ -52,11 +56,14 @@ def test_a_cell_draws_the_translation_with_the_pages_viewer_and_fetches_nothing(
     assert (state["rows"], state["cols"]) == (T, S)
     assert max(abs(a - b) for a, b in zip(state["values"], expected.ravel())) < 1e-3
     assert state["buttons"] > 0 and state["buttonsHidden"]  # no server to ask: hidden
+    # the page's picture of the model, with the page's stylesheet; its blocks that would ask the model are off
+    assert state["picture"] == L + shown.payload["layers"]["encoder"] and state["fonts"] == "600"
+    assert state["panelsOff"] and all(state["panelsOff"])
 
 
 def test_with_a_server_the_buttons_that_ask_the_model_are_shown(browser, tiny_translator):
     state, errors = drawn(browser, show(tiny_translator, TEXT, server="http://127.0.0.1:7860/")._repr_html_())
-    assert errors == [] and not state["buttonsHidden"]
+    assert errors == [] and not state["buttonsHidden"] and not any(state["panelsOff"])
 
 
 def test_text_that_closes_a_script_cannot_break_out_and_a_saved_file_is_a_whole_page(tiny_translator, tmp_path):

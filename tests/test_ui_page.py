@@ -59,6 +59,13 @@ def wait_for_answer(page, before: str):
                            arg=before, timeout=30_000)
 
 
+def search(page, method: str):
+    """Choose the search (beam search or greedy): it waits in Options, folded again after."""
+    page.locator("#options > button").first.click()
+    page.locator("#decoding").get_by_text(method, exact=True).click()
+    page.locator("#options > button").first.click()
+
+
 def translate(page, text):
     before = page.locator("#result .al-result").get_attribute("data-shown") or ""
     page.locator("#source textarea").fill(text)
@@ -74,8 +81,10 @@ def test_example_click_translates_and_map_and_translation_fit_the_screen(browser
     from playwright.sync_api import expect
 
     page = open_page(browser, server)
+    page.locator("#examples-column > button").first.click()  # the examples wait behind one button
     page.get_by_text("Eine Frau spielt ein Lied auf", exact=False).first.click()
     expect(page.locator(".al-english")).to_contain_text("cello", timeout=30_000)
+    page.locator("#examples-column > button").first.click()  # folded again
     expect(page.locator("#source textarea")).to_have_value(VAL[1])
     for selector in (".al-english", ".al-canvas"):  # both in view at 1366x768, without scrolling
         box = page.locator(selector).bounding_box()
@@ -93,11 +102,11 @@ def test_stale_marking_and_greedy_reruns(desk):
     page.locator("#source textarea").press_sequentially(" Ja")
     expect(page.locator(".al-result")).to_have_class("al-result al-stale")
     expect(page.locator(".al-stale-note")).to_be_visible()
-    page.locator("#decoding").get_by_text("greedy").click()
+    search(page, "greedy")
     expect(page.locator(".al-status")).to_contain_text("greedy", timeout=30_000)
     expect(page.locator(".al-result")).to_have_class("al-result")  # fresh again
     before = page.locator(".al-result").get_attribute("data-shown")
-    page.locator("#decoding").get_by_text("beam search").click()  # back to the default for the other tests
+    search(page, "beam search")  # back to the default for the other tests
     wait_for_answer(page, before)
 
 
@@ -221,6 +230,7 @@ def test_the_unfamiliar_notice_comes_for_other_german_and_not_for_captions(desk)
 def test_a_phone_reaches_every_view_and_control(browser, server):
     page = open_page(browser, server, width=390, height=844)
     translate(page, VAL[0])
+    page.locator("#options > button").first.click()  # Options opened: its choices fit too
     for selector in ("#translate", "#decoding", "#options"):
         box = page.locator(selector).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (selector, box)

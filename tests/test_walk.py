@@ -150,12 +150,15 @@ def test_why_this_word_and_not_another_answers_from_contrast(browser, server):
     page.click("#step-result .st-why-ask")
     page.wait_for_selector("#step-result .st-why-lead", timeout=60_000)
     lead = page.locator("#step-result .st-why-lead").inner_text()
-    assert "The model scored ‘Two’" in lead and f"above ‘{other}’" in lead
+    assert lead.startswith("The model found ‘Two’ about ") and f"times as likely as ‘{other}’" in lead
+    foot = page.locator("#step-result .st-why-foot").inner_text()
+    assert "Blue pieces pushed for ‘Two’, red ones for" in foot and "Ġ" not in lead + foot  # words agree with the signs
+    assert page.locator("#step-result .st-why .al-legend-signed").count() == 1
     assert page.locator("#step-result .st-why-chips .st-chip").count() == 7  # Zwei Hunde spielen im Schnee . </s>
     quick = page.locator("#step-result .st-why-chip").nth(1)  # one click from another candidate
     named = quick.inner_text().removeprefix("why not ").removesuffix("?")
     quick.click()
-    page.wait_for_function(f"() => document.querySelector('#step-result .st-why-lead')?.textContent.includes({('above ' + named)!r})",
+    page.wait_for_function(f"() => document.querySelector('#step-result .st-why-lead')?.textContent.includes({('as likely as ' + named)!r})",
                            timeout=60_000)
     assert errors == []
     page.close()

@@ -112,10 +112,11 @@ def build() -> dict:
     """The view's widgets and its one event (one run at a time, queued)."""
     gr.HTML("<h2 class='al-view-title' id='copylab-title'>Train a tiny Transformer now</h2>"
             "<p class='al-view-intro'>The same model code as the translator, made tiny, learns to copy random "
-            "letter sequences (A B C → A B C). Watch its loss fall, its copies become right, and its "
-            "cross-attention turn from an even blur into a diagonal: to write the i-th letter it learns to "
-            f"look at the i-th letter of the input. At most {time_limit():g} seconds a run; one run at a time "
-            "on this server (others wait in line).</p>", padding=False)
+            "letter sequences (A B C → A B C). Watch its cross-attention turn from an even blur into a diagonal.</p>"
+            "<details class='al-more-text'><summary>More</summary><p>Its loss falls and its copies become right: to "
+            "write the i-th letter it learns to look at the i-th letter of the input. At most "
+            f"{time_limit():g} seconds a run; one run at a time on this server (others wait in line).</p></details>",
+            padding=False)
     with gr.Row(elem_id="copylab-settings"):
         n_layers = gr.Radio([1, 2], value=2, label="Layers", min_width=90, elem_id="copylab-layers")
         n_heads = gr.Radio([1, 2, 4], value=4, label="Heads", min_width=120, elem_id="copylab-heads")

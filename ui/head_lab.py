@@ -38,19 +38,23 @@ ATTRIBUTION_JS = ("(text, method, mask) => { const AL = window.AttentionLens || 
 METHODS = {"integrated gradients (32 steps)": ("integrated_gradients", 32), "input × gradient (fast)": ("input_x_gradient", 1)}
 
 INTRO = """<div class="hl-intro"><h2>Head lab</h2>
-<p>Each attention layer has several <b>heads</b>: small attention patterns computed side by side. Their outputs
-are joined and mixed by one matrix (the output projection, W<sub>O</sub>). <b>Switching a head off</b> sets its
-output to zero just before that mix, so the layer goes on with the other heads only. Nothing is retrained: this
-is the trained model with a part taken out. If the translation barely changes, the model did not need that head
-for this sentence; if it falls apart, the head carried something the others could not make up for.</p></div>"""
+<p>Each attention layer has several <b>heads</b>, small attention patterns side by side. <b>Switch one off</b> and
+see whether the translation needs it.</p>
+<details class="al-more-text"><summary>More</summary><p>The heads' outputs are joined and mixed by one matrix (the
+output projection, W<sub>O</sub>). Switching a head off sets its output to zero just before that mix, so the layer
+goes on with the other heads only. Nothing is retrained: this is the trained model with a part taken out. If the
+translation barely changes, the model did not need that head for this sentence; if it falls apart, the head
+carried something the others could not make up for.</p></details></div>"""
 
 ATTRIBUTION_INTRO = """<div class="hl-intro"><h3>Attention is not proof: attribution beside it</h3>
-<p>A bright attention cell says where a head <i>looked</i>, not what the output <i>depended on</i>: later layers
-can ignore what a head found, and several heads can carry the same thing. <b>Attribution</b> asks the model
-directly: for each English word, how much does its probability change with each German word? <b>Integrated
-gradients</b> slides each German word's embedding from zero (the baseline: only its position is left) to its real
-value in 32 steps and adds up the gradients along the way; <b>input × gradient</b> takes one gradient at the
-real value (faster, noisier). Where the two maps agree, the attention is a fair picture of what was used.</p></div>"""
+<p>A bright attention cell says where a head <i>looked</i>, not what the output <i>depended on</i>.
+<b>Attribution</b> asks the model directly how much each English word's probability changes with each German
+word.</p>
+<details class="al-more-text"><summary>More</summary><p>Later layers can ignore what a head found, and several
+heads can carry the same thing. <b>Integrated gradients</b> slides each German word's embedding from zero (the
+baseline: only its position is left) to its real value in 32 steps and adds up the gradients along the way;
+<b>input × gradient</b> takes one gradient at the real value (faster, noisier). Where the two maps agree, the
+attention is a fair picture of what was used.</p></details></div>"""
 
 
 def build(translator: Translator, model_id: str | None = None, revision: str | None = None,

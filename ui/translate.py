@@ -93,25 +93,26 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
     config = translator.config
     run = page_handler(translator, familiarity)
 
-    with gr.Row(elem_id="input-row"):
-        with gr.Column(scale=5, min_width=280):
-            source = gr.Textbox(initial[0] if initial else "", label="German", show_label=False, lines=2, max_lines=6,
-                                autofocus=True,
-                                placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
-                                elem_id="source")
-            with gr.Row(elem_id="actions"):
-                translate = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=110)
-                decoding = gr.Radio(list(DECODING_METHODS), value="beam search", show_label=False, container=False,
-                                    elem_id="decoding", scale=0, min_width=220)
-                with gr.Accordion("Options", open=False, elem_id="options"):
-                    num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
-                    length_penalty = gr.Slider(*LENGTH_PENALTY, value=1.0, step=0.1, label="Length penalty",
-                                               info="> 1 favours longer translations", elem_id="length-penalty")
-                    max_length = gr.Slider(8, config.max_len, value=min(128, config.max_len), step=8,
-                                           label="Maximum length (pieces)", elem_id="max-length")
-        with gr.Column(scale=4, min_width=280, elem_id="examples-column"):
-            examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples: click one to translate it",
-                                   examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
+    with gr.Column(elem_id="input-row"):
+        source = gr.Textbox(initial[0] if initial else "", label="German", show_label=False, lines=2, max_lines=6,
+                            autofocus=True,
+                            placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
+                            elem_id="source")
+        # One button to translate; the search, its settings and the examples each wait behind one more.
+        with gr.Row(elem_id="actions"):
+            translate = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=110)
+            with gr.Accordion("Options", open=False, elem_id="options"):
+                decoding = gr.Radio(list(DECODING_METHODS), value="beam search", label="Search",
+                                    info="beam search keeps several drafts; greedy takes the likeliest word each time",
+                                    elem_id="decoding")
+                num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
+                length_penalty = gr.Slider(*LENGTH_PENALTY, value=1.0, step=0.1, label="Length penalty",
+                                           info="> 1 favours longer translations", elem_id="length-penalty")
+                max_length = gr.Slider(8, config.max_len, value=min(128, config.max_len), step=8,
+                                       label="Maximum length (pieces)", elem_id="max-length")
+            with gr.Accordion("Examples", open=False, elem_id="examples-column"):
+                examples = gr.Examples(EXAMPLES, inputs=[source], label="Click one to translate it",
+                                       examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
     name = second.name if second is not None else ""
     compare = gr.Checkbox(False, label=f"Compare with the model that {name}: both translations and their maps side "
                           "by side", visible=second is not None, elem_id="compare")

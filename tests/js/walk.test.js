@@ -28,6 +28,12 @@ test("writeLink: the layer only once chosen, the step from the second on", () =>
   assert.deepEqual(AL.readLink("#s=Ein+Hund.&compare=1"), { sentence: "Ein Hund.", compare: true });
 });
 
+test("the open inside panel and the whole-model views live in the link", () => {
+  assert.equal(AL.writeLink(state({ panel: "who", whole: true }), false), "panel=who&whole=1");
+  assert.deepEqual(AL.readLink("#s=Ein+Hund.&panel=qkv&whole=1"), { sentence: "Ein Hund.", panel: "qkv", whole: true });
+  assert.deepEqual(AL.readLink("#panel=&whole=0"), {}, "nothing open");
+});
+
 test("readLink reads a fragment back, numbers as numbers, with or without '#'", () => {
   const expected = { sentence: "Zwei Hunde spielen im Schnee.", kind: "encoder", layer: 2, head: 3 };
   assert.deepEqual(AL.readLink("#s=Zwei+Hunde+spielen+im+Schnee.&kind=encoder&layer=2&head=3"), expected);
@@ -47,7 +53,8 @@ test("window.attentionLens is the public API, AttentionLens.api, with state()", 
   assert.equal(window.attentionLens, AL.api);
   assert.equal(typeof window.attentionLens.state, "function");
   const st = window.attentionLens.state(); // nothing on the page: a first visit's state
-  assert.deepEqual(Object.keys(st), ["sentence", "view", "kind", "layer", "head", "display", "level", "step", "compare", "views"]);
+  assert.deepEqual(Object.keys(st), ["sentence", "view", "kind", "layer", "head", "display", "level", "step", "compare", "panel", "whole",
+    "views"]);
   assert.deepEqual(st.views, { translate: null, step: null, headlab: null, history: null });
   assert.equal(AL.writeLink(st, false), "");
 });

@@ -237,6 +237,25 @@
     };
   };
 
+  /** The legend of a table shaded by the maps' own scale (who wrote each word): `low` at 0, `high` at the top. */
+  AL.amountLegend = function (low, high) {
+    const node = AL.el("div", "al-legend al-legend-amount"), bar = AL.el("span", "al-legend-bar");
+    bar.style.background = "linear-gradient(to right, " + [0, 0.25, 0.5, 0.75, 1].map((t) => AL.colour(t) + " " + t * 100 + "%").join(", ") + ")";
+    node.append(AL.el("span", "al-legend-label", "Colour:"), AL.el("span", "al-legend-end", low), bar, AL.el("span", "al-legend-end", high));
+    node.setAttribute("aria-label", "colour legend");
+    return node;
+  };
+
+  /** The legend of the one diverging scale (AL.diverging): red for what `negative` names, blue for `positive`. */
+  AL.signedLegend = function (negative, positive) {
+    const node = AL.el("div", "al-legend al-legend-signed"), bar = AL.el("span", "al-legend-bar");
+    bar.style.background = "linear-gradient(to right, " + AL.diverging(-1) + ", " + AL.diverging(0) + ", " + AL.diverging(1) + ")";
+    node.append(AL.el("span", "al-legend-label", "Colour:"), AL.el("span", "al-legend-end", negative), bar,
+      AL.el("span", "al-legend-end", positive));
+    node.setAttribute("aria-label", "colour legend");
+    return node;
+  };
+
   /** The head view (Lines) as an SVG document: what drawHeadView draws, in vector lines and text. */
   AL.headViewSVG = function (heads, opts) {
     const map = heads[0].map, theme = opts.theme, rowH = 20, titleH = 22;

@@ -68,7 +68,7 @@
     const best = Math.max(...Object.values(p.restored).flat(2).map(Math.abs));
     const grids = el("div", "al-patch-grids");
     ["encoder", "decoder", "cross"].forEach((k) => grids.append(grid(k, p.restored[k], best)));
-    box.append(grids);
+    box.append(AL.signedLegend("pushes the other way", "brings the clean choice back"), grids);
     // Of the pieces that differ, the one whose own vector carries most of the choice.
     const differ = p.source_tokens.map((t, i) => i).filter((i) => p.source_tokens[i] !== p.corrupted_tokens[i]);
     const swapped = differ.reduce((a, b) => (p.recovered[0][b] > p.recovered[0][a] ? b : a), differ[0]);

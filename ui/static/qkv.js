@@ -46,7 +46,7 @@
     }
   };
 
-  /** A vector as a strip of coloured cells: red positive, blue negative, white zero. */
+  /** A vector as a strip of coloured cells on the one diverging scale: blue positive, red negative, pale zero. */
   function strip(values, title) {
     const box = el("div", "al-qkv-strip");
     box.title = title;
@@ -88,8 +88,8 @@
     const who = r.writes ? `the row that writes \u2018${label(r.writes)}\u2019 (its query comes from the state of ` +
       `\u2018${row}\u2019, the piece before it)` : `the row of \u2018${row}\u2019`;
     box.append(el("div", "al-qkv-title", `${AL.KINDS[r.kind].label}, layer ${r.layer}, head ${r.head}: how ${who} was computed`));
-    step("1. The query: what this row looks for", el("div", null, `q has ${d} numbers (red +, blue \u2212):`),
-      strip(r.q, "q"));
+    step("1. The query: what this row looks for", el("div", null, `q has ${d} numbers:`),
+      AL.signedLegend("\u2212 negative", "+ positive"), strip(r.q, "q"));
     step("2. A key: the label of \u2018" + cols[c] + "\u2019", el("div", null, "Every column has a key k; here " +
       (clicked ? "the column you clicked:" : "the column with the most attention:")), strip(r.k[c], "k"));
     step("3. Their dot product", el("div", null, `q \u00b7 k = q\u2081k\u2081 + \u2026 + q${d}k${d} = ${fmt(r.scores[c])}; ` +

@@ -221,6 +221,7 @@
     const result = new Result(element);
     element.__lens = result;
     result.show(payload);
+    if (AL.drawSpine) AL.drawSpine(result); // the page's picture of the model, in the notebook too
     return result;
   };
 

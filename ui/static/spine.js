@@ -54,8 +54,17 @@
     if (AL.saveState) AL.saveState();
   }
 
-  /** A block that opens one of the result's inside panels, marked with the panel's opener (tests find it by it). */
-  function opens(b, opener) { b.dataset.opens = opener; return b; }
+  /** A block that opens one of the result's inside panels, marked with the panel's opener (tests find it by it).
+      Drawn with no server to ask (a notebook's saved file: lens/standalone.py) it says so instead. */
+  function opens(b, opener) {
+    b.dataset.opens = opener;
+    if (b.closest(".al-standalone") || standalone) {
+      b.disabled = true;
+      b.title = "This view asks the model: open it in the app, or pass server= to lens.show";
+    }
+    return b;
+  }
+  let standalone = false;
 
   /** Open one of the inside panels of the result (who wrote, the ladder, patching). */
   function openPanel(result, opener) {
@@ -130,11 +139,23 @@
     return row;
   }
 
-  /** The whole-model views hanging from the picture. */
-  function whole(result) {
+  /** The whole-model views hanging from the picture, behind one button (its state kept on the picture, `box`,
+      across answers). */
+  function whole(result, box) {
     const row = el("div", "al-spine-row al-spine-whole");
-    row.append(el("div", "al-spine-label", "The whole model"));
+    const toggle = el("button", "al-spine-toggle", "The whole model: 7 views \u25b8");
+    toggle.type = "button";
+    toggle.setAttribute("aria-label", "The whole model: step through, head lab, patching, training data, time travel, " +
+      "copy lab, compare");
     const flow = el("div", "al-spine-flow");
+    const show = (on) => {
+      flow.hidden = !on;
+      toggle.setAttribute("aria-expanded", String(on));
+      toggle.textContent = "The whole model: 7 views " + (on ? "\u25be" : "\u25b8");
+      box.dataset.whole = on ? "1" : "";
+    };
+    toggle.addEventListener("click", () => show(flow.hidden));
+    row.append(toggle);
     flow.append(
       block("al-b-view", "Step through", null, "Step through the decoding", open("step")),
       block("al-b-view", "Head lab", null, "Head lab: switch heads off", open("headlab")),
@@ -146,6 +167,7 @@
       block("al-b-view", "Copy lab", null, "Copy lab: train a tiny Transformer", open("copylab")),
       block("al-b-view", "Compare", null, "Compare with a second model", open("compare")));
     row.append(flow);
+    show(!!box.dataset.whole || !!AL.allOpen);
     return row;
   }
 
@@ -166,6 +188,7 @@
       else result.ladder.before(box);
     }
     const sentence = x.sentences[result.viewer.state.sentence] || x.sentences[0];
+    standalone = result.root.classList.contains("al-standalone") || !!result.root.closest(".al-standalone");
     box.hidden = false;
     box.setAttribute("aria-label", `Architecture of the model: ${x.layers.encoder} encoder and ${x.layers.decoder} ` +
       "decoder layers; each block opens its view");
@@ -178,7 +201,7 @@
     }
     const detail = el("div", "al-spine-detail");
     detail.hidden = true;
-    box.replaceChildren(stack(result, x, sentence, "encoder", detail), stack(result, x, sentence, "decoder", detail), detail,
-      whole(result));
+    box.replaceChildren(stack(result, x, sentence, "encoder", detail), stack(result, x, sentence, "decoder", detail), detail);
+    if (AL.openView) box.append(whole(result, box)); // the whole-model views live on the page only
   };
 })();

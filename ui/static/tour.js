@@ -121,18 +121,21 @@
       this.close = nav.appendChild(el("button", "al-tour-button", "Close"));
       for (const b of [this.prev, this.next, this.close]) b.type = "button";
       this.prev.addEventListener("click", () => this.go(this.i - 1));
-      this.next.addEventListener("click", () => (this.i === STOPS.length - 1 ? this.end() : this.go(this.i + 1)));
+      this.next.addEventListener("click", () => (this.i === STOPS.length - 1 ? this.end(true) : this.go(this.i + 1)));
       this.close.addEventListener("click", () => this.end());
       this.keys = (e) => { if (e.key === "Escape") this.end(); };
     }
 
-    start() {
+    /** Start at stop `from` (counted from 0) with the score of an earlier, unfinished walk. */
+    start(from, score) {
       const v = viewer(); // what the visitor had, restored when the walk is left (Esc, Close)
+      const pressed = /** @type {HTMLElement | null} */ ($("#result .al-inside [aria-pressed='true']"));
       this.had = { state: v ? { ...v.state } : null, open: [...document.querySelectorAll(".al-view:not(.al-closed)")].map((n) => n.id),
-        y: window.scrollY };
+        y: window.scrollY, panel: pressed ? pressed.dataset.view : null };
+      if (score) this.score = { ...score };
       document.body.appendChild(this.box);
       document.addEventListener("keydown", this.keys);
-      this.go(0);
+      this.go(from || 0);
     }
 
     go(i) {
@@ -181,15 +184,32 @@
       this.guess.append(el("div", "al-tour-question", g.question), choices);
     }
 
-    end() {
+    /** Where the walk was left (null: finished), for the header's button to resume it, in this tab's storage. */
+    remember(stop) {
+      const b = $("#page-header .al-tour-start");
+      AL.tourLeft = stop == null ? null : { stop: stop, score: { ...this.score } };
+      try { sessionStorage.setItem("al-walk", JSON.stringify(AL.tourLeft)); } catch (e) { /* storage off: this page only */ }
+      if (b) b.textContent = stop == null ? `Take the guided walk (${STOPS.length} stops)` :
+        `Resume the guided walk (stop ${stop + 1} of ${STOPS.length})`;
+    }
+
+    /** `finished`: the last stop's Done, not Esc or Close. */
+    end(finished) {
       document.querySelectorAll(".al-tour-hidden").forEach((n) => n.classList.remove("al-tour-hidden"));
       const v = viewer(), had = this.had;
       if (v && had && had.state) for (const k of ["kind", "level", "view", "sentence"]) v.choose(k, had.state[k]);
       if (v && had && had.state) { v.state.layer = had.state.layer; v.state.head = had.state.head; v.draw(); }
       if (had) {
         document.querySelectorAll(".al-view").forEach((n) => n.classList.toggle("al-closed", !had.open.includes(n.id)));
+        const pressed = /** @type {HTMLElement | null} */ ($("#result .al-inside [aria-pressed='true']"));
+        if (pressed && pressed.dataset.view !== had.panel) { // a panel the walk opened closes again
+          pressed.removeAttribute("aria-pressed");
+          const box = $("#result .al-ladder-panel");
+          if (box) box.replaceChildren();
+        }
         window.scrollTo(0, had.y);
       }
+      this.remember(this.i < STOPS.length - 1 || !finished ? this.i : null);
       document.querySelectorAll(".al-tour-spot").forEach((n) => n.classList.remove("al-tour-spot"));
       document.removeEventListener("keydown", this.keys);
       this.box.remove();
@@ -199,12 +219,14 @@
 
   AL.TOUR_STOPS = STOPS.length;
   AL.publish({ ...AL.api, walk: () => AL.walk() });
-  AL.startTour = function () {
+  /** Start the walk, or resume it where it was left (AL.tourLeft), unless `fresh`. */
+  AL.startTour = function (fresh) {
     if (AL.tour) AL.tour.end();
-    const tour = (AL.tour = new Tour());
-    tour.start();
+    const tour = (AL.tour = new Tour()), left = fresh ? null : AL.tourLeft;
+    tour.start(left ? left.stop : 0, left ? left.score : null);
     return tour;
   };
+  try { AL.tourLeft = JSON.parse(sessionStorage.getItem("al-walk") || "null"); } catch (e) { AL.tourLeft = null; }
 
   // The page header's button starts the walk (app.py writes it, so nothing moves when this script arrives).
   (function bind(since) {
@@ -212,6 +234,7 @@
     if (b && !b.dataset.bound) {
       b.dataset.bound = "true";
       b.addEventListener("click", () => AL.startTour());
+      if (AL.tourLeft) b.textContent = `Resume the guided walk (stop ${AL.tourLeft.stop + 1} of ${STOPS.length})`;
     } else if (!b && Date.now() - since < 60000) setTimeout(() => bind(since), 100);
   })(Date.now());
 })();

@@ -392,6 +392,10 @@ interface PageState {
   step: number | null;
   /** The second model shown beside the first (the compare tick). */
   compare?: boolean;
+  /** The translate view's open inside panel: "ladder", "who", "patch" or "qkv" (null: none). */
+  panel: string | null;
+  /** The picture's whole-model views shown. */
+  whole: boolean;
   /** The sentence each view shows now (null: nothing yet). */
   views: Record<string, string | null>;
 }
@@ -399,6 +403,8 @@ interface PageState {
 /** The page's state as a link carries it (walk.js, readLink); absent = as on a first visit. */
 interface LinkState {
   compare?: boolean;
+  panel?: string;
+  whole?: boolean;
   sentence?: string;
   view?: string;
   kind?: string;
@@ -463,6 +469,10 @@ interface AttentionLens {
   hitMatrix(lay: MatrixLayout, map: AttentionMap, x: number, y: number): number[] | null;
   matrixSVG(map: AttentionMap, opts: MatrixOptions): string;
   drawHeadView(canvas: HTMLCanvasElement, heads: HeadMaps, opts: HeadViewOptions): HeadViewLayout;
+  /** The legend of a table on the maps' own sequential scale. */
+  amountLegend(low: string, high: string): HTMLElement;
+  /** The legend of the one diverging scale: red for `negative`, blue for `positive`. */
+  signedLegend(negative: string, positive: string): HTMLElement;
   legend(): { node: HTMLElement; update(map: AttentionMap, kind: Kind, scale: Scale): void };
   headViewSVG(heads: HeadMaps, opts: HeadViewOptions): string;
   drawOverview(canvas: HTMLCanvasElement, maps: (layer: number, head: number | null) => AttentionMap, layers: number,
@@ -513,6 +523,8 @@ interface AttentionLens {
   openView(name: string): void;
   /** Every view's section open (?open=all). */
   openAll(): void;
+  /** Set once AL.openAll ran: every disclosure drawn later opens too. */
+  allOpen?: boolean;
 
   // spine.js: the picture of the model, drawn into the translate view's result
   drawSpine(result: ResultLike & { inside: HTMLElement; ladder: HTMLElement; notes: HTMLElement }): void;
@@ -523,8 +535,11 @@ interface AttentionLens {
   TOUR_STOPS: number;
   /** The walk's stops: their titles and the view each shows. */
   walk(): { title: string; view: string; guess: boolean }[];
-  tour: { end(): void } | null;
-  startTour(): { end(): void };
+  tour: { end(finished?: boolean): void } | null;
+  /** Start the guided walk, or resume it where it was left unless `fresh`. */
+  startTour(fresh?: boolean): { end(finished?: boolean): void };
+  /** Where the walk was left: its stop (from 0) and the guesses' score; null once finished or never started. */
+  tourLeft?: { stop: number; score: { right: number; asked: number } } | null;
 
   // beam.js, steptext.js, stepthrough.js, why.js, stepinside.js: the step view
   nodeLabel(token: string): string;

@@ -91,8 +91,12 @@
       }
       this.toolbar.appendChild(downloads);
       // On the page the colour scale and the downloads wait behind "More" (page.css); elsewhere they show.
+      // The page's picture picks the kind and layer: its toolbar names the map shown, the chips wait behind "More".
+      this.showing = el("span", "al-showing");
+      this.toolbar.appendChild(this.showing);
       const more = el("button", "al-choice al-more-tools", "More\u2026");
       more.type = "button";
+      more.setAttribute("aria-label", "More: attention kind, layer, head, view, colour scale and downloads");
       more.setAttribute("aria-expanded", "false");
       more.addEventListener("click", () => more.setAttribute("aria-expanded",
         String(this.toolbar.classList.toggle("al-extras-shown"))));
@@ -230,6 +234,7 @@
         x.layers[s.kind], x.heads, { layer: layer, head: s.head }, { size: size, scale: s.scale, theme: theme });
       this.help.innerHTML = AL.howToRead(s.kind, x.layers[s.kind], x.heads) + "<p>" + AL.PIECES_NOTE + "</p>";
       this.readout.textContent = this.describe();
+      this.showing.textContent = AL.KINDS[s.kind].label + " \u00b7 layer " + (layer + 1) + " \u00b7 " + AL.headName(s.head);
       this.draws += 1;
       this.root.dataset.draws = String(this.draws);
       this.root.dataset.selection = [s.sentence, s.kind, layer, s.head === null ? "mean" : s.head, s.view, s.level].join(" ");

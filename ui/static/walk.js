@@ -25,6 +25,8 @@
     if (st.level !== "words") p.set("level", st.level);
     if (st.step != null && st.step > 1) p.set("step", String(st.step));
     if (st.compare) p.set("compare", "1");
+    if (st.panel) p.set("panel", st.panel);
+    if (st.whole && !AL.allOpen) p.set("whole", "1"); // ?open=all opens it anyway
     return p.toString();
   };
 
@@ -32,10 +34,11 @@
       leaves out (or leaves empty) is absent. */
   AL.readLink = function (fragment) {
     const p = new URLSearchParams(fragment.replace(/^#/, "")), out = /** @type {LinkState} */ ({});
-    const text = { sentence: "s", view: "view", kind: "kind", display: "display", level: "level" };
+    const text = { sentence: "s", view: "view", kind: "kind", display: "display", level: "level", panel: "panel" };
     for (const [key, name] of Object.entries(text)) if (p.get(name)) out[key] = p.get(name);
     for (const name of ["layer", "head", "step"]) if (p.get(name)) out[name] = +p.get(name);
     if (p.get("compare") === "1") out.compare = true;
+    if (p.get("whole") === "1") out.whole = true;
     return out;
   };
 
@@ -74,6 +77,19 @@
       : (v.data && v.data.text) || null;
   }
 
+  // The translate view's inside panels, by the name a link gives them, and the button of the result that opens each.
+  const PANELS = { ladder: "openLadder", who: "openContributions", patch: "openPatch" };
+
+  /** The inside panel open in the translate view: one the result's buttons opened, or the Q/K/V walk-through. */
+  function openPanel() {
+    const r = mainResult(), v = mainViewer();
+    if (!r) return null;
+    const pressed = r.inside.querySelector("[aria-pressed='true']");
+    const name = pressed && Object.keys(PANELS).find((k) => PANELS[k] === /** @type {HTMLElement} */ (pressed).dataset.view);
+    if (name && r.ladder.childElementCount) return name;
+    return v && v.qkvPanel.childElementCount ? "qkv" : null;
+  }
+
   AL.state = function () {
     const v = mainViewer(), s = v ? v.state : {}, step = owner(VIEWS.step, "__step");
     return {
@@ -82,6 +98,7 @@
       head: s.head == null ? null : s.head + 1, display: s.view || "matrix", level: s.level || "words",
       step: step && step.x && step.x.greedy ? step.state.t + 1 : null,
       compare: !!(/** @type {HTMLInputElement | null} */ ($("#compare input")) || { checked: false }).checked,
+      panel: openPanel(), whole: !!($("#result .al-spine") && /** @type {HTMLElement} */ ($("#result .al-spine")).dataset.whole),
       views: Object.fromEntries(Object.keys(VIEWS).map((n) => [n, shown(n)])),
     };
   };
@@ -139,6 +156,8 @@
   AL.openAll = function () {
     for (const sel of Object.values(CONTAINERS)) { const n = $(sel); if (n) n.classList.remove("al-closed"); }
     document.querySelectorAll("#result .al-toolbar").forEach((t) => t.classList.add("al-extras-shown"));
+    AL.allOpen = true; // the picture's whole-model views too (spine.js), now and when it is drawn again
+    document.querySelectorAll(".al-spine-toggle[aria-expanded='false']").forEach((b) => /** @type {HTMLElement} */ (b).click());
   };
 
   /** The main result drew a translation: every view takes its sentence, and the link keeps it. */
@@ -183,6 +202,10 @@
     }
     const name = p.view;
     share(shown("translate") || "");
+    const r = mainResult();
+    if (p.whole && r) { const t = /** @type {HTMLElement | null} */ (r.root.querySelector(".al-spine-toggle[aria-expanded='false']")); if (t) t.click(); }
+    if (p.panel && r && PANELS[p.panel]) /** @type {HTMLElement} */ (r.inside.querySelector(`[data-view="${PANELS[p.panel]}"]`)).click();
+    else if (p.panel === "qkv" && v) v.openCell.click();
     if (p.compare) AL.openView("compare");
     if (name && SECTIONS[name]) {
       view = name;

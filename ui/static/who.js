@@ -65,7 +65,7 @@
     table("Cross-attention, the mean of every layer and head", c.target_tokens, c.source_tokens, c.cross_attention));
     const scroll = el("div", "al-who-scroll");
     scroll.append(maps);
-    box.append(scroll);
+    box.append(AL.amountLegend("0", "the largest share in each table"), scroll);
     const same = Math.round(c.same_top * c.target_tokens.length);
     box.append(el("div", "al-who-agree", `The two agree on the German piece that matters most for ${same} of ` +
       `${c.target_tokens.length} English pieces; their rows overlap by ${percent(c.agreement)} on average. ` +

@@ -69,9 +69,10 @@
   /** The answer in words, the German pieces as chips (green: for the word written; red: for the other). */
   function answer(r) {
     const a = q(AL.nodeLabel(r.chosen)), b = q(AL.nodeLabel(r.alternative));
-    const lead = el("p", "st-why-lead", "The model scored " + a + " " + r.logit_diff.toFixed(2) + " above " + b +
-      " (a difference of " + r.logit_diff.toFixed(2) + " in logits: " + a + " is e^" + r.logit_diff.toFixed(1) +
-      " \u2248 " + Math.exp(Math.min(30, r.logit_diff)).toPrecision(2) + " times as likely). The German pieces behind that:");
+    const times = Math.exp(Math.min(30, r.logit_diff));
+    const lead = el("p", "st-why-lead", r.logit_diff >= 0 ? "The model found " + a + " about " + times.toPrecision(2) +
+      " times as likely as " + b + " here. The German pieces behind that:" : "The model found " + b + " about " +
+      (1 / times).toPrecision(2) + " times as likely as " + a + " here, yet wrote " + a + ". The German pieces behind that:");
     const top = Math.max(1e-6, ...r.source_attribution.map(Math.abs));
     const chips = el("div", "st-chips st-why-chips");
     r.source_tokens.forEach((token, i) => {
@@ -90,10 +91,14 @@
     const leaned = heads.slice(0, 3).filter(([d]) => d < 0)
       .map(([d, kind, l, h]) => kind + " layer " + l + " head " + h + " (" + (-d).toFixed(2) + ")"); // d < 0: it shrinks by -d
     const foot = el("p", "st-why-foot", (leaned.length ? "It leaned most on " + leaned.join(", ") +
-      ": with that head off, the difference shrinks by the number shown. " : "") + "Green pieces pushed for " + a +
-      ", red ones for " + b + " (integrated gradients from a German of zeros, where the difference is " +
-      r.baseline_logit_diff.toFixed(2) + "; the pieces add up to the rest, within " +
-      Math.abs(r.completeness_gap).toFixed(2) + ").");
-    return [lead, chips, foot];
+      ": switching that head off makes " + a + "'s lead smaller by the number shown. " : "") + "Blue pieces pushed for " +
+      a + ", red ones for " + b + ".");
+    const more = el("details", "st-why-more");
+    more.append(el("summary", null, "More: the numbers"), el("p", null, "In logits (the scores before the softmax) " + a +
+      " is " + r.logit_diff.toFixed(2) + " above " + b + ", so it is e^" + r.logit_diff.toFixed(1) + " \u2248 " +
+      times.toPrecision(2) + " times as likely. Each piece's share comes from integrated gradients from a German of " +
+      "zeros, where the difference is " + r.baseline_logit_diff.toFixed(2) + "; the pieces add up to the rest, within " +
+      Math.abs(r.completeness_gap).toFixed(2) + "."));
+    return [lead, AL.signedLegend("for " + b, "for " + a), chips, foot, more];
   }
 })();
