@@ -25,7 +25,8 @@ def code(source: str) -> str:
 
 def listed() -> list[str]:
     """Every script some view loads: the shared viewer, the page's own, then each view's."""
-    return assets.SCRIPTS + assets.PAGE_SCRIPTS + [s for scripts, _ in assets.VIEW_FILES.values() for s in scripts]
+    return (assets.SCRIPTS + assets.PAGE_SCRIPTS + assets.IN_PAGE_SCRIPTS + assets.SITE_SCRIPTS
+            + [s for scripts, _ in assets.VIEW_FILES.values() for s in scripts])
 
 
 def test_every_script_is_listed_once_and_every_listed_file_exists():

@@ -35,8 +35,13 @@ def static_url(name: str) -> str:
     return f"/gradio_api/file={path.as_posix()}?v={digest}"
 
 
-# the page only: one sentence for every view, the link, the guided walk, the picture of the model
-PAGE_SCRIPTS = ["walk.js", "tour.js", "spine.js"]
+# the model in the page (docs/site.md): its tokenizer, the Transformer, the search, the payload, the inside views
+IN_PAGE_SCRIPTS = ["bpe.js", "transformer.js", "search.js", "sentences.js", "inpage.js", "inside.js"]
+# the page only: one sentence for every view, the link, the guided walk, the picture of the model, the choice
+# to compute in the visitor's browser
+PAGE_SCRIPTS = ["walk.js", "tour.js"]  # (the picture, spine.js, is the viewer's: lens.standalone)
+# the static site's own boot (ui/export_site.py), after the viewer and IN_PAGE_SCRIPTS
+SITE_SCRIPTS = ["site.js"]
 PAGE_STYLES = ["spine.css"]
 # Each view's own scripts and styles (ui/static/), loaded after HEAD's, in this order. A script needs only
 # the ones before it at load time (core.js first: it makes window.AttentionLens).

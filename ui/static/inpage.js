@@ -5,7 +5,7 @@
    computed, when each word was decided) are answered here too, through AL.callApi; the others say that they
    need the app's server.
 
-     const lens = await AttentionLens.loadInPage("./");          // config, tokenizer, weights, decoding rule
+     const lens = await AttentionLens.loadInPage("./", kernels); // config, tokenizer, weights, decoding rule
      const payload = await AttentionLens.inPageTranslate(lens, "Ein Hund rennt.", { num_beams: 1 });  */
 (function () {
   "use strict";
@@ -16,8 +16,9 @@
   const EMPTY_MESSAGE = "Type a German sentence above, or pick an example.";
   const SPECIAL = new Set(["<s>", "</s>", "<pad>", "<unk>"]);
 
-  /** The checkpoint's files under `base` (a folder URL ending in '/'): what the page needs to translate. */
-  AL.loadInPage = async function (base) {
+  /** The checkpoint's files under `base` (a folder URL ending in '/'): what the page needs to translate; `kernels`
+      (AL.loadKernels) the SIMD product, or none for plain JS. */
+  AL.loadInPage = async function (base, kernels) {
     const get = async (name, how) => {
       const r = await fetch(base + name);
       if (!r.ok) throw new Error(`could not load ${name} (${r.status})`);
@@ -25,7 +26,7 @@
     };
     const [config, tokenizer, weights, site] = await Promise.all([get("config.json"), get("tokenizer.json"),
       get("weights.safetensors", "bytes"), get("site.json")]);
-    return { config, bpe: new AL.BPE(tokenizer), model: new AL.Transformer(config, AL.readSafetensors(weights)),
+    return { config, bpe: new AL.BPE(tokenizer), model: new AL.Transformer(config, AL.readSafetensors(weights), kernels),
       noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site };
   };
 
@@ -84,6 +85,7 @@
   }
 
   /** One sentence through the model: its ids, search and maps. */
+  AL.inPageSentence = explainOne;
   function explainOne(lens, source, o) {
     const { config, bpe, model } = lens;
     let ids = bpe.encode(source);
@@ -135,7 +137,7 @@
       options: { num_beams: o.num_beams, length_penalty: o.length_penalty, max_new_tokens: o.max_new_tokens },
       left_out: Math.max(0, sentences.length - MAX_SENTENCES),
       status: { method: o.num_beams === 1 ? "greedy" : `beam search (${o.num_beams} beams)`, ms: Math.round(performance.now() - t0),
-        device: "your browser" },
+        device: "this browser" },
       sentences: payloads, translation: payloads.map((p) => p.translation).filter((t) => t).join(" "),
     };
   };

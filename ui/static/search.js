@@ -57,12 +57,13 @@
   }
 
   /** Every step's rows and probability of the pieces `out` written after `src`'s encoding: the decoder read over
-      its own output, one cached step a piece (what a teacher-forced pass computes). */
-  AL.replay = function (model, enc, out) {
+      its own output, one cached step a piece (what a teacher-forced pass computes); `read(name, value, step)` sees
+      what transformer.js's step offers. */
+  AL.replay = function (model, enc, out, read) {
     const cache = model.cache(out.length), steps = [];
     let previous = model.config.bos_id;
     for (const token of out) {
-      const s = model.step(enc, cache, previous);
+      const t = steps.length, s = model.step(enc, cache, previous, read ? (name, value) => read(name, value, t) : undefined);
       steps.push({ self: s.selfRows, cross: s.crossRows, prob: probOf(s.logits, token) });
       previous = token;
     }

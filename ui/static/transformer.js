@@ -31,7 +31,7 @@
     const length = Number(view.getBigUint64(0, true));
     if (8 + length > buffer.byteLength) throw new Error("the weights file's header runs past its end");
     const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, length)));
-    const start = 8 + length, out = {};
+    const start = 8 + length, out = /** @type {Record<string, {shape: number[], data: Float32Array}>} */ ({});
     for (const [name, t] of Object.entries(header)) {
       if (name === "__metadata__") continue;
       const [a, b] = t.data_offsets, n = t.shape.reduce((x, y) => x * y, 1);
@@ -131,6 +131,7 @@
     constructor(config, tensors, kernels) {
       if (config.norm_first) throw new Error("this page runs post-LayerNorm checkpoints (norm_first false)");
       kernel = kernels ? intoKernel(kernels, tensors) : null;
+      this.kernel = !!kernel; // the products run in the SIMD kernel
       this.config = config;
       const D = (this.D = config.d_model), H = (this.H = config.n_heads);
       this.dk = D / H; this.V = config.vocab_size; this.F = config.d_ff;

@@ -421,6 +421,16 @@ interface PublicApi {
   state(): PageState;
   /** The guided walk's stops (tour.js). */
   walk?(): { title: string; view: string; guess: boolean }[];
+  /** The static site (site.js): translate in the page; a Promise of the payload the viewer draws. */
+  translate?(text: string, options?: { num_beams?: number; length_penalty?: number; max_new_tokens?: number | null }): Promise<any>;
+  /** The static site: ms from the page's start to the model loaded, and to the first map drawn. */
+  loadedMs?: number;
+  firstMs?: number;
+  ready?: boolean;
+  /** The static site: the float maps of the last translation, and a text's pieces (tests compare them). */
+  maps?(): Record<string, number[]>[];
+  pieces?(text: string): number[];
+  sentences?(text: string): string[];
 }
 
 /** A DOM element with a class and text (draw.js): typed by its tag. */
@@ -473,6 +483,26 @@ interface AttentionLens {
   amountLegend(low: string, high: string): HTMLElement;
   /** The legend of the one diverging scale: red for `negative`, blue for `positive`. */
   signedLegend(negative: string, positive: string): HTMLElement;
+  // the lens in the page (bpe.js, transformer.js, search.js, sentences.js, inpage.js, inside.js, site.js)
+  BPE: new (json: any) => InPageTokenizer;
+  readSafetensors(buffer: ArrayBuffer): Record<string, { shape: number[]; data: Float32Array }>;
+  loadKernels(bytes: BufferSource): Promise<{ memory: WebAssembly.Memory; linear: Function }>;
+  Transformer: new (config: any, tensors: Record<string, { shape: number[]; data: Float32Array }>,
+    kernels?: { memory: WebAssembly.Memory; linear: Function } | null) => any;
+  softmaxInPlace(row: Float32Array, n: number): Float32Array;
+  replay(model: any, enc: any, out: number[], read?: (name: string, value: any, step: number) => void): any[];
+  greedy(model: any, enc: any, maxNew: number, noRepeat: number): { out: number[]; steps: any[] };
+  beam(model: any, enc: any, K: number, lengthPenalty: number, maxNew: number, noRepeat: number): { out: number[]; steps?: any[] };
+  maxNewTokens(config: any, S: number, asked: number | null | undefined): number;
+  topk(row: ArrayLike<number>, k: number): [number, number][];
+  logSoftmax(row: ArrayLike<number>): Float32Array;
+  splitSentences(text: string): string[];
+  loadInPage(base: string, kernels?: { memory: WebAssembly.Memory; linear: Function } | null): Promise<InPageLens>;
+  wordSpans(tokens: string[]): number[][];
+  inPageSentence(lens: InPageLens, source: string, options: any): any;
+  inPageTranslate(lens: InPageLens, text: string, options?: any): Promise<any>;
+  answerInPage(lens: InPageLens): void;
+  startInPage(base: string): Promise<InPageLens>;
   legend(): { node: HTMLElement; update(map: AttentionMap, kind: Kind, scale: Scale): void };
   headViewSVG(heads: HeadMaps, opts: HeadViewOptions): string;
   drawOverview(canvas: HTMLCanvasElement, maps: (layer: number, head: number | null) => AttentionMap, layers: number,
@@ -596,4 +626,22 @@ interface HTMLElement {
   __attribution?: unknown;
   __history?: unknown;
   __copylab?: unknown;
+}
+
+/** The tokenizer in the page (bpe.js). */
+interface InPageTokenizer {
+  encode(text: string): number[];
+  decode(ids: number[], keepSpecial?: boolean): string;
+  labels(ids: number[]): string[];
+}
+
+/** What AL.loadInPage loads: the model, its tokenizer and its decoding rule. */
+interface InPageLens {
+  config: any;
+  bpe: InPageTokenizer;
+  model: any;
+  noRepeat: number;
+  rule: { confidence_below: number };
+  site: any;
+  lastMaps?: Record<string, Float32Array>[];
 }

@@ -1,0 +1,138 @@
+"""The lens as a static site: the page translates and draws every map in the visitor's browser, with no server.
+
+    python -m ui.export_site DIR [--model checkpoints/de-en] [--precision fp16]
+
+DIR gets index.html, the page's scripts and styles (ui/static/, the files the app serves), the weights as
+safetensors (fp16: half the bytes, the same translations: docs/site.md), tokenizer.json, config.json, the
+SIMD kernel and site.json (the decoding rule and alarm threshold of the checkpoint), and a README.md whose
+front matter makes the folder a static Hugging Face Space (`sdk: static`). Any static server serves it:
+`python -m http.server -d DIR`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from lens.standalone import VIEWER_SCRIPTS
+from model.checkpoint.hub import resolve_file
+
+from .assets import IN_PAGE_SCRIPTS, STATIC
+from .assets import SITE_SCRIPTS as BOOT_SCRIPTS
+
+
+MAX_BYTES = 25 * 2**20  # the site as a whole
+# The site's scripts, in load order: the viewer and the picture, then the model in the page and the site's boot.
+SITE_SCRIPTS = list(VIEWER_SCRIPTS) + IN_PAGE_SCRIPTS + BOOT_SCRIPTS
+SITE_STYLES = ["lens.css", "spine.css", "site.css"]  # the viewer's and the picture's, then the site's
+SITE_FILES = ["kernels.wasm"]
+PRECISIONS = {"fp16": torch.float16, "fp32": torch.float32}
+EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
+
+
+def page(title: str, parameters: str) -> str:
+    """index.html: the header, one sentence box, the translation and the viewer; the scripts do the rest."""
+    styles = "\n".join(f'<link rel="stylesheet" href="static/{n}">' for n in SITE_STYLES)
+    scripts = "\n".join(f'<script src="static/{n}"></script>' for n in SITE_SCRIPTS)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title><link rel="icon" href="data:,">
+{styles}
+</head><body>
+<header id="site-header"><h1>Attention Lens</h1> <span>German → English by a hand-written Transformer
+({html.escape(parameters)}), and the attention behind every word, computed in your browser.</span></header>
+<main>
+<label for="site-source" class="site-label">German</label>
+<textarea id="site-source" rows="2">{html.escape(EXAMPLE)}</textarea>
+<div id="site-actions"><button id="site-translate" type="button" disabled>Translate</button>
+<label><input id="site-greedy" type="checkbox"> greedy (one draft, faster)</label></div>
+<p id="site-status" aria-live="polite">Loading the model into this page…</p>
+<div id="site-result"></div>
+</main>
+{scripts}
+</body></html>
+"""
+
+
+def space_readme(title: str) -> str:
+    """README.md with the front matter of a static Hugging Face Space."""
+    return f"""---
+title: {title}
+emoji: 🔎
+colorFrom: indigo
+colorTo: yellow
+sdk: static
+app_file: index.html
+pinned: false
+---
+
+# {title}
+
+German → English by a hand-written encoder-decoder Transformer, every attention map drawn, all computed in
+the visitor's browser (no server): the tokenizer, the encoder, the decoder with its key/value cache, greedy
+and beam search, Q/K/V and the logit lens. Who wrote each word, patching and the training data's evidence
+need the full app.
+"""
+
+
+def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
+    """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    out = Path(folder)
+    (out / "static").mkdir(parents=True, exist_ok=True)
+    config = json.loads(resolve_file(model, "config.json").read_text(encoding="utf-8"))
+    weights = load_file(str(resolve_file(model, "model.safetensors")))
+    dtype = PRECISIONS[precision]
+    save_file({k: v.to(dtype).contiguous() for k, v in weights.items() if v.is_floating_point()},
+              str(out / "weights.safetensors"))
+    shutil.copy(resolve_file(model, "tokenizer.json"), out / "tokenizer.json")
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    site = {"no_repeat_ngram": optional_json(model, "decoding.json").get("no_repeat_ngram", 0),
+            "alarm_rule": {"confidence_below": optional_json(model, "alarm.json").get("rule", {}).get("confidence_below", -0.56)},
+            "parameters": f"{sum(v.numel() for v in weights.values()) / 1e6:.1f}M parameters", "precision": precision}
+    (out / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
+    for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:
+        shutil.copy(STATIC / name, out / "static" / name)
+    (out / "index.html").write_text(page("Attention Lens", site["parameters"]), encoding="utf-8")
+    (out / "README.md").write_text(space_readme("Attention Lens"), encoding="utf-8")
+    sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
+    if sum(sizes.values()) > MAX_BYTES:
+        raise ValueError(f"the site is {sum(sizes.values()) / 2**20:.1f} MB, more than {MAX_BYTES / 2**20:.0f} MB: "
+                         "export it in fp16")
+    return sizes
+
+
+def optional_json(model, name: str) -> dict:
+    """A checkpoint's optional JSON file, or {} where it has none."""
+    try:
+        return json.loads(resolve_file(model, name).read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - absent from this checkpoint: its default holds
+        return {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder")
+    parser.add_argument("--model", default="checkpoints/de-en", help="a checkpoint folder or Hub repo id")
+    parser.add_argument("--precision", default="fp16", choices=sorted(PRECISIONS))
+    args = parser.parse_args(argv)
+    try:
+        sizes = export_site(args.folder, args.model, args.precision)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"export_site: {err}", file=sys.stderr)
+        return 1
+    print(f"{args.folder}: {len(sizes)} files, {sum(sizes.values()) / 2**20:.1f} MB "
+          f"(weights {sizes['weights.safetensors'] / 2**20:.1f} MB, {args.precision})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
