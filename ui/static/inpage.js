@@ -15,6 +15,10 @@
   const MAX_CHARACTERS = 5000, MAX_SENTENCES = 16;
   const EMPTY_MESSAGE = "Type a German sentence above, or pick an example.";
   const SPECIAL = new Set(["<s>", "</s>", "<pad>", "<unk>"]);
+  // Python's str.strip: its whitespace, which is not JS's (JS's trim also takes U+FEFF)
+  const WS = "[\\t\\n\\v\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+";
+  const EDGES = new RegExp(`^${WS}|${WS}$`, "gu");
+  const strip = (s) => s.replace(EDGES, "");
 
   /** The checkpoint's files under `base` (a folder URL ending in '/'): what the page needs to translate; `kernels`
       (AL.loadKernels) the SIMD product, or none for plain JS. */
@@ -48,7 +52,7 @@
     const spans = [];
     let breaks = true;
     tokens.forEach((token, i) => {
-      const text = token.replace(/\u2581/g, "").trim(), special = SPECIAL.has(token);
+      const text = strip(token.replace(/\u2581/g, "")), special = SPECIAL.has(token);
       const partial = token.includes("\ufffd") && spans.length > 0 && tokens[spans[spans.length - 1].slice(-1)[0]].includes("\ufffd");
       const punct = !special && text !== "" && ![...text].some((c) => /[\p{L}\p{N}]/u.test(c)) && !text.includes("\ufffd");
       if (!partial && (breaks || special || punct || token.startsWith("\u2581"))) spans.push([i]); else spans[spans.length - 1].push(i);
@@ -59,7 +63,7 @@
 
   function wordsOf(bpe, ids, tokens) {
     return AL.wordSpans(tokens).map((span) => span.length === 1 && SPECIAL.has(tokens[span[0]]) ? [tokens[span[0]], span]
-      : [bpe.decode(span.map((i) => ids[i])).trim() || tokens[span[0]], span]);
+      : [strip(bpe.decode(span.map((i) => ids[i]))) || tokens[span[0]], span]);
   }
 
   /** Weights in [0, 1] -> base64 of one byte each, rounded half to even as numpy's rint. */
@@ -111,7 +115,7 @@
       `${meanLogProb.toFixed(2)}, below ${rule.confidence_below.toFixed(2)})`] : [];
     const special = new Set([lens.config.pad_id, lens.config.bos_id, lens.config.eos_id]);
     return {
-      source, translation: bpe.decode(e.out.filter((i) => !special.has(i))).trim(), truncated: e.truncated, tokens,
+      source, translation: strip(bpe.decode(e.out.filter((i) => !special.has(i)))), truncated: e.truncated, tokens,
       words: { src: wordsOf(bpe, e.ids, tokens.src), tgt: wordsOf(bpe, e.out, tokens.tgt), in: wordsOf(bpe, e.input, tokens.in) },
       probs: e.probs.map((p) => Math.round(p * 1000) / 1000), mean_log_prob: Math.round(meanLogProb * 1000) / 1000,
       unfamiliar: reasons.length > 0, reasons, evidence: [],
@@ -123,7 +127,7 @@
       maps of the last call stay on `lens.lastMaps` (tests compare them with the server's). */
   AL.inPageTranslate = async function (lens, text, options) {
     const id = Date.now() * 1e6 + Math.floor(Math.random() * 1e6);
-    if (typeof text !== "string" || !text.trim()) return { id, message: EMPTY_MESSAGE };
+    if (typeof text !== "string" || !strip(text)) return { id, message: EMPTY_MESSAGE };
     const refused = refusal(text);
     if (refused) return { id, error: refused.slice(0, 300) };
     const o = Object.assign({ num_beams: 4, length_penalty: 1.0, max_new_tokens: 128 }, options || {});

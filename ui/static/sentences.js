@@ -20,11 +20,13 @@
   const ENDINGS = /[.!?…]+["'“”»«‚‘’)\]]*/gu;
   const OPENERS = "\"'„“‚‘»«([";
   // Python's str.isspace, str.splitlines' line ends, str.isupper of one character, str.isdigit
-  const SPACE = /[\s\u001c-\u001f\u0085]/u;
+  const WS = "\\t\\n\\v\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+  const SPACE = new RegExp(`[${WS}]`, "u"), LEADING = new RegExp(`^[${WS}]+`, "u"), TRAILING = new RegExp(`[${WS}]+$`, "u");
+  const LAST_WORD = new RegExp(`([^${WS}]+)$`, "u");
   const LINES = /\r\n|[\n\r\v\f\u001c\u001d\u001e\u0085\u2028\u2029]/u;
   const upper = (c) => c !== c.toLowerCase() && c === c.toUpperCase();
   const digit = (c) => /\p{Nd}/u.test(c);
-  const pyStrip = (s) => s.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/gu, "");
+  const pyStrip = (s) => s.replace(LEADING, "").replace(TRAILING, "");
 
   function numberEndsSentence(before, following) {
     const previous = /([\p{L}\p{N}_]+)[^\p{L}\p{N}_]*$/u.exec(before), next = /^[\p{L}\p{N}_]+/u.exec(following), word = next ? next[0].toLowerCase() : "";
@@ -35,12 +37,12 @@
   function endsSentence(text, end, mark) {
     const rest = text.slice(end);
     if (!rest || !SPACE.test(rest[0])) return false;
-    const following = rest.replace(/^[\s\u001c-\u001f\u0085]+/u, "");
+    const following = rest.replace(LEADING, "");
     if (!following) return true;
     const first = [...following][0];
     if (!(upper(first) || digit(first) || OPENERS.includes(first))) return false;
     if (!mark.startsWith(".")) return true;
-    const m = /(\S+)$/u.exec(text.slice(0, end - mark.length));
+    const m = LAST_WORD.exec(text.slice(0, end - mark.length));
     if (!m) return true;
     let word = m[1];
     while (word && OPENERS.includes(word[0])) word = word.slice(1);

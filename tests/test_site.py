@@ -1,0 +1,147 @@
+"""The static site (python -m ui.export_site) in Debian's chromium, from a local static server, with every other
+request refused: the page's tokenizer, model and search against the Python ones on the shipped checkpoint.
+Greedy translations equal Translator.translate(num_beams=1), the maps match the server's to 1e-3, the pieces and
+the sentences are the tokenizer's and lens.sentences', and bad input gets the server's words."""
+
+import functools
+import gzip
+import http.server
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from data import find_corpus
+from lens.sentences import split_sentences
+from tests.test_ui_page import CHECKPOINT, CHROMIUM
+from tokenizer import load_tokenizer
+from ui.app_process import chromium
+from ui.export_site import MAX_BYTES, export_site
+from ui.translate import page_handler
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed")]
+
+ODD = ["Emoji 😀👍🏽 und 🇩🇪 🤷‍♀️", "中文字符 日本語", "a\u0000b\u0007c\u001b[0m", "\ufeffBOM", "tab\tneu\nzeile\r\n",
+       "<s> </s> <pad> <unk>", "Straße Ärger A\u0308rger", "\u00a0nbsp\u2003em\u3000ideo", "don't I'll", "Zahl١٢٣",
+       "x" * 3000, "  zwei  Leerzeichen ", "Dr. Müller kommt am 1. Mai. Ich bin 25. Ich wohne in Berlin. z. B. hier!"]
+
+
+def val(n: int) -> list[str]:
+    """The first n German sentences of Multi30k's validation split."""
+    try:
+        folder = find_corpus()
+    except FileNotFoundError as err:
+        pytest.skip(str(err))
+    with gzip.open(folder / "val.de.gz", "rt", encoding="utf-8") as f:
+        return [line.strip() for _, line in zip(range(n), f)]
+
+
+@pytest.fixture(scope="module")
+def shipped_translator():
+    from translation import Translator
+
+    return Translator.from_pretrained(CHECKPOINT, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("site")
+    sizes = export_site(folder, CHECKPOINT)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/", sizes
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    url, _ = site
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        errors, asked = [], []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+
+        def only_the_site(route):
+            asked.append(route.request.url)
+            route.continue_() if route.request.url.startswith(url) else route.abort()
+        page.route("**/*", only_the_site)
+        page.goto(url)
+        page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+        yield page
+        assert errors == [] and all(u.startswith(url) for u in asked), (errors, asked)
+
+
+def test_the_site_is_small_and_a_static_space(site):
+    url, sizes = site
+    assert sum(sizes.values()) <= MAX_BYTES and sizes["weights.safetensors"] < 16 * 2**20
+    assert {"index.html", "README.md", "tokenizer.json", "config.json", "site.json", "static/kernels.wasm"} <= set(sizes)
+
+
+def test_greedy_translations_and_maps_equal_the_servers(page, shipped_translator):
+    sentences = val(40)
+    expected = shipped_translator.translate(sentences, num_beams=1)
+    worst = 0.0
+    for text, english in zip(sentences, expected):
+        payload = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1, max_new_tokens: null})", text)
+        assert payload["translation"] == english, text
+        maps = page.evaluate("() => window.attentionLens.maps()")[0]
+        server = shipped_translator.explain(text, num_beams=1)
+        for kind in ("encoder", "decoder", "cross"):
+            ours = getattr(server, kind)
+            worst = max(worst, float(np.abs(np.asarray(maps[kind]).reshape(ours.shape) - ours).max()))
+    assert worst < 1e-3, worst
+
+
+def test_beam_search_writes_what_the_server_writes(page, shipped_translator):
+    sentences = val(12)
+    expected = shipped_translator.translate(sentences, num_beams=4)
+    got = [page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 4, max_new_tokens: null})", t)["translation"]
+           for t in sentences]
+    assert got == expected
+
+
+def test_the_pieces_and_the_sentences_are_pythons(page):
+    tokenizer = load_tokenizer(CHECKPOINT)
+    texts = val(200) + ODD
+    pieces = page.evaluate("(ts) => ts.map((t) => window.attentionLens.pieces(t))", texts)
+    assert pieces == [tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+    split = page.evaluate("(ts) => ts.map((t) => window.attentionLens.sentences(t))", texts)
+    assert split == [split_sentences(t) for t in texts]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "Ein Hund. " * 17, "x" * 5001, "Ein \ud800 Hund"])
+def test_bad_input_gets_the_servers_words(page, shipped_translator, text):
+    server = page_handler(shipped_translator, None)(text, "greedy", 1, 1.0, 128)
+    ours = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", text)
+    key = "message" if "message" in server else "error"
+    assert ours.get(key) == server[key], (ours, server)
+
+
+def test_the_inside_views_open_in_the_page_and_the_server_ones_say_so(page):
+    page.evaluate("() => window.attentionLens.translate('Ein Mann mit einem roten Hut fährt Fahrrad.', {num_beams: 1})")
+    page.click(".al-spine [aria-label='Decoder layer 3']")
+    page.click(".al-spine-detail [data-opens='openLadder']")
+    page.wait_for_selector("#site-result .al-ladder-table", timeout=20_000)
+    page.click("#site-result .al-open-cell")
+    page.wait_for_selector("#site-result .al-qkv-title", timeout=20_000)
+    page.click(".al-spine-detail [data-opens='openContributions']")
+    page.wait_for_selector("#site-result .al-qkv-error", timeout=20_000)
+    assert "needs the app's server" in page.locator("#site-result .al-qkv-error").inner_text()
+
+
+def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
+    handler = page_handler(shipped_translator, None)
+    texts = val(20) + ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Emoji 😀 und Straße."]
+    for text in texts:
+        server = handler(text, "greedy", 1, 1.0, 128)
+        ours = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1, max_new_tokens: 128})", text)
+        assert [s["source"] for s in ours["sentences"]] == [s["source"] for s in server["sentences"]]
+        for a, b in zip(ours["sentences"], server["sentences"]):
+            assert (a["translation"], a["tokens"], a["words"]) == (b["translation"], b["tokens"], b["words"]), text
+            assert np.allclose(a["probs"], b["probs"], atol=2e-3) and abs(a["mean_log_prob"] - b["mean_log_prob"]) < 2e-3
+            assert a["unfamiliar"] == b["unfamiliar"]
+        assert {k: ours[k] for k in ("layers", "heads", "max_len", "left_out")} == \
+            {k: server[k] for k in ("layers", "heads", "max_len", "left_out")}
