@@ -23,6 +23,7 @@ import gradio as gr
 import torch
 
 import ui.api
+import ui.in_browser
 import ui.copylab
 import ui.head_lab
 import ui.time_travel
@@ -94,12 +95,14 @@ if EVERYDAY_ID.lower() != "none" and (os.environ.get("EVERYDAY_MODEL_ID") or Pat
     if torch.cuda.is_available():
         everyday = Translator(everyday.model, everyday.tokenizer, device="cuda", model_card=everyday.model_card)
     second = ui.translate.SecondModel("also learned everyday German", everyday, load_familiarity(EVERYDAY_ID))
+# The model's files for the page's "compute in my browser" choice (ui/in_browser.py; None: no choice).
+IN_BROWSER = ui.in_browser.served_model(MODEL_ID, MODEL_REVISION)
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
 # delete_cache: any file a view ever writes is swept within the hour (none does today).
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
-    gr.HTML(f"<header id='page-header'><h1>Attention Lens</h1><p>German → English by a "
+    gr.HTML(f"<header id='page-header' data-in-browser='{IN_BROWSER or ''}'><h1>Attention Lens</h1><p>German → English by a "
             f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b> "
             "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
             padding=False)

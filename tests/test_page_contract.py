@@ -48,7 +48,7 @@ def test_each_view_head_loads_its_list_in_order(view):
     scripts = re.findall(r'<script src="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+"></script>', head)
     styles = re.findall(r'<link rel="stylesheet" href="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+">', head)
     own_scripts, own_styles = assets.VIEW_FILES[view]
-    assert scripts == assets.SCRIPTS + assets.PAGE_SCRIPTS + own_scripts
+    assert scripts == assets.SCRIPTS + assets.IN_PAGE_SCRIPTS + assets.PAGE_SCRIPTS + own_scripts
     assert styles == assets.STYLES + assets.PAGE_STYLES + own_styles
     assert head.startswith(assets.HEAD)
 

@@ -14,9 +14,8 @@ import pytest
 
 from data import find_corpus
 from lens.sentences import split_sentences
-from tests.test_ui_page import CHECKPOINT, CHROMIUM
+from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server  # noqa: F401  (fixtures)
 from tokenizer import load_tokenizer
-from ui.app_process import chromium
 from ui.export_site import MAX_BYTES, export_site
 from ui.translate import page_handler
 
@@ -57,21 +56,21 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(site):
+def page(site, browser):
     url, _ = site
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        errors, asked = [], []
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    errors, asked = [], []
+    page.on("pageerror", lambda e: errors.append(str(e)))
 
-        def only_the_site(route):
-            asked.append(route.request.url)
-            route.continue_() if route.request.url.startswith(url) else route.abort()
-        page.route("**/*", only_the_site)
-        page.goto(url)
-        page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
-        yield page
-        assert errors == [] and all(u.startswith(url) for u in asked), (errors, asked)
+    def only_the_site(route):
+        asked.append(route.request.url)
+        route.continue_() if route.request.url.startswith(url) else route.abort()
+    page.route("**/*", only_the_site)
+    page.goto(url)
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+    yield page
+    page.close()
+    assert errors == [] and all(u.startswith(url) for u in asked), (errors, asked)
 
 
 def test_the_site_is_small_and_a_static_space(site):
@@ -145,3 +144,23 @@ def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
             assert a["unfamiliar"] == b["unfamiliar"]
         assert {k: ours[k] for k in ("layers", "heads", "max_len", "left_out")} == \
             {k: server[k] for k in ("layers", "heads", "max_len", "left_out")}
+
+
+def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, server):
+    page = open_page(browser, server, closed=True)
+    page.wait_for_selector("#result .al-spine .al-block", timeout=60_000)
+    page.locator("#options > button").first.click()
+    assert page.locator("#in-browser").is_visible()
+    page.locator("#in-browser input").check()
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if "/gradio_api/queue/join" in r.url or "/call/" in r.url else None)
+    before = page.locator("#result .al-result").get_attribute("data-shown")
+    page.locator("#source textarea").fill("Zwei Hunde spielen im Schnee.")
+    page.locator("#translate").click()
+    page.wait_for_function("(b) => { const r = document.querySelector('#result .al-result');"
+                           " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
+                           arg=before, timeout=60_000)
+    assert "this browser" in page.locator("#result .al-status").inner_text()
+    assert page.locator("#result .al-english").inner_text().strip() == "Two dogs are playing in the snow."
+    assert asked == [] and page.evaluate("() => window.attentionLens.state().views.translate") == "Zwei Hunde spielen im Schnee."
+    page.close()

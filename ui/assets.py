@@ -39,7 +39,7 @@ def static_url(name: str) -> str:
 IN_PAGE_SCRIPTS = ["bpe.js", "transformer.js", "search.js", "sentences.js", "inpage.js", "inside.js"]
 # the page only: one sentence for every view, the link, the guided walk, the picture of the model, the choice
 # to compute in the visitor's browser
-PAGE_SCRIPTS = ["walk.js", "tour.js"]  # (the picture, spine.js, is the viewer's: lens.standalone)
+PAGE_SCRIPTS = ["walk.js", "tour.js", "browser.js"]  # (the picture, spine.js, is the viewer's: lens.standalone)
 # the static site's own boot (ui/export_site.py), after the viewer and IN_PAGE_SCRIPTS
 SITE_SCRIPTS = ["site.js"]
 PAGE_STYLES = ["spine.css"]
@@ -59,7 +59,7 @@ def _tags(scripts: list[str], styles: list[str]) -> list[str]:
             + [f'<script src="{static_url(n)}"></script>' for n in scripts])
 
 
-HEAD = "\n".join(_tags(SCRIPTS + PAGE_SCRIPTS, STYLES + PAGE_STYLES))  # every view: the shared viewer and the page's own
+HEAD = "\n".join(_tags(SCRIPTS + IN_PAGE_SCRIPTS + PAGE_SCRIPTS, STYLES + PAGE_STYLES))  # every view: the shared viewer and the page's own
 
 
 def view_head(view: str) -> str:

@@ -82,16 +82,17 @@ need the full app.
 """
 
 
-def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
-    """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES."""
+def model_files(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
+    """What the page's model reads (inpage.js, AL.loadInPage): weights.safetensors in `precision`, tokenizer.json,
+    config.json and site.json, written into `folder`; returns site.json's content. The app serves these for its
+    "compute in my browser" choice; export_site adds the page around them."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     out = Path(folder)
-    (out / "static").mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     config = json.loads(resolve_file(model, "config.json").read_text(encoding="utf-8"))
     weights = load_file(str(resolve_file(model, "model.safetensors")))
-    dtype = PRECISIONS[precision]
-    save_file({k: v.to(dtype).contiguous() for k, v in weights.items() if v.is_floating_point()},
+    save_file({k: v.to(PRECISIONS[precision]).contiguous() for k, v in weights.items() if v.is_floating_point()},
               str(out / "weights.safetensors"))
     shutil.copy(resolve_file(model, "tokenizer.json"), out / "tokenizer.json")
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
@@ -99,6 +100,14 @@ def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", pre
             "alarm_rule": {"confidence_below": optional_json(model, "alarm.json").get("rule", {}).get("confidence_below", -0.56)},
             "parameters": f"{sum(v.numel() for v in weights.values()) / 1e6:.1f}M parameters", "precision": precision}
     (out / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
+    return site
+
+
+def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
+    """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES."""
+    out = Path(folder)
+    site = model_files(out, model, precision)
+    (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:
         shutil.copy(STATIC / name, out / "static" / name)
     (out / "index.html").write_text(page("Attention Lens", site["parameters"]), encoding="utf-8")

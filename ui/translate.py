@@ -110,6 +110,9 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
                                            info="> 1 favours longer translations", elem_id="length-penalty")
                 max_length = gr.Slider(8, config.max_len, value=min(128, config.max_len), step=8,
                                        label="Maximum length (pieces)", elem_id="max-length")
+                gr.Checkbox(False, label="Compute in my browser", elem_id="in-browser",
+                            info="the model (15 MB) runs in this page: no server queue, and your sentences stay here; "
+                            "who wrote each word, patching and the other views still ask the server")
             with gr.Accordion("Examples", open=False, elem_id="examples-column"):
                 examples = gr.Examples(EXAMPLES, inputs=[source], label="Click one to translate it",
                                        examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
