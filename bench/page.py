@@ -2,7 +2,7 @@
 switching redraws, and how big one explanation is. Playwright driving Debian's chromium against
 app.py (the shipped checkpoint), medians over repeated runs.
 
-    python bench/page.py [--checkpoint checkpoints/de-en] [--repeats 10]
+    python bench/page.py [--checkpoint checkpoints/de-en] [--repeats 10] [--app-root ../other-checkout]
 
 Click times are measured inside the page (performance.now() at the click, then after the next
 painted frame), so Playwright's own round trips are not counted.
@@ -206,11 +206,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--app-root", type=Path, default=ROOT, help="another checkout's app.py (a before/after run)")
     parser.add_argument("--screenshots", type=Path, default=None, help="only take the screenshots, into this folder")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    proc, url = start_server(args.checkpoint)
+    proc, url = start_server(args.checkpoint, app_root=args.app_root)
     try:
         if args.screenshots:
             screenshots(url, args.screenshots)

@@ -43,12 +43,16 @@ def shipped_translator():
     return Translator.from_pretrained(CHECKPOINT, device="cpu")
 
 
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # a request is not news
+        pass
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("site")
     sizes = export_site(folder, CHECKPOINT)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    handler.log_message = lambda *args: None
+    handler = functools.partial(Quiet, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/", sizes

@@ -98,6 +98,7 @@ SHOTS = {
                                                            "#result .al-ladder-table")),
     "picture-phone": (PHONE, {"s": WALK}, layer("Decoder layer 2")),
     "phone": (PHONE, {}, None),
+    "phone-dark": (PHONE, {}, None),
     "tour-desktop": (DESKTOP, {}, tour),
     "tour-phone": (PHONE, {}, tour),
     "guess-desktop": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
