@@ -96,7 +96,7 @@ if EVERYDAY_ID.lower() != "none" and (os.environ.get("EVERYDAY_MODEL_ID") or Pat
         everyday = Translator(everyday.model, everyday.tokenizer, device="cuda", model_card=everyday.model_card)
     second = ui.translate.SecondModel("also learned everyday German", everyday, load_familiarity(EVERYDAY_ID))
 # The model's files for the page's "compute in my browser" choice (ui/in_browser.py; None: no choice).
-IN_BROWSER = ui.in_browser.served_model(MODEL_ID, MODEL_REVISION)
+IN_BROWSER = ui.in_browser.served_model(translator, familiarity.rule.confidence_below)
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 

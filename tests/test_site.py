@@ -154,7 +154,10 @@ def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, serve
     page = open_page(browser, server, closed=True)
     page.wait_for_selector("#result .al-spine .al-block", timeout=60_000)
     page.locator("#options > button").first.click()
-    assert page.locator("#in-browser").is_visible()
+    from playwright.sync_api import expect
+
+    assert page.evaluate("() => document.querySelector('#page-header').dataset.inBrowser")  # the app serves the files
+    expect(page.locator("#in-browser")).to_be_visible(timeout=10_000)  # in Options, once it has opened
     page.locator("#in-browser input").check()
     asked = []
     page.on("request", lambda r: asked.append(r.url) if "/gradio_api/queue/join" in r.url or "/call/" in r.url else None)

@@ -19,14 +19,14 @@ import sys
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
+from lens.alarm import load_familiarity
 from lens.standalone import VIEWER_SCRIPTS
-from model.checkpoint.hub import resolve_file
+from translation import Translator
 
 from .assets import IN_PAGE_SCRIPTS, STATIC
 from .assets import SITE_SCRIPTS as BOOT_SCRIPTS
-
 
 MAX_BYTES = 25 * 2**20  # the site as a whole
 # The site's scripts, in load order: the viewer and the picture, then the model in the page and the site's boot.
@@ -82,22 +82,25 @@ need the full app.
 """
 
 
-def model_files(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
-    """What the page's model reads (inpage.js, AL.loadInPage): weights.safetensors in `precision`, tokenizer.json,
-    config.json and site.json, written into `folder`; returns site.json's content. The app serves these for its
-    "compute in my browser" choice; export_site adds the page around them."""
+def weights_of(translator: Translator, precision: str) -> dict:
+    """The model's weights as model.safetensors names them (the output layer is the embedding), in `precision`."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    return {k: v.detach().cpu().to(PRECISIONS[precision]).contiguous() for k, v in translator.model.state_dict().items()
+            if v.is_floating_point() and not k.startswith("lm_head.")}
+
+
+def model_files(folder: str | Path, translator: Translator, confidence_below: float, precision: str = "fp16") -> dict:
+    """What the page's model reads (inpage.js, AL.loadInPage): weights.safetensors in `precision`, tokenizer.json,
+    config.json and site.json (the decoding rule, the alarm's threshold), written into `folder`; returns
+    site.json's content. The app serves these for its "compute in my browser" choice; export_site adds the page."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    config = json.loads(resolve_file(model, "config.json").read_text(encoding="utf-8"))
-    weights = load_file(str(resolve_file(model, "model.safetensors")))
-    save_file({k: v.to(PRECISIONS[precision]).contiguous() for k, v in weights.items() if v.is_floating_point()},
-              str(out / "weights.safetensors"))
-    shutil.copy(resolve_file(model, "tokenizer.json"), out / "tokenizer.json")
-    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    site = {"no_repeat_ngram": optional_json(model, "decoding.json").get("no_repeat_ngram", 0),
-            "alarm_rule": {"confidence_below": optional_json(model, "alarm.json").get("rule", {}).get("confidence_below", -0.56)},
+    weights = weights_of(translator, precision)
+    save_file(weights, str(out / "weights.safetensors"))
+    translator.tokenizer.save(str(out / "tokenizer.json"))
+    (out / "config.json").write_text(json.dumps(translator.config.to_dict(), indent=2) + "\n", encoding="utf-8")
+    site = {"no_repeat_ngram": translator.no_repeat_ngram, "alarm_rule": {"confidence_below": confidence_below},
             "parameters": f"{sum(v.numel() for v in weights.values()) / 1e6:.1f}M parameters", "precision": precision}
     (out / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
     return site
@@ -105,8 +108,11 @@ def model_files(folder: str | Path, model: str | Path = "checkpoints/de-en", pre
 
 def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
     """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     out = Path(folder)
-    site = model_files(out, model, precision)
+    translator = Translator.from_pretrained(model, device="cpu")  # the checkpoint's files checked as the app checks them
+    site = model_files(out, translator, load_familiarity(model).rule.confidence_below, precision)
     (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:
         shutil.copy(STATIC / name, out / "static" / name)
@@ -119,14 +125,6 @@ def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", pre
     return sizes
 
 
-def optional_json(model, name: str) -> dict:
-    """A checkpoint's optional JSON file, or {} where it has none."""
-    try:
-        return json.loads(resolve_file(model, name).read_text(encoding="utf-8"))
-    except Exception:  # noqa: BLE001 - absent from this checkpoint: its default holds
-        return {}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder")
@@ -135,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         sizes = export_site(args.folder, args.model, args.precision)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, OSError) as err:
         print(f"export_site: {err}", file=sys.stderr)
         return 1
     print(f"{args.folder}: {len(sizes)} files, {sum(sizes.values()) / 2**20:.1f} MB "

@@ -6,31 +6,33 @@ patching, the training data, the other views)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from pathlib import Path
 
 import gradio as gr
+import torch
 
-from model.checkpoint.hub import resolve_file
+from translation import Translator
 
 from .assets import STATIC
-from .export_site import model_files
+from .export_site import model_files, weights_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / ".in-browser"  # git-ignored; one subfolder a checkpoint
 
 
-def served_model(model_id: str | Path, revision: str | None = None) -> str | None:
-    """The URL folder (ending in '/') of the checkpoint's in-page files, written on first use; None when they
-    cannot be written (a read-only disk): the page then offers no choice."""
+def served_model(translator: Translator, confidence_below: float) -> str | None:
+    """The URL folder (ending in '/') of the translator's in-page files, written on first use (one folder per
+    set of weights); None when they cannot be written (a read-only disk): the page then offers no choice."""
+    if translator.precision != "fp32":  # int8 decoding keeps other weights: the page's fp16 copy would not be them
+        return None
     try:
-        weights = resolve_file(model_id, "model.safetensors", revision=revision)
-        stat = weights.stat()
-        key = hashlib.sha1(json.dumps([str(weights), stat.st_size, stat.st_mtime_ns]).encode()).hexdigest()[:12]
-        folder = FOLDER / key
+        digest = hashlib.sha1()
+        for name, tensor in sorted(weights_of(translator, "fp16").items()):
+            digest.update(name.encode() + tensor.view(torch.int16).numpy().tobytes())
+        folder = FOLDER / digest.hexdigest()[:12]
         if not (folder / "site.json").is_file():
-            model_files(folder, weights.parent)  # the checkpoint's folder (a Hub snapshot folder alike)
+            model_files(folder, translator, confidence_below)
             shutil.copy(STATIC / "kernels.wasm", folder / "kernels.wasm")
     except (OSError, ValueError) as err:
         print(f"the in-browser model could not be written ({err}); the page computes on the server only", flush=True)
