@@ -50,8 +50,8 @@ def python_times(checkpoint: str, sentences: list[str]) -> tuple[list[float], li
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # a request is not news
-        pass
+    def log_message(self, *args):
+        """A request is not news: nothing is logged."""
 
 
 def serve(folder: Path) -> str:

@@ -44,8 +44,8 @@ def shipped_translator():
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # a request is not news
-        pass
+    def log_message(self, *args):
+        """A request is not news: nothing is logged."""
 
 
 @pytest.fixture(scope="module")
