@@ -82,11 +82,17 @@ need the full app.
 """
 
 
-def weights_of(translator: Translator, precision: str) -> dict:
-    """The model's weights as model.safetensors names them (the output layer is the embedding), in `precision`."""
+def checked_precision(precision: str) -> torch.dtype:
+    """The dtype of a precision's name; a ValueError naming the choices for any other."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    return {k: v.detach().cpu().to(PRECISIONS[precision]).contiguous() for k, v in translator.model.state_dict().items()
+    return PRECISIONS[precision]
+
+
+def weights_of(translator: Translator, precision: str) -> dict:
+    """The model's weights as model.safetensors names them (the output layer is the embedding), in `precision`."""
+    dtype = checked_precision(precision)
+    return {k: v.detach().cpu().to(dtype).contiguous() for k, v in translator.model.state_dict().items()
             if v.is_floating_point() and not k.startswith("lm_head.")}
 
 
@@ -108,8 +114,7 @@ def model_files(folder: str | Path, translator: Translator, confidence_below: fl
 
 def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
     """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    checked_precision(precision)  # before the checkpoint is loaded
     out = Path(folder)
     translator = Translator.from_pretrained(model, device="cpu")  # the checkpoint's files checked as the app checks them
     site = model_files(out, translator, load_familiarity(model).rule.confidence_below, precision)

@@ -15,10 +15,7 @@
   const MAX_CHARACTERS = 5000, MAX_SENTENCES = 16;
   const EMPTY_MESSAGE = "Type a German sentence above, or pick an example.";
   const SPECIAL = new Set(["<s>", "</s>", "<pad>", "<unk>"]);
-  // Python's str.strip: its whitespace, which is not JS's (JS's trim also takes U+FEFF)
-  const WS = "[\\t\\n\\v\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+";
-  const EDGES = new RegExp(`^${WS}|${WS}$`, "gu");
-  const strip = (s) => s.replace(EDGES, "");
+  const strip = (s) => AL.pyStrip(s); // sentences.js: the server strips with Python's whitespace
 
   /** The checkpoint's files under `base` (a folder URL ending in '/'): what the page needs to translate; `kernels`
       (AL.loadKernels) the SIMD product, or none for plain JS. */

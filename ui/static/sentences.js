@@ -27,6 +27,8 @@
   const upper = (c) => c !== c.toLowerCase() && c === c.toUpperCase();
   const digit = (c) => /\p{Nd}/u.test(c);
   const pyStrip = (s) => s.replace(LEADING, "").replace(TRAILING, "");
+  /** Python's str.strip: its whitespace, not JS's (JS's trim also takes U+FEFF). */
+  AL.pyStrip = pyStrip;
 
   function numberEndsSentence(before, following) {
     const previous = /([\p{L}\p{N}_]+)[^\p{L}\p{N}_]*$/u.exec(before), next = /^[\p{L}\p{N}_]+/u.exec(following), word = next ? next[0].toLowerCase() : "";

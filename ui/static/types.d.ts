@@ -497,6 +497,8 @@ interface AttentionLens {
   topk(row: ArrayLike<number>, k: number): [number, number][];
   logSoftmax(row: ArrayLike<number>): Float32Array;
   splitSentences(text: string): string[];
+  /** Python's str.strip (its whitespace). */
+  pyStrip(text: string): string;
   loadInPage(base: string, kernels?: { memory: WebAssembly.Memory; linear: Function } | null): Promise<InPageLens>;
   wordSpans(tokens: string[]): number[][];
   inPageSentence(lens: InPageLens, source: string, options: any): any;
