@@ -1,0 +1,206 @@
+"""The whole search in C++: the encoder, then greedy or beam search, in one call that leaves the interpreter.
+
+`NativeSearch.compile()` builds `compiled/native/engine.cpp` (its kernels in kernels.h, the model in
+transformer.h, the searches in search.h) with the system's C++ compiler into a shared library, in a child
+process, once: the library is named by a hash of its sources, the flags and the compiler, and later calls
+load it from the cache (`~/.cache/attention-lens/compiled`, or `$ATTENTION_LENS_COMPILE_CACHE`). Loading
+copies the model's weights into the engine, packed for its products: fp32, or int8 for the decoder
+(`precision="int8"`: one scale per weight row, activations quantised per row on the fly, the output
+layer included; the encoder and the memory's keys and values stay fp32, as in the eager int8 path).
+
+The call goes through ctypes, which lets go of the interpreter lock while it runs. generation/search.py
+asks `model.compiled_search` first and falls back to its own search where this one does not apply: a
+forced prefix, a head mask, an observer, a shortlist, the uncached reference, another precision or
+device. Where no compiler is found, the CPU has no AVX2 and FMA, or the build fails, the reason is kept
+in `failure`, logged once, and decoding stays on the other paths (tests/test_native_search.py).
+
+Shape legend: B sentences, S source length (padded), T' generated length.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+from generation.step_weights import parameter_versions
+
+log = logging.getLogger(__name__)
+SOURCES = Path(__file__).resolve().parent / "native"
+FLAGS = ["-O3", "-std=c++17", "-mavx2", "-mfma", "-shared", "-fPIC"]
+BUILD_TIMEOUT_S = 300
+DEFAULT_CACHE = Path.home() / ".cache" / "attention-lens" / "compiled"
+_INT = ctypes.c_int
+_INTS = ctypes.POINTER(ctypes.c_int)
+
+
+def compiler() -> str | None:
+    """The C++ compiler to build with: $CXX, else g++ or c++ on the PATH."""
+    for name in (os.environ.get("CXX"), "g++", "c++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def library_name(cxx: str) -> str:
+    """native-<hash>.so: a hash of the sources, the flags and the compiler's version."""
+    digest = hashlib.sha256(" ".join(FLAGS).encode())
+    for path in sorted(SOURCES.iterdir()):
+        if path.suffix in (".cpp", ".h"):
+            digest.update(path.name.encode() + path.read_bytes())
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout
+    digest.update(version.encode())
+    return f"native-{digest.hexdigest()[:16]}.so"
+
+
+def build(cache_dir: Path) -> Path:
+    """The engine's shared library in cache_dir, built first where it is not there (a child process: the compiler)."""
+    cxx = compiler()
+    if cxx is None:
+        raise RuntimeError("no C++ compiler found (g++ or c++): the native search needs one")
+    target = cache_dir / library_name(cxx)
+    if target.exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir) as work:
+        partial = Path(work) / target.name
+        done = subprocess.run([cxx, *FLAGS, str(SOURCES / "engine.cpp"), "-o", str(partial)], capture_output=True,
+                              text=True, timeout=BUILD_TIMEOUT_S)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise RuntimeError(f"building the native search failed: {last[:300]}")
+        os.replace(partial, target)  # whole or not at all: another process may be loading it
+    return target
+
+
+def load(path: Path) -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(path))
+    lib.al_supported.restype = _INT
+    lib.al_model_new.restype = ctypes.c_void_p
+    lib.al_model_new.argtypes = [_INTS, ctypes.c_float, ctypes.POINTER(ctypes.c_void_p), _INT]
+    lib.al_model_free.argtypes = [ctypes.c_void_p]
+    lib.al_translate.restype = _INT
+    lib.al_translate.argtypes = [ctypes.c_void_p, _INTS, _INTS, _INT, _INT, ctypes.c_float, _INT, _INT, _INT, _INTS]
+    return lib
+
+
+def unsupported(model: nn.Module) -> str | None:
+    """Why the engine cannot run this model, or None: it takes Post-LN models whose widths fit its kernels."""
+    c = model.config
+    if c.norm_first:
+        return "the native search runs Post-LN models (norm_first=False)"
+    if c.d_model % 16 or c.d_ff % 16 or (c.d_model // c.n_heads) % 8:
+        return f"the native search needs d_model and d_ff multiples of 16 and d_k of 8 (got {c.d_model}, {c.d_ff})"
+    if next(model.parameters()).device.type != "cpu":
+        return "the native search runs on the CPU; this model is on another device"
+    return None
+
+
+def engine_tensors(model: nn.Module) -> list[Tensor]:
+    """The weights in engine.cpp's order (al_model_new), each fp32 and contiguous."""
+    def attention(a):
+        return [a.in_proj.weight, a.in_proj.bias, a.out_proj.weight, a.out_proj.bias]
+
+    def norm(n):
+        return [n.weight, n.bias]
+
+    def ff(f):
+        return [f.linear1.weight, f.linear1.bias, f.linear2.weight, f.linear2.bias]
+
+    tensors = []
+    for layer in model.encoder_layers:
+        tensors += attention(layer.self_attn)[:4] + norm(layer.norm1) + ff(layer.ff) + norm(layer.norm2)
+    for layer in model.decoder_layers:
+        tensors += attention(layer.self_attn) + attention(layer.cross_attn) + ff(layer.ff)
+        tensors += norm(layer.norm1) + norm(layer.norm2) + norm(layer.norm3)
+    tensors += [model.embed.weight, model.pos.pe[: model.config.max_len]]
+    return [t.detach().float().contiguous() for t in tensors]
+
+
+class NativeSearch:
+    """The engine for one model, in one precision ("fp32" or "int8"). `ready` turns True once it is loaded;
+    `failure` says why it is not (decoding then stays on the other paths)."""
+
+    def __init__(self, model: nn.Module, cache_dir: str | Path | None = None, precision: str = "fp32"):
+        self.model, self.precision = model, precision
+        self.cache_dir = Path(cache_dir or os.environ.get("ATTENTION_LENS_COMPILE_CACHE") or DEFAULT_CACHE)
+        self.ready, self.failure, self.library = False, None, None
+        self.calls = 0  # searches run by the engine
+        self._lib, self._engine, self._versions = None, None, None
+        self._lock = threading.Lock()
+
+    def compile(self) -> bool:
+        """Build or find the library and load the model into it (once). False, with `failure` set, where it cannot."""
+        with self._lock:
+            if self.ready or self.failure:
+                return self.ready
+            try:
+                self._load()
+            except Exception as error:  # no compiler, no AVX2, a failed build: the other paths decode
+                self.failure = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+                log.warning("the native search is off (decoding stays on the other paths): %s", self.failure)
+                return False
+            self.ready = True
+            return True
+
+    def _load(self) -> None:
+        reason = unsupported(self.model)
+        if reason:
+            raise RuntimeError(reason)
+        self.library = build(self.cache_dir)
+        lib = load(self.library)
+        if not lib.al_supported():
+            raise RuntimeError("this CPU lacks AVX2 and FMA, which the native search's kernels use")
+        c = self.model.config
+        config = (_INT * 10)(c.vocab_size, c.d_model, c.n_heads, c.d_ff, c.max_len, c.pad_id, c.bos_id, c.eos_id,
+                             c.n_encoder_layers, c.n_decoder_layers)
+        self._versions = parameter_versions(self.model)
+        tensors = engine_tensors(self.model)
+        pointers = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+        eps = self.model.encoder_layers[0].norm1.eps
+        engine = lib.al_model_new(config, eps, pointers, int(self.precision == "int8"))
+        if not engine:
+            raise MemoryError("the native search could not hold the model's weights")
+        self._lib, self._engine = lib, engine
+
+    def usable(self) -> bool:
+        """Loaded, and the weights are still those it copied."""
+        return self.ready and self._versions == parameter_versions(self.model)
+
+    def __call__(self, src: Tensor, num_beams: int, length_penalty: float, max_new_tokens: int, min_new_tokens: int = 0,
+                 no_repeat_ngram: int = 0) -> Tensor:
+        """src (B, S), right-padded -> (B, T') ids after BOS, up to and including EOS, right-padded: what
+        generation/search.py's greedy and beam search return."""
+        c = self.model.config
+        lengths = (src != c.pad_id).sum(dim=1).to(torch.int32)
+        ids = src[src != c.pad_id].to(torch.int32).contiguous()  # the sentences end to end, no padding
+        out = torch.empty(src.size(0), max_new_tokens, dtype=torch.int32)
+        self.calls += 1
+        status = self._lib.al_translate(
+            self._engine, _pointer(ids), _pointer(lengths), src.size(0), num_beams, float(length_penalty), max_new_tokens,
+            min_new_tokens, no_repeat_ngram, _pointer(out))
+        if status == -2:
+            raise MemoryError(f"the native search ran out of memory translating {src.size(0)} sentences")
+        if status != 0:
+            raise ValueError(f"the native search refused its input (status {status})")
+        out = out.long()
+        width = int((out != c.pad_id).sum(dim=1).max()) if out.numel() else 0
+        return out[:, :width]
+
+    def __del__(self):
+        if getattr(self, "_engine", None) and self._lib is not None:
+            self._lib.al_model_free(self._engine)
+            self._engine = None
+
+
+def _pointer(t: Tensor):
+    return ctypes.cast(t.data_ptr(), _INTS)
