@@ -56,6 +56,7 @@ class CompiledStep:
         self.seconds: float | None = None
         self.packages: dict[str, Path] = {}  # "encoder", "step": their .pt2 files
         self.calls = 0  # searches decoded with it
+        self.search = None  # the native search Translator.compile() installs beside it (compiled/native_search.py)
         self._versions = None
         self._runners: dict[str, PackageRunner | None] = {}
         self._lock = threading.Lock()

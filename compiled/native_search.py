@@ -10,8 +10,8 @@ layer included; the encoder and the memory's keys and values stay fp32, as in th
 
 The call goes through ctypes, which lets go of the interpreter lock while it runs. generation/search.py
 asks `model.compiled_search` first and falls back to its own search where this one does not apply: a
-forced prefix, a head mask, an observer, a shortlist, the uncached reference, another precision or
-device. Where no compiler is found, the CPU has no AVX2 and FMA, or the build fails, the reason is kept
+head mask, an observer, a shortlist, the uncached reference, another precision or device (a forced
+prefix it takes). Where no compiler is found, the CPU has no AVX2 and FMA, or the build fails, the reason is kept
 in `failure`, logged once, and decoding stays on the other paths (tests/test_native_search.py).
 
 Shape legend: B sentences, S source length (padded), T' generated length.
@@ -89,7 +89,8 @@ def load(path: Path) -> ctypes.CDLL:
     lib.al_model_new.argtypes = [_INTS, ctypes.c_float, ctypes.POINTER(ctypes.c_void_p), _INT]
     lib.al_model_free.argtypes = [ctypes.c_void_p]
     lib.al_translate.restype = _INT
-    lib.al_translate.argtypes = [ctypes.c_void_p, _INTS, _INTS, _INT, _INT, ctypes.c_float, _INT, _INT, _INT, _INTS]
+    lib.al_translate.argtypes = [ctypes.c_void_p, _INTS, _INTS, _INT, _INT, ctypes.c_float, _INT, _INT, _INT, _INTS, _INT,
+                                 _INTS]
     return lib
 
 
@@ -157,7 +158,12 @@ class NativeSearch:
         if reason:
             raise RuntimeError(reason)
         self.library = build(self.cache_dir)
-        lib = load(self.library)
+        try:
+            lib = load(self.library)
+        except OSError as error:  # cut short, or from another machine: built again
+            log.warning("the native search in %s does not load (%s); building it again", self.library, error)
+            self.library.unlink(missing_ok=True)
+            lib = load(build(self.cache_dir))
         if not lib.al_supported():
             raise RuntimeError("this CPU lacks AVX2 and FMA, which the native search's kernels use")
         c = self.model.config
@@ -177,17 +183,18 @@ class NativeSearch:
         return self.ready and self._versions == parameter_versions(self.model)
 
     def __call__(self, src: Tensor, num_beams: int, length_penalty: float, max_new_tokens: int, min_new_tokens: int = 0,
-                 no_repeat_ngram: int = 0) -> Tensor:
+                 no_repeat_ngram: int = 0, prefix: Tensor | None = None) -> Tensor:
         """src (B, S), right-padded -> (B, T') ids after BOS, up to and including EOS, right-padded: what
-        generation/search.py's greedy and beam search return."""
+        generation/search.py's greedy and beam search return. `prefix` (P,): ids every output starts with."""
         c = self.model.config
+        forced = torch.zeros(1, dtype=torch.int32) if prefix is None else prefix.to(torch.int32).contiguous()
         lengths = (src != c.pad_id).sum(dim=1).to(torch.int32)
         ids = src[src != c.pad_id].to(torch.int32).contiguous()  # the sentences end to end, no padding
         out = torch.empty(src.size(0), max_new_tokens, dtype=torch.int32)
         self.calls += 1
         status = self._lib.al_translate(
             self._engine, _pointer(ids), _pointer(lengths), src.size(0), num_beams, float(length_penalty), max_new_tokens,
-            min_new_tokens, no_repeat_ngram, _pointer(out))
+            min_new_tokens, no_repeat_ngram, _pointer(forced), 0 if prefix is None else forced.numel(), _pointer(out))
         if status == -2:
             raise MemoryError(f"the native search ran out of memory translating {src.size(0)} sentences")
         if status != 0:

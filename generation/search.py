@@ -73,6 +73,11 @@ def generate(model: nn.Module, src: Tensor, max_new_tokens: int = 64, num_beams:
     options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
                             prefix=prefix, head_mask=model.checked_head_mask(head_mask), observer=observer,
                             precision=precision, shortlist=shortlist, no_repeat_ngram=no_repeat_ngram)
+    native = _native_search(model, src, options, num_beams)
+    if native is not None:
+        max_new = min(options.max_new_tokens, model.config.max_len)
+        forced = _forced_prefix(options.prefix, model.config, max_new, src.device)
+        return native(src, num_beams, length_penalty, max_new, options.min_new_tokens, options.no_repeat_ngram, forced)
     was_training = model.training
     if was_training:
         model.eval()  # generation never drops out (walking the modules costs a millisecond: only when needed)
@@ -127,6 +132,33 @@ class FastStep(Protocol):
     def decoder(self, src: Tensor, num_beams: int, capacity: int) -> StepDecoder:
         """A step decoder of src (B, S) for B * num_beams rows and up to `capacity` steps; it may also rank the
         next tokens itself (`ranked(tokens, banned)`)."""
+
+
+class FastSearch(Protocol):
+    """A whole search outside the interpreter, installed on a model as `model.compiled_search` (compiled/native_search.py's
+    NativeSearch, by Translator.compile()): generate() hands it the search where it applies, and imports nothing of it."""
+
+    precision: str
+
+    def usable(self) -> bool:
+        """Ready, and built from the model's current weights."""
+
+    def __call__(self, src: Tensor, num_beams: int, length_penalty: float, max_new_tokens: int, min_new_tokens: int,
+                 no_repeat_ngram: int, prefix: Tensor | None) -> Tensor:
+        """src (B, S) -> (B, T') ids, as greedy_search and beam_search return them."""
+
+
+def _native_search(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> FastSearch | None:
+    """The installed whole search, where it is ready and the search asks for nothing it lacks (maps, head masks, a
+    shortlist, the uncached reference), for an input the Python search would take."""
+    search: FastSearch | None = getattr(model, "compiled_search", None)
+    if search is None or not search.usable() or src.device.type != "cpu" or src.numel() == 0:
+        return None
+    config = model.config
+    takes = (options.use_cache and options.precision == search.precision and options.head_mask is None
+             and options.shortlist is None and options.observer is None and options.max_new_tokens >= 1
+             and src.size(1) <= config.max_len and 1 <= num_beams and 2 * num_beams <= config.vocab_size)
+    return search if takes and bool((src[:, 0] != config.pad_id).all()) else None
 
 
 def _compiled_fits(model: nn.Module, options: SearchOptions, rows: int) -> bool:

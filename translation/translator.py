@@ -19,6 +19,7 @@ from huggingface_hub import HfApi
 from tokenizers import Tokenizer
 
 from compiled.decoder import CompiledStep
+from compiled.native_search import NativeSearch
 from generation.search import SearchObserver, generate
 from generation.shortlist import Shortlist
 from generation.step_weights import step_weights, store_decoder_transposed
@@ -181,18 +182,33 @@ class Translator:
         self.shortlist = Shortlist.load(folder, self.config.vocab_size)
         return self.shortlist
 
-    def compile(self, cache_dir: str | Path | None = None, background: bool = False) -> "CompiledStep":
-        """Compile the decoder step (compiled/decoder.py) and decode with it once it is ready; the eager path
-        goes on until then, and for good where compiling fails (the reason is logged once and kept in
-        `.failure`). `background=True` compiles in a thread and returns at once. With `quantize="int8"`
-        the compiled step multiplies by weight-only int8 matrices."""
+    def compile(self, cache_dir: str | Path | None = None, background: bool = False, packages: bool = True,
+                native: bool = True) -> "CompiledStep":
+        """Decode outside the interpreter: with `native`, the whole search in C++ (compiled/native_search.py, seconds to
+        build, then loaded from the cache), and, with `packages`, the compiled decoder step (compiled/decoder.py, a minute or two
+        to build) for the searches the native one does not take (an observer that wants logits only). The eager path
+        goes on until they are ready, and for good where building fails (the reason is logged once and kept in
+        `.failure` of each). `background=True` builds in a thread and returns at once. With `quantize="int8"` the
+        native search multiplies in int8, and the compiled step by weight-only int8 matrices. Returns the compiled
+        step (`.search`: the native search)."""
+        search = getattr(self.model, "compiled_search", None)
+        if search is None:
+            search = self.model.compiled_search = NativeSearch(self.model, cache_dir, self.precision)
         step = getattr(self.model, "compiled_step", None)
         if step is None:
             step = self.model.compiled_step = CompiledStep(self.model, cache_dir, self.precision)
+        step.search = search
+
+        def build() -> None:
+            if native:
+                search.compile()
+            if packages:
+                step.compile()
+
         if background:
-            threading.Thread(target=step.compile, name="compile-decoder-step", daemon=True).start()
+            threading.Thread(target=build, name="compile-decoder", daemon=True).start()
         else:
-            step.compile()
+            build()
         return step
 
     # ----- text <-> ids -------------------------------------------------------------------
@@ -295,8 +311,9 @@ class Translator:
         activations share one scale per batch, and smaller batches moved it further from fp32."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        if self.device.type != "cpu" or self.precision != "fp32":
-            return batch_size
+        search = getattr(self.model, "compiled_search", None)
+        if self.device.type != "cpu" or self.precision != "fp32" or (search is not None and search.usable()):
+            return batch_size  # the native search's cache is never copied: whole batches
         return max(1, min(batch_size, self.CPU_SEARCH_ROWS // max(num_beams, 1)))
 
     @torch.inference_mode()

@@ -74,11 +74,16 @@ void* al_model_new(const int* config, float eps, const float* const* tensors, in
 void al_model_free(void* model) { delete static_cast<Model*>(model); }
 
 // Translates B sentences packed end to end (ids, lengths (B,)) into out (B, max_new_tokens), right-padded
-// with pad. Returns 0, -1 for an id, a length or an option out of range, -2 when memory runs out.
+// with pad; every output starts with the prefix_length ids of `prefix`. Returns 0, -1 for an id, a length or an option out of range, -2 when memory runs out.
 int al_translate(void* model, const int* ids, const int* lengths, int B, int num_beams, float length_penalty,
-                 int max_new_tokens, int min_new_tokens, int no_repeat_ngram, int* out) {
+                 int max_new_tokens, int min_new_tokens, int no_repeat_ngram, const int* prefix, int prefix_length,
+                 int* out) {
   const Model& M = *static_cast<Model*>(model);
-  if (B < 1 || num_beams < 1 || 2 * num_beams > M.vocab || max_new_tokens < 1 || max_new_tokens > M.max_len) return -1;
+  if (B < 1 || num_beams < 1 || 2 * num_beams > M.vocab || max_new_tokens < 1 || max_new_tokens > M.max_len ||
+      prefix_length < 0 || prefix_length > max_new_tokens)
+    return -1;
+  for (int i = 0; i < prefix_length; ++i)
+    if (prefix[i] < 0 || prefix[i] >= M.vocab) return -1;
   long total = 0;
   for (int b = 0; b < B; ++b) {
     if (lengths[b] < 1 || lengths[b] > M.max_len) return -1;
@@ -88,7 +93,8 @@ int al_translate(void* model, const int* ids, const int* lengths, int B, int num
     if (ids[i] < 0 || ids[i] >= M.vocab) return -1;
   try {
     Scratch s;
-    Options o{num_beams, max_new_tokens, min_new_tokens, no_repeat_ngram, length_penalty};
+    Options o{num_beams, max_new_tokens, min_new_tokens, no_repeat_ngram, length_penalty,
+              std::vector<int>(prefix, prefix + prefix_length)};
     Memory mem = encode(M, ids, lengths, B, s);
     auto result = num_beams == 1 ? greedy(M, mem, B, o, s) : beam(M, mem, B, o, s);
     for (int b = 0; b < B; ++b)

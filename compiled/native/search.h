@@ -21,6 +21,8 @@ namespace native {
 struct Options {
   int num_beams = 1, max_new_tokens = 64, min_new_tokens = 0, no_repeat_ngram = 0;
   float length_penalty = 1.0f;
+  std::vector<int> prefix;  // forced first tokens of every output (no BOS): decoding is free after them
+  bool forced(int t) const { return t < int(prefix.size()); }
 };
 
 // Sets to -inf what row `written` (the tokens after BOS) may not write next, at step t.
@@ -84,7 +86,7 @@ inline std::vector<std::vector<int>> greedy(const Model& M, const Memory& mem, i
       const int b = rows.sentence[r];
       float* row = logits.data() + size_t(r) * M.vocab_padded;
       ban(M, o, row, t, out[b]);
-      const int token = arg_max(row, M.vocab_padded);
+      const int token = o.forced(t) ? o.prefix[t] : arg_max(row, M.vocab_padded);
       out[b].push_back(token);
       if (token == M.eos) continue;  // finished: leaves the batch
       next.sentence.push_back(b);
@@ -138,8 +140,12 @@ inline std::vector<std::vector<int>> beam(const Model& M, const Memory& mem, int
     std::vector<std::vector<std::pair<float, int>>> row_top(N);
     for (int r = 0; r < N; ++r) {
       float* row = logits.data() + size_t(r) * V;
-      ban(M, o, row, t, written[r]);
+      ban(M, o, row, t, o.forced(t) ? std::vector<int>() : written[r]);  // a forced piece is never banned
       const float lse = log_sum_exp(row, V);
+      if (o.forced(t)) {  // only the forced piece stays, with the log-probability the model gave it
+        row_top[r] = {{row[o.prefix[t]] - lse, o.prefix[t]}};
+        continue;
+      }
       row_top[r] = top_k(row, V, 2 * K);
       for (auto& [lp, token] : row_top[r]) lp -= lse;
     }
@@ -165,6 +171,7 @@ inline std::vector<std::vector<int>> beam(const Model& M, const Memory& mem, int
       std::vector<Candidate> live;
       for (const Candidate& c : cand)
         if (c.token != M.eos && int(live.size()) < K) live.push_back(c);
+      // (While a prefix is forced a sentence has one live beam: the others would be -inf.)
       const bool done = int(finished[b].size()) == K && live[0].score / norm <= finished[b].back().score;
       if (!done) {
         next_active.push_back(b);
