@@ -52,6 +52,16 @@ Model* make(const int* c, float eps, const float* const* t, int int8) {
   std::vector<float> table(size_t(m->vocab_padded) * D, 0.0f);
   std::copy(m->embed.begin(), m->embed.end(), table.begin());
   m->lm_head = pack(table.data(), nullptr, m->vocab_padded, D, q);
+  if (!q) {
+    m->lm_screen = pack(table.data(), nullptr, m->vocab_padded, D, true);
+    for (int c = 0; c < V; ++c) {
+      const float scale = m->lm_screen.scale[c];
+      float l1 = 0;
+      for (int k = 0; k < D; ++k) l1 += std::fabs(std::nearbyint(table[size_t(c) * D + k] / scale)) * scale;
+      m->screen_half_scale.push_back(scale / 2);
+      m->screen_half_l1.push_back(l1 / 2);
+    }
+  }
   return m;
 }
 

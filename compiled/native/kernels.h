@@ -180,37 +180,84 @@ struct Scratch {
   std::vector<int32_t> acc;
 };
 
+// Rows are taken ROW_CHUNK at a time, and within a chunk every block of output rows meets all of the chunk's
+// rows before the next block is read: a block of weights (16 KB to 64 KB) stays in the core's caches while it
+// is used, and the matrix is read from memory once a chunk instead of once every few rows.
+constexpr int ROW_CHUNK = 48;
+
+template <int R, int C>
+inline void f32_group(const Linear& L, const float* x, float* y, int blk) {
+  f32_tile<R, C>(L, x, L.in, y, L.out, blk);
+}
+
+// fp32: the rows of a chunk in groups of 6 (the rest in one smaller group), C blocks at a time.
+template <int C>
+inline void f32_chunk(const Linear& L, const float* x, int rows, float* y, int blk) {
+  int r = 0;
+  for (; r + 6 <= rows; r += 6) f32_group<6, 1>(L, x + size_t(r) * L.in, y + size_t(r) * L.out, blk);
+  const float* xr = x + size_t(r) * L.in;
+  float* yr = y + size_t(r) * L.out;
+  switch (rows - r) {
+    case 1: f32_group<1, 1>(L, xr, yr, blk); break;
+    case 2: f32_group<2, 1>(L, xr, yr, blk); break;
+    case 3: f32_group<3, 1>(L, xr, yr, blk); break;
+    case 4: f32_group<4, 1>(L, xr, yr, blk); break;
+    case 5: f32_group<5, 1>(L, xr, yr, blk); break;
+    default: break;
+  }
+}
+
+inline void f32_linear(const Linear& L, const float* x, int rows, float* y) {
+  if (rows <= 3) {  // a few rows: several blocks at once, for enough independent sums
+    switch (rows) {
+      case 1: f32_rows<1, 4>(L, x, L.in, y, L.out); return;
+      case 2: f32_rows<2, 3>(L, x, L.in, y, L.out); return;
+      default: f32_rows<3, 2>(L, x, L.in, y, L.out); return;
+    }
+  }
+  for (int start = 0; start < rows; start += ROW_CHUNK) {
+    const int n = std::min(ROW_CHUNK, rows - start);
+    for (int blk = 0; blk < L.out / F32_BLOCK; ++blk)
+      f32_chunk<1>(L, x + size_t(start) * L.in, n, y + size_t(start) * L.out, blk);
+  }
+}
+
+inline void i8_chunk(const Linear& L, const uint8_t* xq, int rows, int32_t* acc, int blk, int blocks) {
+  int r = 0;
+  if (blocks == 2) {
+    for (; r + 4 <= rows; r += 4) i8_tile<4, 2>(L, xq + size_t(r) * L.in, L.in, acc + size_t(r) * L.out, L.out, blk);
+  }
+  for (; r < rows; ++r)
+    for (int b = 0; b < blocks; ++b) i8_tile<1, 1>(L, xq + size_t(r) * L.in, L.in, acc + size_t(r) * L.out, L.out, blk + b);
+}
+
+inline void i8_linear(const Linear& L, const uint8_t* xq, int rows, int32_t* acc) {
+  if (rows <= 3) {
+    switch (rows) {
+      case 1: i8_rows<1, 4>(L, xq, L.in, acc, L.out); return;
+      case 2: i8_rows<2, 3>(L, xq, L.in, acc, L.out); return;
+      default: i8_rows<3, 2>(L, xq, L.in, acc, L.out); return;
+    }
+  }
+  const int blocks = L.out / I8_BLOCK;
+  for (int start = 0; start < rows; start += ROW_CHUNK) {
+    const int n = std::min(ROW_CHUNK, rows - start);
+    for (int blk = 0; blk < blocks; blk += 2)
+      i8_chunk(L, xq + size_t(start) * L.in, n, acc + size_t(start) * L.out, blk, std::min(2, blocks - blk));
+  }
+}
+
 // y (rows, out) = x (rows, in) W^T + b.
 inline void linear(const Linear& L, const float* x, int rows, float* y, Scratch& s) {
   if (!L.int8) {
-    int r = 0;
-    for (; r + 6 <= rows; r += 6) f32_rows<6, 1>(L, x + size_t(r) * L.in, L.in, y + size_t(r) * L.out, L.out);
-    const float* xr = x + size_t(r) * L.in;
-    float* yr = y + size_t(r) * L.out;
-    switch (rows - r) {
-      case 1: f32_rows<1, 4>(L, xr, L.in, yr, L.out); break;
-      case 2: f32_rows<2, 3>(L, xr, L.in, yr, L.out); break;
-      case 3: f32_rows<3, 2>(L, xr, L.in, yr, L.out); break;
-      case 4: f32_rows<4, 1>(L, xr, L.in, yr, L.out); break;
-      case 5: f32_rows<5, 1>(L, xr, L.in, yr, L.out); break;
-      default: break;
-    }
+    f32_linear(L, x, rows, y);
     return;
   }
   s.xq.resize(size_t(rows) * L.in);
   s.xs.resize(rows);
   s.acc.resize(size_t(rows) * L.out);
   quantise_rows(x, rows, L.in, s.xq.data(), s.xs.data());
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) i8_rows<4, 2>(L, s.xq.data() + size_t(r) * L.in, L.in, s.acc.data() + size_t(r) * L.out, L.out);
-  const uint8_t* xr = s.xq.data() + size_t(r) * L.in;
-  int32_t* ar = s.acc.data() + size_t(r) * L.out;
-  switch (rows - r) {
-    case 1: i8_rows<1, 4>(L, xr, L.in, ar, L.out); break;
-    case 2: i8_rows<2, 3>(L, xr, L.in, ar, L.out); break;
-    case 3: i8_rows<3, 2>(L, xr, L.in, ar, L.out); break;
-    default: break;
-  }
+  i8_linear(L, s.xq.data(), rows, s.acc.data());
   for (int i = 0; i < rows; ++i) {
     const int32_t* a = s.acc.data() + size_t(i) * L.out;
     float* o = y + size_t(i) * L.out;

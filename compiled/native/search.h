@@ -69,24 +69,62 @@ inline std::vector<std::pair<float, int>> top_k(const float* x, int n, int k) {
   return top;
 }
 
+// Greedy search's next token in an fp32 model, read from the int8 copy of the output layer and made exact: the
+// int8 logit of piece c is within err_c = (s_c / 2) |x|_1 + (s_x / 2) |w^_c|_1 of the fp32 one (s_c, s_x the
+// weight row's and the activation row's scales), so the fp32 argmax is among the pieces whose int8 logit plus
+// err_c reaches the best int8 logit minus its err; only those few are multiplied in fp32. Reads a quarter of
+// the output layer's bytes, and gives the fp32 argmax.
+inline int exact_arg_max(const Model& M, const Options& o, const float* x, int t, const std::vector<int>& written,
+                         float* approx, float x_scale) {
+  const int D = M.d_model, V = M.vocab;
+  float l1 = 0;
+  for (int k = 0; k < D; ++k) l1 += std::fabs(x[k]);
+  ban(M, o, approx, t, written);
+  const float margin = 1e-3f;
+  std::vector<float> err(V);
+  float best_lower = -INFINITY;
+  for (int c = 0; c < V; ++c) {
+    err[c] = M.screen_half_scale[c] * l1 + x_scale * M.screen_half_l1[c] + margin + 1e-6f * std::fabs(approx[c]);
+    best_lower = std::max(best_lower, approx[c] - err[c]);
+  }
+  int best = -1;
+  float best_logit = -INFINITY;
+  for (int c = 0; c < V; ++c) {
+    if (!(approx[c] + err[c] >= best_lower)) continue;
+    const float logit = dot(x, M.embed.data() + size_t(c) * D, D);
+    if (best < 0 || logit > best_logit) best = c, best_logit = logit;
+  }
+  return best;
+}
+
 inline std::vector<std::vector<int>> greedy(const Model& M, const Memory& mem, int B, const Options& o, Scratch& s) {
   std::vector<std::vector<int>> out(B);
   Rows rows;
   for (int b = 0; b < B; ++b) rows.sentence.push_back(b), rows.ancestry.emplace_back();
   std::vector<int> tokens(B, M.bos);
   std::vector<StepCache> cache;
-  std::vector<float> logits;
+  std::vector<float> logits, x;
+  const bool screened = !M.lm_head.int8;
   for (int t = 0; t < o.max_new_tokens && rows.count() > 0; ++t) {
     const int N = rows.count();
     logits.resize(size_t(N) * M.vocab_padded);
-    decode_step(M, mem, rows, tokens.data(), t, cache, logits.data(), s);
+    decode_step(M, mem, rows, tokens.data(), t, cache, x, s);
+    linear(screened ? M.lm_screen : M.lm_head, x.data(), N, logits.data(), s);  // s.xs: the rows' scales
     Rows next;
     std::vector<int> next_tokens;
     for (int r = 0; r < N; ++r) {
       const int b = rows.sentence[r];
       float* row = logits.data() + size_t(r) * M.vocab_padded;
-      ban(M, o, row, t, out[b]);
-      const int token = o.forced(t) ? o.prefix[t] : arg_max(row, M.vocab_padded);
+      int token;
+      if (o.forced(t)) {
+        token = o.prefix[t];
+      } else if (screened) {
+        token = exact_arg_max(M, o, x.data() + size_t(r) * M.d_model, t, out[b], row, s.xs[r] / 2);
+      } else {
+        for (int j = M.vocab; j < M.vocab_padded; ++j) row[j] = -INFINITY;
+        ban(M, o, row, t, out[b]);
+        token = arg_max(row, M.vocab_padded);
+      }
       out[b].push_back(token);
       if (token == M.eos) continue;  // finished: leaves the batch
       next.sentence.push_back(b);
@@ -131,12 +169,13 @@ inline std::vector<std::vector<int>> beam(const Model& M, const Memory& mem, int
         active.push_back(b);
   std::vector<int> tokens(B, M.bos);
   std::vector<StepCache> cache;
-  std::vector<float> logits;
+  std::vector<float> logits, x;
   int t = 0;
   for (; t < o.max_new_tokens; ++t) {
     const int N = rows.count();
     logits.resize(size_t(N) * V);
-    decode_step(M, mem, rows, tokens.data(), t, cache, logits.data(), s);
+    decode_step(M, mem, rows, tokens.data(), t, cache, x, s);
+    output_layer(M, x.data(), N, logits.data(), s);
     std::vector<std::vector<std::pair<float, int>>> row_top(N);
     for (int r = 0; r < N; ++r) {
       float* row = logits.data() + size_t(r) * V;

@@ -38,6 +38,8 @@ struct Model {
   std::vector<DecoderLayer> decoder;
   Linear lm_head;            // (V', D): the same table, packed for the output layer, V' = V rounded up to 16
                              // (the rows past V are zeros, their logits -inf)
+  Linear lm_screen;          // fp32 models: the table in int8 too, for greedy search's exact argmax (search.h)
+  std::vector<float> screen_half_scale, screen_half_l1;  // per row: its scale / 2, and sum_k |w^_k| / 2
   int d_k() const { return d_model / heads; }
 };
 
@@ -174,12 +176,13 @@ struct Rows {
   int count() const { return int(sentence.size()); }
 };
 
-// One decoder step: the newest token of every row (at position t) -> logits (rows, V'). The step's keys and
-// values are appended to `cache` (cache[t] afterwards).
+// One decoder step: the newest token of every row (at position t) -> the decoder's output x (rows, D), before the
+// output layer. The step's keys and values are appended to `cache` (cache[t] afterwards).
 inline void decode_step(const Model& M, const Memory& mem, const Rows& rows, const int* tokens, int t,
-                        std::vector<StepCache>& cache, float* logits, Scratch& s) {
+                        std::vector<StepCache>& cache, std::vector<float>& x, Scratch& s) {
   const int D = M.d_model, H = M.heads, dk = M.d_k(), N = rows.count();
-  std::vector<float> x(size_t(N) * D), qkv(size_t(N) * 3 * D), heads(size_t(N) * D), y(size_t(N) * D), hidden, w;
+  x.resize(size_t(N) * D);
+  std::vector<float> qkv(size_t(N) * 3 * D), heads(size_t(N) * D), y(size_t(N) * D), hidden, w;
   std::vector<int> positions(N, t);
   embed(M, tokens, positions.data(), N, x.data());
   cache.emplace_back();
@@ -224,7 +227,11 @@ inline void decode_step(const Model& M, const Memory& mem, const Rows& rows, con
     feed_forward(layer.ff1, layer.ff2, x.data(), N, y.data(), hidden, s);
     add_norm(x.data(), y.data(), N, D, layer.norm3, M.eps);
   }
-  linear(M.lm_head, x.data(), N, logits, s);
+}
+
+// The output layer: x (N, D) -> logits (N, V'), -inf past V.
+inline void output_layer(const Model& M, const float* x, int N, float* logits, Scratch& s) {
+  linear(M.lm_head, x, N, logits, s);
   for (int r = 0; r < N; ++r)
     for (int j = M.vocab; j < M.vocab_padded; ++j) logits[size_t(r) * M.vocab_padded + j] = -INFINITY;
 }
