@@ -46,7 +46,7 @@ sys.path.insert(0, {root!r})
 torch.set_num_threads(1)
 from translation import Translator
 t = Translator.from_pretrained({checkpoint!r}, device="cpu")
-step = t.compile(cache_dir={cache!r})
+step = t.compile(cache_dir={cache!r}, native=False)
 start = time.perf_counter()
 t.translate("Ein Mann fährt Fahrrad.")
 print(step.seconds, time.perf_counter() - start, step.failure)
@@ -61,7 +61,7 @@ import data
 from translation import Translator
 t = Translator.from_pretrained({checkpoint!r}, device="cpu")
 if {compiled!r}:
-    t.compile(cache_dir={cache!r})
+    t.compile(cache_dir={cache!r}, native=False)
 for s in data.load_split(data.find_corpus({data_dir!r}), "val").src[:30]:
     t.translate(s, num_beams=4)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
@@ -129,7 +129,7 @@ def int8_rows(checkpoint: str, cache: Path, val: list[str], refs: list[str], rep
 
     fp32 = Translator.from_pretrained(checkpoint, device="cpu")
     int8 = Translator.from_pretrained(checkpoint, device="cpu", quantize="int8")
-    fp32.compile(cache_dir=cache), int8.compile(cache_dir=cache)
+    fp32.compile(cache_dir=cache, native=False), int8.compile(cache_dir=cache, native=False)
     ct2 = ct2_convert.load(ct2_convert.convert(fp32, Path(tempfile.mkdtemp(prefix="ct2-")) / "model"), "int8", 1)
     few = val[:30]
     for beams, name in ((1, "greedy, batch 1"), (4, "beam 4, one sentence at a time")):
@@ -172,7 +172,7 @@ def main() -> None:
     torch.set_num_threads(1)  # compiled for one thread, as the app's calls run (a compiled step keeps its threads)
     eager = Translator.from_pretrained(args.checkpoint, device="cpu")
     compiled = Translator.from_pretrained(args.checkpoint, device="cpu")
-    compiled.compile(cache_dir=cache)
+    compiled.compile(cache_dir=cache, native=False)
     ct2_dir = ct2_convert.convert(eager, Path(tempfile.mkdtemp(prefix="ct2-")) / "model")
     print(f"1 thread, fp32, {len(val)} val sentences, medians of {args.repeats}:", flush=True)
     rows(eager, compiled, ct2_convert.load(ct2_dir, "float32", 1), val, args.repeats)

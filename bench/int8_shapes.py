@@ -3,20 +3,23 @@
     python bench/int8_shapes.py [--checkpoint checkpoints/de-en] [--repeats 200]
 
 Each row of the table is one weight matrix of the checkpoint (the attention projections, the feed-forward
-pair, the output projection) times a batch of activation rows, timed side by side, interleaved:
-- fp32: `x @ W.T` (what the eager and compiled steps do);
-- int8 `_int_mm`: CTranslate2's recipe by hand: one scale per weight row (absmax / 127, once), one per
-  activation row quantised on the fly, `torch._int_mm` (int8 x int8 -> int32), then both scales applied;
-- int8 fbgemm: `torch.ao.nn.quantized.dynamic.Linear` (quantize_dynamic's module: per-row weights, the
+pair, the output projection) times a batch of activation rows, timed side by side:
+- torch fp32: `x @ W.T` (what the eager step does);
+- native fp32 and native int8: the native search's own products (compiled/native/kernels.h), timed inside the
+  library (the median of --repeats calls): int8 is CTranslate2's recipe, one scale per weight row (7-bit
+  weights), one per activation row quantised on the fly (8 bits), u8 x s8 products summed in int32, both
+  scales applied after;
+- fbgemm: `torch.ao.nn.quantized.dynamic.Linear` (quantize_dynamic's module: per-row weights, the
   activations quantised per tensor on the fly).
-The ratio is int8 time / fp32 time (below 1: int8 is faster); the error is the largest absolute difference
-from fp32 over the largest fp32 value.
+Ratios are against torch fp32 (below 1: faster); the error is the largest absolute difference from fp32 over
+the largest fp32 value. (An earlier run also timed `torch._int_mm`: 6-63x slower than fp32 at every shape.)
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +27,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from compiled.native_search import build, load, product_microseconds  # noqa: E402
 from translation import Translator  # noqa: E402
 
 ROWS = (1, 4, 64, 256)
@@ -41,19 +45,6 @@ def shapes(translator: Translator) -> dict[str, torch.Tensor]:
     lm = translator.model.lm_head.weight.detach()
     out[f"output projection {tuple(lm.shape)}"] = lm
     return out
-
-
-class Int8ByHand:
-    """W (out, in) as int8 with one scale per row; x quantised per row on the fly; torch._int_mm."""
-
-    def __init__(self, w: torch.Tensor):
-        self.scale = w.abs().amax(dim=1).clamp_min(1e-8) / 127  # (out,)
-        self.q = torch.round(w / self.scale[:, None]).to(torch.int8).t().contiguous()  # (in, out)
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        x_scale = x.abs().amax(dim=1, keepdim=True).clamp_min(1e-8) / 127  # (rows, 1)
-        xq = torch.round(x / x_scale).to(torch.int8)
-        return torch._int_mm(xq, self.q).float() * x_scale * self.scale
 
 
 def fbgemm(w: torch.Tensor):
@@ -81,22 +72,25 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.manual_seed(0)
     translator = Translator.from_pretrained(args.checkpoint, device="cpu")
-    print("| Matrix | Rows | fp32 µs | int8 _int_mm µs (ratio, error) | int8 fbgemm µs (ratio, error) |")
-    print("|---|---|---|---|---|")
+    library = load(build(Path(tempfile.mkdtemp(prefix="native-"))))
+    print("| Matrix | Rows | torch fp32 µs | native fp32 µs (ratio) | native int8 µs (ratio, error) | fbgemm µs (ratio, error) |")
+    print("|---|---|---|---|---|---|")
     for name, w in shapes(translator).items():
-        by_hand, packed = Int8ByHand(w), fbgemm(w)
+        packed = fbgemm(w)
         for rows in ROWS:
             x = torch.randn(rows, w.shape[1])
-            fp32 = lambda a: a @ w.t()  # noqa: E731
-            reference = fp32(x)
-            cells = []
-            times = {}
-            for label, fn in (("fp32", fp32), ("int_mm", by_hand), ("fbgemm", packed)):
-                times[label] = min(timed(fn, x, args.repeats) for _ in range(3))
-            for label, fn in (("int_mm", by_hand), ("fbgemm", packed)):
-                error = float((fn(x) - reference).abs().max() / reference.abs().max())
-                cells.append(f"{times[label] * 1e6:.1f} ({times[label] / times['fp32']:.2f}x, {error:.3f})")
-            print(f"| {name} | {rows} | {times['fp32'] * 1e6:.1f} | {cells[0]} | {cells[1]} |", flush=True)
+            reference = x @ w.t()
+            fp32 = min(timed(lambda a: a @ w.t(), x, args.repeats) for _ in range(3)) * 1e6
+            native32, _ = product_microseconds(library, w, x, False, args.repeats)
+            native8, y8 = product_microseconds(library, w, x, True, args.repeats)
+            fb = min(timed(packed, x, args.repeats) for _ in range(3)) * 1e6
+
+            def error(y):
+                return float((y - reference).abs().max() / reference.abs().max())
+
+            print(f"| {name} | {rows} | {fp32:.1f} | {native32:.1f} ({native32 / fp32:.2f}x) | {native8:.1f} "
+                  f"({native8 / fp32:.2f}x, {error(y8):.3f}) | {fb:.1f} ({fb / fp32:.2f}x, {error(packed(x)):.3f}) |",
+                  flush=True)
 
 
 if __name__ == "__main__":

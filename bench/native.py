@@ -104,14 +104,17 @@ if {native}:
     assert t.compile(cache_dir={cache!r}, packages=False).search.ready
 for s in data.load_split({data_dir!r}, "val").src[:30]:
     t.translate(s, num_beams=4)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+settled = [int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS")][0] / 1024
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, settled)
 """
 
 
-def peak_rss_mb(checkpoint: str, data_dir: str, cache: Path, native: bool, quantize: str | None) -> float:
+def rss_mb(checkpoint: str, data_dir: str, cache: Path, native: bool, quantize: str | None) -> tuple[float, float]:
+    """A fresh process's peak RSS, and its RSS after the 30 sentences."""
     code = CHILD.format(root=str(ROOT), checkpoint=checkpoint, quantize=quantize, native=native, cache=str(cache),
                         data_dir=data_dir)
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()[-1])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return float(out[-2]), float(out[-1])
 
 
 def build_rows(checkpoint: str, data_dir: str) -> Path:
@@ -122,9 +125,9 @@ def build_rows(checkpoint: str, data_dir: str) -> Path:
         translator.compile(cache_dir=cache, packages=False)
         print(f"native search ready, {label}: {time.perf_counter() - start:.2f} s", flush=True)
     for native, quantize in ((False, None), (True, None), (True, "int8")):
-        rss = peak_rss_mb(checkpoint, data_dir, cache, native, quantize)
-        print(f"peak RSS, 30 sentences at beam 4, {'native' if native else 'eager'} {quantize or 'fp32'}: {rss:.0f} MB",
-              flush=True)
+        peak, settled = rss_mb(checkpoint, data_dir, cache, native, quantize)
+        print(f"RSS, 30 sentences at beam 4, {'native' if native else 'eager'} {quantize or 'fp32'}: peak {peak:.0f} MB, "
+              f"after {settled:.0f} MB", flush=True)
     return cache
 
 

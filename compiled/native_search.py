@@ -88,10 +88,23 @@ def load(path: Path) -> ctypes.CDLL:
     lib.al_model_new.restype = ctypes.c_void_p
     lib.al_model_new.argtypes = [_INTS, ctypes.c_float, ctypes.POINTER(ctypes.c_void_p), _INT]
     lib.al_model_free.argtypes = [ctypes.c_void_p]
+    lib.al_bench_linear.restype = ctypes.c_double
+    lib.al_bench_linear.argtypes = [ctypes.c_void_p, _INT, _INT, ctypes.c_void_p, _INT, _INT, _INT, ctypes.c_void_p]
     lib.al_translate.restype = _INT
     lib.al_translate.argtypes = [ctypes.c_void_p, _INTS, _INTS, _INT, _INT, ctypes.c_float, _INT, _INT, _INT, _INTS, _INT,
                                  _INTS]
     return lib
+
+
+def product_microseconds(library: ctypes.CDLL, weight: Tensor, x: Tensor, int8: bool, repeats: int) -> tuple[float, Tensor]:
+    """The engine's product y = x W^T alone (bench/int8_shapes.py): the median microseconds of `repeats` calls, and y."""
+    weight, x = weight.detach().float().contiguous(), x.detach().float().contiguous()
+    y = torch.empty(x.size(0), weight.size(0))
+    us = library.al_bench_linear(weight.data_ptr(), weight.size(0), weight.size(1), x.data_ptr(), x.size(0), int(int8),
+                                 repeats, y.data_ptr())
+    if us < 0:
+        raise ValueError(f"the engine's kernels take no ({weight.size(0)}, {weight.size(1)}) matrix")
+    return us, y
 
 
 def unsupported(model: nn.Module) -> str | None:

@@ -20,7 +20,7 @@ def pair(tiny_checkpoint, tmp_path_factory):
     """The tiny checkpoint twice: eager, and with the compiled step."""
     eager = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     compiled = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    step = compiled.compile(cache_dir=tmp_path_factory.mktemp("compiled"))
+    step = compiled.compile(cache_dir=tmp_path_factory.mktemp("compiled"), native=False)
     if not step.ready:
         pytest.fail(f"the compiled step did not compile here: {step.failure}")
     assert step.built and sorted(step.packages) == ["encoder", "step"]
@@ -104,8 +104,8 @@ def test_without_a_compiler_it_says_why_once_and_decodes_eagerly(tiny_checkpoint
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     reference = translator.translate(SENTENCES[0])
     with caplog.at_level(logging.WARNING, logger="compiled.decoder"):
-        step = translator.compile(cache_dir=tmp_path)
-        translator.compile(cache_dir=tmp_path)  # asked again: said once
+        step = translator.compile(cache_dir=tmp_path, native=False)
+        translator.compile(cache_dir=tmp_path, native=False)  # asked again: said once
     assert not step.ready and "no C++ compiler" in step.failure
     assert sum("compiled decoder step is off" in r.message for r in caplog.records) == 1
     assert translator.translate(SENTENCES[0]) == reference
@@ -158,7 +158,7 @@ def test_int8_weights_in_the_compiled_step_stay_close_to_fp32(pair, tiny_checkpo
     fp32 = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     int8 = Translator.from_pretrained(tiny_checkpoint, device="cpu", quantize="int8")
     fp32_step = pair[1].model.compiled_step
-    step = int8.compile(cache_dir=fp32_step.cache_dir)  # the fp32 encoder's package is shared: only the step is built
+    step = int8.compile(cache_dir=fp32_step.cache_dir, native=False)  # the fp32 encoder's package is shared: only the step is built
     assert step.ready and step.precision == "int8", step.failure
     assert step.packages["encoder"] == fp32_step.packages["encoder"] and step.packages["step"] != fp32_step.packages["step"]
     src = torch.tensor([int8.encode_source(SENTENCES[2])[0]])
@@ -178,7 +178,7 @@ def test_the_package_in_the_cache_is_loaded_not_built_again(pair, tiny_checkpoin
     eager, compiled = pair
     first = compiled.model.compiled_step
     again = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    step = again.compile(cache_dir=first.cache_dir)
+    step = again.compile(cache_dir=first.cache_dir, native=False)
     assert step.ready and not step.built and step.packages == first.packages
     assert step.seconds < first.seconds / 5  # loading, not compiling
     assert again.translate(SENTENCES, num_beams=4) == eager.translate(SENTENCES, num_beams=4)
@@ -221,7 +221,7 @@ def test_a_broken_package_in_the_cache_is_built_again(pair, tiny_checkpoint, tmp
 
     monkeypatch.setattr(compiled.decoder, "build_in_child", copy_built)
     with caplog.at_level(logging.WARNING, logger="compiled.decoder"):
-        step = translator.compile(cache_dir=tmp_path)
+        step = translator.compile(cache_dir=tmp_path, native=False)
     assert step.ready and step.built and asked == {"step": broken}, step.failure
     assert "does not load" in caplog.text and broken.stat().st_size == built["step"].stat().st_size
     assert translator.translate(SENTENCES, num_beams=4) == pair[0].translate(SENTENCES, num_beams=4)

@@ -199,16 +199,13 @@ class Translator:
             step = self.model.compiled_step = CompiledStep(self.model, cache_dir, self.precision)
         step.search = search
 
-        def build() -> None:
-            if native:
-                search.compile()
-            if packages:
-                step.compile()
-
-        if background:
-            threading.Thread(target=build, name="compile-decoder", daemon=True).start()
+        builds = ([search.compile] if native else []) + ([step.compile] if packages else [])
+        if background:  # side by side: the native library takes seconds, the packages a minute or two
+            for build in builds:
+                threading.Thread(target=build, name="compile-decoder", daemon=True).start()
         else:
-            build()
+            for build in builds:
+                build()
         return step
 
     # ----- text <-> ids -------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // The native search's C interface, called by compiled/native_search.py through ctypes (which lets go of the
 // interpreter lock for the call). One call translates a batch: the encoder, then greedy or beam search.
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -113,6 +114,22 @@ int al_translate(void* model, const int* ids, const int* lengths, int B, int num
   } catch (const std::bad_alloc&) {
     return -2;
   }
+}
+
+// One product alone, for bench/int8_shapes.py: W (out, in) packed in fp32 or int8, then y (rows, out) = x W^T
+// computed `repeats` times; returns the median of the calls' times in microseconds (packing not counted).
+double al_bench_linear(const float* w, int out, int in, const float* x, int rows, int int8, int repeats, float* y) {
+  if (out % F32_BLOCK || in % 8 || rows < 1 || repeats < 1) return -1;
+  Linear L = pack(w, nullptr, out, in, int8 != 0);
+  Scratch s;
+  std::vector<double> times;
+  for (int i = 0; i <= repeats; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    linear(L, x, rows, y, s);
+    if (i > 0) times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 }  // extern "C"

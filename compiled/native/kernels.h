@@ -190,8 +190,7 @@ inline void f32_group(const Linear& L, const float* x, float* y, int blk) {
   f32_tile<R, C>(L, x, L.in, y, L.out, blk);
 }
 
-// fp32: the rows of a chunk in groups of 6 (the rest in one smaller group), C blocks at a time.
-template <int C>
+// fp32: the rows of a chunk in groups of 6 (the rest in one smaller group), one block at a time.
 inline void f32_chunk(const Linear& L, const float* x, int rows, float* y, int blk) {
   int r = 0;
   for (; r + 6 <= rows; r += 6) f32_group<6, 1>(L, x + size_t(r) * L.in, y + size_t(r) * L.out, blk);
@@ -218,7 +217,7 @@ inline void f32_linear(const Linear& L, const float* x, int rows, float* y) {
   for (int start = 0; start < rows; start += ROW_CHUNK) {
     const int n = std::min(ROW_CHUNK, rows - start);
     for (int blk = 0; blk < L.out / F32_BLOCK; ++blk)
-      f32_chunk<1>(L, x + size_t(start) * L.in, n, y + size_t(start) * L.out, blk);
+      f32_chunk(L, x + size_t(start) * L.in, n, y + size_t(start) * L.out, blk);
   }
 }
 
