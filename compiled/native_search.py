@@ -5,8 +5,8 @@ transformer.h, the searches in search.h) with the system's C++ compiler into a s
 process, once: the library is named by a hash of its sources, the flags and the compiler, and later calls
 load it from the cache (`~/.cache/attention-lens/compiled`, or `$ATTENTION_LENS_COMPILE_CACHE`). Loading
 copies the model's weights into the engine, packed for its products: fp32, or int8 for the decoder
-(`precision="int8"`: one scale per weight row, activations quantised per row on the fly, the output
-layer included; the encoder and the memory's keys and values stay fp32, as in the eager int8 path).
+(`precision="int8"`: one scale per weight row, activations quantised per row on the fly, every product
+int8: the encoder, the memory's keys and values and the output layer included).
 
 The call goes through ctypes, which lets go of the interpreter lock while it runs. generation/search.py
 asks `model.compiled_search` first and falls back to its own search where this one does not apply: a
@@ -186,7 +186,7 @@ class NativeSearch:
         tensors = engine_tensors(self.model)
         pointers = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
         eps = self.model.encoder_layers[0].norm1.eps
-        engine = lib.al_model_new(config, eps, pointers, int(self.precision == "int8"))
+        engine = lib.al_model_new(config, eps, pointers, 2 if self.precision == "int8" else 0)  # 2: every product int8
         if not engine:
             raise MemoryError("the native search could not hold the model's weights")
         self._lib, self._engine = lib, engine

@@ -22,13 +22,14 @@ Model* make(const int* c, float eps, const float* const* t, int int8) {
   m->vocab = c[0], m->d_model = c[1], m->heads = c[2], m->d_ff = c[3], m->max_len = c[4];
   m->pad = c[5], m->bos = c[6], m->eos = c[7], m->eps = eps;
   const int enc = c[8], dec = c[9], D = m->d_model, F = m->d_ff, V = m->vocab;
+  const bool qe = int8 == 2;  // the encoder (and the memory's keys and values) in int8 too
   for (int l = 0; l < enc; ++l, t += 12) {
     EncoderLayer e;
-    e.in_proj = pack(t[0], t[1], 3 * D, D, false);
-    e.out_proj = pack(t[2], t[3], D, D, false);
+    e.in_proj = pack(t[0], t[1], 3 * D, D, qe);
+    e.out_proj = pack(t[2], t[3], D, D, qe);
     e.norm1 = norm_of(t[4], t[5], D);
-    e.ff1 = pack(t[6], t[7], F, D, false);
-    e.ff2 = pack(t[8], t[9], D, F, false);
+    e.ff1 = pack(t[6], t[7], F, D, qe);
+    e.ff2 = pack(t[8], t[9], D, F, qe);
     e.norm2 = norm_of(t[10], t[11], D);
     m->encoder.push_back(std::move(e));
   }
@@ -38,7 +39,7 @@ Model* make(const int* c, float eps, const float* const* t, int int8) {
     d.self_in = pack(t[0], t[1], 3 * D, D, q);
     d.self_out = pack(t[2], t[3], D, D, q);
     d.cross_q = pack(t[4], t[5], D, D, q);
-    d.cross_kv = pack(t[4] + size_t(D) * D, t[5] + D, 2 * D, D, false);  // once a sentence: fp32
+    d.cross_kv = pack(t[4] + size_t(D) * D, t[5] + D, 2 * D, D, qe);
     d.cross_out = pack(t[6], t[7], D, D, q);
     d.ff1 = pack(t[8], t[9], F, D, q);
     d.ff2 = pack(t[10], t[11], D, F, q);
@@ -73,7 +74,8 @@ extern "C" {
 // 1 where this CPU runs the kernels (AVX2 and FMA).
 int al_supported() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0; }
 
-// config: vocab, d_model, heads, d_ff, max_len, pad, bos, eos, encoder layers, decoder layers.
+// config: vocab, d_model, heads, d_ff, max_len, pad, bos, eos, encoder layers, decoder layers. int8: 0 every
+// product fp32, 1 the decoder's int8, 2 every product int8.
 void* al_model_new(const int* config, float eps, const float* const* tensors, int int8) {
   try {
     return make(config, eps, tensors, int8);

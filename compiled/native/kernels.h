@@ -115,10 +115,12 @@ inline void f32_rows(const Linear& L, const float* x, int ldx, float* y, int ldy
   for (; blk < blocks; ++blk) f32_tile<R, 1>(L, x, ldx, y, ldy, blk);
 }
 
-// int8: R rows of quantised x (u8) times C blocks of 8 output rows.
+// int8: R rows of quantised x (u8, their scales xs) times C blocks of 8 output rows, written to y as fp32:
+// y = (sum - shift) * xs[r] * scale[c] + bias[c].
 template <int R, int C>
-inline void i8_tile(const Linear& L, const uint8_t* xq, int ldx, int32_t* acc_out, int ldy, int blk) {
+inline void i8_tile(const Linear& L, const uint8_t* xq, const float* xs, float* y, int blk) {
   const __m256i ones = _mm256_set1_epi16(1);
+  const int ldx = L.in, ldy = L.out;
   __m256i acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_si256();
@@ -136,17 +138,24 @@ inline void i8_tile(const Linear& L, const uint8_t* xq, int ldx, int32_t* acc_ou
         acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(_mm256_maddubs_epi16(a, wv[c]), ones));
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + size_t(r) * ldy + (blk + c) * I8_BLOCK), acc[r][c]);
+  for (int c = 0; c < C; ++c) {
+    const int col = (blk + c) * I8_BLOCK;
+    const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(L.shift.data() + col));
+    const __m256 scale = _mm256_loadu_ps(L.scale.data() + col), bias = _mm256_loadu_ps(L.bias.data() + col);
+    for (int r = 0; r < R; ++r) {
+      __m256 f = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc[r][c], shift));
+      f = _mm256_fmadd_ps(_mm256_mul_ps(f, _mm256_set1_ps(xs[r])), scale, bias);
+      _mm256_storeu_ps(y + size_t(r) * ldy + col, f);
+    }
+  }
 }
 
 template <int R, int C>
-inline void i8_rows(const Linear& L, const uint8_t* xq, int ldx, int32_t* acc, int ldy) {
+inline void i8_rows(const Linear& L, const uint8_t* xq, const float* xs, float* y) {
   const int blocks = L.out / I8_BLOCK;
   int blk = 0;
-  for (; blk + C <= blocks; blk += C) i8_tile<R, C>(L, xq, ldx, acc, ldy, blk);
-  for (; blk < blocks; ++blk) i8_tile<R, 1>(L, xq, ldx, acc, ldy, blk);
+  for (; blk + C <= blocks; blk += C) i8_tile<R, C>(L, xq, xs, y, blk);
+  for (; blk < blocks; ++blk) i8_tile<R, 1>(L, xq, xs, y, blk);
 }
 
 // Quantises `rows` rows of x (in,) to u8 = round(x / s) + 128 with s = max |x| / 127, one s a row.
@@ -162,13 +171,20 @@ inline void quantise_rows(const float* x, int rows, int in, uint8_t* xq, float* 
     float s = amax > 0 ? amax / I8_ACT_MAX : 1.0f;
     scales[r] = s;
     const __m256 inv = _mm256_set1_ps(1.0f / s);
-    const __m256i shift = _mm256_set1_epi32(128);
-    for (int k = 0; k < in; k += 8) {
-      __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xr + k), inv));  // round to nearest even
-      v = _mm256_add_epi32(v, shift);
+    const __m256i shift = _mm256_set1_epi32(128), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    auto q8 = [&](int k) {  // |x / s| <= 127, so x / s + 128 lies in [1, 255]: no clamping needed
+      return _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xr + k), inv)), shift);
+    };
+    int k = 0;
+    for (; k + 32 <= in; k += 32) {  // 32 values: int32 -> u16 -> u8, then the lanes put back in order
+      __m256i lo = _mm256_packus_epi32(q8(k), q8(k + 8)), hi = _mm256_packus_epi32(q8(k + 16), q8(k + 24));
+      __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(lo, hi), order);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(xq + size_t(r) * in + k), bytes);
+    }
+    for (; k < in; k += 8) {
       int32_t out[8];
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), v);
-      for (int j = 0; j < 8; ++j) xq[size_t(r) * in + k + j] = uint8_t(std::max(0, std::min(255, out[j])));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), q8(k));
+      for (int j = 0; j < 8; ++j) xq[size_t(r) * in + k + j] = uint8_t(out[j]);
     }
   }
 }
@@ -177,7 +193,6 @@ inline void quantise_rows(const float* x, int rows, int in, uint8_t* xq, float* 
 struct Scratch {
   std::vector<uint8_t> xq;
   std::vector<float> xs;
-  std::vector<int32_t> acc;
 };
 
 // Rows are taken ROW_CHUNK at a time, and within a chunk every block of output rows meets all of the chunk's
@@ -221,28 +236,28 @@ inline void f32_linear(const Linear& L, const float* x, int rows, float* y) {
   }
 }
 
-inline void i8_chunk(const Linear& L, const uint8_t* xq, int rows, int32_t* acc, int blk, int blocks) {
+inline void i8_chunk(const Linear& L, const uint8_t* xq, const float* xs, int rows, float* y, int blk, int blocks) {
   int r = 0;
   if (blocks == 2) {
-    for (; r + 4 <= rows; r += 4) i8_tile<4, 2>(L, xq + size_t(r) * L.in, L.in, acc + size_t(r) * L.out, L.out, blk);
+    for (; r + 4 <= rows; r += 4) i8_tile<4, 2>(L, xq + size_t(r) * L.in, xs + r, y + size_t(r) * L.out, blk);
   }
   for (; r < rows; ++r)
-    for (int b = 0; b < blocks; ++b) i8_tile<1, 1>(L, xq + size_t(r) * L.in, L.in, acc + size_t(r) * L.out, L.out, blk + b);
+    for (int b = 0; b < blocks; ++b) i8_tile<1, 1>(L, xq + size_t(r) * L.in, xs + r, y + size_t(r) * L.out, blk + b);
 }
 
-inline void i8_linear(const Linear& L, const uint8_t* xq, int rows, int32_t* acc) {
+inline void i8_linear(const Linear& L, const uint8_t* xq, const float* xs, int rows, float* y) {
   if (rows <= 3) {
     switch (rows) {
-      case 1: i8_rows<1, 4>(L, xq, L.in, acc, L.out); return;
-      case 2: i8_rows<2, 3>(L, xq, L.in, acc, L.out); return;
-      default: i8_rows<3, 2>(L, xq, L.in, acc, L.out); return;
+      case 1: i8_rows<1, 4>(L, xq, xs, y); return;
+      case 2: i8_rows<2, 3>(L, xq, xs, y); return;
+      default: i8_rows<3, 2>(L, xq, xs, y); return;
     }
   }
   const int blocks = L.out / I8_BLOCK;
   for (int start = 0; start < rows; start += ROW_CHUNK) {
     const int n = std::min(ROW_CHUNK, rows - start);
     for (int blk = 0; blk < blocks; blk += 2)
-      i8_chunk(L, xq + size_t(start) * L.in, n, acc + size_t(start) * L.out, blk, std::min(2, blocks - blk));
+      i8_chunk(L, xq + size_t(start) * L.in, xs + start, n, y + size_t(start) * L.out, blk, std::min(2, blocks - blk));
   }
 }
 
@@ -254,20 +269,8 @@ inline void linear(const Linear& L, const float* x, int rows, float* y, Scratch&
   }
   s.xq.resize(size_t(rows) * L.in);
   s.xs.resize(rows);
-  s.acc.resize(size_t(rows) * L.out);
   quantise_rows(x, rows, L.in, s.xq.data(), s.xs.data());
-  i8_linear(L, s.xq.data(), rows, s.acc.data());
-  for (int i = 0; i < rows; ++i) {
-    const int32_t* a = s.acc.data() + size_t(i) * L.out;
-    float* o = y + size_t(i) * L.out;
-    const __m256 xs = _mm256_set1_ps(s.xs[i]);
-    for (int c = 0; c < L.out; c += 8) {
-      __m256i v = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + c)),
-                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(L.shift.data() + c)));
-      __m256 f = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), xs), _mm256_loadu_ps(L.scale.data() + c));
-      _mm256_storeu_ps(o + c, _mm256_add_ps(f, _mm256_loadu_ps(L.bias.data() + c)));
-    }
-  }
+  i8_linear(L, s.xq.data(), s.xs.data(), rows, y);
 }
 
 // e^x for 8 floats (Cephes' polynomial, relative error about 2e-7); -inf gives 0.

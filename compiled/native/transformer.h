@@ -71,13 +71,13 @@ inline float dot(const float* a, const float* b, int n) {
   return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
 }
 
-// out (d_k,) = softmax(q . k_m / sqrt(d_k)) v over M keys and values given by pointers (head already offset).
+// out (d_k,) = softmax(q . k_m / sqrt(d_k)) v over M keys and values at keys[m] + offset, values[m] + offset.
 inline void attend(const float* q, const float* const* keys, const float* const* values, int M, int d_k, float* out,
-                   std::vector<float>& w) {
+                   std::vector<float>& w, int offset = 0) {
   w.resize(M);
   const float scale = 1.0f / std::sqrt(float(d_k));
   float mx = -INFINITY;
-  for (int m = 0; m < M; ++m) mx = std::max(mx, w[m] = dot(q, keys[m], d_k) * scale);
+  for (int m = 0; m < M; ++m) mx = std::max(mx, w[m] = dot(q, keys[m] + offset, d_k) * scale);
   float sum = 0;
   for (int m = 0; m < M; ++m) sum += (w[m] = std::exp(w[m] - mx));
   for (int j = 0; j < d_k; ++j) out[j] = 0;
@@ -85,7 +85,7 @@ inline void attend(const float* q, const float* const* keys, const float* const*
     const float p = w[m] / sum;
     const __m256 vp = _mm256_set1_ps(p);
     for (int j = 0; j < d_k; j += 8)
-      _mm256_storeu_ps(out + j, _mm256_fmadd_ps(vp, _mm256_loadu_ps(values[m] + j), _mm256_loadu_ps(out + j)));
+      _mm256_storeu_ps(out + j, _mm256_fmadd_ps(vp, _mm256_loadu_ps(values[m] + offset + j), _mm256_loadu_ps(out + j)));
   }
 }
 
@@ -199,14 +199,14 @@ inline void decode_step(const Model& M, const Memory& mem, const Rows& rows, con
     }
     kp.resize(t + 1), vp.resize(t + 1);
     for (int r = 0; r < N; ++r) {
-      for (int h = 0; h < H; ++h) {
-        for (int p = 0; p <= t; ++p) {
-          const int from = p < t ? rows.ancestry[r][p] : r;
-          kp[p] = cache[p].keys[l].data() + size_t(from) * D + h * dk;
-          vp[p] = cache[p].values[l].data() + size_t(from) * D + h * dk;
-        }
-        attend(qkv.data() + size_t(r) * 3 * D + h * dk, kp.data(), vp.data(), t + 1, dk, heads.data() + size_t(r) * D + h * dk, w);
+      for (int p = 0; p <= t; ++p) {  // the row's own keys and values at every position, found once for all heads
+        const int from = p < t ? rows.ancestry[r][p] : r;
+        kp[p] = cache[p].keys[l].data() + size_t(from) * D;
+        vp[p] = cache[p].values[l].data() + size_t(from) * D;
       }
+      for (int h = 0; h < H; ++h)
+        attend(qkv.data() + size_t(r) * 3 * D + h * dk, kp.data(), vp.data(), t + 1, dk, heads.data() + size_t(r) * D + h * dk, w,
+               h * dk);
     }
     linear(layer.self_out, heads.data(), N, y.data(), s);
     add_norm(x.data(), y.data(), N, D, layer.norm1, M.eps);
@@ -214,13 +214,12 @@ inline void decode_step(const Model& M, const Memory& mem, const Rows& rows, con
     for (int r = 0; r < N; ++r) {
       const int b = rows.sentence[r], st = mem.start[b], S = mem.length[b];
       kp.resize(S), vp.resize(S);
-      for (int h = 0; h < H; ++h) {
-        for (int m = 0; m < S; ++m) {
-          kp[m] = mem.keys[l].data() + size_t(st + m) * D + h * dk;
-          vp[m] = mem.values[l].data() + size_t(st + m) * D + h * dk;
-        }
-        attend(qkv.data() + size_t(r) * D + h * dk, kp.data(), vp.data(), S, dk, heads.data() + size_t(r) * D + h * dk, w);
+      for (int m = 0; m < S; ++m) {
+        kp[m] = mem.keys[l].data() + size_t(st + m) * D;
+        vp[m] = mem.values[l].data() + size_t(st + m) * D;
       }
+      for (int h = 0; h < H; ++h)
+        attend(qkv.data() + size_t(r) * D + h * dk, kp.data(), vp.data(), S, dk, heads.data() + size_t(r) * D + h * dk, w, h * dk);
     }
     linear(layer.cross_out, heads.data(), N, y.data(), s);
     add_norm(x.data(), y.data(), N, D, layer.norm2, M.eps);
