@@ -149,7 +149,7 @@ class NativeSearch:
         self.cache_dir = Path(cache_dir or os.environ.get("ATTENTION_LENS_COMPILE_CACHE") or DEFAULT_CACHE)
         self.ready, self.failure, self.library = False, None, None
         self.calls = 0  # searches run by the engine
-        self._lib, self._engine, self._versions = None, None, None
+        self._lib, self._engine, self._versions, self._in_place = None, None, None, []
         self._lock = threading.Lock()
 
     def compile(self) -> bool:
@@ -186,6 +186,7 @@ class NativeSearch:
         tensors = engine_tensors(self.model)
         pointers = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
         eps = self.model.encoder_layers[0].norm1.eps
+        self._in_place = tensors[-2:]  # the embedding and positional tables, read by the engine where they lie
         engine = lib.al_model_new(config, eps, pointers, 2 if self.precision == "int8" else 0)  # 2: every product int8
         if not engine:
             raise MemoryError("the native search could not hold the model's weights")

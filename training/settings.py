@@ -58,6 +58,8 @@ class TrainSettings:
                                     "with how often a pair is seen per epoch: e.g. games:2,software:1,libreoffice:1")
     corpora_dir: str | None = _opt(None, "folder of the corpora of python -m training.parallel_text "
                                    "(default: runs/corpora)")
+    reverse: bool = _opt(False, "learn English -> German (every pair's sides swapped, dev and test too): the reverse "
+                         "model that back-translates English-only text")
     work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
                                 "(default: runs/<output name>-<hash of the full output path> in the project)")
     vocab_size: int | None = _opt(None, "BPE vocabulary size (copy: symbols incl. 4 specials)",
@@ -126,6 +128,9 @@ class TrainSettings:
         for flag in ("ding_phrases", "ding_words", "distilled_ding"):
             if getattr(self, flag) and self.corpus != "multi30k+ding":
                 raise ValueError(f"--{flag.replace('_', '-')} needs --corpus multi30k+ding")
+        if self.reverse and (self.distilled_targets or self.distilled_ding or self.push_to_hub or self.task != "translate"):
+            raise ValueError("--reverse trains an English -> German model on human pairs, kept locally: "
+                             "--distilled-targets, --distilled-ding, --push-to-hub and --task copy do not apply")
         if self.more_corpora:
             self.more_corpora_repeats()
             if self.corpus != "multi30k+ding":
@@ -215,7 +220,7 @@ class TrainSettings:
             keys += ("corpus", "ding_repeat") + tuple(k for k in ("ding_phrases", "ding_words") if getattr(self, k))
         if self.init_from:
             keys += ("init_from",)
-        keys += tuple(k for k in ("distilled_targets", "distilled_ding", "more_corpora") if getattr(self, k))
+        keys += tuple(k for k in ("distilled_targets", "distilled_ding", "more_corpora", "reverse") if getattr(self, k))
         return {k: getattr(self, k) for k in keys}
 
     def more_corpora_repeats(self) -> dict[str, int]:

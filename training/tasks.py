@@ -91,6 +91,11 @@ def weight_candidates(model: Transformer, best: Path, rotation: list[Path]) -> d
 # ----- translation -------------------------------------------------------------------------------
 
 
+def swapped(corpus: data.ParallelCorpus) -> data.ParallelCorpus:
+    """The same pairs the other way round (--reverse)."""
+    return data.ParallelCorpus(corpus.tgt, corpus.src)
+
+
 class TranslationTask:
     """German -> English on Multi30k (with `--corpus multi30k+ding`, also on the everyday Ding sentences),
     with a BPE vocabulary learned from the training split."""
@@ -112,8 +117,12 @@ class TranslationTask:
         if settings.corpus == "multi30k+ding":
             ding_dir = data.find_ding(settings.ding_dir)
             self.everyday = self._sliced(data.load_split(ding_dir, "dev")), self._sliced(data.load_split(ding_dir, "test"))
-        self.train_text_sha256 = hashlib.sha256("\n".join(train.src + ["\t"] + train.tgt).encode()).hexdigest()
         val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
+        if settings.reverse:  # English -> German: every split's sides swapped
+            train, val, test = swapped(train), swapped(val), swapped(test)
+            if self.everyday is not None:
+                self.everyday = swapped(self.everyday[0]), swapped(self.everyday[1])
+        self.train_text_sha256 = hashlib.sha256("\n".join(train.src + ["\t"] + train.tgt).encode()).hexdigest()
         self.test_size = len(test)
         self.val, self.test = self._sliced(val), self._sliced(test)
         self.tokenizer = self._tokenizer(tokenizer_path, vocabulary_text)
@@ -203,7 +212,7 @@ class TranslationTask:
         """The checkpoint, and beside the final one the evidence index of the training data (each pair once;
         a snapshot's data is the final model's, so the app reads the index once, from the final model)."""
         Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
-        if "snapshot" in card_info:
+        if "snapshot" in card_info or self.settings.reverse:  # the index counts German source words
             return
         write_index(Path(folder), build_index(self.corpora))
 

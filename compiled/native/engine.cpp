@@ -14,7 +14,7 @@ namespace {
 // The tensors of al_model_new, in order: per encoder layer 12 (in_proj w b, out_proj w b, norm1 w b, ff1 w b,
 // ff2 w b, norm2 w b), per decoder layer 18 (self in_proj w b, self out_proj w b, cross in_proj w b, cross
 // out_proj w b, ff1 w b, ff2 w b, norm1 w b, norm2 w b, norm3 w b), then the embedding (V, D) and the
-// positional table (max_len, D).
+// positional table (max_len, D), which the model reads in place (the caller keeps them while it lives).
 Norm norm_of(const float* w, const float* b, int D) { return {std::vector<float>(w, w + D), std::vector<float>(b, b + D)}; }
 
 Model* make(const int* c, float eps, const float* const* t, int int8) {
@@ -48,11 +48,11 @@ Model* make(const int* c, float eps, const float* const* t, int int8) {
     d.norm3 = norm_of(t[16], t[17], D);
     m->decoder.push_back(std::move(d));
   }
-  m->embed.assign(t[0], t[0] + size_t(V) * D);
-  m->pe.assign(t[1], t[1] + size_t(m->max_len) * D);
+  m->embed = t[0];  // read in place: the caller keeps them alive as long as the model
+  m->pe = t[1];
   m->vocab_padded = (V + F32_BLOCK - 1) / F32_BLOCK * F32_BLOCK;
   std::vector<float> table(size_t(m->vocab_padded) * D, 0.0f);
-  std::copy(m->embed.begin(), m->embed.end(), table.begin());
+  std::copy(m->embed, m->embed + size_t(V) * D, table.begin());
   m->lm_head = pack(table.data(), nullptr, m->vocab_padded, D, q);
   if (!q) {
     m->lm_screen = pack(table.data(), nullptr, m->vocab_padded, D, true);

@@ -91,7 +91,7 @@ inline int exact_arg_max(const Model& M, const Options& o, const float* x, int t
   float best_logit = -INFINITY;
   for (int c = 0; c < V; ++c) {
     if (!(approx[c] + err[c] >= best_lower)) continue;
-    const float logit = dot(x, M.embed.data() + size_t(c) * D, D);
+    const float logit = dot(x, M.embed + size_t(c) * D, D);
     if (best < 0 || logit > best_logit) best = c, best_logit = logit;
   }
   return best;

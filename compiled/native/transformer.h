@@ -32,8 +32,8 @@ struct DecoderLayer {
 struct Model {
   int vocab = 0, vocab_padded = 0, d_model = 0, heads = 0, d_ff = 0, max_len = 0, pad = 0, bos = 1, eos = 2;
   float eps = 1e-5f;
-  std::vector<float> embed;  // (V, D), the tied table: input embedding (fp32 always)
-  std::vector<float> pe;     // (max_len, D) sinusoids
+  const float* embed = nullptr;  // (V, D), the tied table (fp32 always): the caller's, read in place
+  const float* pe = nullptr;     // (max_len, D) sinusoids, the caller's
   std::vector<EncoderLayer> encoder;
   std::vector<DecoderLayer> decoder;
   Linear lm_head;            // (V', D): the same table, packed for the output layer, V' = V rounded up to 16
