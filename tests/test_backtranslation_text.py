@@ -1,5 +1,6 @@
 """The English-only text for back-translation (training/wordnet_examples.py), on small synthetic WordNet data files
-and a .deb made here, and train.py --reverse (English -> German) on a tiny run."""
+and a .deb made here; train.py --reverse (English -> German) on a tiny run; the synthetic pairs a reverse model makes
+of the text (training/back_translation.py), tagged, resumable."""
 
 import json
 import shutil
@@ -92,3 +93,42 @@ def test_a_reverse_run_learns_english_to_german(tmp_path):
     assert train.main(tiny_run(out, tmp_path / "work", 20, 10, "none", "--reverse", "--max-eval-sentences", "30")) == 0
     assert json.loads((out / "results.json").read_text())["settings"]["reverse"] is True
     assert not (out / "evidence.json.gz").exists() and (out / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize("english, german, why", [("a formal ball", "ein formeller Ball", None), ("a ball", " ", "empty"),
+                                                   ("Hello", "hello", "copied"), ("a ball", "ein " * 7, "too long")])
+def test_what_a_back_translation_keeps(english, german, why):
+    from training.back_translation import kept
+
+    assert kept(english, german) == why
+
+
+def test_back_translation_writes_tagged_pairs_and_resumes_from_whole_chunks(tiny_checkpoint, tmp_path, monkeypatch):
+    """The tiny checkpoint stands in for the reverse model: every kept pair has the tagged German as its source and
+    the English line as its target; a run stopped after 11 lines keeps its first whole chunk (8) and redoes the rest."""
+    from training import back_translation
+
+    monkeypatch.setenv("ATTENTION_LENS_COMPILE_CACHE", str(tmp_path / "cache"))
+    lines = [f"a man with {n} dogs" for n in range(20)] + ["a woman is reading a book in the park"] * 2
+    text = tmp_path / "wordnet" / "train.en"
+    text.parent.mkdir()
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (text.parent / "SOURCE.json").write_text('{"corpus": "wordnet"}')
+    out = tmp_path / "backtranslated"
+    first = back_translation.build(tiny_checkpoint, text, out, num_beams=1, chunk=8)
+    de = (out / "train.de").read_text(encoding="utf-8").splitlines()
+    en = (out / "train.en").read_text(encoding="utf-8").splitlines()
+    assert len(de) == len(en) == first["pairs"] and first["pairs"] + sum(first["dropped"].values()) == len(lines)
+    assert all(line.startswith("<BT> ") for line in de) and set(en) <= set(lines)
+    assert first["text_source"] == {"corpus": "wordnet"} and len(first["reverse_weights_sha256"]) == 64
+    partial = next(out.glob("partial-*.de"))
+    done = partial.read_text(encoding="utf-8").splitlines()
+    partial.write_text("\n".join(["Ein Mann MARKE"] + done[1:11]) + "\n", encoding="utf-8")  # stopped after 11
+    again = back_translation.build(tiny_checkpoint, text, out, num_beams=1, chunk=8)
+    redone = partial.read_text(encoding="utf-8").splitlines()
+    assert redone[0] == "Ein Mann MARKE" and redone[1:] == done[1:] and again["lines"] == len(lines)
+
+
+def test_the_synthetic_corpus_is_a_more_corpora_name():
+    settings = TrainSettings(output="x", corpus="multi30k+ding", more_corpora="backtranslated:2,games", epochs=1)
+    assert settings.validate().more_corpora_repeats() == {"backtranslated": 2, "games": 1}

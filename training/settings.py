@@ -225,10 +225,12 @@ class TrainSettings:
 
     def more_corpora_repeats(self) -> dict[str, int]:
         """{corpus: repeats per epoch} of --more-corpora (ValueError naming what is wrong)."""
+        from .back_translation import NAME as SYNTHETIC
         from .parallel_text import (
-            SOURCES,  # the names only; the module reads no corpus on import
+            SOURCES as PACKAGED,  # the names only; the modules read no corpus on import
         )
 
+        SOURCES = (*PACKAGED, SYNTHETIC)
         repeats = {}
         for item in (self.more_corpora or "").split(","):
             name, _, count = item.strip().partition(":")
