@@ -32,6 +32,7 @@ import data
 from . import everyday_corpus
 from .apt_packages import Package, PackageError, unpacked
 from .files import write_text
+from .parallel_text import held_out  # every dev and test sentence, normalised
 
 PACKAGE = Package("wordnet-base", "1:3.0-37", "61060d960f9ada8fa120872312eccd3ecebfbab8c4579e4f5a74e1cf67620752",
                   "WordNet-3.0 (Princeton University; permissive, with its copyright notice)")
@@ -101,15 +102,6 @@ def extract(root: Path, held: set[str]) -> Examples:
                     seen.add(text)
                     found.kept.append(text)
     return found
-
-
-def held_out(data_dir: str | None, ding_dir: str | None) -> set[str]:
-    """Normalised English (and German) of every dev and test split: Multi30k val / test, Ding dev / test."""
-    keys = everyday_corpus.multi30k_held_out(data_dir)
-    for split in ("dev", "test"):
-        corpus = data.load_split(data.find_ding(ding_dir), split)
-        keys.update(everyday_corpus._key(s) for s in corpus.src + corpus.tgt)
-    return keys
 
 
 def build(output: Path, debs: Path | None = None, data_dir: str | None = None, ding_dir: str | None = None,
