@@ -1,3 +1,5 @@
+import os
+
 import pytest
 import torch
 
@@ -5,6 +7,15 @@ from tests.corpus import DATA_DIR, HAS_CORPUS
 
 # The project root is on sys.path through pyproject.toml's pytest `pythonpath`.
 torch.set_num_threads(1)  # tests are tiny; one thread leaves the other core to parallel workers
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compile_cache(tmp_path_factory):
+    """What a test compiles without naming a cache (the native search, the packaged step) goes to one folder of the
+    session, not to ~/.cache; a cache set in the environment is kept."""
+    if "ATTENTION_LENS_COMPILE_CACHE" not in os.environ:
+        os.environ["ATTENTION_LENS_COMPILE_CACHE"] = str(tmp_path_factory.mktemp("compile-cache"))
+    yield
 
 
 @pytest.fixture(scope="session")

@@ -103,12 +103,11 @@ def test_what_a_back_translation_keeps(english, german, why):
     assert kept(english, german) == why
 
 
-def test_back_translation_writes_tagged_pairs_and_resumes_from_whole_chunks(tiny_checkpoint, tmp_path, monkeypatch):
+def test_back_translation_writes_tagged_pairs_and_resumes_from_whole_chunks(tiny_checkpoint, tmp_path):
     """The tiny checkpoint stands in for the reverse model: every kept pair has the tagged German as its source and
     the English line as its target; a run stopped after 11 lines keeps its first whole chunk (8) and redoes the rest."""
     from training import back_translation
 
-    monkeypatch.setenv("ATTENTION_LENS_COMPILE_CACHE", str(tmp_path / "cache"))
     lines = [f"a man with {n} dogs" for n in range(20)] + ["a woman is reading a book in the park"] * 2
     text = tmp_path / "wordnet" / "train.en"
     text.parent.mkdir()

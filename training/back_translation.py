@@ -47,7 +47,7 @@ def kept(english: str, german: str) -> str | None:
     return None
 
 
-def translate_all(translator, lines: list[str], partial: Path, num_beams: int, chunk: int = CHUNK) -> list[str]:
+def translate_resumably(translator, lines: list[str], partial: Path, num_beams: int, chunk: int = CHUNK) -> list[str]:
     """German for every line, resuming from the whole chunks already in `partial` (one translation a line)."""
     done = partial.read_text(encoding="utf-8").split("\n")[:-1] if partial.exists() else []
     done = done[: len(done) // chunk * chunk] if len(done) < len(lines) else done[: len(lines)]
@@ -73,7 +73,7 @@ def build(reverse: Path, text: Path, output: Path, num_beams: int = 4, tag: str 
     translator.compile(packages=False)  # the native search where it builds; eager otherwise
     output.mkdir(parents=True, exist_ok=True)
     weights = hashlib.sha256((reverse / "model.safetensors").read_bytes()).hexdigest()
-    german = translate_all(translator, lines, output / f"partial-{weights[:12]}-beam{num_beams}.de", num_beams, chunk)
+    german = translate_resumably(translator, lines, output / f"partial-{weights[:12]}-beam{num_beams}.de", num_beams, chunk)
     pairs, dropped = [], {}
     for english, de in zip(lines, german):
         why = kept(english, de)
