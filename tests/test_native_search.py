@@ -211,3 +211,22 @@ def test_the_call_lets_other_threads_run(shipped, val):
         thread.join()
     assert busy > 0.2 and during > 10_000, (busy, during)
     assert isinstance(native.model.compiled_search._lib, ctypes.CDLL)
+
+
+@needs_corpus
+def test_two_threads_at_once_get_what_each_gets_alone(shipped, val):
+    """The app runs two model calls at once: the engine's model is read-only and each call has its own scratch."""
+    _, native = shipped
+    batches = [val.src[:24], val.src[24:48]]
+    alone = [native.translate(b, num_beams=4, batch_size=64) for b in batches]
+    together = [None, None]
+
+    def run(i):
+        together[i] = native.translate(batches[i], num_beams=4, batch_size=64)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert together == alone
