@@ -124,6 +124,22 @@ def source_tokens(translator: Translator, text: str) -> list[str]:
     return [translator.tokenizer.id_to_token(i) for i in ids]
 
 
+def translate(translator: Translator, ct2, sentences: list[str], num_beams: int, batch_size: int) -> list[str]:
+    """CTranslate2 fed our source ids, sorted by length and batched like Translator.translate, with the same
+    length limit (2 x source + 10 tokens)."""
+    tokens = [source_tokens(translator, s) for s in sentences]
+    order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
+    out = [""] * len(tokens)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        batch = [tokens[i] for i in chunk]
+        results = ct2.translate_batch(batch, beam_size=num_beams, max_batch_size=batch_size,
+                                      max_decoding_length=2 * max(map(len, batch)) + 10)
+        for i, result in zip(chunk, results):
+            out[i] = translator.decode([translator.tokenizer.token_to_id(t) for t in result.hypotheses[0]])
+    return out
+
+
 def load(model_dir: str | Path, compute_type: str = "float32", threads: int = 1):
     import ctranslate2
 

@@ -35,20 +35,7 @@ from translation import Translator  # noqa: E402
 
 
 def ct2_translator(ours: Translator, ct2):
-    """CTranslate2 fed our source ids, sorted by length and batched like Translator.translate."""
-    def translate(sentences: list[str], num_beams: int, batch_size: int) -> list[str]:
-        tokens = [ct2_convert.source_tokens(ours, s) for s in sentences]
-        order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
-        out = [""] * len(tokens)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            batch = [tokens[i] for i in chunk]
-            results = ct2.translate_batch(batch, beam_size=num_beams, max_batch_size=batch_size,
-                                          max_decoding_length=2 * max(map(len, batch)) + 10)
-            for i, result in zip(chunk, results):
-                out[i] = ours.decode([ours.tokenizer.token_to_id(t) for t in result.hypotheses[0]])
-        return out
-    return translate
+    return lambda sentences, num_beams, batch_size: ct2_convert.translate(ours, ct2, sentences, num_beams, batch_size)
 
 
 def ours(translator: Translator):

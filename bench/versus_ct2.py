@@ -50,19 +50,7 @@ class Engines:
         return self.ours.translate(sentences, num_beams=num_beams, batch_size=batch_size)
 
     def ct2_translate(self, sentences: list[str], num_beams: int, batch_size: int) -> list[str]:
-        """Sorted by length and batched like Translator.translate, the same length limit."""
-        tokens = [ct2_convert.source_tokens(self.ours, s) for s in sentences]
-        order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
-        out = [""] * len(tokens)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            batch = [tokens[i] for i in chunk]
-            results = self.ct2.translate_batch(batch, beam_size=num_beams, max_batch_size=batch_size,
-                                               max_decoding_length=2 * max(map(len, batch)) + 10)
-            for i, result in zip(chunk, results):
-                ids = [self.ours.tokenizer.token_to_id(t) for t in result.hypotheses[0]]
-                out[i] = self.ours.decode(ids)
-        return out
+        return ct2_convert.translate(self.ours, self.ct2, sentences, num_beams, batch_size)
 
 
 def speed_rows(engines: Engines, val: list[str], repeats: int) -> dict:
