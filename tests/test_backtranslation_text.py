@@ -96,7 +96,10 @@ def test_a_reverse_run_learns_english_to_german(tmp_path):
 
 
 @pytest.mark.parametrize("english, german, why", [("a formal ball", "ein formeller Ball", None), ("a ball", " ", "empty"),
-                                                   ("Hello", "hello", "copied"), ("a ball", "ein " * 7, "too long")])
+                                                   ("Hello", "hello", "copied"), ("a ball", "ein " * 7, "too long"),
+                                                   ("he was also there", "er war auch auch auch da", "stutters"),
+                                                   ("nanny", "NANNNNNA", "stutters"),
+                                                   ("a tall wall", "eine sehr sehr hohe Mauer", None)])
 def test_what_a_back_translation_keeps(english, german, why):
     from training.back_translation import kept
 

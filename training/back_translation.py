@@ -14,7 +14,8 @@ training/parallel_text.py.
 The translation runs in chunks of 1,024 lines on the native search (compiled/native_search.py) where it
 builds; each finished chunk is appended to `partial-<weights hash>.de`, so a run stopped part-way goes on
 from the last whole chunk of the same reverse model. Dropped: an empty translation, one equal to its English (copied, not translated), and one
-more than three times as many words as its English or over 80 words (a search that did not end).
+more than three times as many words as its English or over 80 words (a search that did not end), and one that
+stutters: a word three times in a row ("auch auch auch") or a letter five times ("NANNNNN").
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -33,6 +35,7 @@ NAME = "backtranslated"  # the corpus name --more-corpora takes
 TAG = "<BT>"
 CHUNK = 1024
 MAX_WORDS = 80
+STUTTER = re.compile(r"(\b\w+\b)(?:\s+\1\b){2}|([^\W\d_])\2{4}", re.IGNORECASE)  # a word 3x, a letter 5x in a row
 
 
 def kept(english: str, german: str) -> str | None:
@@ -44,6 +47,8 @@ def kept(english: str, german: str) -> str | None:
         return "copied"
     if words > MAX_WORDS or words > 3 * max(english_words, 1):
         return "too long"
+    if STUTTER.search(german):
+        return "stutters"
     return None
 
 
