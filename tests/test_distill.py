@@ -102,3 +102,25 @@ def test_a_run_reads_a_teachers_english_of_the_ding_sentences(tmp_path, capsys):
     with pytest.raises(SystemExit):
         train.main(["--data-dir", str(DATA_DIR), "--distilled-ding", str(targets), "--output", str(tmp_path / "y"), *TINY])
     assert "--distilled-ding needs --corpus multi30k+ding" in capsys.readouterr().err
+
+
+@needs_corpus
+def test_the_evidence_command_counts_the_more_corpora_a_run_read(tiny_checkpoint, tmp_path):
+    """python -m training.evidence --more-corpora games:2 indexes that corpus beside Multi30k (each pair once)."""
+    import gzip
+    import shutil
+
+    from training import evidence
+
+    corpora = tmp_path / "corpora"
+    (corpora / "games").mkdir(parents=True)
+    (corpora / "games" / "train.de").write_text("Qxqxwort ist hier.\n", encoding="utf-8")
+    (corpora / "games" / "train.en").write_text("Qxqxword is here.\n", encoding="utf-8")
+    folder = tmp_path / "checkpoint"
+    shutil.copytree(tiny_checkpoint, folder)
+    command = ["--checkpoint", str(folder), "--data-dir", str(DATA_DIR), "--corpora-dir", str(corpora)]
+    assert evidence.main([*command, "--more-corpora", "games:2"]) == 0
+    index = json.loads(gzip.decompress((folder / "evidence.json.gz").read_bytes()))
+    assert index["corpora"] == ["multi30k", "games"] and index["sizes"]["games"] == 1
+    assert [counts for word, (counts, _) in index["words"].items() if "qxqx" in word.lower()] == [[0, 1]]
+    assert evidence.main([*command, "--more-corpora", "software"]) == 1  # a corpus not made is a one-line error

@@ -73,7 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ding-words", action="store_true", help="the run also trained on the Ding headwords")
     parser.add_argument("--distilled-targets", help="the run read these teacher translations as Multi30k's English")
     parser.add_argument("--distilled-ding", help="the run read these teacher translations as the Ding sentences' English")
+    parser.add_argument("--more-corpora", default="", help="the run also read these corpora of python -m training.parallel_text "
+                        "or training.back_translation (names, or train.py's name:N list)")
+    parser.add_argument("--corpora-dir", help="the folder of those corpora (runs/corpora by default)")
     args = parser.parse_args(argv)
+    more = tuple(item.split(":")[0].strip() for item in args.more_corpora.split(",") if item.strip())
     if not Path(args.checkpoint).is_dir():
         print(f"error: no such folder {args.checkpoint}", file=sys.stderr)
         return 1
@@ -81,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         path = write_index(Path(args.checkpoint), build_index(training_corpora(args.corpus, args.data_dir, args.ding_dir,
                                                                             phrases=args.ding_phrases, words=args.ding_words,
                                                                             distilled=args.distilled_targets,
-                                                                            distilled_ding=args.distilled_ding)))
+                                                                            distilled_ding=args.distilled_ding, more=more,
+                                                                            corpora_dir=args.corpora_dir)))
     except data.CorpusError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
