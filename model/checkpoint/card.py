@@ -81,6 +81,20 @@ def _results_table(info: dict) -> str:
     )
 
 
+MORE_CORPORA = {  # what --more-corpora names, and its license (docs/everyday.md)
+    "backtranslated": "WordNet 3.0's example phrases (WordNet 3.0 license) with German written by an English -> German "
+                      "model, tagged <BT>",
+    "games": "the dialogue of Wesnoth and FreedroidRPG (GPL-2.0-or-later)",
+    "software": "the German message catalogues of Debian packages (each package's license)",
+    "libreoffice": "LibreOffice's help pages and UI strings (MPL-2.0)",
+}
+
+
+def _more_corpora(data: dict) -> str:
+    more = data.get("more_corpora") or {}
+    return "".join(f", {MORE_CORPORA.get(name, name)} {n}x" for name, n in more.items())
+
+
 def _data_line(info: dict) -> str:
     data, settings = info.get("data", {}), info.get("settings", {})
     if "train_pairs" not in data:
@@ -90,7 +104,7 @@ def _data_line(info: dict) -> str:
     if everyday:
         return (f"- Data: Multi30k train (image captions) and the example sentences of the Ding dictionary "
                 f"({everyday.get('package') or 'Debian trans-de-en'}, {everyday.get('license') or 'GPL-2.0-or-later'}; "
-                f"each pair {everyday.get('repeat', 1)}x an epoch): {data['train_pairs']:,} pairs of at most "
+                f"each pair {everyday.get('repeat', 1)}x an epoch{_more_corpora(data)}): {data['train_pairs']:,} pairs of at most "
                 f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on Multi30k val and the everyday dev set.\n")
     return (f"- Data: Multi30k train, {data['train_pairs']:,} German-English pairs of at most "
             f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on val ({data['val_sentences']:,} sentences).\n")
