@@ -66,7 +66,6 @@ def test_model_card_parses_back_and_carries_the_metrics(tiny_checkpoint, tmp_pat
         assert needle in body
 
 
-
 def test_the_card_names_every_corpus_a_run_read_with_its_license(tiny_checkpoint, tmp_path):
     from training.settings import TrainSettings
 
@@ -77,6 +76,7 @@ def test_the_card_names_every_corpus_a_run_read_with_its_license(tiny_checkpoint
     line = next(x for x in ModelCard.load(tmp_path / "README.md").text.splitlines() if x.startswith("- Data:"))
     assert "each pair 6x an epoch" in line and "300,091 pairs" in line
     assert "WordNet 3.0 license" in line and "tagged <BT> 2x" in line and "(GPL-2.0-or-later) 2x" in line
+
 
 def write_cache(hf_home: Path, repo_id: str, revisions: dict[str, Path], refs: dict[str, str]) -> None:
     """The layout huggingface_hub writes: blobs by hash, snapshots/<commit>/ linking to them, refs/<branch>."""
