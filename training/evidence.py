@@ -14,7 +14,7 @@ from pathlib import Path
 import data
 from lens.evidence import build_index, write_index
 
-from .settings import CORPORA
+from .settings import CORPORA, TrainSettings
 
 
 def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | None = None,
@@ -77,17 +77,17 @@ def main(argv: list[str] | None = None) -> int:
                         "or training.back_translation (names, or train.py's name:N list)")
     parser.add_argument("--corpora-dir", help="the folder of those corpora (runs/corpora by default)")
     args = parser.parse_args(argv)
-    more = tuple(item.split(":")[0].strip() for item in args.more_corpora.split(",") if item.strip())
     if not Path(args.checkpoint).is_dir():
         print(f"error: no such folder {args.checkpoint}", file=sys.stderr)
         return 1
     try:
+        more = tuple(TrainSettings(more_corpora=args.more_corpora).more_corpora_repeats()) if args.more_corpora else ()
         path = write_index(Path(args.checkpoint), build_index(training_corpora(args.corpus, args.data_dir, args.ding_dir,
                                                                             phrases=args.ding_phrases, words=args.ding_words,
                                                                             distilled=args.distilled_targets,
                                                                             distilled_ding=args.distilled_ding, more=more,
                                                                             corpora_dir=args.corpora_dir)))
-    except data.CorpusError as err:
+    except (data.CorpusError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
