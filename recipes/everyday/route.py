@@ -66,7 +66,7 @@ def main() -> int:
     multi30k, ding = data.resolve_data_dir(args.data_dir), data.find_ding(args.ding_dir)
     sets = {"val": data.load_split(multi30k, "val"), "ding-dev": data.load_split(ding, "dev")}
     if args.test:
-        sets.update({"test2016": data.load_split(multi30k, "test2016"), "ding-test": data.load_split(ding, "test")})
+        sets.update({"test2016": data.load_split(multi30k, "test_2016_flickr"), "ding-test": data.load_split(ding, "test")})
     captions, everyday = Translator.from_pretrained(args.captions), Translator.from_pretrained(args.everyday)
     evidence, rule = load_evidence(args.captions), load_rule(args.captions)
     if evidence is None:
