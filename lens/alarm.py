@@ -96,17 +96,23 @@ def judge(target_probs: np.ndarray, words: list[dict] | None, rule: AlarmRule,
 
 @dataclass
 class Familiarity:
-    """What a checkpoint knows of its training data: its evidence index (or None) and its alarm rule."""
+    """What a checkpoint knows of its training data: its evidence index (or None), its alarm rule, and the guess
+    of which kind of German a text is (lens/domain.py; None where the checkpoint has none)."""
 
     evidence: object | None = None  # lens.evidence.Evidence
     rule: AlarmRule = AlarmRule()
+    domain: object | None = None  # lens.domain.DomainGuess
 
     def report(self, source: str, target_probs: np.ndarray) -> dict:
-        """`evidence` (one entry a distinct German word, empty without an index), `unfamiliar` and `reasons`."""
+        """`evidence` (one entry a distinct German word, empty without an index), `unfamiliar` and `reasons`, and
+        with a domain guess `domain` (lens.domain.DomainGuess.report: `everyday`, `log_odds`, `words`)."""
         words = self.evidence.for_sentence(source) if self.evidence is not None else None
         pairs = self.evidence.unseen_bigrams(source) if self.evidence is not None else ([], 0)
         verdict = judge(target_probs, words, self.rule, pairs)
-        return {"evidence": words or [], "unfamiliar": verdict["unfamiliar"], "reasons": verdict["reasons"]}
+        report = {"evidence": words or [], "unfamiliar": verdict["unfamiliar"], "reasons": verdict["reasons"]}
+        if self.domain is not None:
+            report["domain"] = self.domain.report(source)
+        return report
 
 
 def load_familiarity(model_id: str | Path, revision: str | None = None) -> Familiarity:
@@ -115,6 +121,7 @@ def load_familiarity(model_id: str | Path, revision: str | None = None) -> Famil
     each refused file is one warning that names it and turns its feature off."""
     from model.checkpoint.hub import resolve_file
 
+    from .domain import load_domain
     from .evidence import EVIDENCE_FILE, read_index
 
     found = {}
@@ -129,4 +136,4 @@ def load_familiarity(model_id: str | Path, revision: str | None = None) -> Famil
     if found[ALARM_FILE]:
         rule = optional(lambda: load_rule(found[ALARM_FILE].parent),
                         "its alarm rule is off: the alarm listens to the model's confidence only") or AlarmRule()
-    return Familiarity(evidence, rule)
+    return Familiarity(evidence, rule, load_domain(model_id, revision))

@@ -56,6 +56,7 @@ def sentence_payload(source: str, explanation, words: dict[str, list], mean_log_
         "unfamiliar": bool(report["unfamiliar"]),
         "reasons": report["reasons"],
         "evidence": report["evidence"],
+        **({"domain": report["domain"]} if "domain" in report else {}),
         "maps": {kind: quantize(getattr(explanation, kind)) for kind in KINDS},
     }
 

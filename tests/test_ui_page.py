@@ -293,6 +293,32 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
     expect(desk.locator("#second-column")).to_be_hidden()
 
 
+def test_everyday_german_opens_the_comparison_with_its_translation_and_a_caption_closes_it(browser, server):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, server, width=390, height=844)
+    translate(page, "Ich habe keine Zeit.")  # reads like everyday German (lens/domain.py)
+    note = page.locator("#result .al-everyday")
+    assert "reads like everyday German" in note.inner_text() and "\u201cIch\u201d" in note.inner_text()
+    expect(page.locator("#compare input")).to_be_checked()
+    line = page.locator("#result .al-everyday-second")
+    line.wait_for(timeout=30_000)
+    second = page.locator("#second-result .al-english").inner_text().strip()
+    assert second and second in line.inner_text() and "below" in line.inner_text()  # a phone: its maps are below
+    translate(page, VAL[1])  # a caption: the comparison the page opened closes again
+    expect(page.locator("#compare input")).not_to_be_checked()
+    expect(page.locator("#result .al-everyday")).to_have_count(0)
+    page.close()
+    page = open_page(browser, server)  # a desktop: the visitor can untick it, and it is not ticked for them again
+    translate(page, "Kannst du mir helfen?")
+    expect(page.locator("#compare input")).to_be_checked()
+    page.locator("#compare input").uncheck()
+    translate(page, "Ich habe keine Zeit.")
+    expect(page.locator("#compare input")).not_to_be_checked()
+    assert "reads like everyday German" in page.locator("#result .al-everyday").inner_text()
+    page.close()
+
+
 def test_the_first_visit_shows_an_example_translated_and_drawn_without_a_click(browser, server):
     from playwright.sync_api import expect
 

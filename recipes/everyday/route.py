@@ -1,11 +1,13 @@
-"""The domain chosen at translation time by the alarm: the captions model translates, and a sentence its
-alarm flags (lens/alarm.py, the rule in its alarm.json, chosen on the dev sets) is translated by the everyday
-model instead. Scores the captions model, the everyday model and the routed pair on Multi30k val and the Ding
-dev set (beam 5, each checkpoint's own length penalty and no-repeat rule), with the share routed.
+"""The domain chosen at translation time: the captions model translates, and a sentence a router sends on is
+translated by the everyday model instead. Two routers and their union: the captions model's alarm (lens/alarm.py,
+the rule in its alarm.json, chosen on the dev sets), and the guess of which kind of German a sentence is
+(lens/domain.py, from the training sentences of the two corpora, in domain.json.gz). Scores the captions model,
+the everyday model and each routed pair on Multi30k val and the Ding dev set (beam 5, each checkpoint's own length
+penalty and no-repeat rule), with the share routed.
 
     python recipes/everyday/route.py [--captions checkpoints/de-en] [--everyday checkpoints/de-en-everyday] [--test]
 
-Nothing here is chosen: the alarm's numbers come from its file. `--test` scores the two test sets as well
+Nothing here is chosen: the routers' numbers come from their files. `--test` scores the two test sets as well
 (once, for a final report); without it no test set is read.
 """
 
@@ -22,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
 from lens.alarm import AlarmRule, load_rule, rare_share  # noqa: E402
 from lens.confidence import mean_log_prob  # noqa: E402
+from lens.domain import load_domain  # noqa: E402
 from lens.evidence import load_evidence  # noqa: E402
 from lens.explain import DecodingOptions, explain_batch  # noqa: E402
 from translation import Translator  # noqa: E402
@@ -68,16 +71,22 @@ def main() -> int:
     if args.test:
         sets.update({"test2016": data.load_split(multi30k, "test_2016_flickr"), "ding-test": data.load_split(ding, "test")})
     captions, everyday = Translator.from_pretrained(args.captions), Translator.from_pretrained(args.everyday)
-    evidence, rule = load_evidence(args.captions), load_rule(args.captions)
+    evidence, rule, domain = load_evidence(args.captions), load_rule(args.captions), load_domain(args.captions)
     if evidence is None:
         raise SystemExit(f"{args.captions} has no evidence index: the alarm needs one (python -m training.evidence)")
+    if domain is None:
+        raise SystemExit(f"{args.captions} has no {args.captions}/domain.json.gz (python -m training.domain)")
     report = {"alarm": rule.to_dict()}
     for name, corpus in sets.items():
         start = time.time()
-        first, flags = explained(captions, evidence, rule, corpus.src, length_penalty(args.captions))
+        first, alarm = explained(captions, evidence, rule, corpus.src, length_penalty(args.captions))
         second = everyday.translate(corpus.src, num_beams=5, length_penalty=length_penalty(args.everyday))
-        row = {"routed_share": round(sum(flags) / len(flags), 4)}
-        for label, hyp in (("captions", first), ("everyday", second), ("routed", routed(first, second, flags))):
+        kind = [domain.everyday(s) for s in corpus.src]
+        routers = {"alarm": alarm, "domain": kind, "domain_or_alarm": [a or k for a, k in zip(alarm, kind)]}
+        row = {"routed_share": {name: round(sum(flags) / len(flags), 4) for name, flags in routers.items()}}
+        candidates = {"captions": first, "everyday": second}
+        candidates.update({f"routed_by_{name}": routed(first, second, flags) for name, flags in routers.items()})
+        for label, hyp in candidates.items():
             row[label] = {"bleu": round(sacrebleu.corpus_bleu(hyp, [corpus.tgt]).score, 2),
                           "chrf": round(sacrebleu.corpus_chrf(hyp, [corpus.tgt]).score, 2)}
         report[name] = row

@@ -98,11 +98,21 @@
     box.textContent = on ? AL.unfamiliarText("This sentence is", x.reasons) : "";
   };
 
+  /** The note for a sentence that reads like everyday German (lens/domain.py), not like a photo caption; the page
+      adds the everyday model's translation to it (walk.js). */
+  function everydayText(which, words) {
+    const named = { "?": "a question mark", "!": "an exclamation mark" };
+    const listed = words.map((w) => named[w] || "\u201c" + w + "\u201d").join(", ");
+    return which.replace(/ is$/, " reads") + " like everyday German, not like the photo captions this model learned from" +
+      (listed ? " (" + listed + ": far more common in everyday sentences)" : "") + ".";
+  }
+
   /** What to make of an explanation: [class, text] of each notice. @param {Explanation} x */
   function notices(x) {
     const out = [];
     x.sentences.forEach((s, i) => {
       const which = x.sentences.length > 1 ? "Sentence " + (i + 1) + " is" : "This sentence is";
+      if (s.domain && s.domain.everyday) out.push(["al-everyday", everydayText(which, s.domain.words)]);
       if (s.unfamiliar && s.reasons && s.reasons.length) {
         out.push(["al-unfamiliar", AL.unfamiliarText(which, s.reasons)]);
       } else if (s.unfamiliar) {
@@ -204,7 +214,12 @@
       }) : setTimeout(reveal, 20);
     reveal();
     const main = !!element.closest("#result"); // the page's own result: its sentence is every view's (walk.js)
-    const show = (x) => { result.show(x); if (main && AL.onMainResult) AL.onMainResult(); };
+    const second = !!element.closest("#second-result"); // the model it is compared with
+    const show = (x) => {
+      result.show(x);
+      if (main && AL.onMainResult) AL.onMainResult(x);
+      if (second && AL.onSecondResult) AL.onSecondResult(x);
+    };
     if (props.value) show(props.value);
     watch("value", () => show(props.value));
     // Dark mode toggled after load: redraw with the new colours.

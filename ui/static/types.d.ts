@@ -59,6 +59,8 @@ interface Sentence extends MapSource {
   unfamiliar: boolean;
   reasons: string[];
   evidence: Evidence[];
+  /** Which kind of German it reads like (lens/domain.py), where the checkpoint has the guess. */
+  domain?: { everyday: boolean; log_odds: number; words: string[] };
   maps: Record<Kind, string>;
 }
 
@@ -550,7 +552,8 @@ interface AttentionLens {
   // walk.js: one sentence for the page, its state in the link
   state(): PageState;
   saveState(): void;
-  onMainResult(): void;
+  onMainResult(x?: Explanation): void;
+  onSecondResult(x: Explanation): void;
   /** Open a view's section for the page's sentence ("step", "headlab", "history", "copylab", "compare"). */
   openView(name: string): void;
   /** Every view's section open (?open=all). */

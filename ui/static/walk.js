@@ -160,11 +160,56 @@
     document.querySelectorAll(".al-spine-toggle[aria-expanded='false']").forEach((b) => /** @type {HTMLElement} */ (b).click());
   };
 
-  /** The main result drew a translation: every view takes its sentence, and the link keeps it. */
-  AL.onMainResult = function () {
+  /** A text that reads like everyday German (lens/domain.py: the router recipes/everyday/route.py measured)
+      shows the model that also learned everyday German beside the default one; the next text that reads like
+      a caption hides it again. A comparison the visitor ticked or unticked is theirs: it is left as they set it.
+      @param {Explanation} [x] */
+  function compareIfEveryday(x) {
+    const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
+    if (!tick || declined || !x || !x.sentences) return;
+    const everyday = x.sentences.some((s) => s.domain && s.domain.everyday);
+    if (everyday && !tick.checked) { tick.click(); autoTicked = true; }
+    else if (!everyday && tick.checked && autoTicked) { tick.click(); autoTicked = false; }
+  }
+  let declined = false, autoTicked = false; // the visitor unticked the comparison / the page ticked it
+  let secondShown = null; // the compared model's last explanation
+
+  /** The everyday note of the main result gets the compared model's translation of the same text, and where
+      its maps are (beside this one, or below on a narrow screen). */
+  function fillEveryday() {
+    const note = $("#result .al-everyday"), main = mainResult();
+    if (!note || !main || !main.viewer.explanation || !secondShown) return;
+    const text = (x) => x.sentences.map((s) => s.source).join(" ");
+    if (text(secondShown) !== text(main.viewer.explanation)) return;
+    const line = note.querySelector(".al-everyday-second") || note.appendChild(document.createElement("div"));
+    line.className = "al-everyday-second";
+    const first = $("#result"), other = $("#second-result");
+    const beside = first && other && other.getBoundingClientRect().left >= first.getBoundingClientRect().right - 5;
+    const english = document.createElement("b");
+    english.textContent = "\u201c" + secondShown.sentences.map((s) => s.translation).join(" ") + "\u201d";
+    line.replaceChildren("The model that also learned everyday German writes ", english,
+      beside ? " (its maps are beside this one)." : " (its maps are below this model\u2019s).");
+  }
+  /** The compared model drew a translation. @param {Explanation} x */
+  AL.onSecondResult = function (x) {
+    secondShown = x && x.sentences ? x : null;
+    fillEveryday();
+  };
+  document.addEventListener("change", (e) => {
+    const t = /** @type {HTMLInputElement} */ (e.target);
+    if (!e.isTrusted || !t || !t.matches || !t.matches("#compare input")) return;
+    autoTicked = false;
+    if (!t.checked) declined = true;
+  }, true);
+
+  /** The main result drew a translation: every view takes its sentence, and the link keeps it.
+      @param {Explanation} [x] the explanation drawn (none from the in-browser path) */
+  AL.onMainResult = function (x) {
     const text = shown("translate");
     if (AL.drawSpine && mainResult()) AL.drawSpine(mainResult());
     if (!started) return; // the first visit's result, drawn before the link is read
+    compareIfEveryday(x);
+    fillEveryday();
     if (text) share(text);
     if (restoring && text === restoring.sentence) finishRestore();
     else if (!restoring) save();
