@@ -19,7 +19,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checked_json import CheckpointFileError, checked_object, is_finite, is_whole, read_json, refused
+from .checked_json import (
+    CheckpointFileError,
+    checked_object,
+    is_finite,
+    is_whole,
+    read_json,
+    refused,
+)
 
 DOMAIN_FILE = "domain.json.gz"
 FORMAT = 1

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from lens.checked_json import CheckpointFileError
-from lens.domain import DOMAIN_FILE, build_counts, features, guess_from, load_domain, read_domain, write_counts
+from lens.domain import (
+    DOMAIN_FILE,
+    build_counts,
+    features,
+    guess_from,
+    load_domain,
+    read_domain,
+    write_counts,
+)
 from training.domain import main as build_main
 
 ROOT = Path(__file__).resolve().parents[1]
