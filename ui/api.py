@@ -305,7 +305,8 @@ EXPLAIN_DOC = """Translate German text into English and return every attention m
             target_tokens, decoder_input_tokens, target_probs and the maps encoder, decoder, cross as nested lists
             [layers][heads][rows][cols] (rows attend to columns); evidence, one entry per German word (word,
             count in the training data, counts per corpus, up to three training examples, rare, unseen);
-            unfamiliar (true when the sentence is unlike the training data) and its reasons; left_out, the
+            unfamiliar (true when the sentence is unlike the training data) and its reasons; domain, which kind of
+            German it reads like (everyday: true or false, log_odds, the words that said so); left_out, the
             sentences past 16 not translated. Weights have 3 decimals; a text whose maps would pass 2.5 million
             weights is refused with what to shorten.
         """
