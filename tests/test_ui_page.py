@@ -221,10 +221,10 @@ def test_the_unfamiliar_notice_comes_for_other_german_and_not_for_captions(desk)
     page = desk
     for text in UNLIKE:
         translate(page, text)
-        expect(page.locator(".al-unfamiliar")).to_be_visible()
+        expect(page.locator("#result .al-unfamiliar")).to_be_visible()
     for text in VAL:
         translate(page, text)
-        expect(page.locator(".al-unfamiliar")).to_have_count(0)
+        expect(page.locator("#result .al-unfamiliar")).to_have_count(0)
 
 
 def test_a_phone_reaches_every_view_and_control(browser, server):

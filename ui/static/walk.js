@@ -160,14 +160,16 @@
     document.querySelectorAll(".al-spine-toggle[aria-expanded='false']").forEach((b) => /** @type {HTMLElement} */ (b).click());
   };
 
-  /** A text that reads like everyday German (lens/domain.py: the router recipes/everyday/route.py measured)
+  /** A text that reads like everyday German as a whole (lens/domain.py: the router recipes/everyday/route.py measured)
       shows the model that also learned everyday German beside the default one; the next text that reads like
       a caption hides it again. A comparison the visitor ticked or unticked is theirs: it is left as they set it.
       @param {Explanation} [x] */
   function compareIfEveryday(x) {
     const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
     if (!tick || declined || !x || !x.sentences) return;
-    const everyday = x.sentences.some((s) => s.domain && s.domain.everyday);
+    // the text as a whole: its sentences' log-odds summed ("Ein Mann fährt Fahrrad. Ja." reads like a caption)
+    const everyday = x.sentences.some((s) => s.domain) &&
+      x.sentences.reduce((sum, s) => sum + (s.domain ? s.domain.log_odds : 0), 0) > 0;
     if (everyday && !tick.checked) { tick.click(); autoTicked = true; }
     else if (!everyday && tick.checked && autoTicked) { tick.click(); autoTicked = false; }
   }
