@@ -265,3 +265,20 @@ def test_phrases_and_headwords_join_the_training_data_only_when_asked(tmp_path, 
         with pytest.raises(SystemExit):
             train.main(["--data-dir", str(DATA_DIR), flag, "--output", str(tmp_path / "x"), *TINY])
         assert f"{flag} needs --corpus multi30k+ding" in capsys.readouterr().err
+
+
+@needs_corpus
+def test_a_caption_tag_starts_every_captions_german_and_no_everyday_sentence(tmp_path, capsys):
+    ding_dir = make_tiny_ding(tmp_path / "ding")
+    out = tmp_path / "tagged"
+    assert train.main(["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir), *TINY,
+                       "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
+                       "--skip-test", "--caption-tag", "<CAP>", "--output", str(out), "--work-dir", str(tmp_path / "w")]) == 0
+    from lens.evidence import load_evidence
+
+    assert load_evidence(out).word("cap")["counts"] == {"multi30k": 200, "ding": 0}  # once a caption, never elsewhere
+    for bad in ("<C AP>", " <CAP>", ""):
+        with pytest.raises(SystemExit):
+            train.main(["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--caption-tag", bad,
+                        "--output", str(tmp_path / "x"), *TINY])
+        assert "--caption-tag is one word" in capsys.readouterr().err

@@ -58,6 +58,9 @@ class TrainSettings:
                                     "with how often a pair is seen per epoch: e.g. games:2,software:1,libreoffice:1")
     corpora_dir: str | None = _opt(None, "folder of the corpora of python -m training.parallel_text "
                                    "(default: runs/corpora)")
+    caption_tag: str | None = _opt(None, "start the German of every Multi30k pair (training, val and test) with this "
+                                   "tag, e.g. '<CAP>': a domain tag the translator adds for a caption, and leaves off "
+                                   "everyday German (lens/domain.py tells them apart)")
     reverse: bool = _opt(False, "learn English -> German (every pair's sides swapped, dev and test too): the reverse "
                          "model that back-translates English-only text")
     work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
@@ -131,6 +134,10 @@ class TrainSettings:
         if self.reverse and (self.distilled_targets or self.distilled_ding or self.push_to_hub or self.task != "translate"):
             raise ValueError("--reverse trains an English -> German model on human pairs, kept locally: "
                              "--distilled-targets, --distilled-ding, --push-to-hub and --task copy do not apply")
+        if self.caption_tag is not None and (self.corpus != "multi30k+ding" or self.reverse or not self.caption_tag.strip()
+                                             or self.caption_tag != self.caption_tag.strip() or " " in self.caption_tag):
+            raise ValueError("--caption-tag is one word without spaces (e.g. '<CAP>') that tells captions from the "
+                             "everyday text of --corpus multi30k+ding; not with --reverse")
         if self.more_corpora:
             self.more_corpora_repeats()
             if self.corpus != "multi30k+ding":
@@ -220,7 +227,8 @@ class TrainSettings:
             keys += ("corpus", "ding_repeat") + tuple(k for k in ("ding_phrases", "ding_words") if getattr(self, k))
         if self.init_from:
             keys += ("init_from",)
-        keys += tuple(k for k in ("distilled_targets", "distilled_ding", "more_corpora", "reverse") if getattr(self, k))
+        keys += tuple(k for k in ("distilled_targets", "distilled_ding", "more_corpora", "caption_tag", "reverse")
+                      if getattr(self, k))
         return {k: getattr(self, k) for k in keys}
 
     def more_corpora_repeats(self) -> dict[str, int]:

@@ -96,6 +96,11 @@ def swapped(corpus: data.ParallelCorpus) -> data.ParallelCorpus:
     return data.ParallelCorpus(corpus.tgt, corpus.src)
 
 
+def tagged(sources: list[str], tag: str) -> list[str]:
+    """Each German sentence with the domain tag in front (--caption-tag)."""
+    return [f"{tag} {s}" for s in sources]
+
+
 class TranslationTask:
     """German -> English on Multi30k (with `--corpus multi30k+ding`, also on the everyday Ding sentences),
     with a BPE vocabulary learned from the training split."""
@@ -108,6 +113,9 @@ class TranslationTask:
         self.corpora = training_corpora(settings.corpus, str(data_dir), settings.ding_dir, settings.max_train_pairs,
                                         settings.ding_phrases, settings.ding_words, settings.distilled_targets,
                                         settings.distilled_ding, tuple(self.more_repeats), settings.corpora_dir)
+        if settings.caption_tag:  # a domain tag: every caption's German starts with it
+            src, tgt = self.corpora["multi30k"]
+            self.corpora["multi30k"] = (tagged(src, settings.caption_tag), tgt)
         vocabulary_text = [text for src, tgt in self.corpora.values() for text in src + tgt]
         repeat = {"ding": settings.ding_repeat, **self.more_repeats}
         train = data.ParallelCorpus(
@@ -118,6 +126,8 @@ class TranslationTask:
             ding_dir = data.find_ding(settings.ding_dir)
             self.everyday = self._sliced(data.load_split(ding_dir, "dev")), self._sliced(data.load_split(ding_dir, "test"))
         val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
+        if settings.caption_tag:
+            val, test = (data.ParallelCorpus(tagged(c.src, settings.caption_tag), c.tgt) for c in (val, test))
         if settings.reverse:  # English -> German: every split's sides swapped
             train, val, test = swapped(train), swapped(val), swapped(test)
             if self.everyday is not None:
