@@ -21,6 +21,7 @@ SENTENCE = "Ein Mann fährt Fahrrad."
 def checkpoint_with_evidence(tiny_checkpoint, tmp_path_factory):
     """The tiny checkpoint with an evidence index of three captions and an alarm rule that words decide."""
     from lens.alarm import ALARM_FILE
+    from lens.domain import build_counts, write_counts
     from lens.evidence import build_index, write_index
 
     folder = tmp_path_factory.mktemp("evidence") / "de-en"
@@ -29,6 +30,8 @@ def checkpoint_with_evidence(tiny_checkpoint, tmp_path_factory):
                                                   ["A man rides a bike.", "A man reads.", "Two dogs."])}))
     (folder / ALARM_FILE).write_text(json.dumps({"rule": {"confidence_below": -100.0, "rare_below": 1,
                                                          "rare_share_above": 0.5, "unseen_pairs_above": 1.01}}))
+    write_counts(folder, build_counts(["Ein Mann fährt Fahrrad.", "Ein Mann liest.", "Zwei Hunde."],
+                                      ["Ich möchte ein Bier.", "Wo bist du?", "Ich habe Zeit."]))
     return folder
 
 
@@ -89,6 +92,8 @@ def test_explain_gives_each_sentence_its_training_evidence_and_alarm(client):
     assert known["unfamiliar"] is False and known["reasons"] == []
     assert [w["unseen"] for w in unknown["evidence"]] == [True, True, False, True]
     assert unknown["unfamiliar"] is True and "'möchte' (never)" in unknown["reasons"][0]
+    assert known["domain"]["everyday"] is False and unknown["domain"]["everyday"] is True  # lens/domain.py's guess
+    assert unknown["domain"]["log_odds"] > 0 and "Ich" in unknown["domain"]["words"]
 
 
 def test_a_paragraph_is_translated_sentence_by_sentence(client, reference):
