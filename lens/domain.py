@@ -24,6 +24,7 @@ from .checked_json import (
     checked_object,
     is_finite,
     is_whole,
+    optional,
     read_json,
     refused,
 )
@@ -78,10 +79,11 @@ class DomainGuess:
     def report(self, text: str, shown: int = 4) -> dict:
         """`everyday`, `log_odds` and the words (and "?" or "!") that pulled most towards the guess."""
         odds = self.log_odds(text)
-        sign = 1 if odds > self.threshold else -1
+        everyday = odds > self.threshold
+        sign = 1 if everyday else -1
         words = {t: self.ratios.get(t, self.unseen) for t in _TOKEN.findall(text) if t in "?!" or t[0].isalnum()}
         pulled = sorted((t for t in words if sign * words[t] > 0), key=lambda t: -sign * words[t])[:shown]
-        return {"everyday": odds > self.threshold, "log_odds": round(odds, 2), "words": pulled}
+        return {"everyday": everyday, "log_odds": round(odds, 2), "words": pulled}
 
 
 def guess_from(content: dict) -> DomainGuess:
@@ -125,12 +127,8 @@ def load_domain(model_id: str | Path, revision: str | None = None) -> DomainGues
     that names it, and the page goes without the guess."""
     from model.checkpoint.hub import resolve_file
 
-    from .checked_json import optional
-
     try:
         path = resolve_file(model_id, DOMAIN_FILE, revision=revision)
     except Exception:  # noqa: BLE001 - absent in this checkpoint, or the Hub unreachable: go without
-        return None
-    if path is None:
         return None
     return optional(lambda: read_domain(path), "the page does not guess which kind of German a text is")
