@@ -31,6 +31,7 @@ import ui.step_through
 import ui.translate
 from lens.alarm import load_familiarity
 from lens.confidence import TRAINED_ON
+from lens.domain import domain_file
 from model import CheckpointError, ConfigError
 from translation import Translator
 from ui import lanes, mcp_fairness, public
@@ -96,7 +97,7 @@ if EVERYDAY_ID.lower() != "none" and (os.environ.get("EVERYDAY_MODEL_ID") or Pat
         everyday = Translator(everyday.model, everyday.tokenizer, device="cuda", model_card=everyday.model_card)
     second = ui.translate.SecondModel("also learned everyday German", everyday, load_familiarity(EVERYDAY_ID))
 # The model's files for the page's "compute in my browser" choice (ui/in_browser.py; None: no choice).
-IN_BROWSER = ui.in_browser.served_model(translator, familiarity.rule.confidence_below)
+IN_BROWSER = ui.in_browser.served_model(translator, familiarity.rule.confidence_below, domain_file(MODEL_ID, MODEL_REVISION))
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 

@@ -35,7 +35,8 @@ KINDS = ("captions", "everyday")
 MAX_FILE_BYTES = 16 << 20  # decompressed; the shipped file is about 1 MB
 MAX_DEPTH = 3  # the file -> counts -> one token's two counts
 MAX_COUNT = 10**12
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_TOKEN = re.compile(r"\w+|[^\w\s]")  # ui/static/domain.js writes it for JS
+OFF = "the page does not guess which kind of German a text is"
 
 
 def features(text: str) -> list[str]:
@@ -122,13 +123,26 @@ def read_domain(path: str | Path) -> DomainGuess:
     return guess_from(content)
 
 
-def load_domain(model_id: str | Path, revision: str | None = None) -> DomainGuess | None:
-    """The table of a checkpoint folder or Hub repo, or None where it has none; a refused file is one warning
-    that names it, and the page goes without the guess."""
+def _checked(model_id: str | Path, revision: str | None) -> tuple[Path, DomainGuess] | None:
+    """A checkpoint's domain file and its table, or None where it has none or the file is refused (one warning)."""
     from model.checkpoint.hub import resolve_file
 
     try:
-        path = resolve_file(model_id, DOMAIN_FILE, revision=revision)
+        path = Path(resolve_file(model_id, DOMAIN_FILE, revision=revision))
     except Exception:  # noqa: BLE001 - absent in this checkpoint, or the Hub unreachable: go without
         return None
-    return optional(lambda: read_domain(path), "the page does not guess which kind of German a text is")
+    guess = optional(lambda: read_domain(path), OFF)
+    return None if guess is None else (path, guess)
+
+
+def load_domain(model_id: str | Path, revision: str | None = None) -> DomainGuess | None:
+    """The table of a checkpoint folder or Hub repo, or None where it has none; a refused file is one warning
+    that names it, and the page goes without the guess."""
+    found = _checked(model_id, revision)
+    return found and found[1]
+
+
+def domain_file(model_id: str | Path, revision: str | None = None) -> Path | None:
+    """The checked domain file of a checkpoint (the page's own guess reads a copy: ui/static/domain.js), or None."""
+    found = _checked(model_id, revision)
+    return found and found[0]

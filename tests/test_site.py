@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from data import find_corpus
+from lens.domain import load_domain
 from lens.sentences import split_sentences
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server  # noqa: F401  (fixtures)
 from tokenizer import load_tokenizer
@@ -24,6 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIU
 ODD = ["Emoji 😀👍🏽 und 🇩🇪 🤷‍♀️", "中文字符 日本語", "a\u0000b\u0007c\u001b[0m", "\ufeffBOM", "tab\tneu\nzeile\r\n",
        "<s> </s> <pad> <unk>", "Straße Ärger A\u0308rger", "\u00a0nbsp\u2003em\u3000ideo", "don't I'll", "Zahl١٢٣",
        "x" * 3000, "  zwei  Leerzeichen ", "Dr. Müller kommt am 1. Mai. Ich bin 25. Ich wohne in Berlin. z. B. hier!"]
+EVERYDAY = ["Ich möchte ein Bier.", "Wo ist der Bahnhof?", "Kannst du mir helfen?", "Ich habe keine Zeit.",
+            "Das Wetter ist heute schön.", "Hast du Lust auf ein Bier?", "Wie geht's dir?", "Es regnet seit gestern!"]
 
 
 def val(n: int) -> list[str]:
@@ -80,7 +83,17 @@ def page(site, browser):
 def test_the_site_is_small_and_a_static_space(site):
     url, sizes = site
     assert sum(sizes.values()) <= MAX_BYTES and sizes["weights.safetensors"] < 16 * 2**20
-    assert {"index.html", "README.md", "tokenizer.json", "config.json", "site.json", "static/kernels.wasm"} <= set(sizes)
+    assert {"index.html", "README.md", "tokenizer.json", "config.json", "site.json", "static/kernels.wasm",
+            "domain.json.gz"} <= set(sizes)
+
+
+def test_the_page_guesses_the_kind_of_german_as_the_server_does(page):
+    """lens/domain.py's guess, computed in the page from the checkpoint's file: the same report for every text."""
+    guess = load_domain(CHECKPOINT)
+    texts = val(200) + EVERYDAY + ODD + [""]
+    ours = page.evaluate("(ts) => ts.map((t) => window.attentionLens.domain(t))", texts)
+    assert ours == [guess.report(t) for t in texts]
+    assert sum(r["everyday"] for r in ours[:200]) <= 10 and all(r["everyday"] for r in ours[200:200 + len(EVERYDAY)])
 
 
 def test_greedy_translations_and_maps_equal_the_servers(page, shipped_translator):
@@ -136,7 +149,7 @@ def test_the_inside_views_open_in_the_page_and_the_server_ones_say_so(page):
 
 
 def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
-    handler = page_handler(shipped_translator, None)
+    handler, guess = page_handler(shipped_translator, None), load_domain(CHECKPOINT)
     texts = val(20) + ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Emoji 😀 und Straße."]
     for text in texts:
         server = handler(text, "greedy", 1, 1.0, 128)
@@ -145,7 +158,7 @@ def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
         for a, b in zip(ours["sentences"], server["sentences"]):
             assert (a["translation"], a["tokens"], a["words"]) == (b["translation"], b["tokens"], b["words"]), text
             assert np.allclose(a["probs"], b["probs"], atol=2e-3) and abs(a["mean_log_prob"] - b["mean_log_prob"]) < 2e-3
-            assert a["unfamiliar"] == b["unfamiliar"]
+            assert a["unfamiliar"] == b["unfamiliar"] and a["domain"] == guess.report(b["source"])
         assert {k: ours[k] for k in ("layers", "heads", "max_len", "left_out")} == \
             {k: server[k] for k in ("layers", "heads", "max_len", "left_out")}
 
@@ -170,4 +183,15 @@ def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, serve
     assert "this browser" in page.locator("#result .al-status").inner_text()
     assert page.locator("#result .al-english").inner_text().strip() == "Two dogs are playing in the snow."
     assert asked == [] and page.evaluate("() => window.attentionLens.state().views.translate") == "Zwei Hunde spielen im Schnee."
+    # everyday German, computed here: the page says so itself and tells how to see the everyday model's English
+    before = page.locator("#result .al-result").get_attribute("data-shown")
+    page.locator("#source textarea").fill("Wo ist der Bahnhof?")
+    page.locator("#translate").click()
+    page.wait_for_function("(b) => { const r = document.querySelector('#result .al-result');"
+                           " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
+                           arg=before, timeout=60_000)
+    note = page.locator("#result .al-everyday")
+    expect(note).to_contain_text("like everyday German")
+    expect(note.locator(".al-everyday-second")).to_contain_text("Tick \u201cCompare\u201d")
+    assert asked == [] and not page.locator("#compare input").is_checked()
     page.close()

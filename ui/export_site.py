@@ -4,7 +4,8 @@
 
 DIR gets index.html, the page's scripts and styles (ui/static/, the files the app serves), the weights as
 safetensors (fp16: half the bytes, the same translations: docs/site.md), tokenizer.json, config.json, the
-SIMD kernel and site.json (the decoding rule and alarm threshold of the checkpoint), and a README.md whose
+SIMD kernel, site.json (the decoding rule and alarm threshold of the checkpoint), its guess of which kind of
+German a text is (domain.json.gz, where the checkpoint has one), and a README.md whose
 front matter makes the folder a static Hugging Face Space (`sdk: static`). Any static server serves it:
 `python -m http.server -d DIR`.
 """
@@ -22,6 +23,7 @@ import torch
 from safetensors.torch import save_file
 
 from lens.alarm import load_familiarity
+from lens.domain import DOMAIN_FILE, domain_file
 from lens.standalone import VIEWER_SCRIPTS
 from translation import Translator
 
@@ -96,10 +98,12 @@ def weights_of(translator: Translator, precision: str) -> dict:
             if v.is_floating_point() and not k.startswith("lm_head.")}
 
 
-def model_files(folder: str | Path, translator: Translator, confidence_below: float, precision: str = "fp16") -> dict:
+def model_files(folder: str | Path, translator: Translator, confidence_below: float, precision: str = "fp16",
+                domain: Path | None = None) -> dict:
     """What the page's model reads (inpage.js, AL.loadInPage): weights.safetensors in `precision`, tokenizer.json,
-    config.json and site.json (the decoding rule, the alarm's threshold), written into `folder`; returns
-    site.json's content. The app serves these for its "compute in my browser" choice; export_site adds the page."""
+    config.json, site.json (the decoding rule, the alarm's threshold) and a copy of `domain`, the checkpoint's
+    checked domain file (lens.domain.domain_file), where it has one, written into `folder`; returns site.json's
+    content. The app serves these for its "compute in my browser" choice; export_site adds the page."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     weights = weights_of(translator, precision)
@@ -108,6 +112,9 @@ def model_files(folder: str | Path, translator: Translator, confidence_below: fl
     (out / "config.json").write_text(json.dumps(translator.config.to_dict(), indent=2) + "\n", encoding="utf-8")
     site = {"no_repeat_ngram": translator.no_repeat_ngram, "alarm_rule": {"confidence_below": confidence_below},
             "parameters": f"{sum(v.numel() for v in weights.values()) / 1e6:.1f}M parameters", "precision": precision}
+    if domain is not None:
+        shutil.copy(domain, out / DOMAIN_FILE)
+        site["domain"] = DOMAIN_FILE
     (out / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
     return site
 
@@ -117,7 +124,7 @@ def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", pre
     checked_precision(precision)  # before the checkpoint is loaded
     out = Path(folder)
     translator = Translator.from_pretrained(model, device="cpu")  # the checkpoint's files checked as the app checks them
-    site = model_files(out, translator, load_familiarity(model).rule.confidence_below, precision)
+    site = model_files(out, translator, load_familiarity(model).rule.confidence_below, precision, domain_file(model))
     (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:
         shutil.copy(STATIC / name, out / "static" / name)

@@ -5,7 +5,7 @@
    computed, when each word was decided) are answered here too, through AL.callApi; the others say that they
    need the app's server.
 
-     const lens = await AttentionLens.loadInPage("./", kernels); // config, tokenizer, weights, decoding rule
+     const lens = await AttentionLens.loadInPage("./", kernels); // config, tokenizer, weights, decoding rule, domain
      const payload = await AttentionLens.inPageTranslate(lens, "Ein Hund rennt.", { num_beams: 1 });  */
 (function () {
   "use strict";
@@ -27,8 +27,9 @@
     };
     const [config, tokenizer, weights, site] = await Promise.all([get("config.json"), get("tokenizer.json"),
       get("weights.safetensors", "bytes"), get("site.json")]);
+    const domain = site.domain && AL.readDomain ? await AL.readDomain(await get(site.domain, "bytes")) : null;
     return { config, bpe: new AL.BPE(tokenizer), model: new AL.Transformer(config, AL.readSafetensors(weights), kernels),
-      noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site };
+      noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site, domain };
   };
 
   /** The server's refusals, in its words: null when the text may be translated. */
@@ -104,7 +105,8 @@
     return { ids, out, input, truncated, maps, probs: steps.map((s) => s.prob) };
   }
 
-  /** The sentence's payload, as lens/payload.sentence_payload writes it (no training-data evidence here). */
+  /** The sentence's payload, as lens/payload.sentence_payload writes it (no training-data evidence here; which kind
+      of German it reads like where the checkpoint has the guess: domain.js). */
   function sentencePayload(lens, source, e) {
     const { bpe, rule } = lens, tokens = { src: bpe.labels(e.ids), tgt: bpe.labels(e.out), in: bpe.labels(e.input) };
     const meanLogProb = e.probs.length ? e.probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / e.probs.length : 0;
@@ -115,7 +117,7 @@
       source, translation: strip(bpe.decode(e.out.filter((i) => !special.has(i)))), truncated: e.truncated, tokens,
       words: { src: wordsOf(bpe, e.ids, tokens.src), tgt: wordsOf(bpe, e.out, tokens.tgt), in: wordsOf(bpe, e.input, tokens.in) },
       probs: e.probs.map((p) => Math.round(p * 1000) / 1000), mean_log_prob: Math.round(meanLogProb * 1000) / 1000,
-      unfamiliar: reasons.length > 0, reasons, evidence: [],
+      unfamiliar: reasons.length > 0, reasons, evidence: [], ...(lens.domain ? { domain: lens.domain.report(source) } : {}),
       maps: { encoder: quantize(e.maps.encoder), decoder: quantize(e.maps.decoder), cross: quantize(e.maps.cross) },
     };
   }

@@ -433,6 +433,8 @@ interface PublicApi {
   maps?(): Record<string, number[]>[];
   pieces?(text: string): number[];
   sentences?(text: string): string[];
+  /** The static site: lens/domain.py's report on a text (null without the checkpoint's guess). */
+  domain?(text: string): { everyday: boolean; log_odds: number; words: string[] } | null;
 }
 
 /** A DOM element with a class and text (draw.js): typed by its tag. */
@@ -499,6 +501,9 @@ interface AttentionLens {
   topk(row: ArrayLike<number>, k: number): [number, number][];
   logSoftmax(row: ArrayLike<number>): Float32Array;
   splitSentences(text: string): string[];
+  domainFeatures(text: string): string[];
+  domainGuess(content: any): DomainGuess;
+  readDomain(bytes: ArrayBuffer): Promise<DomainGuess | null>;
   /** Python's str.strip (its whitespace). */
   pyStrip(text: string): string;
   loadInPage(base: string, kernels?: { memory: WebAssembly.Memory; linear: Function } | null): Promise<InPageLens>;
@@ -640,7 +645,14 @@ interface InPageTokenizer {
   labels(ids: number[]): string[];
 }
 
-/** What AL.loadInPage loads: the model, its tokenizer and its decoding rule. */
+/** lens/domain.py's guess of which kind of German a text is (domain.js). */
+interface DomainGuess {
+  threshold: number;
+  logOdds(text: string): number;
+  report(text: string, shown?: number): { everyday: boolean; log_odds: number; words: string[] };
+}
+
+/** What AL.loadInPage loads: the model, its tokenizer, its decoding rule and its domain guess (or null). */
 interface InPageLens {
   config: any;
   bpe: InPageTokenizer;
@@ -648,5 +660,6 @@ interface InPageLens {
   noRepeat: number;
   rule: { confidence_below: number };
   site: any;
+  domain: DomainGuess | null;
   lastMaps?: Record<string, Float32Array>[];
 }

@@ -177,14 +177,20 @@
   let secondShown = null; // the compared model's last explanation
 
   /** The everyday note of the main result gets the compared model's translation of the same text, and where
-      its maps are (beside this one, or below on a narrow screen). */
+      its maps are (beside this one, or below on a narrow screen); while the comparison is off (the visitor
+      unticked it, or the page computed the text itself), how to see it. */
   function fillEveryday() {
     const note = $("#result .al-everyday"), main = mainResult();
-    if (!note || !main || !main.viewer.explanation || !secondShown) return;
+    if (!note || !main || !main.viewer.explanation) return;
     const text = (x) => x.sentences.map((s) => s.source).join(" ");
-    if (text(secondShown) !== text(main.viewer.explanation)) return;
     const line = note.querySelector(".al-everyday-second") || note.appendChild(document.createElement("div"));
     line.className = "al-everyday-second";
+    if (!secondShown || text(secondShown) !== text(main.viewer.explanation)) {
+      const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
+      line.textContent = tick && !tick.checked ? "Tick \u201cCompare\u201d below the sentence box to see what the model " +
+        "that also learned everyday German writes (the server translates it)." : "";
+      return;
+    }
     const first = $("#result"), other = $("#second-result");
     const beside = first && other && other.getBoundingClientRect().left >= first.getBoundingClientRect().right - 5;
     const english = document.createElement("b");
