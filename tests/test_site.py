@@ -192,6 +192,6 @@ def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, serve
                            arg=before, timeout=60_000)
     note = page.locator("#result .al-everyday")
     expect(note).to_contain_text("like everyday German")
-    expect(note.locator(".al-everyday-second")).to_contain_text("Tick \u201cCompare\u201d")
+    expect(note.locator(".al-everyday-second")).to_contain_text("Tick \u201cCompare with the model")
     assert asked == [] and not page.locator("#compare input").is_checked()
     page.close()

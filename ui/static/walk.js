@@ -187,8 +187,8 @@
     line.className = "al-everyday-second";
     if (!secondShown || text(secondShown) !== text(main.viewer.explanation)) {
       const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
-      line.textContent = tick && !tick.checked ? "Tick \u201cCompare\u201d below the sentence box to see what the model " +
-        "that also learned everyday German writes (the server translates it)." : "";
+      line.textContent = tick && !tick.checked ? "Tick \u201cCompare with the model that also learned everyday German\u201d " +
+        "above to see its English (the server translates it)." : "";
       return;
     }
     const first = $("#result"), other = $("#second-result");
