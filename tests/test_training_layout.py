@@ -146,6 +146,8 @@ def test_the_whole_tree_has_no_import_circle_and_keeps_its_layers():
                 assert not module.startswith(("compiled", "translation", "lens", "ui")), where
             if top == "compiled":
                 assert not module.startswith(("translation", "lens", "ui")), where
+            if top == "translation":
+                assert not module.startswith(("lens", "ui", "training")), where
             if top != "tests":
                 assert not module.startswith("tests"), where
             assert not module.startswith("bench") or top == "bench", where
