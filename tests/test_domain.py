@@ -11,6 +11,7 @@ from lens.checked_json import CheckpointFileError
 from lens.domain import (
     DOMAIN_FILE,
     build_counts,
+    domain_file,
     features,
     guess_from,
     load_domain,
@@ -88,6 +89,10 @@ def test_a_file_nested_deep_or_not_gzip_is_refused_and_the_checkpoint_goes_witho
         assert load_domain(tmp_path) is None
     assert DOMAIN_FILE in caplog.text and "does not guess" in caplog.text
     assert load_domain(tmp_path / "nowhere") is None
+    # the page's own guess gets a copy of the file only where it is checked (ui/export_site.model_files)
+    assert domain_file(tmp_path) is None and domain_file(tmp_path / "nowhere") is None
+    write_counts(tmp_path, build_counts(CAPTIONS, EVERYDAY))
+    assert domain_file(tmp_path) == tmp_path / DOMAIN_FILE
 
 
 def test_the_shipped_table_reads_everyday_german_and_captions_apart():
