@@ -1,0 +1,56 @@
+"""Time travel across fine-tuning (training/lineage.py): a run started from another checkpoint lists that
+checkpoint's snapshots, its final weights, then its own snapshots counted on from there, each loadable."""
+
+import json
+
+import pytest
+import torch
+
+import train
+from lens.snapshots import list_snapshots, load_snapshot
+from model import Transformer
+from tests.corpus import needs_corpus, tiny_run
+from training import lineage
+
+
+@pytest.fixture(scope="module")
+def base_and_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lineage")
+    base, run = root / "base", root / "run"
+    assert train.main(tiny_run(base, root / "w-base", 4, 2, "0,2", "--max-eval-sentences", "5",
+                               "--vocab-size", "500", "--num-beams", "1", "--skip-test")) == 0
+    assert train.main(tiny_run(run, root / "w-run", 3, 3, "1,2", "--max-eval-sentences", "5", "--num-beams", "1",
+                               "--skip-test", "--init-from", str(base))) == 0
+    return base, run
+
+
+@needs_corpus
+def test_the_run_lists_the_base_history_then_its_own_steps(base_and_run):
+    base, run = base_and_run
+    before = {s.step for s in list_snapshots(run)}
+    lineage.main(["--base", str(base), "--run", str(run), "--base-phase", "captions", "--phase", "both"])
+    snapshots = list_snapshots(run)
+    start = lineage.final_step(base, lineage.read_entries(base))
+    assert start == 4 and before == {1, 2}  # the final weights are no snapshot of their own
+    assert [s.step for s in snapshots] == [0, 2, 4, 5, 6, 7]  # the base's 0, 2 and final 4; the run's 1, 2, final 3
+    index = json.loads((run / "snapshots" / "index.json").read_text())["snapshots"]
+    assert [e["phase"] for e in index] == ["captions"] * 3 + ["both"] * 3
+    assert json.loads((run / "results.json").read_text())["snapshots"][3]["step"] == 5
+    # the base's final weights, in fp16, are the snapshot at its step; the run's last entry is the run itself
+    at_start = Transformer.from_pretrained(snapshots[2].path)
+    torch.testing.assert_close(at_start.embed.weight, Transformer.from_pretrained(base).embed.weight, atol=1e-3, rtol=1e-3)
+    assert not torch.equal(at_start.embed.weight, Transformer.from_pretrained(snapshots[3].path).embed.weight)
+    for snapshot in snapshots:
+        assert isinstance(load_snapshot(run, snapshot).translate("Ein Hund.", num_beams=1), str)
+
+
+@needs_corpus
+def test_extending_twice_changes_nothing_and_a_bad_base_is_refused(base_and_run, tmp_path, capsys):
+    base, run = base_and_run
+    lineage.main(["--base", str(base), "--run", str(run)])
+    first = (run / "snapshots" / "index.json").read_text()
+    lineage.main(["--base", str(base), "--run", str(run)])
+    assert (run / "snapshots" / "index.json").read_text() == first
+    with pytest.raises(SystemExit):
+        lineage.main(["--base", str(tmp_path), "--run", str(run)])
+    assert "not a checkpoint folder" in capsys.readouterr().err

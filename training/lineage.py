@@ -1,0 +1,121 @@
+"""Time travel across fine-tuning: a run that started from another checkpoint (`train.py --init-from`) gets
+that checkpoint's snapshots, its final weights as one more snapshot, and then its own snapshots with their
+steps counted on from there, so the slider runs from the untrained model to the fine-tuned one.
+
+    python -m training.lineage --base checkpoints/de-en --run runs/everyday/default-ft/checkpoint \
+        --base-phase captions --phase "captions + everyday"
+
+Each index entry gets `phase`, the name of the training it belongs to. The run's own snapshot folders are
+renamed to their new steps; the base's are copied. Rerunning it on a run it has already extended changes
+nothing (its entries say `phase` already).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+from lens.snapshots import FOLDER, INDEX_FILE, revision_name
+from translation import Translator
+
+from .files import replace_folder, write_text
+from .snapshots import write_index
+from .tasks import half_copy
+
+FINAL = ".."  # an index entry whose path is this is the checkpoint's own final weights
+
+
+def read_entries(checkpoint: Path) -> list[dict]:
+    """The snapshot index of a checkpoint folder (an empty list where it has none)."""
+    index = checkpoint / FOLDER / INDEX_FILE
+    if not index.is_file():
+        return []
+    entries = json.loads(index.read_text(encoding="utf-8")).get("snapshots")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("step"), int) for e in entries):
+        raise ValueError(f"{index} is not a snapshot index: every entry needs a whole 'step'")
+    return entries
+
+
+def final_step(checkpoint: Path, entries: list[dict]) -> int:
+    """The step of a checkpoint's final weights: its index's final entry, else the steps its results record."""
+    for entry in entries:
+        if entry.get("path") == FINAL:
+            return entry["step"]
+    results = json.loads((checkpoint / "results.json").read_text(encoding="utf-8"))
+    return int(results["training"]["steps"])
+
+
+def base_final_snapshot(base: Path, root: Path, step: int, phase: str, figures: dict) -> dict:
+    """The base checkpoint's final weights, in fp16, as the snapshot folder of `step` under `root`."""
+    translator = Translator.from_pretrained(base, device="cpu")
+    entry = {"step": step, "revision": revision_name(step), "path": revision_name(step), "phase": phase, **figures}
+    tmp = root / f".{revision_name(step)}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    Translator(half_copy(translator.model), translator.tokenizer).save_pretrained(tmp, card_info={"snapshot": entry})
+    replace_folder(tmp, root / revision_name(step))
+    return entry
+
+
+def extend(base: Path, run: Path, base_phase: str, phase: str) -> list[dict]:
+    """Write `run`'s snapshot index as the base's history followed by its own; return the new entries."""
+    own = read_entries(run)
+    if any("phase" in e for e in own):
+        return own  # extended already
+    base_entries = read_entries(base)
+    start = final_step(base, base_entries)
+    root = run / FOLDER
+    root.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for entry in sorted(own, key=lambda e: -e["step"]):  # the last first: a new name never meets one still to move
+        step = entry["step"] + start
+        # the run's step 0 is the base's final weights
+        moved = {**entry, "step": step, "phase": phase if entry["step"] else base_phase}
+        if entry.get("path") != FINAL:
+            (root / entry["path"]).rename(root / revision_name(step))
+            moved.update(path=revision_name(step), revision=revision_name(step))
+        entries.append(moved)
+    for entry in base_entries:
+        if entry.get("path") != FINAL:
+            shutil.copytree(base / FOLDER / entry["path"], root / entry["path"], dirs_exist_ok=True)
+            entries.append({**entry, "phase": entry.get("phase", base_phase)})
+    end = start + final_step(run, own)
+    if not any(e["step"] == end for e in entries):  # the run's own final weights, the slider's last point
+        entries.append({"step": end, "revision": "main", "path": FINAL, "final": True, "phase": phase})
+    if not any(e["step"] == start for e in entries):  # the base's final weights, unless the run kept them at its step 0
+        figures = next(({k: v for k, v in e.items() if k in ("val_loss", "val_bleu", "everyday_dev_bleu")}
+                        for e in base_entries if e.get("path") == FINAL), {})
+        entries.append(base_final_snapshot(base, root, start, base_phase, figures))
+    write_index(root, entries)
+    record_in_results(run, sorted(entries, key=lambda e: e["step"]))
+    return sorted(entries, key=lambda e: e["step"])
+
+
+def record_in_results(run: Path, entries: list[dict]) -> None:
+    """results.json's `snapshots` list, as the index now has it."""
+    path = run / "results.json"
+    if not path.is_file():
+        return
+    results = json.loads(path.read_text(encoding="utf-8"))
+    results["snapshots"] = [{k: e.get(k) for k in ("step", "revision", "path", "phase", "val_loss", "val_bleu")}
+                            for e in entries]
+    write_text(path, json.dumps(results, indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, type=Path, help="the checkpoint folder the run started from")
+    parser.add_argument("--run", required=True, type=Path, help="the fine-tuned run's checkpoint folder")
+    parser.add_argument("--base-phase", default="captions", help="what the base learned, as the page names it")
+    parser.add_argument("--phase", default="captions + everyday", help="what the run learned, as the page names it")
+    args = parser.parse_args(argv)
+    for folder in (args.base, args.run):
+        if not (folder / "model.safetensors").is_file():
+            parser.error(f"{folder} is not a checkpoint folder (no model.safetensors)")
+    for entry in extend(args.base, args.run, args.base_phase, args.phase):
+        print(f"step {entry['step']:>6,}  {entry['phase']:<22}  {entry.get('path')}")
+
+
+if __name__ == "__main__":
+    main()
