@@ -42,6 +42,7 @@ class Snapshot:
     path: str | None = None  # local checkpoint folder
     val_loss: float | None = None
     val_bleu: float | None = None
+    phase: str | None = None  # what the training learned then, where a run continued another (training/lineage.py)
 
 
 def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Snapshot]:
@@ -57,7 +58,8 @@ def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Sn
     for name in branches:
         step = int(BRANCH.match(name).group(1))
         entry = figures.get(step, {})
-        snapshots.append(Snapshot(step, revision=name, val_loss=entry.get("val_loss"), val_bleu=entry.get("val_bleu")))
+        snapshots.append(Snapshot(step, revision=name, val_loss=entry.get("val_loss"), val_bleu=entry.get("val_bleu"),
+                                  phase=entry.get("phase") if isinstance(entry.get("phase"), str) else None))
     return sorted(snapshots, key=lambda s: s.step)
 
 
@@ -123,7 +125,8 @@ def checked_entry(entry, root: Path, index: Path) -> Snapshot:
         raise ValueError(f"{index}: the entry of step {step} has no 'path' inside {root.parent}: {name!r}")
     figures = {k: entry.get(k) if isinstance(entry.get(k), (int, float)) else None for k in ("val_loss", "val_bleu")}
     revision = entry.get("revision") if isinstance(entry.get("revision"), str) else None
-    return Snapshot(step, revision=revision, path=str(root / name), **figures)
+    phase = entry.get("phase") if isinstance(entry.get("phase"), str) else None
+    return Snapshot(step, revision=revision, path=str(root / name), phase=phase, **figures)
 
 
 def _hub_index(repo_id: str, revision: str | None) -> dict[int, dict]:

@@ -11,6 +11,7 @@ from lens.snapshots import list_snapshots, load_snapshot
 from model import Transformer
 from tests.corpus import needs_corpus, tiny_run
 from training import lineage
+from ui import time_travel
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +36,8 @@ def test_the_run_lists_the_base_history_then_its_own_steps(base_and_run):
     assert [s.step for s in snapshots] == [0, 2, 4, 5, 6, 7]  # the base's 0, 2 and final 4; the run's 1, 2, final 3
     index = json.loads((run / "snapshots" / "index.json").read_text())["snapshots"]
     assert [e["phase"] for e in index] == ["captions"] * 3 + ["both"] * 3
+    assert [s.phase for s in snapshots] == ["captions"] * 3 + ["both"] * 3  # what the time-travel slider says
+    assert time_travel.entry(snapshots[-1])["phase"] == "both"
     assert json.loads((run / "results.json").read_text())["snapshots"][3]["step"] == 5
     # the base's final weights, in fp16, are the snapshot at its step; the run's last entry is the run itself
     at_start = Transformer.from_pretrained(snapshots[2].path)

@@ -46,7 +46,7 @@ def cache_size() -> int:
 
 
 def entry(snapshot) -> dict:
-    return {"step": snapshot.step, "val_bleu": snapshot.val_bleu, "val_loss": snapshot.val_loss}
+    return {"step": snapshot.step, "val_bleu": snapshot.val_bleu, "val_loss": snapshot.val_loss, "phase": snapshot.phase}
 
 
 def shown_name(root) -> str:

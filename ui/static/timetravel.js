@@ -111,7 +111,8 @@
       this.current = i; this.touched = this.touched || !!x.text;
       this.slider.value = i;
       const bleu = s.val_bleu === null || s.val_bleu === undefined ? "" : " \u00b7 val BLEU " + s.val_bleu.toFixed(1);
-      this.label.textContent = "step " + s.step + " (" + (i + 1) + " of " + snaps.length + ")" + bleu;
+      const phase = s.phase ? " \u00b7 learning " + s.phase : ""; // a run that continued another says which part
+      this.label.textContent = "step " + s.step + " (" + (i + 1) + " of " + snaps.length + ")" + phase + bleu;
       const ready = !!s.explanation;
       this.root.classList.toggle("al-empty", !ready);
       this.root.classList.toggle("al-h-waiting", !!x.text && !ready && !x.error);
