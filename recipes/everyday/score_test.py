@@ -7,6 +7,7 @@ everyday_test_hypotheses.txt) and the figures in its results.json under results.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -40,4 +41,9 @@ def main(folder: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1])))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("checkpoint", type=Path, help="a checkpoint folder with its results.json")
+    folder = parser.parse_args().checkpoint
+    if not (folder / "results.json").is_file():
+        parser.error(f"{folder} holds no results.json: not a checkpoint folder written by train.py")
+    sys.exit(main(folder))
