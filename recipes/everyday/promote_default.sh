@@ -1,0 +1,26 @@
+#!/bin/bash
+# Make a fine-tuned run of recipes/everyday/default-ft.sh the default checkpoint: every file the app reads beside
+# the weights, written for it, in runs/everyday/promoted/de-en, and, with --install, moved to checkpoints/de-en
+# (the captions model it started from stays loadable there as snapshots/step-NNNNN). The test sets are scored
+# here, once. Usage: recipes/everyday/promote_default.sh RUN_CHECKPOINT [--install]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export MULTI30K_DIR=${MULTI30K_DIR:-../shared/data/multi30k}
+RUN=${1:?usage: promote_default.sh RUN_CHECKPOINT [--install]}
+BASE=${BASE:-checkpoints/de-en}
+OUT=runs/everyday/promoted/de-en
+[ -f "$RUN/model.safetensors" ] || { echo "$RUN is not a checkpoint folder (no model.safetensors)" >&2; exit 2; }
+rm -rf "$OUT" && mkdir -p "$(dirname "$OUT")" && cp -r "$RUN" "$OUT"
+cp "$BASE/levers.json" "$OUT/"                        # the lever sweep that chose the base's recipe
+python -m training.lineage --base "$BASE" --run "$OUT" --base-phase captions --phase "captions + everyday"
+python -m training.domain --checkpoint "$OUT"            # the domain guess: from the corpora, not the weights
+python -m training.shortlist --checkpoint "$OUT" --corpus multi30k+ding  # the captions and the Ding sentences
+python recipes/head_importance.py --checkpoint "$OUT" --threads 2
+python recipes/everyday/repetition.py "$OUT" --values 0,3 # the rule ships as decoding.json (no_repeat_ngram)
+echo '{"no_repeat_ngram": 3}' > "$OUT/decoding.json"
+python recipes/alarm.py --checkpoint "$OUT" --write
+python recipes/everyday/score_test.py "$OUT"              # once
+if [ "${2:-}" = "--install" ]; then
+  rm -rf "$BASE.old" && mv "$BASE" "$BASE.old" && mv "$OUT" "$BASE" && rm -rf "$BASE.old"
+  echo "installed $BASE"
+fi
