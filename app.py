@@ -30,8 +30,8 @@ import ui.time_travel
 import ui.step_through
 import ui.translate
 from lens.alarm import load_familiarity
-from lens.confidence import TRAINED_ON
 from lens.domain import domain_file
+from lens.provenance import checkpoint_provenance
 from model import CheckpointError, ConfigError
 from translation import Translator
 from ui import lanes, mcp_fairness, public
@@ -76,6 +76,8 @@ translator = load_required(MODEL_ID, MODEL_REVISION,
 familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
 # What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
 FIRST_VISIT = ui.translate.first_visit(translator, familiarity)
+# What the default model learned from, in the page's words (its results.json; captions only where it has none).
+LEARNED = checkpoint_provenance(MODEL_ID, MODEL_REVISION)
 if torch.cuda.is_available():
     translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
 # ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the compiled decoder step is loaded
@@ -104,10 +106,10 @@ THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_m
 # delete_cache: any file a view ever writes is swept within the hour (none does today).
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
     gr.HTML(f"<header id='page-header' data-in-browser='{IN_BROWSER or ''}'><h1>Attention Lens</h1><p>German → English by a "
-            f"hand-written Transformer, and the attention behind every word. <b>{TRAINED_ON}</b> "
+            f"hand-written Transformer, and the attention behind every word. <b>{LEARNED.header}</b> "
             "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
             padding=False)
-    ui.translate.build(translator, familiarity, second, FIRST_VISIT)
+    ui.translate.build(translator, familiarity, second, FIRST_VISIT, learned=LEARNED.label)
     # Each view opens from the picture of the model (ui/static/spine.js), the walk or a link: closed until then.
     with gr.Column(elem_id="view-step", elem_classes=["al-view", "al-closed"]):
         ui.step_through.build(translator, familiarity)

@@ -13,7 +13,6 @@ import numpy as np
 # the 5th percentile of the 1,014 val captions (beam 4): 5% of captions are flagged, and 37 of
 # the 40 other-domain sentences of recipes/confidence.py (run it again for a new checkpoint).
 UNFAMILIAR_BELOW = -0.52
-TRAINED_ON = "Trained only on 29,000 captions of photos (Multi30k): other German gets a rougher translation."
 
 
 def mean_log_prob(target_probs: np.ndarray) -> float:

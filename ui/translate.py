@@ -7,6 +7,7 @@ view and token locally. Nothing is kept per user on the server.
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from lens import cost
 from lens.alarm import Familiarity
 from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, explain_text
 from lens.payload import page_payload
+from lens.provenance import CAPTIONS_ONLY
 from translation import Translator
 
 from .assets import viewer_component
@@ -87,9 +89,10 @@ class SecondModel:
 
 
 def build(translator: Translator, familiarity: Familiarity | None = None, second: SecondModel | None = None,
-          initial: tuple[str, dict] | None = None) -> dict:
+          initial: tuple[str, dict] | None = None, learned: str = CAPTIONS_ONLY.label) -> dict:
     """The view's widgets and events; returns its input widgets for other views to read. `initial`
-    (first_visit's text and explanation) fills the page before any click."""
+    (first_visit's text and explanation) fills the page before any click; `learned` names the default model's
+    training data over its translation (lens/provenance.py)."""
     config = translator.config
     run = page_handler(translator, familiarity)
 
@@ -121,7 +124,7 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
                           "by side", visible=second is not None, elem_id="compare")
     with gr.Row(elem_id="results-row", equal_height=False):
         with gr.Column(min_width=300):
-            first_label = gr.HTML("<div class='al-model-label'><b>The default model</b>: trained on captions</div>",
+            first_label = gr.HTML(f"<div class='al-model-label'><b>The default model</b>: {html.escape(learned)}</div>",
                                   visible=False, padding=False)
             result = viewer_component(elem_id="result", min_height=560,  # the space is kept from the start: no shift
                                       value=initial[1] if initial else None)

@@ -103,7 +103,7 @@
   function everydayText(which, words) {
     const named = { "?": "a question mark", "!": "an exclamation mark" };
     const listed = words.map((w) => named[w] || "\u201c" + w + "\u201d").join(", ");
-    return which.replace(/ is$/, " reads") + " like everyday German, not like the photo captions this model learned from" +
+    return which.replace(/ is$/, " reads") + " like everyday German rather than like a photo caption, the German this model learned most from" +
       (listed ? " (" + listed + ": far more common in everyday sentences)" : "") + ".";
   }
 
@@ -116,7 +116,7 @@
       if (s.unfamiliar && s.reasons && s.reasons.length) {
         out.push(["al-unfamiliar", AL.unfamiliarText(which, s.reasons)]);
       } else if (s.unfamiliar) {
-        out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike the captions this model learned from: expect a rough " +
+        out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike most of what this model learned from: expect a rough " +
           "translation (the model's mean log-probability per piece is " + s.mean_log_prob.toFixed(3) +
           "; 95% of the captions it was tested on score above " + x.threshold + ")."]);
       }

@@ -1,0 +1,46 @@
+"""What a checkpoint learned from, in the page's words, read from the `data` that train.py records in its
+results.json: the page header says it, and the label over the default model's translation names it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from model.checkpoint.hub import CheckpointError, resolve_file
+
+CAPTIONS = "29,000 captions of photos (Multi30k)"
+MORE = {"games": "game dialogue", "software": "software messages", "libreoffice": "LibreOffice's help",
+        "backtranslated": "back-translated example phrases"}  # training.parallel_text's corpora, as the page names them
+
+
+@dataclass(frozen=True)
+class Provenance:
+    header: str  # one sentence for the page header
+    label: str  # a few words over the model's translation, after "The default model:"
+
+
+CAPTIONS_ONLY = Provenance(f"Trained only on {CAPTIONS}: other German gets a rougher translation.",
+                           "trained on captions")
+
+
+def provenance(data: dict | None) -> Provenance:
+    """The words for a run's recorded `data`: captions only, or captions with the everyday corpora."""
+    everyday = (data or {}).get("everyday")
+    if not isinstance(everyday, dict):
+        return CAPTIONS_ONLY
+    more = [MORE.get(name, name) for name in sorted((data or {}).get("more_corpora") or {})]
+    extra = f" (and {', '.join(more)})" if more else ""
+    return Provenance(f"Trained on {CAPTIONS} and on everyday example sentences of the Ding dictionary{extra}: "
+                      "it knows captions best, and German unlike both gets a rougher translation.",
+                      "trained on captions and everyday German")
+
+
+def checkpoint_provenance(model_id: str | Path, revision: str | None = None) -> Provenance:
+    """The words for a checkpoint folder or Hub repo; captions only where its results.json is missing or unreadable
+    (a checkpoint saved outside train.py records no data)."""
+    try:
+        results = json.loads(resolve_file(model_id, "results.json", revision=revision).read_text(encoding="utf-8"))
+    except (CheckpointError, OSError, ValueError):
+        return CAPTIONS_ONLY
+    return provenance(results.get("data") if isinstance(results, dict) else None)

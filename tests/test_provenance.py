@@ -1,0 +1,21 @@
+"""What the page says the default model learned from (lens/provenance.py): read from the data train.py records."""
+
+import json
+
+from lens.provenance import CAPTIONS_ONLY, checkpoint_provenance, provenance
+
+
+def test_captions_only_and_both_corpora_are_told_apart():
+    assert provenance({"corpus": "Multi30k", "train_pairs": 29000}) is CAPTIONS_ONLY
+    both = provenance({"corpus": "Multi30k + Ding + games", "everyday": {"name": "Ding example sentences"},
+                       "more_corpora": {"games": 1, "software": 2}})
+    assert "everyday example sentences of the Ding dictionary (and game dialogue, software messages)" in both.header
+    assert both.label == "trained on captions and everyday German" and "29,000 captions" in both.header
+
+
+def test_a_checkpoint_without_readable_results_reads_as_captions_only(tmp_path):
+    assert checkpoint_provenance(tmp_path) is CAPTIONS_ONLY  # no results.json
+    (tmp_path / "results.json").write_text("{not json")
+    assert checkpoint_provenance(tmp_path) is CAPTIONS_ONLY
+    (tmp_path / "results.json").write_text(json.dumps({"data": {"everyday": {"repeat": 3}}}))
+    assert checkpoint_provenance(tmp_path).label == "trained on captions and everyday German"
