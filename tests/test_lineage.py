@@ -39,6 +39,7 @@ def test_the_run_lists_the_base_history_then_its_own_steps(base_and_run):
     assert [s.phase for s in snapshots] == ["captions"] * 3 + ["both"] * 3  # what the time-travel slider says
     assert time_travel.entry(snapshots[-1])["phase"] == "both"
     assert json.loads((run / "results.json").read_text())["snapshots"][3]["step"] == 5
+    assert index[-1]["path"] == ".." and isinstance(index[-1]["val_bleu"], float)  # the kept weights, their figures
     # the base's final weights, in fp16, are the snapshot at its step; the run's last entry is the run itself
     at_start = Transformer.from_pretrained(snapshots[2].path)
     torch.testing.assert_close(at_start.embed.weight, Transformer.from_pretrained(base).embed.weight, atol=1e-3, rtol=1e-3)

@@ -47,6 +47,25 @@ def final_step(checkpoint: Path, entries: list[dict]) -> int:
     return int(results["training"]["steps"])
 
 
+def final_weights(checkpoint: Path) -> dict:
+    """The evaluated step whose weights a run kept as its final ones, with its figures: where results.json says
+    the best were kept, the first step with the highest score among the loop's evaluations in metrics.jsonl
+    (val_bleu_mean where the run had everyday dev text, else val_bleu); otherwise the last step. {} where the
+    run recorded no evaluations."""
+    metrics = checkpoint / "metrics.jsonl"
+    results = json.loads((checkpoint / "results.json").read_text(encoding="utf-8"))
+    every, last = results["settings"].get("eval_every") or 1, results["training"]["steps"]
+    rows = [json.loads(line) for line in metrics.read_text(encoding="utf-8").splitlines() if line.strip()] \
+        if metrics.is_file() else []
+    rows = [r for r in rows if isinstance(r.get("val_bleu"), (int, float)) and (r["step"] % every == 0 or r["step"] == last)]
+    if not rows:
+        return {}
+    key = "val_bleu_mean" if "val_bleu_mean" in rows[-1] else "val_bleu"
+    best = results["training"].get("weights") == "best"  # the loop keeps a new best only when it is higher
+    row = max(rows, key=lambda r: r.get(key, float("-inf"))) if best else rows[-1]
+    return {k: row[k] for k in ("step", "val_loss", "val_bleu", "everyday_dev_bleu") if k in row}
+
+
 def base_final_snapshot(base: Path, root: Path, step: int, phase: str, figures: dict) -> dict:
     """The base checkpoint's final weights, in fp16, as the snapshot folder of `step` under `root`."""
     translator = Translator.from_pretrained(base, device="cpu")
@@ -80,9 +99,11 @@ def extend(base: Path, run: Path, base_phase: str, phase: str) -> list[dict]:
         if entry.get("path") != FINAL:
             shutil.copytree(base / FOLDER / entry["path"], root / entry["path"], dirs_exist_ok=True)
             entries.append({**entry, "phase": entry.get("phase", base_phase)})
-    end = start + final_step(run, own)
-    if not any(e["step"] == end for e in entries):  # the run's own final weights, the slider's last point
-        entries.append({"step": end, "revision": "main", "path": FINAL, "final": True, "phase": phase})
+    if not any(e.get("path") == FINAL for e in own):  # the run's final weights, at the step they were kept from
+        figures = final_weights(run) or {"step": final_step(run, own)}
+        end = start + figures.pop("step")
+        if not any(e["step"] == end for e in entries):
+            entries.append({"step": end, "revision": "main", "path": FINAL, "final": True, "phase": phase, **figures})
     if not any(e["step"] == start for e in entries):  # the base's final weights, unless the run kept them at its step 0
         figures = next(({k: v for k, v in e.items() if k in ("val_loss", "val_bleu", "everyday_dev_bleu")}
                         for e in base_entries if e.get("path") == FINAL), {})
