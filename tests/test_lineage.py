@@ -2,6 +2,8 @@
 checkpoint's snapshots, its final weights, then its own snapshots counted on from there, each loadable."""
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -58,3 +60,23 @@ def test_extending_twice_changes_nothing_and_a_bad_base_is_refused(base_and_run,
     with pytest.raises(SystemExit):
         lineage.main(["--base", str(tmp_path), "--run", str(run)])
     assert "not a checkpoint folder" in capsys.readouterr().err
+
+
+@needs_corpus
+def test_the_last_point_is_the_step_whose_weights_were_kept(base_and_run, tmp_path):
+    base, run = base_and_run
+    fresh = tmp_path / "run"
+    shutil.copytree(run, fresh)
+    shutil.rmtree(fresh / "snapshots")  # the run's own snapshots (steps 1 and 2) as train.py wrote them
+    shutil.copytree(run.parent / "w-run" / "snapshots", fresh / "snapshots")
+    results = json.loads((fresh / "results.json").read_text())
+    results["settings"]["eval_every"], results["training"]["weights"] = 1, "best"
+    (fresh / "results.json").write_text(json.dumps(results))
+    rows = [{"step": 1, "val_bleu": 9.0, "val_bleu_mean": 6.0}, {"step": 2, "val_bleu": 8.0, "val_bleu_mean": 5.0},
+            {"step": 3, "val_bleu": 9.0, "val_bleu_mean": 6.0}]  # a tie: the loop kept the first
+    (fresh / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    lineage.extend(base, fresh, "captions", "both")
+    snapshots = list_snapshots(fresh)
+    assert [s.step for s in snapshots] == [0, 2, 4, 5]  # the run's step 1 is its kept weights: the last point
+    assert snapshots[-1].val_bleu == 9.0 and Path(snapshots[-1].path).resolve() == fresh.resolve()
+    assert not (fresh / "snapshots" / "step-00006").exists()  # taken after the kept weights: left out

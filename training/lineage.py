@@ -1,6 +1,7 @@
 """Time travel across fine-tuning: a run that started from another checkpoint (`train.py --init-from`) gets
 that checkpoint's snapshots, its final weights as one more snapshot, and then its own snapshots with their
-steps counted on from there, so the slider runs from the untrained model to the fine-tuned one.
+steps counted on from there, so the slider runs from the untrained model to the fine-tuned one. The last
+point is the run's own final weights, at the step they were kept from; snapshots after it are left out.
 
     python -m training.lineage --base checkpoints/de-en --run runs/everyday/default-ft/checkpoint \
         --base-phase captions --phase "captions + everyday"
@@ -102,8 +103,9 @@ def extend(base: Path, run: Path, base_phase: str, phase: str) -> list[dict]:
     if not any(e.get("path") == FINAL for e in own):  # the run's final weights, at the step they were kept from
         figures = final_weights(run) or {"step": final_step(run, own)}
         end = start + figures.pop("step")
-        if not any(e["step"] == end for e in entries):
-            entries.append({"step": end, "revision": "main", "path": FINAL, "final": True, "phase": phase, **figures})
+        # weights after the kept ones are a branch the shipped model never took: their folders go
+        entries = [e for e in entries if e["step"] < end] + [
+            {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": phase, **figures}]
     if not any(e["step"] == start for e in entries):  # the base's final weights, unless the run kept them at its step 0
         figures = next(({k: v for k, v in e.items() if k in ("val_loss", "val_bleu", "everyday_dev_bleu")}
                         for e in base_entries if e.get("path") == FINAL), {})
