@@ -80,3 +80,15 @@ def test_the_last_point_is_the_step_whose_weights_were_kept(base_and_run, tmp_pa
     assert [s.step for s in snapshots] == [0, 2, 4, 5]  # the run's step 1 is its kept weights: the last point
     assert snapshots[-1].val_bleu == 9.0 and Path(snapshots[-1].path).resolve() == fresh.resolve()
     assert not (fresh / "snapshots" / "step-00006").exists()  # taken after the kept weights: left out
+
+
+@needs_corpus
+def test_a_soup_last_point_is_named_apart_without_the_run_figures(base_and_run, tmp_path):
+    base, run = base_and_run
+    fresh = tmp_path / "soup"
+    shutil.copytree(run, fresh)
+    shutil.rmtree(fresh / "snapshots")
+    shutil.copytree(run.parent / "w-run" / "snapshots", fresh / "snapshots")
+    lineage.extend(base, fresh, "captions", "both", final_phase="both, averaged with captions")
+    last = list_snapshots(fresh)[-1]
+    assert last.phase == "both, averaged with captions" and last.val_bleu is None

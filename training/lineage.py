@@ -78,8 +78,9 @@ def base_final_snapshot(base: Path, root: Path, step: int, phase: str, figures: 
     return entry
 
 
-def extend(base: Path, run: Path, base_phase: str, phase: str) -> list[dict]:
-    """Write `run`'s snapshot index as the base's history followed by its own; return the new entries."""
+def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str | None = None) -> list[dict]:
+    """Write `run`'s snapshot index as the base's history followed by its own; return the new entries.
+    `final_phase` names the last point where it differs from the run's (the run's weights averaged with others)."""
     own = read_entries(run)
     if any("phase" in e for e in own):
         return own  # extended already
@@ -103,9 +104,10 @@ def extend(base: Path, run: Path, base_phase: str, phase: str) -> list[dict]:
     if not any(e.get("path") == FINAL for e in own):  # the run's final weights, at the step they were kept from
         figures = final_weights(run) or {"step": final_step(run, own)}
         end = start + figures.pop("step")
+        figures = {} if final_phase else figures  # a soup's figures are not its run's
         # weights after the kept ones are a branch the shipped model never took: their folders go
         entries = [e for e in entries if e["step"] < end] + [
-            {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": phase, **figures}]
+            {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": final_phase or phase, **figures}]
     if not any(e["step"] == start for e in entries):  # the base's final weights, unless the run kept them at its step 0
         figures = next(({k: v for k, v in e.items() if k in ("val_loss", "val_bleu", "everyday_dev_bleu")}
                         for e in base_entries if e.get("path") == FINAL), {})
@@ -132,11 +134,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", required=True, type=Path, help="the fine-tuned run's checkpoint folder")
     parser.add_argument("--base-phase", default="captions", help="what the base learned, as the page names it")
     parser.add_argument("--phase", default="captions + everyday", help="what the run learned, as the page names it")
+    parser.add_argument("--final-phase", help="the last point's name, where it is not the run's own weights "
+                        "(a soup of them with the base's: recipes/everyday/soup.py)")
     args = parser.parse_args(argv)
     for folder in (args.base, args.run):
         if not (folder / "model.safetensors").is_file():
             parser.error(f"{folder} is not a checkpoint folder (no model.safetensors)")
-    for entry in extend(args.base, args.run, args.base_phase, args.phase):
+    for entry in extend(args.base, args.run, args.base_phase, args.phase, args.final_phase):
         print(f"step {entry['step']:>6,}  {entry['phase']:<22}  {entry.get('path')}")
 
 

@@ -12,7 +12,8 @@ OUT=runs/everyday/promoted/de-en
 [ -f "$RUN/model.safetensors" ] || { echo "$RUN is not a checkpoint folder (no model.safetensors)" >&2; exit 2; }
 rm -rf "$OUT" && mkdir -p "$(dirname "$OUT")" && cp -r "$RUN" "$OUT"
 cp "$BASE/levers.json" "$OUT/"                        # the lever sweep that chose the base's recipe
-python -m training.lineage --base "$BASE" --run "$OUT" --base-phase captions --phase "captions + everyday"
+python -m training.lineage --base "$BASE" --run "$OUT" --base-phase captions --phase "captions + everyday" \
+  ${FINAL_PHASE:+--final-phase "$FINAL_PHASE"}        # FINAL_PHASE names a soup's last point
 python -m training.domain --checkpoint "$OUT"            # the domain guess: from the corpora, not the weights
 python -m training.shortlist --checkpoint "$OUT" --corpus multi30k+ding  # the captions and the Ding sentences
 python recipes/head_importance.py --checkpoint "$OUT" --threads 2
