@@ -1,7 +1,7 @@
 """Two checkpoints and a router: each text goes to the model whose kind of German it reads like.
 
-The captions model (checkpoints/de-en) translates photo captions best, the everyday model
-(checkpoints/de-en-everyday) everyday speech; the captions checkpoint's domain guess (lens/domain.py,
+The default model (checkpoints/de-en: captions first, some everyday German) translates photo captions best,
+the everyday model (checkpoints/de-en-everyday) everyday speech; the default checkpoint's domain guess (lens/domain.py,
 domain.json.gz) tells the two kinds apart before anything is translated, so each text is translated once, by
 one of them. recipes/everyday/route.py measures the pair on the dev sets (docs/everyday.md, "Routing").
 

@@ -10,17 +10,18 @@ RUN=${1:?usage: promote_default.sh RUN_CHECKPOINT [--install]}
 BASE=${BASE:-checkpoints/de-en}
 OUT=runs/everyday/promoted/de-en
 [ -f "$RUN/model.safetensors" ] || { echo "$RUN is not a checkpoint folder (no model.safetensors)" >&2; exit 2; }
+[ -f "$RUN/evidence.json.gz" ] || { echo "$RUN has no evidence index: python -m training.evidence --checkpoint $RUN ..." >&2; exit 2; }
 rm -rf "$OUT" && mkdir -p "$(dirname "$OUT")" && cp -r "$RUN" "$OUT"
 cp "$BASE/levers.json" "$OUT/"                        # the lever sweep that chose the base's recipe
 python -m training.lineage --base "$BASE" --run "$OUT" --base-phase captions --phase "captions + everyday" \
   ${FINAL_PHASE:+--final-phase "$FINAL_PHASE"}        # FINAL_PHASE names a soup's last point
 python -m training.domain --checkpoint "$OUT"            # the domain guess: from the corpora, not the weights
 python -m training.shortlist --checkpoint "$OUT" --corpus multi30k+ding  # the captions and the Ding sentences
-python recipes/head_importance.py --checkpoint "$OUT" --threads 2
 python recipes/everyday/repetition.py "$OUT" --values 0,3 # the rule ships as decoding.json (no_repeat_ngram)
 echo '{"no_repeat_ngram": 3}' > "$OUT/decoding.json"
-python recipes/alarm.py --checkpoint "$OUT" --write
+python recipes/alarm.py --checkpoint "$OUT" --write --test  # chosen on half of each dev set; test2016's rate once
 python recipes/everyday/score_test.py "$OUT"              # once
+python recipes/head_importance.py --checkpoint "$OUT" --threads 2  # last: it writes the card from results.json
 if [ "${2:-}" = "--install" ]; then
   rm -rf "$BASE.old" && mv "$BASE" "$BASE.old" && mv "$OUT" "$BASE" && rm -rf "$BASE.old"
   echo "installed $BASE"
