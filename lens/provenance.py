@@ -16,8 +16,9 @@ MORE = {"games": "game dialogue", "software": "software messages", "libreoffice"
 
 @dataclass(frozen=True)
 class Provenance:
-    header: str  # one sentence for the page header
+    header: str  # one short sentence for the page header (a phone shows it above the picture of the model)
     label: str  # a few words over the model's translation, after "The default model:"
+    everyday: tuple | list = ()  # the everyday corpora it read, as the page names them
 
 
 CAPTIONS_ONLY = Provenance(f"Trained only on {CAPTIONS}: other German gets a rougher translation.",
@@ -30,10 +31,8 @@ def provenance(data: dict | None) -> Provenance:
     if not isinstance(everyday, dict):
         return CAPTIONS_ONLY
     more = [MORE.get(name, name) for name in sorted((data or {}).get("more_corpora") or {})]
-    extra = f" (and {', '.join(more)})" if more else ""
-    return Provenance(f"Trained on {CAPTIONS} and on everyday example sentences of the Ding dictionary{extra}: "
-                      "it knows captions best, and German unlike both gets a rougher translation.",
-                      "trained on captions and everyday German")
+    return Provenance("Trained on 29,000 photo captions (Multi30k), then on everyday German too: captions come out best.",
+                      "trained on captions and everyday German", ["Ding dictionary's example sentences", *more])
 
 
 def checkpoint_provenance(model_id: str | Path, revision: str | None = None) -> Provenance:

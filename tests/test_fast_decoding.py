@@ -4,6 +4,7 @@ between calls, and Translator(quantize="int8"). fp32 must give the reference dec
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -156,10 +157,12 @@ def test_int8_never_crashes_on_odd_inputs_and_explains_exactly(shipped):
             explained = int8.explain(text, num_beams=4)
             src_ids, _ = int8.encode_source(text)
             out_ids = [i for i in int8.generate_ids([src_ids], 4, 1.0, None)[0] if i != PAD]
-            # The maps come from the fp32 teacher-forced pass: exactly fp32's maps of that output.
+            # The maps come from the fp32 teacher-forced pass: fp32's maps of that output, up to the rounding of
+            # products of another shape (int8 maps would be off by about 1e-2).
             exact = fp32.teacher_forced(src_ids, out_ids)
             assert explained.target_tokens == exact.target_tokens
-            assert (explained.cross == exact.cross).all() and (explained.decoder == exact.decoder).all()
+            np.testing.assert_allclose(explained.cross, exact.cross, rtol=0, atol=1e-5)
+            np.testing.assert_allclose(explained.decoder, exact.decoder, rtol=0, atol=1e-5)
 
 
 def test_translator_stores_decoder_matrices_transposed_and_steps_read_them_in_place(tiny_checkpoint, tmp_path):

@@ -124,7 +124,9 @@ def test_shipped_snapshots_load_in_step_order_and_end_with_the_shipped_model():
     steps = [s.step for s in snapshots]
     assert steps == sorted(steps) and steps[0] == 0 and len(steps) >= 3
     assert all(s.val_bleu is not None and s.val_loss is not None for s in snapshots)
-    assert [s.val_bleu for s in snapshots] == sorted(s.val_bleu for s in snapshots)  # attention is being learned
+    first = [s.val_bleu for s in snapshots if s.phase == snapshots[0].phase]  # the captions, learned from scratch
+    assert first == sorted(first) and len(first) >= 3  # attention is being learned
+    assert snapshots[-1].val_bleu >= first[-1]  # the fine-tuning (docs/everyday.md) kept the captions
     final = load_snapshot(SHIPPED, snapshots[-1]).model.state_dict()
     shipped = Translator.from_pretrained(SHIPPED).model.state_dict()
     assert all(torch.equal(final[k], shipped[k]) for k in shipped)  # the last point is the model itself

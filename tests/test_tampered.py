@@ -213,7 +213,8 @@ def test_a_bad_optional_file_turns_its_feature_off_and_the_rest_still_loads(tmp_
     write_index(tmp_path, edited(json.loads(json.dumps(index)), lambda i: i.update(sizes=[4])))
     with caplog.at_level(logging.WARNING):
         familiarity = load_familiarity(tmp_path)
-    assert familiarity.evidence is None and familiarity.rule.confidence_below == -0.56  # the alarm still works
+    stored = json.loads((SHIPPED / ALARM_FILE).read_text())["rule"]["confidence_below"]
+    assert familiarity.evidence is None and familiarity.rule.confidence_below == stored  # the alarm still works
     assert familiarity.report("Ein Hund rennt.", torch.full((4,), 0.9).numpy())["evidence"] == []
     write_index(tmp_path, index)
     (tmp_path / ALARM_FILE).write_text(json.dumps({"rule": {**AlarmRule().to_dict(), "confidence_below": "abc"}}))

@@ -78,9 +78,11 @@ def base_final_snapshot(base: Path, root: Path, step: int, phase: str, figures: 
     return entry
 
 
-def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str | None = None) -> list[dict]:
+def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str | None = None,
+           final_figures: dict | None = None) -> list[dict]:
     """Write `run`'s snapshot index as the base's history followed by its own; return the new entries.
-    `final_phase` names the last point where it differs from the run's (the run's weights averaged with others)."""
+    `final_phase` names the last point where it differs from the run's (the run's weights averaged with others),
+    and `final_figures` are then its own (measured_figures)."""
     own = read_entries(run)
     if any("phase" in e for e in own):
         return own  # extended already
@@ -104,7 +106,7 @@ def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str 
     if not any(e.get("path") == FINAL for e in own):  # the run's final weights, at the step they were kept from
         figures = final_weights(run) or {"step": final_step(run, own)}
         end = start + figures.pop("step")
-        figures = {} if final_phase else figures  # a soup's figures are not its run's
+        figures = (final_figures or {}) if final_phase else figures  # a soup's figures are not its run's
         # weights after the kept ones are a branch the shipped model never took: their folders go
         entries = [e for e in entries if e["step"] < end] + [
             {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": final_phase or phase, **figures}]
@@ -115,6 +117,18 @@ def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str 
     write_index(root, entries)
     record_in_results(run, sorted(entries, key=lambda e: e["step"]))
     return sorted(entries, key=lambda e: e["step"])
+
+
+def measured_figures(checkpoint: Path, data_dir: str | None) -> dict:
+    """Greedy val BLEU and val loss of a checkpoint's own weights, as the loop measures its snapshots."""
+    import data
+    from training.evaluation import evaluate_translation
+
+    translator = Translator.from_pretrained(checkpoint, device="cpu")
+    val = data.load_split(data.find_corpus(data_dir), "val")
+    pairs, _ = data.encode_pairs(translator.tokenizer, val, translator.model.config.max_len)
+    figures = evaluate_translation(translator.model, translator.tokenizer, val, pairs, 4096, "cpu")
+    return {k: figures[k] for k in ("val_loss", "val_bleu")}
 
 
 def record_in_results(run: Path, entries: list[dict]) -> None:
@@ -135,12 +149,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--base-phase", default="captions", help="what the base learned, as the page names it")
     parser.add_argument("--phase", default="captions + everyday", help="what the run learned, as the page names it")
     parser.add_argument("--final-phase", help="the last point's name, where it is not the run's own weights "
-                        "(a soup of them with the base's: recipes/everyday/soup.py)")
+                        "(a soup of them with the base's: recipes/everyday/soup.py); its greedy val figures are "
+                        "measured here on Multi30k val")
+    parser.add_argument("--data-dir", help="Multi30k (else $MULTI30K_DIR), for --final-phase")
     args = parser.parse_args(argv)
     for folder in (args.base, args.run):
         if not (folder / "model.safetensors").is_file():
             parser.error(f"{folder} is not a checkpoint folder (no model.safetensors)")
-    for entry in extend(args.base, args.run, args.base_phase, args.phase, args.final_phase):
+    figures = measured_figures(args.run, args.data_dir) if args.final_phase else None
+    for entry in extend(args.base, args.run, args.base_phase, args.phase, args.final_phase, figures):
         print(f"step {entry['step']:>6,}  {entry['phase']:<22}  {entry.get('path')}")
 
 
