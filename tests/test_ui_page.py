@@ -262,19 +262,19 @@ def test_german_words_show_their_training_evidence_and_rare_ones_are_marked(desk
     from lens.evidence import load_evidence
 
     translate(desk, "Der Quark ist heute billig.")
-    words = desk.locator(".al-evidence .al-ev-word")
+    words = desk.locator("#result .al-evidence .al-ev-word")
     assert words.all_inner_texts() == ["Der", "Quark", "ist", "heute", "billig"]
     evidence = load_evidence(CHECKPOINT)
     assert evidence.word("quark")["rare"] and not evidence.word("ist")["rare"]
     assert "al-ev-rare" in words.nth(1).get_attribute("class")  # 'quark': rare in the training data
     assert "al-ev-rare" not in words.nth(2).get_attribute("class")
     words.nth(3).click()
-    detail = desk.locator(".al-evidence-detail")
+    detail = desk.locator("#result .al-evidence-detail")
     times = evidence.word("heute")["count"]
     assert f"\u2018heute\u2019 occurs {times:,} times in the training data" in detail.inner_text()
     shown = len(evidence.word("heute")["examples"])
-    assert shown >= 1 and desk.locator(".al-evidence-examples li").count() == shown
-    assert "never occur in the training data" in desk.locator(".al-unfamiliar").inner_text()  # the alarm's reason
+    assert shown >= 1 and desk.locator("#result .al-evidence-examples li").count() == shown
+    assert "never occur in the training data" in desk.locator("#result .al-unfamiliar").inner_text()  # the alarm's reason
 
 
 def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(desk):
