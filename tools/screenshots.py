@@ -87,6 +87,23 @@ def legend(page):
     page.locator("#result .al-legend").scroll_into_view_if_needed()
 
 
+def everyday(page):
+    """The note of a sentence that reads like everyday German, once it quotes the everyday model's English."""
+    page.wait_for_function("() => [...document.querySelectorAll('#result .al-everyday')]"
+                           ".some((n) => n.textContent.includes(' writes '))", timeout=60_000)
+
+
+HISTORY = "document.querySelector('.al-history').__history"
+
+
+def history(page):
+    """Time travel read to its last point (the shipped model), the slider's label naming its part of training."""
+    page.locator("#history-go").click()
+    page.wait_for_function(f"() => {HISTORY} && {HISTORY}.data && {HISTORY}.data.done", timeout=300_000)
+    page.evaluate(f"() => {{ const h = {HISTORY}; h.pick(h.data.snapshots.length - 1); }}")
+    page.evaluate("() => document.querySelector('#history-title').scrollIntoView()")
+
+
 # name -> (viewport, URL fragment, what to do before the shot)
 SHOTS = {
     "first-visit-desktop": (DESKTOP, {}, None),
@@ -113,6 +130,9 @@ SHOTS = {
     "inside-step-phone": (PHONE, {"s": WALK, "view": "step", "step": 6}, inside_step),
     "tour-desktop-dark": (DESKTOP, {}, tour),
     "guess-phone-dark": (PHONE, {"s": SENTENCE, "view": "step"}, guess),
+    "everyday-desktop": (DESKTOP, {"s": "Wo ist der Bahnhof?"}, everyday),
+    "everyday-phone": (PHONE, {"s": "Wo ist der Bahnhof?"}, everyday),
+    "history-desktop": (DESKTOP, {"s": WALK, "view": "history"}, history),
 }
 
 
