@@ -3,7 +3,8 @@
 # translations of the captions (self-distillation: recipes/everyday/distill.py checkpoints/de-en
 # --out runs/distill/multi30k-train.de-en.txt, so the captions keep what it writes), the Ding sentences
 # $DING times an epoch with the headwords, and the game dialogue. Its vocabulary stays the captions model's.
-# Snapshots along the way for time travel. One core; rerun to resume.
+# Snapshots along the way for time travel. One core; rerun to resume. Two runs side by side on 24 GiB need
+# MALLOC_MMAP_THRESHOLD_=65536 (docs/everyday.md): without it one was killed for memory at 12.5 GB.
 cd "$(dirname "$0")/../.."
 export MULTI30K_DIR=${MULTI30K_DIR:-../shared/data/multi30k}  # the corpus, as the tests find it
 RUN=${RUN:-default-ft}
