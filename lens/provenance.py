@@ -10,15 +10,12 @@ from pathlib import Path
 from model.checkpoint.hub import CheckpointError, resolve_file
 
 CAPTIONS = "29,000 captions of photos (Multi30k)"
-MORE = {"games": "game dialogue", "software": "software messages", "libreoffice": "LibreOffice's help",
-        "backtranslated": "back-translated example phrases"}  # training.parallel_text's corpora, as the page names them
 
 
 @dataclass(frozen=True)
 class Provenance:
     header: str  # one short sentence for the page header (a phone shows it above the picture of the model)
     label: str  # a few words over the model's translation, after "The default model:"
-    everyday: tuple | list = ()  # the everyday corpora it read, as the page names them
 
 
 CAPTIONS_ONLY = Provenance(f"Trained only on {CAPTIONS}: other German gets a rougher translation.",
@@ -26,13 +23,12 @@ CAPTIONS_ONLY = Provenance(f"Trained only on {CAPTIONS}: other German gets a rou
 
 
 def provenance(data: dict | None) -> Provenance:
-    """The words for a run's recorded `data`: captions only, or captions with the everyday corpora."""
-    everyday = (data or {}).get("everyday")
-    if not isinstance(everyday, dict):
+    """The words for a run's recorded `data`: captions only, or captions with the everyday corpora (the model card
+    names each of them; the header stays one short sentence)."""
+    if not isinstance((data or {}).get("everyday"), dict):
         return CAPTIONS_ONLY
-    more = [MORE.get(name, name) for name in sorted((data or {}).get("more_corpora") or {})]
     return Provenance("Trained on 29,000 photo captions (Multi30k), then on everyday German too: captions come out best.",
-                      "trained on captions and everyday German", ["Ding dictionary's example sentences", *more])
+                      "trained on captions and everyday German")
 
 
 def checkpoint_provenance(model_id: str | Path, revision: str | None = None) -> Provenance:
