@@ -59,7 +59,7 @@ def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Sn
         step = int(BRANCH.match(name).group(1))
         entry = figures.get(step, {})
         snapshots.append(Snapshot(step, revision=name, val_loss=entry.get("val_loss"), val_bleu=entry.get("val_bleu"),
-                                  phase=entry.get("phase") if isinstance(entry.get("phase"), str) else None))
+                                  phase=_phase(entry)))
     return sorted(snapshots, key=lambda s: s.step)
 
 
@@ -125,8 +125,12 @@ def checked_entry(entry, root: Path, index: Path) -> Snapshot:
         raise ValueError(f"{index}: the entry of step {step} has no 'path' inside {root.parent}: {name!r}")
     figures = {k: entry.get(k) if isinstance(entry.get(k), (int, float)) else None for k in ("val_loss", "val_bleu")}
     revision = entry.get("revision") if isinstance(entry.get("revision"), str) else None
-    phase = entry.get("phase") if isinstance(entry.get("phase"), str) else None
-    return Snapshot(step, revision=revision, path=str(root / name), phase=phase, **figures)
+    return Snapshot(step, revision=revision, path=str(root / name), phase=_phase(entry), **figures)
+
+
+def _phase(entry: dict) -> str | None:
+    """The part of training an index entry belongs to (training/lineage.py), where it names one."""
+    return entry["phase"] if isinstance(entry.get("phase"), str) else None
 
 
 def _hub_index(repo_id: str, revision: str | None) -> dict[int, dict]:

@@ -18,14 +18,17 @@ import json
 import shutil
 from pathlib import Path
 
+import data
 from lens.snapshots import FOLDER, INDEX_FILE, revision_name
 from translation import Translator
 
+from .evaluation import evaluate_translation
 from .files import replace_folder, write_text
 from .snapshots import write_index
 from .tasks import half_copy
 
 FINAL = ".."  # an index entry whose path is this is the checkpoint's own final weights
+FIGURES = ("val_loss", "val_bleu", "everyday_dev_bleu")  # what an entry says of its weights
 
 
 def read_entries(checkpoint: Path) -> list[dict]:
@@ -64,7 +67,7 @@ def final_weights(checkpoint: Path) -> dict:
     key = "val_bleu_mean" if "val_bleu_mean" in rows[-1] else "val_bleu"
     best = results["training"].get("weights") == "best"  # the loop keeps a new best only when it is higher
     row = max(rows, key=lambda r: r.get(key, float("-inf"))) if best else rows[-1]
-    return {k: row[k] for k in ("step", "val_loss", "val_bleu", "everyday_dev_bleu") if k in row}
+    return {k: row[k] for k in ("step", *FIGURES) if k in row}
 
 
 def base_final_snapshot(base: Path, root: Path, step: int, phase: str, figures: dict) -> dict:
@@ -111,19 +114,16 @@ def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str 
         entries = [e for e in entries if e["step"] < end] + [
             {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": final_phase or phase, **figures}]
     if not any(e["step"] == start for e in entries):  # the base's final weights, unless the run kept them at its step 0
-        figures = next(({k: v for k, v in e.items() if k in ("val_loss", "val_bleu", "everyday_dev_bleu")}
-                        for e in base_entries if e.get("path") == FINAL), {})
+        figures = next(({k: v for k, v in e.items() if k in FIGURES} for e in base_entries if e.get("path") == FINAL), {})
         entries.append(base_final_snapshot(base, root, start, base_phase, figures))
+    entries.sort(key=lambda e: e["step"])
     write_index(root, entries)
-    record_in_results(run, sorted(entries, key=lambda e: e["step"]))
-    return sorted(entries, key=lambda e: e["step"])
+    record_in_results(run, entries)
+    return entries
 
 
 def measured_figures(checkpoint: Path, data_dir: str | None) -> dict:
     """Greedy val BLEU and val loss of a checkpoint's own weights, as the loop measures its snapshots."""
-    import data
-    from training.evaluation import evaluate_translation
-
     translator = Translator.from_pretrained(checkpoint, device="cpu")
     val = data.load_split(data.find_corpus(data_dir), "val")
     pairs, _ = data.encode_pairs(translator.tokenizer, val, translator.model.config.max_len)
