@@ -97,7 +97,7 @@ if EVERYDAY_ID.lower() != "none" and (os.environ.get("EVERYDAY_MODEL_ID") or Pat
     everyday = load_required(EVERYDAY_ID)
     if torch.cuda.is_available():
         everyday = Translator(everyday.model, everyday.tokenizer, device="cuda", model_card=everyday.model_card)
-    second = ui.translate.SecondModel("also learned everyday German", everyday, load_familiarity(EVERYDAY_ID))
+    second = ui.translate.SecondModel("learned most from everyday German", everyday, load_familiarity(EVERYDAY_ID))
 # The model's files for the page's "compute in my browser" choice (ui/in_browser.py; None: no choice).
 IN_BROWSER = ui.in_browser.served_model(translator, familiarity.rule.confidence_below, domain_file(MODEL_ID, MODEL_REVISION))
 # System fonts: the page needs nothing from a font server to render.

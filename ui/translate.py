@@ -83,7 +83,7 @@ def first_visit(translator: Translator, familiarity: Familiarity | None, text: s
 class SecondModel:
     """Another checkpoint shown beside the default one ("what did more data change?")."""
 
-    name: str  # said on the page: "also learned everyday German"
+    name: str  # said on the page: "learned most from everyday German"
     translator: Translator
     familiarity: Familiarity | None = None
 

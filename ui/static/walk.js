@@ -161,7 +161,7 @@
   };
 
   /** A text that reads like everyday German as a whole (lens/domain.py: the router recipes/everyday/route.py measured)
-      shows the model that also learned everyday German beside the default one; the next text that reads like
+      shows the model that learned most from everyday German beside the default one; the next text that reads like
       a caption hides it again. A comparison the visitor ticked or unticked is theirs: it is left as they set it.
       @param {Explanation} [x] */
   function compareIfEveryday(x) {
@@ -187,7 +187,7 @@
     line.className = "al-everyday-second";
     if (!secondShown || text(secondShown) !== text(main.viewer.explanation)) {
       const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
-      line.textContent = tick && !tick.checked ? "Tick \u201cCompare with the model that also learned everyday German\u201d " +
+      line.textContent = tick && !tick.checked ? "Tick \u201cCompare with the model that learned most from everyday German\u201d " +
         "above to see its English (the server translates it)." : "";
       return;
     }
@@ -195,7 +195,7 @@
     const beside = first && other && other.getBoundingClientRect().left >= first.getBoundingClientRect().right - 5;
     const english = document.createElement("b");
     english.textContent = "\u201c" + secondShown.sentences.map((s) => s.translation).join(" ") + "\u201d";
-    line.replaceChildren("The model that also learned everyday German writes ", english,
+    line.replaceChildren("The model that learned most from everyday German writes ", english,
       beside ? " (its maps are beside this one)." : " (its maps are below this model\u2019s).");
   }
   /** The compared model drew a translation. @param {Explanation} x */
