@@ -56,3 +56,22 @@ def test_checkpoints_of_another_shape_are_refused(tiny_checkpoint, tmp_path):
     Translator(Transformer(wider), translator.tokenizer, device="cpu").save_pretrained(tmp_path / "b")
     with pytest.raises(SystemExit, match="another shape or tokenizer"):
         soup.averaged([a, tmp_path / "b"])
+
+
+def test_a_weighted_soup_moves_along_the_line_and_its_card_gives_the_shares(tiny_checkpoint, tmp_path):
+    a = trained_copy(tiny_checkpoint, tmp_path / "a", 1.0, 100)
+    b = trained_copy(tiny_checkpoint, tmp_path / "b", 0.0, 300)
+    weights = soup.shares("0.3,0.7", 2)
+    mixed = soup.averaged([a, b], weights)
+    original = Translator.from_pretrained(tiny_checkpoint, device="cpu").model.state_dict()
+    for name, tensor in mixed.model.state_dict().items():
+        assert torch.allclose(tensor, original[name] + 0.3, atol=1e-5), name  # 0.3 * 1.0 + 0.7 * 0.0
+    soup.write(mixed, [a, b], {}, {}, tmp_path / "out", weights)
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert f"- Weights: 0.70 of this run's weights and 0.30 of `{a}`'s" in card
+
+
+@pytest.mark.parametrize("text", ["0.5", "0.6,0.6", "-0.2,1.2", "half,half"])
+def test_shares_that_are_not_a_split_of_one_are_refused(text):
+    with pytest.raises(SystemExit, match="--weights"):
+        soup.shares(text, 2)

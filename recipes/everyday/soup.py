@@ -2,9 +2,11 @@
 
     python recipes/everyday/soup.py checkpoints/de-en-everyday runs/everyday/cont-r6-recovered/checkpoint [...]
     python recipes/everyday/soup.py A B [...] --out runs/everyday/soup [--test]
+    python recipes/everyday/soup.py A B --weights 0.4,0.6     # 0.4 of A's weights and 0.6 of B's
 
 Fine-tuned copies of one model stay in one basin of the loss, so the mean of their weights is often
-better than each. The checkpoints must share shape and tokenizer (refused otherwise). Scored with
+better than each; `--weights` moves the point along the line between them (WiSE-FT's mixing coefficient,
+chosen on the dev sets). The checkpoints must share shape and tokenizer (refused otherwise). Scored with
 beam 5 and the length penalty on both dev sets (Multi30k val, the everyday dev split), with the mean
 of the two BLEU scores that the training runs choose by. `--out` writes a checkpoint folder from the
 last checkpoint given (its results.json, metrics and curves) with the averaged weights, its results
@@ -33,16 +35,31 @@ from translation import Translator  # noqa: E402
 NAMED = ("Ich möchte ein Bier.", "Wo ist der Bahnhof?")  # the everyday sentences the model must translate right
 
 
-def averaged(folders: list[Path]) -> Translator:
-    """The last checkpoint holding the mean of all their weights; refused when shapes or tokenizers differ."""
+def shares(text: str | None, count: int) -> list[float]:
+    """Each checkpoint's share of the soup: equal when not given; else `count` non-negative numbers summing to 1."""
+    if text is None:
+        return [1 / count] * count
+    try:
+        values = [float(value) for value in text.split(",")]
+    except ValueError:
+        raise SystemExit(f"error: --weights {text!r}: give numbers separated by commas, e.g. 0.4,0.6") from None
+    if len(values) != count or min(values) < 0 or abs(sum(values) - 1) > 1e-6:
+        raise SystemExit(f"error: --weights {text!r}: give {count} shares, none negative, that sum to 1")
+    return values
+
+
+def averaged(folders: list[Path], weights: list[float] | None = None) -> Translator:
+    """The last checkpoint holding the (weighted) mean of all their weights; refused when shapes or tokenizers differ."""
+    weights = weights or shares(None, len(folders))
     translators = [Translator.from_pretrained(folder, device="cpu") for folder in folders]
     last = translators[-1]
     for folder, other in zip(folders, translators):
         if other.model.config != last.model.config or other.tokenizer.to_str() != last.tokenizer.to_str():
             raise SystemExit(f"error: {folder} has another shape or tokenizer than {folders[-1]}")
     states = [t.model.state_dict() for t in translators]
-    last.model.load_state_dict({name: torch.stack([s[name].float() for s in states]).mean(0).to(tensor.dtype)
-                                for name, tensor in states[-1].items()})
+    mix = torch.tensor(weights, dtype=torch.float64)
+    last.model.load_state_dict({name: torch.einsum("k,k...->...", mix, torch.stack([s[name].double() for s in states]))
+                                .to(tensor.dtype) for name, tensor in states[-1].items()})
     return last
 
 
@@ -58,11 +75,15 @@ def scores(soup: Translator, args) -> tuple[dict, dict[str, str]]:
     return results, {name: "\n".join(lines) + "\n" for name, lines in files.items()}
 
 
-def write(soup: Translator, folders: list[Path], results: dict, files: dict[str, str], out: Path) -> None:
+def write(soup: Translator, folders: list[Path], results: dict, files: dict[str, str], out: Path,
+          weights: list[float] | None = None) -> None:
     """The last ingredient's folder, with the soup's weights, results and card, written to `out`."""
     info = json.loads((folders[-1] / "results.json").read_text())
     info["results"] = results
     info["training"]["soup"] = [started_from(str(folder)) for folder in folders[:-1]]
+    if weights is not None:  # a weighted soup says each share; the last one is this run's own
+        for other, share in zip(info["training"]["soup"], weights):
+            other["share"] = share
     staging = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(folders[-1], staging, ignore=shutil.ignore_patterns("*hypotheses.txt", "alarm.json", "evidence.json.gz"))
@@ -79,6 +100,7 @@ def main() -> None:
     parser.add_argument("checkpoints", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, help="write the soup as a checkpoint folder")
     parser.add_argument("--test", action="store_true", help="score both test sets too: once, for the soup you ship")
+    parser.add_argument("--weights", help="each checkpoint's share, in order, summing to 1 (default: equal shares)")
     parser.add_argument("--length-penalty", type=float, default=1.4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data-dir")
@@ -87,7 +109,8 @@ def main() -> None:
     if args.test and not args.out:
         parser.error("--test scores the soup you ship: give --out")
     torch.set_num_threads(args.threads)
-    soup = averaged(args.checkpoints)
+    weights = shares(args.weights, len(args.checkpoints))
+    soup = averaged(args.checkpoints, weights)
     results, files = scores(soup, args)
     for name in ("val", "everyday_dev", "test", "everyday_test"):
         if name in results:
@@ -96,7 +119,7 @@ def main() -> None:
     for german in NAMED:  # a soup that gets one of them wrong is not shipped, whatever its scores
         print(f"{german} -> {soup.translate(german, num_beams=5, length_penalty=args.length_penalty)}")
     if args.out:
-        write(soup, args.checkpoints, results, files, args.out)
+        write(soup, args.checkpoints, results, files, args.out, weights if args.weights else None)
         print(f"wrote {args.out}")
 
 
