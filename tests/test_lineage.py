@@ -92,3 +92,20 @@ def test_a_soup_last_point_is_named_apart_without_the_run_figures(base_and_run, 
     lineage.extend(base, fresh, "captions", "both", final_phase="both, averaged with captions")
     last = list_snapshots(fresh)[-1]
     assert last.phase == "both, averaged with captions" and last.val_bleu is None
+
+
+@needs_corpus
+def test_a_base_fine_tuned_itself_keeps_its_phase_and_dropped_steps_lose_their_folders(base_and_run, tmp_path):
+    base, run = base_and_run
+    lineage.extend(base, run, "captions", "both")  # the run's own history, as a second fine-tuning finds it
+    second = tmp_path / "second"
+    shutil.copytree(run, second)
+    shutil.rmtree(second / "snapshots")
+    shutil.copytree(run.parent / "w-run" / "snapshots", second / "snapshots")
+    lineage.extend(run, second, "captions", "more", drop=frozenset({2, 8}))
+    snapshots = list_snapshots(second)
+    assert [s.step for s in snapshots] == [0, 4, 5, 6, 7, 9, 10]  # 2 (the base's) and 8 (the second run's 1) left out
+    assert [s.phase for s in snapshots] == ["captions"] * 2 + ["both"] * 3 + ["more"] * 2  # 7: the first run's final
+    assert not (second / "snapshots" / "step-00002").exists() and not (second / "snapshots" / "step-00008").exists()
+    for snapshot in snapshots:
+        assert isinstance(load_snapshot(second, snapshot).translate("Ein Hund.", num_beams=1), str)

@@ -4,7 +4,7 @@ steps counted on from there, so the slider runs from the untrained model to the 
 point is the run's own final weights, at the step they were kept from; snapshots after it are left out.
 
     python -m training.lineage --base checkpoints/de-en --run runs/everyday/default-ft/checkpoint \
-        --base-phase captions --phase "captions + everyday"
+        --base-phase captions --phase "captions + everyday" [--drop 250,3800]
 
 Each index entry gets `phase`, the name of the training it belongs to. The run's own snapshot folders are
 renamed to their new steps; the base's are copied. Rerunning it on a run it has already extended changes
@@ -82,10 +82,11 @@ def base_final_snapshot(base: Path, root: Path, step: int, phase: str, figures: 
 
 
 def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str | None = None,
-           final_figures: dict | None = None) -> list[dict]:
+           final_figures: dict | None = None, drop: frozenset[int] = frozenset()) -> list[dict]:
     """Write `run`'s snapshot index as the base's history followed by its own; return the new entries.
     `final_phase` names the last point where it differs from the run's (the run's weights averaged with others),
-    and `final_figures` are then its own (measured_figures)."""
+    and `final_figures` are then its own (measured_figures). The steps in `drop` lose their snapshot folders (to
+    keep a long history within the size the checkpoints may take)."""
     own = read_entries(run)
     if any("phase" in e for e in own):
         return own  # extended already
@@ -114,8 +115,12 @@ def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str 
         entries = [e for e in entries if e["step"] < end] + [
             {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": final_phase or phase, **figures}]
     if not any(e["step"] == start for e in entries):  # the base's final weights, unless the run kept them at its step 0
-        figures = next(({k: v for k, v in e.items() if k in FIGURES} for e in base_entries if e.get("path") == FINAL), {})
-        entries.append(base_final_snapshot(base, root, start, base_phase, figures))
+        last = next((e for e in base_entries if e.get("path") == FINAL), {})  # a base fine-tuned itself names its phase
+        figures = {k: v for k, v in last.items() if k in FIGURES}
+        entries.append(base_final_snapshot(base, root, start, last.get("phase", base_phase), figures))
+    for entry in [e for e in entries if e["step"] in drop and e.get("path") != FINAL]:
+        shutil.rmtree(root / entry["path"])
+        entries.remove(entry)
     entries.sort(key=lambda e: e["step"])
     write_index(root, entries)
     record_in_results(run, entries)
@@ -152,12 +157,18 @@ def main(argv: list[str] | None = None) -> None:
                         "(a soup of them with the base's: recipes/everyday/soup.py); its greedy val figures are "
                         "measured here on Multi30k val")
     parser.add_argument("--data-dir", help="Multi30k (else $MULTI30K_DIR), for --final-phase")
+    parser.add_argument("--drop", default="", help="steps of the new history, comma-separated, whose snapshots "
+                        "are left out (the size checkpoints/ may take)")
     args = parser.parse_args(argv)
     for folder in (args.base, args.run):
         if not (folder / "model.safetensors").is_file():
             parser.error(f"{folder} is not a checkpoint folder (no model.safetensors)")
     figures = measured_figures(args.run, args.data_dir) if args.final_phase else None
-    for entry in extend(args.base, args.run, args.base_phase, args.phase, args.final_phase, figures):
+    try:
+        drop = frozenset(int(step) for step in args.drop.split(",") if step.strip())
+    except ValueError:
+        parser.error(f"--drop {args.drop!r}: give whole steps separated by commas, e.g. 250,3800")
+    for entry in extend(args.base, args.run, args.base_phase, args.phase, args.final_phase, figures, drop):
         print(f"step {entry['step']:>6,}  {entry['phase']:<22}  {entry.get('path')}")
 
 
