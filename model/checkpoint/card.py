@@ -164,11 +164,16 @@ def _training_section(info: dict) -> str:
     )
 
 
+def _steps(steps) -> str:
+    """A step count as the card writes it; "?" where the ingredient (a snapshot folder) records none."""
+    return f"{steps:,}" if isinstance(steps, int) else "?"
+
+
 def _soup_lines(others: list[dict] | None) -> str:
     """What the weights were averaged with, when they are a soup of this run and other checkpoints."""
     if not others:
         return ""
-    names = ", ".join(f"`{other['folder']}` ({other.get('steps', '?'):,} steps)" for other in others)
+    names = ", ".join(f"`{other['folder']}` ({_steps(other.get('steps'))} steps)" for other in others)
     if all("share" in other for other in others):  # a weighted soup: each ingredient's share
         names = ", ".join(f"{other['share']:.2f} of `{other['folder']}`'s" for other in others)
         return (f"- Weights: {1 - sum(other['share'] for other in others):.2f} of this run's weights and {names}, one "
