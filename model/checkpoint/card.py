@@ -173,11 +173,11 @@ def _soup_lines(others: list[dict] | None) -> str:
     """What the weights were averaged with, when they are a soup of this run and other checkpoints."""
     if not others:
         return ""
-    names = ", ".join(f"`{other['folder']}` ({_steps(other.get('steps'))} steps)" for other in others)
     if all("share" in other for other in others):  # a weighted soup: each ingredient's share
         names = ", ".join(f"{other['share']:.2f} of `{other['folder']}`'s" for other in others)
         return (f"- Weights: {1 - sum(other['share'] for other in others):.2f} of this run's weights and {names}, one "
                 "line of descent (a weighted model soup), the shares chosen on the dev sets\n")
+    names = ", ".join(f"`{other['folder']}` ({_steps(other.get('steps'))} steps)" for other in others)
     return (f"- Weights: the mean of this run's weights and those of {names}, one line of "
             "descent (a model soup), chosen on the dev sets\n")
 
