@@ -60,8 +60,8 @@ def _wait_for_state(work: Path, proc: subprocess.Popen, min_step: int, timeout: 
 @pytest.mark.parametrize("how", ["sigkill", "sigterm"])
 def test_interrupted_run_resumes_where_it_stopped(tmp_path, how):
     work, out = tmp_path / "work", tmp_path / "out"
-    args = [*COPY_ARGS, "--output", str(out), "--work-dir", str(work), "--max-steps", "400",
-            "--save-every", "20", "--eval-every", "400"]
+    args = [*COPY_ARGS, "--output", str(out), "--work-dir", str(work), "--max-steps", "200",
+            "--save-every", "20", "--eval-every", "200"]
     with open(tmp_path / "first.log", "wb") as log:
         proc = _start(args, log)
         saved = _wait_for_state(work, proc, min_step=40)
@@ -80,11 +80,11 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, how):
 
     second = subprocess.run([sys.executable, "train.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr[-2000:]
-    assert f"RESUMING from step {stopped} of 400" in second.stderr
-    assert read_state_step(work) == 400
-    assert json.loads((out / "results.json").read_text())["training"]["steps"] == 400
+    assert f"RESUMING from step {stopped} of 200" in second.stderr
+    assert read_state_step(work) == 200
+    assert json.loads((out / "results.json").read_text())["training"]["steps"] == 200
     loss_steps = [r["step"] for r in map(json.loads, (work / "metrics.jsonl").read_text().splitlines()) if "loss" in r]
-    assert loss_steps == list(range(50, 401, 50))  # records written after the saved state were not repeated
+    assert loss_steps == list(range(50, 201, 50))  # records written after the saved state were not repeated
 
 
 def test_resume_with_other_model_settings_is_refused(tmp_path):
