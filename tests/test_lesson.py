@@ -4,7 +4,7 @@ page's sentence, a first visit that fits, and a walk over everything that can be
 
 import json
 
-from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, pytestmark, server  # noqa: F401  (fixtures)
+from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, pytestmark, server, translate  # noqa: F401  (fixtures)
 
 SENTENCE = "Ein Mann mit einem roten Hut fährt Fahrrad."
 MARKERS = ("\u0120", "\u2581", "</w>", "@@")  # tokenizer markers a reader must never see
@@ -12,6 +12,9 @@ ABOVE_THE_FOLD = """() => [...document.querySelectorAll('button, input:not([type
   .filter((e) => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
     return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && r.top < innerHeight && r.bottom > 0; }).length"""
 SCREENS = "() => document.documentElement.scrollHeight / innerHeight"
+PRESSED = """(root) => [...document.querySelectorAll(root + ' .al-spine .al-block-title')]
+  .filter((t) => t.getBoundingClientRect().width > 0 && t.scrollWidth > t.parentElement.clientWidth + 1)
+  .map((t) => t.textContent)"""  # block titles wider than their block: drawn over their neighbours
 WIDEST = "() => document.documentElement.scrollWidth - innerWidth"
 
 
@@ -78,6 +81,24 @@ def test_a_first_visit_shows_the_picture_and_a_map_on_few_screens_and_few_contro
     flow = phone.locator(".al-spine-decoder .al-spine-flow").bounding_box()
     assert flow["height"] > flow["width"], flow  # the picture drawn vertically: its blocks one under another
     phone.close()
+
+
+def test_every_block_title_fits_its_block_alone_beside_the_other_model_and_on_a_phone(browser, server):
+    """The picture keeps its words legible wherever it is drawn: in a line across the page, in the compare view's
+    half of the page (where a line of blocks has no room: drawn vertically, encoder beside decoder) and on a phone."""
+    from playwright.sync_api import expect
+
+    for width, height in ((1366, 768), (390, 844)):
+        page = arrived(browser, server, width, height)
+        assert page.evaluate(PRESSED, "#result") == [], width
+        translate(page, "Wo ist der Bahnhof?")  # reads like everyday German: the comparison opens
+        expect(page.locator("#compare input")).to_be_checked()
+        page.locator("#second-result .al-english").wait_for(timeout=60_000)
+        assert page.evaluate(PRESSED, "#result") == [], width
+        tops = page.eval_on_selector_all("#result .al-spine-encoder .al-spine-flow > .al-block",
+                                         "bs => bs.map(b => b.getBoundingClientRect().top)")
+        assert tops == sorted(set(tops)), (width, tops)  # one under another: half a desktop has no room for a line
+        page.close()
 
 
 def test_every_block_opens_its_view_for_the_pages_sentence(browser, server):
