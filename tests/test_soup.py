@@ -75,3 +75,24 @@ def test_a_weighted_soup_moves_along_the_line_and_its_card_gives_the_shares(tiny
 def test_shares_that_are_not_a_split_of_one_are_refused(text):
     with pytest.raises(SystemExit, match="--weights"):
         soup.shares(text, 2)
+
+
+def test_a_soup_by_part_gives_each_part_its_own_share(tiny_checkpoint, tmp_path):
+    a = trained_copy(tiny_checkpoint, tmp_path / "a", 1.0, 100)
+    b = trained_copy(tiny_checkpoint, tmp_path / "b", 0.0, 300)
+    mixed = soup.averaged_by_part([a, b], soup.part_shares("0.5,1,0.25"))
+    original = Translator.from_pretrained(tiny_checkpoint, device="cpu").model.state_dict()
+    seen = set()
+    for name, tensor in mixed.model.state_dict().items():
+        part = soup.part_of(name)
+        seen.add(part)
+        assert torch.allclose(tensor, original[name] + (0.5, 0.0, 0.75)[part], atol=1e-5), name  # a's rest of 1.0
+    assert seen == {0, 1, 2}
+    with pytest.raises(SystemExit, match="two checkpoints"):
+        soup.averaged_by_part([a, b, a], [0.5, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("text", ["0.5,1", "0.5,1,1.5", "-0.1,0.5,0.5", "a,b,c"])
+def test_part_shares_out_of_range_or_count_are_refused(text):
+    with pytest.raises(SystemExit, match="--by-part"):
+        soup.part_shares(text)

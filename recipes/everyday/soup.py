@@ -3,10 +3,12 @@
     python recipes/everyday/soup.py checkpoints/de-en-everyday runs/everyday/cont-r6-recovered/checkpoint [...]
     python recipes/everyday/soup.py A B [...] --out runs/everyday/soup [--test]
     python recipes/everyday/soup.py A B --weights 0.4,0.6     # 0.4 of A's weights and 0.6 of B's
+    python recipes/everyday/soup.py A B --by-part 0.5,1,0.5   # B's share in the embedding, encoder, decoder
 
 Fine-tuned copies of one model stay in one basin of the loss, so the mean of their weights is often
 better than each; `--weights` moves the point along the line between them (WiSE-FT's mixing coefficient,
-chosen on the dev sets). The checkpoints must share shape and tokenizer (refused otherwise). Scored with
+chosen on the dev sets); `--by-part` gives each part of the model (embedding, encoder, decoder) its own
+share. The checkpoints must share shape and tokenizer (refused otherwise). Scored with
 beam 5 and the length penalty on both dev sets (Multi30k val, the everyday dev split), with the mean
 of the two BLEU scores that the training runs choose by. `--out` writes a checkpoint folder from the
 last checkpoint given (its results.json, metrics and curves) with the averaged weights, its results
@@ -48,19 +50,59 @@ def shares(text: str | None, count: int) -> list[float]:
     return values
 
 
-def averaged(folders: list[Path], weights: list[float] | None = None) -> Translator:
-    """The last checkpoint holding the (weighted) mean of all their weights; refused when shapes or tokenizers differ."""
-    weights = weights or shares(None, len(folders))
+def loaded(folders: list[Path]) -> list[Translator]:
+    """The checkpoints, loaded; refused when shapes or tokenizers differ."""
     translators = [Translator.from_pretrained(folder, device="cpu") for folder in folders]
     last = translators[-1]
     for folder, other in zip(folders, translators):
         if other.model.config != last.model.config or other.tokenizer.to_str() != last.tokenizer.to_str():
             raise SystemExit(f"error: {folder} has another shape or tokenizer than {folders[-1]}")
+    return translators
+
+
+def averaged(folders: list[Path], weights: list[float] | None = None) -> Translator:
+    """The last checkpoint holding the (weighted) mean of all their weights; refused when shapes or tokenizers differ."""
+    weights = weights or shares(None, len(folders))
+    translators = loaded(folders)
+    last = translators[-1]
     states = [t.model.state_dict() for t in translators]
     mix = torch.tensor(weights, dtype=torch.float64)
     last.model.load_state_dict({name: torch.einsum("k,k...->...", mix, torch.stack([s[name].double() for s in states]))
                                 .to(tensor.dtype) for name, tensor in states[-1].items()})
     return last
+
+
+PARTS = ("the embedding (and output layer)", "the encoder layers", "the decoder layers")
+
+
+def part_of(name: str) -> int:
+    """Which of PARTS a weight belongs to."""
+    return 1 if name.startswith("encoder_layers.") else 2 if name.startswith("decoder_layers.") else 0
+
+
+def part_shares(text: str) -> list[float]:
+    """--by-part: the second checkpoint's share in each of PARTS, three numbers from 0 to 1."""
+    try:
+        values = [float(value) for value in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) != len(PARTS) or not all(0 <= v <= 1 for v in values):
+        raise SystemExit(f"error: --by-part {text!r}: give the second checkpoint's share in the embedding, the encoder "
+                         "and the decoder, three numbers from 0 to 1, e.g. 0.5,1,0.5")
+    return values
+
+
+def averaged_by_part(folders: list[Path], last_shares: list[float]) -> Translator:
+    """Two checkpoints mixed part by part: in each of PARTS the second's share of its weights, the first's the rest."""
+    if len(folders) != 2:
+        raise SystemExit(f"error: --by-part mixes two checkpoints, not {len(folders)}")
+    translators = loaded(folders)
+    first, last = (t.model.state_dict() for t in translators)
+    soup = translators[-1]  # the mix is computed whole before it is loaded into these weights
+    soup.model.load_state_dict({name: ((1 - last_shares[part_of(name)]) * first[name].double() +
+                                       last_shares[part_of(name)] * tensor.double()).to(tensor.dtype)
+                                for name, tensor in last.items()})
+    return soup
 
 
 def scores(soup: Translator, args) -> tuple[dict, dict[str, str]]:
@@ -101,6 +143,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the soup as a checkpoint folder")
     parser.add_argument("--test", action="store_true", help="score both test sets too: once, for the soup you ship")
     parser.add_argument("--weights", help="each checkpoint's share, in order, summing to 1 (default: equal shares)")
+    parser.add_argument("--by-part", help="two checkpoints mixed part by part: the second's share in the embedding, the "
+                        "encoder layers and the decoder layers (e.g. 0.5,1,0.5); scored, not written")
     parser.add_argument("--length-penalty", type=float, default=1.4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data-dir")
@@ -108,9 +152,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.test and not args.out:
         parser.error("--test scores the soup you ship: give --out")
+    if args.by_part and (args.out or args.weights):
+        parser.error("--by-part is scored on the dev sets only: without --out and --weights")
     torch.set_num_threads(args.threads)
     weights = shares(args.weights, len(args.checkpoints))
-    soup = averaged(args.checkpoints, weights)
+    if args.by_part:
+        soup = averaged_by_part(args.checkpoints, part_shares(args.by_part))
+    else:
+        soup = averaged(args.checkpoints, weights)
     results, files = scores(soup, args)
     for name in ("val", "everyday_dev", "test", "everyday_test"):
         if name in results:
