@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
 import data
 import train
@@ -208,6 +209,17 @@ def test_fine_tuning_starts_from_the_checkpoint_and_keeps_its_shape_and_vocabula
     before, after = Translator.from_pretrained(tiny_checkpoint), Translator.from_pretrained(out)
     for (name, a), b in zip(before.model.state_dict().items(), after.model.state_dict().values()):
         assert (a - b).abs().max() < 1e-4, name  # a learning rate of 1e-9 leaves the starting weights
+
+
+def test_train_only_decoder_keeps_the_encoder_and_embedding_of_the_start(tmp_path, tiny_checkpoint):
+    out = tmp_path / "tuned"
+    assert train.main(["--data-dir", str(DATA_DIR), "--init-from", str(tiny_checkpoint), "--work-dir", str(tmp_path / "w"),
+                       *TINY, "--output", str(out), "--lr", "1e-2", "--warmup", "1", "--train-only", "decoder"]) == 0
+    before, after = Translator.from_pretrained(tiny_checkpoint), Translator.from_pretrained(out)
+    moved = {name: not torch.equal(a, after.model.state_dict()[name]) for name, a in before.model.state_dict().items()}
+    assert not any(m for name, m in moved.items() if not name.startswith("decoder_layers.")), moved
+    assert any(m for name, m in moved.items() if name.startswith("decoder_layers.")), moved
+    assert "--train-only decoder" in json.loads((out / "results.json").read_text())["training"]["command"]
 
 
 def test_phrase_pairs_are_multi_word_entries_that_are_no_sentences():

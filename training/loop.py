@@ -213,6 +213,13 @@ def start_from(model: Transformer, folder: Path) -> None:
     model.load_state_dict(trained.state_dict(), strict=True)
 
 
+def freeze_all_but(model: Transformer, part: str | None) -> None:
+    """--train-only: every weight outside `part`'s layers gets no gradient, so the optimizer leaves it as it is."""
+    if part:
+        for name, weight in model.named_parameters():
+            weight.requires_grad_(name.startswith(f"{part}_layers."))
+
+
 def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     """Check, build and restore everything the loop needs; None when the run is already finished."""
     output = Path(settings.output)
@@ -231,6 +238,7 @@ def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     optimizer = make_optimizer(model, settings)
     if settings.init_from and not meta:
         start_from(model, Path(settings.init_from))
+    freeze_all_but(model, settings.train_only)
     progress = load_state(files.state, model, optimizer, proc.rank) if meta else RunState()
     total = total_steps(settings, task.steps_per_epoch())
     if progress.finished and settings.evaluate_again:

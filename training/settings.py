@@ -46,6 +46,9 @@ class TrainSettings:
                                 "(default: $DING_DIR, else runs/corpora/ding)")
     init_from: str | None = _opt(None, "start from the weights and tokenizer of this checkpoint folder (fine-tuning; "
                                  "the model's shape and vocabulary come from it)")
+    train_only: str | None = _opt(None, "train only these weights and keep the rest as --init-from gave them: "
+                                  "'decoder' (the decoder layers; the embedding, which the encoder shares, stays)",
+                                  choices=("decoder",))
     ding_phrases: bool = _opt(False, "also train on the Ding dictionary's multi-word phrase pairs (once an epoch)")
     ding_words: bool = _opt(False, "also train on the Ding dictionary's headwords (one German word, its English; once an epoch)")
     ding_repeat: int = _opt(1, "how many times each Ding training pair is seen per epoch (the mixing ratio)")
