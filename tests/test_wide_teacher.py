@@ -49,3 +49,23 @@ def test_a_packed_student_unpacks_into_the_same_checkpoint_and_a_changed_part_is
     with pytest.raises(SystemExit, match="sha256 differs"):
         wide_teacher.unpack(packed, tmp_path / "again")
     assert not (tmp_path / "again").exists()  # nothing written from damaged weights
+
+
+def test_more_corpora_reach_the_teacher_and_the_student_but_not_the_translations(tmp_path, monkeypatch):
+    commands = []
+    monkeypatch.setattr(wide_teacher, "run", lambda cmd, log: commands.append(cmd))
+    monkeypatch.setattr(wide_teacher, "pack", lambda *args: commands.append(["pack"]))
+    assert wide_teacher.main(["--out", str(tmp_path / "packed"), "--work", str(tmp_path / "work"),
+                              "--more-corpora", "backtranslated:2,games:2"]) == 0
+    trains = [c for c in commands if c[0] == "train.py"]
+    distills = [c for c in commands if c[0] == "recipes/everyday/distill.py"]
+    assert len(trains) == 2 and len(distills) == 2 and commands[-1] == ["pack"]
+    for cmd in trains:
+        at = cmd.index("--more-corpora")
+        assert cmd[at + 1] == "backtranslated:2,games:2"
+    assert all("--more-corpora" not in c for c in distills)
+    assert "--d-model" in trains[0] and "--init-from" in trains[1]  # the wide teacher, then the shipped student
+
+    commands.clear()
+    wide_teacher.main(["--out", str(tmp_path / "packed"), "--work", str(tmp_path / "work")])
+    assert all("--more-corpora" not in c for c in commands)  # none unless asked

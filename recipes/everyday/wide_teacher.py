@@ -8,7 +8,8 @@
    cost of the shipped shape) trained from scratch on the captions and the Ding sentences for
    --teacher-minutes, its weights chosen on the two dev sets as every run's are.
 2. Its beam-5 translations of both training sets (recipes/everyday/distill.py): the captions' and the
-   Ding sentences' English as the teacher would write them.
+   Ding sentences' English as the teacher would write them. With --more-corpora (e.g. backtranslated:2,games:2)
+   teacher and student also learn from those corpora, their human English kept.
 3. The student: the shipped everyday model (its shape and vocabulary) trained on for --student-minutes on
    those translations (`--distilled-targets`, `--distilled-ding`), the recipe of
    recipes/everyday/cont-r6-distilled.sh.
@@ -130,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ding-dir", type=Path, help="Ding folder (else $DING_DIR, else runs/corpora/ding)")
     parser.add_argument("--teacher-minutes", type=float, default=3.5)
     parser.add_argument("--student-minutes", type=float, default=3.0)
+    parser.add_argument("--more-corpora", help="teacher and student also learn from these (train.py --more-corpora, "
+                        "e.g. backtranslated:2,games:2 as the everyday model did); carry runs/corpora with the tree")
     parser.add_argument("--tiny", action="store_true", help="tiny models and few steps: a check of the script")
     parser.add_argument("--unpack", type=Path, help="join a packed student into --output instead")
     parser.add_argument("--output", type=Path, help="with --unpack: the checkpoint folder to write")
@@ -141,9 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.out:
         parser.error("give --out (or --unpack)")
-    teacher = train("teacher", TEACHER, args.teacher_minutes, args)
+    more = ["--more-corpora", args.more_corpora] if args.more_corpora else []
+    teacher = train("teacher", [*TEACHER, *more], args.teacher_minutes, args)
     files = distill(teacher, args)
-    student = train("student", [*STUDENT, "--distilled-targets", str(files["multi30k"]),
+    student = train("student", [*STUDENT, *more, "--distilled-targets", str(files["multi30k"]),
                                 "--distilled-ding", str(files["ding"])], args.student_minutes, args)
     pack(student, teacher, files, args.out)
     print(f"packed the student into {args.out}")
