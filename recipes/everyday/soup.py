@@ -23,6 +23,7 @@ import argparse
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -60,16 +61,22 @@ def loaded(folders: list[Path]) -> list[Translator]:
     return translators
 
 
-def averaged(folders: list[Path], weights: list[float] | None = None) -> Translator:
-    """The last checkpoint holding the (weighted) mean of all their weights; refused when shapes or tokenizers differ."""
-    weights = weights or shares(None, len(folders))
+def mixed(folders: list[Path], shares_of: Callable[[str], list[float]]) -> Translator:
+    """The last checkpoint holding, for each weight `name`, the mean of all their copies with `shares_of(name)`;
+    refused when shapes or tokenizers differ."""
     translators = loaded(folders)
     last = translators[-1]
-    states = [t.model.state_dict() for t in translators]
-    mix = torch.tensor(weights, dtype=torch.float64)
-    last.model.load_state_dict({name: torch.einsum("k,k...->...", mix, torch.stack([s[name].double() for s in states]))
-                                .to(tensor.dtype) for name, tensor in states[-1].items()})
+    states = [t.model.state_dict() for t in translators]  # the mix is computed whole before it is loaded
+    last.model.load_state_dict({name: torch.einsum("k,k...->...", torch.tensor(shares_of(name), dtype=torch.float64),
+                                                   torch.stack([s[name].double() for s in states])).to(tensor.dtype)
+                                for name, tensor in states[-1].items()})
     return last
+
+
+def averaged(folders: list[Path], weights: list[float] | None = None) -> Translator:
+    """The last checkpoint holding the (weighted) mean of all their weights."""
+    weights = weights or shares(None, len(folders))
+    return mixed(folders, lambda name: weights)
 
 
 PARTS = ("the embedding (and output layer)", "the encoder layers", "the decoder layers")
@@ -96,13 +103,7 @@ def averaged_by_part(folders: list[Path], last_shares: list[float]) -> Translato
     """Two checkpoints mixed part by part: in each of PARTS the second's share of its weights, the first's the rest."""
     if len(folders) != 2:
         raise SystemExit(f"error: --by-part mixes two checkpoints, not {len(folders)}")
-    translators = loaded(folders)
-    first, last = (t.model.state_dict() for t in translators)
-    soup = translators[-1]  # the mix is computed whole before it is loaded into these weights
-    soup.model.load_state_dict({name: ((1 - last_shares[part_of(name)]) * first[name].double() +
-                                       last_shares[part_of(name)] * tensor.double()).to(tensor.dtype)
-                                for name, tensor in last.items()})
-    return soup
+    return mixed(folders, lambda name: [1 - last_shares[part_of(name)], last_shares[part_of(name)]])
 
 
 def scores(soup: Translator, args) -> tuple[dict, dict[str, str]]:
