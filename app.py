@@ -32,9 +32,11 @@ import ui.translate
 from lens.alarm import load_familiarity
 from lens.domain import domain_file
 from lens.provenance import checkpoint_provenance
+from lens.routed import Router
 from model import CheckpointError, ConfigError
 from translation import Translator
 from ui import lanes, mcp_fairness, public
+from ui.pair import Pair, Served
 from ui.assets import PAGE_CSS
 
 
@@ -68,36 +70,48 @@ if THREADS and (not THREADS.isdigit() or int(THREADS) < 1):
     raise SystemExit(f"ATTENTION_LENS_THREADS must be a number of threads (1 or more), got {THREADS!r}")
 torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads() // public.BATCH_WORKERS))
 
+# The everyday checkpoint (EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday when it is there; EVERYDAY_MODEL_ID=none:
+# the default model translates everything). Each sentence goes to the model that knows its kind of German
+# (ui/pair.py, lens/routed.py: the default checkpoint's language check, truecaser and domain guess).
+EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")
+HAS_EVERYDAY = EVERYDAY_ID.lower() != "none" and bool(os.environ.get("EVERYDAY_MODEL_ID") or Path(EVERYDAY_ID).is_dir())
+QUANTIZE = "int8" if INT8 and not torch.cuda.is_available() else None
+
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
 # is replayed whenever a @gpu function gets a GPU; elsewhere this is CUDA when present, else CPU.
-translator = load_required(MODEL_ID, MODEL_REVISION,
-                           quantize="int8" if INT8 and not torch.cuda.is_available() else None)
-# The training data's evidence (word counts, examples) and the alarm rule chosen for this checkpoint.
+translator = load_required(MODEL_ID, MODEL_REVISION, quantize=QUANTIZE)
+# The training data's evidence (word counts, examples) and the alarm rule chosen for each checkpoint.
 familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
+everyday = Served("everyday", load_required(EVERYDAY_ID, quantize=QUANTIZE), load_familiarity(EVERYDAY_ID)) \
+    if HAS_EVERYDAY else None
+router = Router.of_checkpoint(MODEL_ID, MODEL_REVISION, everyday=HAS_EVERYDAY)
 # What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
-FIRST_VISIT = ui.translate.first_visit(translator, familiarity)
+FIRST_VISIT = ui.translate.first_visit(Pair(Served("default", translator, familiarity), everyday, router))
 # What the default model learned from, in the page's words (its results.json; captions only where it has none).
 LEARNED = checkpoint_provenance(MODEL_ID, MODEL_REVISION)
-if torch.cuda.is_available():
-    translator = Translator(translator.model, translator.tokenizer, device="cuda", model_card=translator.model_card)
-# ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the compiled decoder step is loaded
-# from $ATTENTION_LENS_COMPILE_CACHE, or built there by a child process (compiled/ahead_of_time.py, about a
-# minute) while visitors are served by the eager step (docs/spaces.md). 0: never compile.
+
+
+def on_device(model: Translator) -> Translator:
+    """The CPU copy moved to the GPU where there is one."""
+    if not torch.cuda.is_available():
+        return model
+    return Translator(model.model, model.tokenizer, device="cuda", model_card=model.model_card)
+
+
+translator = on_device(translator)
+if everyday is not None:
+    everyday = Served("everyday", on_device(everyday.translator), everyday.familiarity)
+pair = Pair(Served("default", translator, familiarity), everyday, router)
+# ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the native search of each model is loaded
+# from $ATTENTION_LENS_COMPILE_CACHE, or built there by a child process while visitors are served by the eager
+# step (docs/spaces.md). 0: never compile.
 COMPILE = os.environ.get("ATTENTION_LENS_COMPILE", "").strip().lower()
 if COMPILE not in ("", "0", "false", "no", "1", "true", "yes"):
     raise SystemExit(f"ATTENTION_LENS_COMPILE must be 1 or 0, got {COMPILE!r}")
-if (COMPILE in ("1", "true", "yes") or (COMPILE == "" and os.environ.get("SPACE_ID"))) \
-        and translator.device.type == "cpu" and translator.precision == "fp32":
-    translator.compile(background=True)
-# A second checkpoint the page can show beside the first (EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday
-# when it is there; EVERYDAY_MODEL_ID=none: no comparison).
-EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")
-second = None
-if EVERYDAY_ID.lower() != "none" and (os.environ.get("EVERYDAY_MODEL_ID") or Path(EVERYDAY_ID).is_dir()):
-    everyday = load_required(EVERYDAY_ID)
-    if torch.cuda.is_available():
-        everyday = Translator(everyday.model, everyday.tokenizer, device="cuda", model_card=everyday.model_card)
-    second = ui.translate.SecondModel("learned most from everyday German", everyday, load_familiarity(EVERYDAY_ID))
+if COMPILE in ("1", "true", "yes") or (COMPILE == "" and os.environ.get("SPACE_ID")):
+    for served in pair.models.values():
+        if served.translator.device.type == "cpu" and served.translator.precision == "fp32":
+            served.translator.compile(background=True)
 # The model's files for the page's "compute in my browser" choice (ui/in_browser.py; None: no choice).
 IN_BROWSER = ui.in_browser.served_model(translator, familiarity.rule.confidence_below, domain_file(MODEL_ID, MODEL_REVISION))
 # System fonts: the page needs nothing from a font server to render.
@@ -109,17 +123,17 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
             f"hand-written Transformer, and the attention behind every word. <b>{LEARNED.header}</b> "
             "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
             padding=False)
-    ui.translate.build(translator, familiarity, second, FIRST_VISIT, learned=LEARNED.label)
+    page = ui.translate.build(pair, FIRST_VISIT, learned=LEARNED.label)
     # Each view opens from the picture of the model (ui/static/spine.js), the walk or a link: closed until then.
     with gr.Column(elem_id="view-step", elem_classes=["al-view", "al-closed"]):
-        ui.step_through.build(translator, familiarity)
+        ui.step_through.build(pair, page["model"])
     with gr.Column(elem_id="view-headlab", elem_classes=["al-view", "al-closed"]):
-        ui.head_lab.build(translator, MODEL_ID, MODEL_REVISION, familiarity)
+        ui.head_lab.build(pair, MODEL_ID, MODEL_REVISION)
     with gr.Column(elem_id="view-history", elem_classes=["al-view", "al-closed"]):
-        ui.time_travel.build(translator, MODEL_ID, familiarity)
+        ui.time_travel.build(pair, MODEL_ID)
     with gr.Column(elem_id="view-copylab", elem_classes=["al-view", "al-closed"]):
         ui.copylab.build()
-    ui.api.build(translator, familiarity)
+    ui.api.build(pair)
 
 # api_open=False: POST /gradio_api/run/<name> may not skip the queue (Gradio opens it off Spaces).
 demo.queue(default_concurrency_limit=public.CONCURRENCY, max_size=public.QUEUE_SIZE, api_open=False)

@@ -100,6 +100,11 @@ def guess_from(content: dict) -> DomainGuess:
 
 def read_domain(path: str | Path) -> DomainGuess:
     """The table in `path`, checked entry by entry; anything wrong is a CheckpointFileError naming the file."""
+    return guess_from(read_content(path))
+
+
+def read_content(path: str | Path) -> dict:
+    """The file's content, checked entry by entry (read_domain's guess and lens/truecase.py's counts read it)."""
     content = checked_object(read_json(path, MAX_FILE_BYTES, MAX_DEPTH, gzipped=True), path, "the file",
                              ("format", "kinds", "sentences", "smoothing", "threshold", "counts"))
     if content["format"] != FORMAT:
@@ -120,7 +125,7 @@ def read_domain(path: str | Path) -> DomainGuess:
         if not (isinstance(pair, list) and len(pair) == 2 and all(is_whole(n, 0, MAX_COUNT) for n in pair)
                 and sum(pair) > 0):
             raise refused(path, f"counts[{feature!r}]", pair, "two whole counts, not both 0")
-    return guess_from(content)
+    return content
 
 
 def _checked(model_id: str | Path, revision: str | None) -> tuple[Path, DomainGuess] | None:

@@ -1,19 +1,26 @@
-"""Two checkpoints and a router: each text goes to the model whose kind of German it reads like.
+"""Two checkpoints and a router: each sentence goes to the model whose kind of German it reads like.
 
 The default model (checkpoints/de-en: captions first, some everyday German) translates photo captions best,
-the everyday model (checkpoints/de-en-everyday) everyday speech; the default checkpoint's domain guess (lens/domain.py,
-domain.json.gz) tells the two kinds apart before anything is translated, so each text is translated once, by
-one of them. recipes/everyday/route.py measures the pair on the dev sets (docs/everyday.md, "Routing").
+the everyday model (checkpoints/de-en-everyday) everyday speech. Before anything is translated, each sentence is
+made ready and routed (`Router.route`):
+1. German written all in lowercase or all in capitals gets its capitals back (lens/truecase.py), and the
+   full-width sentence marks of Chinese and Japanese ("。", "！", "？") become ".", "!", "?";
+2. text that does not look like German (lens/language.py: no letters, another script, English) reads like
+   "not German": the default model still translates it, and the page says so;
+3. the default checkpoint's domain guess (lens/domain.py, domain.json.gz) tells captions from everyday German.
+A caller may force either model. recipes/everyday/route.py measures the pair on the dev sets (docs/everyday.md,
+"Routing").
 
     from lens.routed import RoutedTranslator
     both = RoutedTranslator.from_pretrained("checkpoints/de-en", "checkpoints/de-en-everyday")
-    both.translate(["Ein Hund rennt über die Wiese.", "Wo ist der Bahnhof?"])
-    both.route("Wo ist der Bahnhof?")  # "everyday"
+    both.translate(["Ein Hund rennt über die Wiese.", "wo ist der bahnhof?"])
+    both.router.route("Wo ist der Bahnhof?").model  # "everyday"
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -22,47 +29,138 @@ from model import CheckpointError
 from translation import Translator
 
 from .domain import DOMAIN_FILE, DomainGuess, load_domain
+from .language import LanguageCheck, load_language
+from .sentences import split_sentences
+from .truecase import Truecaser, load_truecaser, word_changes
 
-KINDS = ("captions", "everyday")
+MODELS = ("default", "everyday")  # the two checkpoints, as the API and the page name them
+CHOICES = ("auto", *MODELS)  # what a caller may ask for: the router's choice, or one model
+READS_LIKE = ("captions", "everyday", "not German")
+FULL_WIDTH_MARKS = str.maketrans({"。": ".", "！": "!", "？": "?", "．": "."})
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where one sentence goes, and why."""
+
+    text: str  # the sentence as the model reads it (recased, full-width marks made plain)
+    model: str  # "default" or "everyday"
+    reads_like: str  # "captions", "everyday" or "not German"
+    forced: bool = False  # the caller chose the model
+    words: list[str] = field(default_factory=list)  # the words that said so ("Bahnhof", "wo"; "the", "is")
+    recased: list[tuple[str, str]] = field(default_factory=list)  # (as written, as read) per word changed
+    why: str = ""  # for "not German": "no letters", "script" or "english"
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "reads_like": self.reads_like, "forced": self.forced, "words": list(self.words),
+                "recased": [list(pair) for pair in self.recased], "why": self.why}
+
+
+def checked_choice(model) -> str:
+    """The `model` argument: "auto" (the router's choice), "default" or "everyday"; a ValueError naming it else."""
+    if model is None or model == "":
+        return "auto"
+    if not isinstance(model, str) or model not in CHOICES:
+        raise ValueError(f"model must be one of {', '.join(CHOICES)}, got {model!r}")
+    return model
+
+
+@dataclass(frozen=True)
+class Router:
+    """The checks that pick a model for each sentence; any of them may be missing (its checkpoint file absent or
+    refused): no truecaser leaves the case as written, no language check calls everything German, no domain guess
+    sends everything to the default model. `everyday=False`: there is no second model, all goes to the default."""
+
+    domain: DomainGuess | None = None
+    language: LanguageCheck | None = None
+    truecaser: Truecaser | None = None
+    everyday: bool = True
+
+    @classmethod
+    def of_checkpoint(cls, model_id: str | Path, revision: str | None = None, everyday: bool = True) -> "Router":
+        """The default checkpoint's domain guess, language check and truecaser."""
+        return cls(load_domain(model_id, revision), load_language(model_id, revision),
+                   load_truecaser(model_id, revision), everyday)
+
+    def prepared(self, sentence: str) -> tuple[str, list[tuple[str, str]]]:
+        """The sentence (or text) as a model should read it, and the words recased."""
+        text = sentence.translate(FULL_WIDTH_MARKS)
+        return self.truecaser.recase(text) if self.truecaser is not None else (text, [])
+
+    def split(self, text: str) -> list[tuple[str, str]]:
+        """A text's sentences, each (as written, as a model reads it). A text written all in lowercase is recased
+        as a whole before it is split, so that its sentences start with the capitals the splitter looks for."""
+        read, _ = self.prepared(text)
+        if len(read) != len(text):  # a letter that changed length when recased: sentence by sentence
+            return [(s, self.prepared(s)[0]) for s in split_sentences(text)]
+        pairs, at = [], 0
+        for sentence in split_sentences(read):
+            at = read.index(sentence, at)
+            pairs.append((text[at:at + len(sentence)], self.prepared(sentence)[0]))
+            at += len(sentence)
+        return pairs
+
+    def route(self, sentence: str, model: str = "auto", written: str | None = None) -> Route:
+        """One sentence's route; `model` ("auto", "default", "everyday") forces one model where it is not "auto";
+        `written`: the sentence as the visitor wrote it, where `sentence` was already read by `split`."""
+        if not isinstance(sentence, str):
+            raise TypeError(f"expected text, got {type(sentence).__name__}")
+        model = checked_choice(model)
+        text, recased = self.prepared(sentence)
+        if written is not None and written != sentence:
+            recased = word_changes(written.translate(FULL_WIDTH_MARKS), text)
+        language = self.language.report(text) if self.language is not None else {"german": True, "words": []}
+        if not language["german"]:
+            reads_like, words, why = "not German", language["words"], language["why"]
+        elif self.domain is not None:
+            report = self.domain.report(text)
+            reads_like, words, why = ("everyday" if report["everyday"] else "captions"), report["words"], ""
+        else:
+            reads_like, words, why = "captions", [], ""
+        chosen = "everyday" if reads_like == "everyday" and self.everyday else "default"
+        if model != "auto":
+            if model == "everyday" and not self.everyday:
+                raise ValueError("model='everyday': this app has no everyday model (EVERYDAY_MODEL_ID=none)")
+            chosen = model
+        return Route(text, chosen, reads_like, model != "auto", words, recased, why)
 
 
 class RoutedTranslator:
-    """A captions translator, an everyday translator and the guess that picks one for each text."""
+    """A captions translator, an everyday translator and the router that picks one for each sentence."""
 
-    def __init__(self, captions: Translator, everyday: Translator, domain: DomainGuess):
-        self.translators = {"captions": captions, "everyday": everyday}
-        self.domain = domain
+    def __init__(self, captions: Translator, everyday: Translator, router: Router | DomainGuess):
+        self.translators = {"default": captions, "everyday": everyday}
+        self.router = router if isinstance(router, Router) else Router(domain=router)
 
     @classmethod
     def from_pretrained(cls, captions_id: str | Path, everyday_id: str | Path, revision: str | None = None,
                         device: str | torch.device | None = None) -> "RoutedTranslator":
         """Both checkpoints (folders or Hub repos; `revision` is the captions repo's), and the captions
-        checkpoint's domain guess: a CheckpointError where it has none, or where its file is refused."""
-        domain = load_domain(captions_id, revision)
-        if domain is None:
+        checkpoint's router: a CheckpointError where it has no domain guess, or where its file is refused."""
+        router = Router.of_checkpoint(captions_id, revision)
+        if router.domain is None:
             raise CheckpointError(f"{captions_id} has no usable {DOMAIN_FILE} (write it with python -m training.domain "
                                   f"--checkpoint {captions_id}): the router cannot tell captions from everyday German")
         return cls(Translator.from_pretrained(captions_id, revision=revision, device=device),
-                   Translator.from_pretrained(everyday_id, device=device), domain)
+                   Translator.from_pretrained(everyday_id, device=device), router)
 
     def route(self, text: str) -> str:
-        """"everyday" where the text as a whole reads like everyday German, else "captions"."""
-        if not isinstance(text, str):
-            raise TypeError(f"expected text, got {type(text).__name__}")
-        return KINDS[self.domain.everyday(text)]
+        """"everyday" where the sentence reads like everyday German (the everyday model translates it), else "captions"."""
+        return "everyday" if self.router.route(text).model == "everyday" else "captions"
 
     def translate(self, text: str | Sequence[str], num_beams: int = 4, length_penalty: float = 1.0,
-                  max_new_tokens: int | None = None, batch_size: int = 64) -> str | list[str]:
-        """As Translator.translate, each text by the model its route names; the order of the texts is kept."""
+                  max_new_tokens: int | None = None, batch_size: int = 64, model: str = "auto") -> str | list[str]:
+        """As Translator.translate, each sentence by the model its route names; the order of the texts is kept."""
         single = isinstance(text, str)
         texts = [text] if single else list(text)
-        routes = [self.route(t) for t in texts]
+        routes = [self.router.route(t, model) for t in texts]
         outputs = [""] * len(texts)
-        for kind, translator in self.translators.items():
-            picked = [i for i, r in enumerate(routes) if r == kind]
+        for name, translator in self.translators.items():
+            picked = [i for i, r in enumerate(routes) if r.model == name]
             if picked:
-                english = translator.translate([texts[i] for i in picked], num_beams=num_beams, length_penalty=length_penalty,
-                                               max_new_tokens=max_new_tokens, batch_size=batch_size)
+                english = translator.translate([routes[i].text for i in picked], num_beams=num_beams,
+                                               length_penalty=length_penalty, max_new_tokens=max_new_tokens,
+                                               batch_size=batch_size)
                 for i, out in zip(picked, english):
                     outputs[i] = out
         return outputs[0] if single else outputs

@@ -2,9 +2,11 @@
 
 A full stop ends a sentence only when it is not part of an abbreviation ("z. B.", "Dr.", "usw."),
 an ordinal or date ("1. Mai", "der 3. Platz"), a decimal number ("3.5") or an initial ("J. S.
-Bach"), and when what follows looks like the start of a new sentence (a capital, a digit or an
-opening quote). After a number of one or two digits it ends one when a word that starts sentences
+Bach"), and when what follows looks like the start of a new sentence (a capital, a digit, an
+opening quote, or a letter of a script without capitals such as Chinese). After a number of one or two digits it ends one when a word that starts sentences
 follows ("Ich bin 25. Ich wohne in Berlin."), unless a month follows or an article comes before. A line break always ends a sentence: captions and lists come one per line.
+The full-width marks of Chinese and Japanese text ("。", "！", "？", "．") end a sentence whatever follows: those
+scripts put no space after them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ ABBREVIATIONS = frozenset("""
     ggf hl hr hrn inkl ing jh jhd jr kap kath kfz lt mi mio mo mrd nr phil pkt prof rd reg sa sen so
     sog st std str tel u.a usw vgl vs z.b zb zt ca bspw mind max min geb gest
 """.split())
-ENDINGS = re.compile(r"[.!?…]+[\"'“”»«‚‘’)\]]*")  # the end mark, then any closing quotes/brackets
+ENDINGS = re.compile(r"[.!?…。！？．]+[\"'“”»«‚‘’)\]」』）]*")  # the end mark, then any closing quotes/brackets
+FULL_WIDTH = frozenset("。！？．")  # end a sentence with no space after them
 OPENERS = "\"'„“‚‘»«(["
 MONTHS = frozenset("januar jänner februar märz april mai juni juli august september oktober november dezember".split())
 # Words before which "3." is an ordinal ("der 3. Platz", "am 1. Mai", "zum 2. Mal").
@@ -37,13 +40,15 @@ SENTENCE_STARTERS = frozenset("""
 def _ends_sentence(text: str, end: int, mark: str) -> bool:
     """Whether the end mark `mark` that stops at `end` closes a sentence."""
     rest = text[end:]
+    if any(c in FULL_WIDTH for c in mark):
+        return True  # "你好。我是学生。": no space follows, yet each mark ends a sentence
     if not rest[:1].isspace():
         return False  # "3.5", "usw.)", "www.example.de": no space, no sentence end
     following = rest.lstrip()
     if not following:
         return True
     first = following[0]
-    if not (first.isupper() or first.isdigit() or first in OPENERS):
+    if not (first.isupper() or first.isdigit() or first in OPENERS or (first.isalpha() and first.lower() == first.upper())):
         return False  # "Hallo!" rief er.  /  "... usw. und so fort"
     if not mark.startswith("."):
         return True  # ! ? … end a sentence before a capital

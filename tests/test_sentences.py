@@ -34,6 +34,11 @@ from lens.sentences import split_sentences
      ["Der 1. Mai ist ein Feiertag.", "Der 2. Platz geht an sie."]),
     ("1. Mai: Wir tanzen.", ["1. Mai: Wir tanzen."]),
     ("Sie wurde 3. Das war gut.", ["Sie wurde 3.", "Das war gut."]),
+    # Full-width marks (Chinese, Japanese) end a sentence with no space after them.
+    ("你好。我是学生！你呢？", ["你好。", "我是学生！", "你呢？"]),
+    ("Ich möchte ein Bier。Wo ist der Bahnhof？", ["Ich möchte ein Bier。", "Wo ist der Bahnhof？"]),
+    ("「你好。」他说。", ["「你好。」", "他说。"]),
+    ("Ein Mann fährt Fahrrad. 你好。", ["Ein Mann fährt Fahrrad.", "你好。"]),
     ("", []),
     ("   \n\t ", []),
 ])

@@ -22,10 +22,10 @@ import gradio as gr
 from lens import cost
 from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
-from lens.alarm import Familiarity
+from lens.routed import Route, checked_choice
 from lens.contrast import contrast as why_not
 from lens.contributions import contributions as who_wrote
-from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS, sentences_of
+from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS
 from lens.logit_lens import logit_lens as read_stages
 from lens.patching import patch as patch_encoder
 from lens.qkv import qkv as open_row
@@ -34,6 +34,7 @@ from translation import Translator
 
 from . import lanes
 from .head_lab_data import first_sentence
+from .pair import Pair, Served, explain_routed
 from .public import BATCHED_CALLS
 from .runtime import (
     checked_text,
@@ -91,13 +92,14 @@ def prefixed_sentence(text: str) -> str:
     return one_sentence(text, MAX_CHARACTERS, "a prefix")
 
 
-def refuse_overlong(translator: Translator, text: str) -> None:
+def refuse_overlong(pair: Pair, sentences: list, model: str) -> None:
     """/translate returns text only, so a sentence that would be cut is refused instead of cut
     silently (/explain cuts it and says so in `truncated`)."""
-    sentences, _ = sentences_of(text)
-    for number, sentence in enumerate(sentences, 1):
-        if translator.encode_source(sentence)[1]:
-            raise ValueError(f"sentence {number} is longer than the model's limit of {translator.config.max_len} "
+    routes, _ = pair.grouped(sentences, model)
+    for number, route in enumerate(routes, 1):
+        served = pair.served(route.model)
+        if served.translator.encode_source(route.text)[1]:
+            raise ValueError(f"sentence {number} is longer than the model's limit of {served.translator.config.max_len} "
                              "tokens, so only its start would be translated: split it, or use /explain, which "
                              "translates the start and marks the cut")
 
@@ -108,32 +110,59 @@ def check_inside(translator: Translator, sentence: str, options) -> None:
                       options.max_new_tokens)
 
 
-def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
+def routed(answer: dict, route: Route) -> dict:
+    """An answer with the model that made it and why: `model`, `reads_like` and `route` (lens/routed.Route)."""
+    return {**answer, "model": route.model, "reads_like": route.reads_like, "route": route.to_dict()}
+
+
+def model_calls(pair: Pair) -> dict:
     """The functions that run the model, each on the GPU for a bounded time (ZeroGPU), returning
-    Python values and numpy arrays only."""
+    Python values and numpy arrays only; each sentence by the model the router picks (or the caller forced)."""
 
-    calls = batched_calls(translator)  # translate and explain: batched with the page's calls
+    def described(route: Route, served: Served, explanation) -> dict:
+        """One /explain sentence: its maps, and the evidence and alarm of its model (lens/alarm.py)."""
+        report = served.familiarity.report(route.text, explanation.target_probs)
+        report.pop("domain", None)  # what the text reads like is the route's to say
+        return routed({"source": route.text, **explanation.to_dict(MAP_DECIMALS), **report}, route)
 
-    def described(source: str, explanation) -> dict:
-        """One /explain sentence: its maps, and the evidence and alarm of lens/alarm.py."""
-        return {"source": source, **explanation.to_dict(MAP_DECIMALS), **familiarity.report(source, explanation.target_probs)}
+    def run_translate(text, options, prefix, model):
+        sentences = pair.sentences(text)[0] if prefix is None else [prefixed_sentence(text)]
+        refuse_overlong(pair, sentences, model)
+        routes, english = pair.each(sentences, model, lambda served, texts: batched_calls(served.translator).translate(
+            texts, (options, prefix)))
+        return " ".join(e for e in english if e)
 
-    def run_translate(text, options, prefix):
-        sentences = sentences_of(text)[0] if prefix is None else [prefixed_sentence(text)]
-        return calls.translate_sentences(sentences, options, prefix)
-
-    def run_explain(text, options, prefix):
+    def run_explain(text, options, prefix, model):
         if prefix is not None:
             text = prefixed_sentence(text)  # a prefix starts one translation
-        result = calls.explain_text(text, options, cost.EXPLAIN, prefix)
-        sentences = [described(s.source, s.explanation) for s in result.sentences]
-        return sentences, result.translation, result.left_out
+        sentences, left_out = pair.sentences(text)
+        found = explain_routed(pair, sentences, options, cost.EXPLAIN, model, prefix)
+        described_sentences = [described(route, served, s.explanation) for route, served, s in found]
+        translation = " ".join(s.explanation.translation for _, _, s in found if s.explanation.translation)
+        return described_sentences, translation, left_out
+
+    inside = {name: inside_calls(served.translator, pair) for name, served in pair.models.items()}
+
+    def one(call: str):
+        """The endpoint `call` run on the sentence's model, with the sentence as routed (recased)."""
+        def run(sentence: str, *args, model: str = "auto") -> dict:
+            route, served = pair.pick(sentence, model)
+            return routed(inside[served.name][call](route.text, *args), route)
+        return run
+
+    calls = {name: one(name) for name in ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch")}
+    return dict(translate=run_translate, explain=run_explain, **calls)
+
+
+def inside_calls(translator: Translator, pair: Pair) -> dict:
+    """One model's single-sentence calls, each on the GPU for a bounded time; the model is closed over, never
+    sent to the GPU worker."""
 
     @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):
         cost.check_before(cost.TRACE, translator.config, [len(translator.encode_source(text)[0])], options.max_new_tokens)
         result = trace_decoding(translator, text, num_beams=options.num_beams, length_penalty=options.length_penalty,
-                       top_k=top_k, max_new_tokens=options.max_new_tokens, prefix=prefix)
+                                top_k=top_k, max_new_tokens=options.max_new_tokens, prefix=prefix)
         return {"source": text, **result.to_dict(MAP_DECIMALS)}
 
     @gpu(duration=30)
@@ -163,8 +192,8 @@ def model_calls(translator: Translator, familiarity: Familiarity) -> dict:
     def run_patch(sentence, corrupted, step, options):
         return patch_encoder(translator, sentence, corrupted, step, options).to_dict()
 
-    return dict(translate=run_translate, explain=run_explain, trace=run_trace, ablate=run_ablate, qkv=run_qkv,
-                logit_lens=run_logit_lens, contributions=run_contributions, contrast=run_contrast, patch=run_patch)
+    return dict(trace=run_trace, ablate=run_ablate, qkv=run_qkv, logit_lens=run_logit_lens,
+                contributions=run_contributions, contrast=run_contrast, patch=run_patch)
 
 
 @dataclass(frozen=True)
@@ -211,57 +240,67 @@ def with_decoding_options(endpoint: Endpoint, options_of) -> Callable:
     call.__signature__ = signature
     call.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {
         "return": signature.return_annotation}
-    call.__doc__ = endpoint.doc.format(options=OPTIONS_DOC)
+    call.__doc__ = endpoint.doc.format(options=OPTIONS_DOC, model=MODEL_DOC)
     return friendly_errors(call)
 
 
-def endpoint_table(translator: Translator, run: dict) -> list[Endpoint]:
+Model = Literal["auto", "default", "everyday"]
+MODEL_DOC = """            model: "auto" (each sentence by the model that knows its kind of German: the default model for photo
+                captions, the everyday model for everyday German), "default" or "everyday" to force one."""
+
+
+def endpoint_table(pair: Pair, run: dict) -> list[Endpoint]:
     """Every endpoint of the app, one row each (docs/api.md lists exactly these)."""
+    config = pair.default.translator.config
 
-    def translate(text: str, options=None, prefix: str = "") -> str:
-        text = checked_text(text)
-        refuse_overlong(translator, text)
-        return run["translate"](text, options, checked_prefix(prefix))
+    def translate(text: str, options=None, prefix: str = "", model: Model = "auto") -> str:
+        return run["translate"](checked_text(text), options, checked_prefix(prefix), checked_choice(model))
 
-    def explain(text: str, options=None, prefix: str = "") -> dict:
-        sentences, translation, left_out = run["explain"](checked_text(text), options, checked_prefix(prefix))
+    def explain(text: str, options=None, prefix: str = "", model: Model = "auto") -> dict:
+        sentences, translation, left_out = run["explain"](checked_text(text), options, checked_prefix(prefix),
+                                                          checked_choice(model))
         return {"translation": translation, "sentences": sentences, "left_out": left_out}
 
-    def trace(text: str, options=None, top_k: int = 10, prefix: str = "") -> dict:
-        return run["trace"](step_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix))
+    def trace(text: str, options=None, top_k: int = 10, prefix: str = "", model: Model = "auto") -> dict:
+        return run["trace"](step_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix),
+                            model=checked_choice(model))
 
-    def ablate(text: str, heads: list | dict | str = "[]", options=None) -> dict:
+    def ablate(text: str, heads: list | dict | str = "[]", options=None, model: Model = "auto") -> dict:
         sentence, left_out = first_sentence(checked_text(text))
-        return {**run["ablate"](sentence, head_mask_from(heads, translator.config), options), "left_out": left_out}
+        mask = head_mask_from(heads, config)
+        return {**run["ablate"](sentence, mask, options, model=checked_choice(model)), "left_out": left_out}
 
     return [Endpoint("translate", translate, TRANSLATE_DOC, "text only: 5,000 characters, 16 sentences", batched=True),
             Endpoint("explain", explain, EXPLAIN_DOC, "lens.cost.EXPLAIN: 2.5 million attention weights", batched=True),
             Endpoint("trace", trace, TRACE_DOC, "lens.cost.TRACE: 1 million attention weights"),
             Endpoint("ablate", ablate, ABLATE_DOC, "lens.cost.ABLATE: 2.5 million attention weights"),
-            *inside_endpoints(run)]
+            *inside_endpoints(run, pair)]
 
 
-def inside_endpoints(run: dict) -> list[Endpoint]:
+def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
     """/qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
 
     def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
-            row: int = 1, options=None) -> dict:
-        return run["qkv"](step_sentence(checked_text(text)), kind, layer, head, row, options)
+            row: int = 1, options=None, model: Model = "auto") -> dict:
+        return run["qkv"](step_sentence(checked_text(text)), kind, layer, head, row, options, model=checked_choice(model))
 
-    def logit_lens(text: str, options=None, prefix: str = "") -> dict:
-        return run["logit_lens"](step_sentence(checked_text(text)), options, checked_prefix(prefix))
+    def logit_lens(text: str, options=None, prefix: str = "", model: Model = "auto") -> dict:
+        return run["logit_lens"](step_sentence(checked_text(text)), options, checked_prefix(prefix),
+                                 model=checked_choice(model))
 
-    def contributions(text: str, options=None, prefix: str = "") -> dict:
-        return run["contributions"](step_sentence(checked_text(text)), options, checked_prefix(prefix))
+    def contributions(text: str, options=None, prefix: str = "", model: Model = "auto") -> dict:
+        return run["contributions"](step_sentence(checked_text(text)), options, checked_prefix(prefix),
+                                    model=checked_choice(model))
 
-    def contrast(text: str, step: int = 1, alternative: str = "", options=None) -> dict:
+    def contrast(text: str, step: int = 1, alternative: str = "", options=None, model: Model = "auto") -> dict:
         if not isinstance(alternative, str) or len(alternative) > 50:
             raise ValueError("alternative must be an English word or piece of at most 50 characters")
         checked_unicode(alternative, "alternative")
-        return run["contrast"](step_sentence(checked_text(text)), step, alternative, options)
+        return run["contrast"](step_sentence(checked_text(text)), step, alternative, options, model=checked_choice(model))
 
-    def patch(text: str, corrupted: str = "", step: int = 0, options=None) -> dict:
-        return run["patch"](step_sentence(checked_text(text)), step_sentence(checked_text(corrupted)), step, options)
+    def patch(text: str, corrupted: str = "", step: int = 0, options=None, model: Model = "auto") -> dict:
+        corrupted = pair.router.prepared(step_sentence(checked_text(corrupted)))[0]
+        return run["patch"](step_sentence(checked_text(text)), corrupted, step, options, model=checked_choice(model))
 
     inside = "lens.cost.INSIDE: 2.5 million attention weights"
     return [Endpoint("qkv", qkv, QKV_DOC, inside), Endpoint("logit_lens", logit_lens, LOGIT_LENS_DOC, inside),
@@ -270,14 +309,14 @@ def inside_endpoints(run: dict) -> list[Endpoint]:
             Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 500 million weights replayed")]
 
 
-def build(translator: Translator, familiarity: Familiarity | None = None) -> list[Endpoint]:
+def build(pair: Pair) -> list[Endpoint]:
     """Register every endpoint of the table on the Blocks being built (each is an MCP tool too); returns the table."""
-    max_len = translator.config.max_len
+    max_len = pair.max_len
 
     def options_of(decoding, num_beams, length_penalty, max_length):
         return decoding_options(decoding, num_beams, length_penalty, max_length, max_len)
 
-    table = endpoint_table(translator, model_calls(translator, familiarity or Familiarity()))
+    table = endpoint_table(pair, model_calls(pair))
     for endpoint in table:
         batched = dict(concurrency_limit=BATCHED_CALLS, concurrency_id=endpoint.name) if endpoint.batched else {}
         gr.api(with_decoding_options(endpoint, options_of), api_name=endpoint.name, **batched)
@@ -290,8 +329,9 @@ TRANSLATE_DOC = """Translate German text (one sentence or a paragraph of up to 1
             text: German text, at most 5,000 characters and 16 sentences; each sentence is translated on its own.
 {options}
             prefix: English words the translation must start with (one sentence only); it goes on freely after them.
+{model}
         Returns:
-            The English translation, the sentences joined by spaces.
+            The English translation, the sentences joined by spaces (each by its model).
         """
 
 EXPLAIN_DOC = """Translate German text into English and return every attention map behind the translation.
@@ -300,13 +340,15 @@ EXPLAIN_DOC = """Translate German text into English and return every attention m
             text: German text, at most 5,000 characters and 16 sentences; each sentence is translated on its own.
 {options}
             prefix: English words the translation must start with (one sentence only); it goes on freely after them.
+{model}
         Returns:
             A dict: translation; sentences, one per German sentence, each with source, translation, source_tokens,
             target_tokens, decoder_input_tokens, target_probs and the maps encoder, decoder, cross as nested lists
             [layers][heads][rows][cols] (rows attend to columns); evidence, one entry per German word (word,
             count in the training data, counts per corpus, up to three training examples, rare, unseen);
-            unfamiliar (true when the sentence is unlike the training data) and its reasons; domain, which kind of
-            German it reads like (everyday: true or false, log_odds, the words that said so); left_out, the
+            unfamiliar (true when the sentence is unlike its model's training data) and its reasons; model (which
+            checkpoint translated it: default or everyday), reads_like (captions, everyday or not German) and route
+            (the words that said so, the words recased, whether the model was forced); left_out, the
             sentences past 16 not translated. Weights have 3 decimals; a text whose maps would pass 2.5 million
             weights is refused with what to shorten.
         """
@@ -318,8 +360,9 @@ TRACE_DOC = """Show how one German sentence was translated, step by step.
 {options}
             top_k: how many candidates to list at each step, 1 to 50.
             prefix: English words the translation must start with; it goes on freely after them.
+{model}
         Returns:
-            A dict: translation, source_tokens, target_tokens and steps, each with the chosen piece, its
+            A dict (with model, reads_like and route: which model answered, and why): translation, source_tokens, target_tokens and steps, each with the chosen piece, its
             probability, the top_k candidates, the entropy (nats) and the cross/decoder attention rows
             [layers][heads][cols]; with beam search also the tree of kept hypotheses ("beam") and the
             ranked finished ones ("nbest").
@@ -333,8 +376,9 @@ ABLATE_DOC = """Translate one German sentence with every attention head on, and 
                 all heads of the layer; kind encoder, decoder or cross), or a head mask {{"encoder": [[1, 0, ...],
                 ...], "decoder": ..., "cross": ...}} with 1 = on and 0 = off.
 {options}
+{model}
         Returns:
-            A dict: both translations, the changed words, the heads switched off (counted from 0) and the
+            A dict (with model, reads_like and route: which model answered, and why): both translations, the changed words, the heads switched off (counted from 0) and the
             attention maps of the model with those heads off.
         """
 
@@ -349,8 +393,9 @@ QKV_DOC = """Open up one row of one attention map: how its weights were computed
             row: the row of the map (the token that attends), counted from 1: a German token for encoder, the
                 decoder's input token (<s> first) for decoder and cross.
 {options}
+{model}
         Returns:
-            A dict: q (the row's query, d_k numbers), k and v (one d_k vector per column), scores (K q), scaled
+            A dict (with model, reads_like and route: which model answered, and why): q (the row's query, d_k numbers), k and v (one d_k vector per column), scores (K q), scaled
             (scores / sqrt(d_k)), mask (true where the row may look), weights (the softmax of the scaled, masked
             scores: exactly the map's row), head_output (weights V, before W_O), output (the row after W_O, all
             heads), row_token and column_tokens.
@@ -362,8 +407,9 @@ LOGIT_LENS_DOC = """Show when each English word was decided: the decoder's state
             text: one German sentence, at most 400 characters.
 {options}
             prefix: English words the translation must start with (a forced word); it goes on freely after them.
+{model}
         Returns:
-            A dict: stages (the embedding, then for every decoder layer its self-attention, cross-attention and
+            A dict (with model, reads_like and route: which model answered, and why): stages (the embedding, then for every decoder layer its self-attention, cross-attention and
             feed-forward), target_tokens, prob[stage][step] (the probability of the word finally written),
             top[stage][step] (the 5 most likely tokens with their probabilities) and decided_at (per step, the
             first stage from which the written word stays the favourite). The last stage is the model's output;
@@ -376,8 +422,9 @@ CONTRIBUTIONS_DOC = """Who wrote each English word: its shares from every German
             text: one German sentence, at most 400 characters.
 {options}
             prefix: English words the translation must start with (a forced word); it goes on freely after them.
+{model}
         Returns:
-            A dict: source_tokens, target_tokens, input_tokens (<s>, then the pieces before each step),
+            A dict (with model, reads_like and route: which model answered, and why): source_tokens, target_tokens, input_tokens (<s>, then the pieces before each step),
             source[step][German token] and target[step][input token] (each step's shares sum to 1; later
             English gets 0), source_share[step], source_share_by_layer[decoder layer][step], encoder (the
             encoder's rolled-out German-to-German mixing), cross_attention[step][German token] (the mean of
@@ -393,8 +440,9 @@ CONTRAST_DOC = """Why the translation wrote this word and not another: the logit
             step: which piece of the translation, counted from 1.
             alternative: the English word or piece to compare with (its first piece is used).
 {options}
+{model}
         Returns:
-            A dict: chosen and alternative (the two pieces), logit_diff (chosen minus alternative), baseline_logit_diff
+            A dict (with model, reads_like and route: which model answered, and why): chosen and alternative (the two pieces), logit_diff (chosen minus alternative), baseline_logit_diff
             (with the German embeddings set to zero), source_tokens, source_attribution (integrated gradients of the
             difference to each German token; they sum to logit_diff - baseline_logit_diff up to completeness_gap)
             and heads ({{encoder, decoder, cross}}: [layer][head], how the difference changes with that head off).
@@ -408,8 +456,9 @@ PATCH_DOC = """Which heads, and which encoder vectors, carry a word: activation 
             step: which piece of the clean translation, counted from 1; 0 (the default) takes the first piece
                 where the two translations differ. The corrupted German must change it.
 {options}
+{model}
         Returns:
-            A dict: step, clean_piece and corrupted_piece (the words each German gives there), clean_diff and
+            A dict (with model, reads_like and route: which model answered, and why): step, clean_piece and corrupted_piece (the words each German gives there), clean_diff and
             corrupted_diff (logit of the clean piece minus the other's), clean_translation, corrupted_translation;
             restored ({{encoder, decoder, cross}}: [layer][head], the share of the clean choice that head's output,
             copied from the clean run into the corrupted one, brings back), all (every head patched: 1) and none

@@ -22,9 +22,11 @@ from .assets import view_head
 from .head_lab_data import (
     ablation_payload,
     attribution_payload,
+    first_sentence,
     importance_payload,
     load_importance,
 )
+from .pair import Pair
 from .runtime import gpu
 
 EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it
@@ -57,12 +59,8 @@ baseline: only its position is left) to its real value in 32 steps and adds up t
 attention is a fair picture of what was used.</p></details></div>"""
 
 
-def build(translator: Translator, model_id: str | None = None, revision: str | None = None,
-          familiarity: Familiarity | None = None) -> dict:
-    """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read."""
-    config = translator.config
-    options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
-    importance = importance_payload(load_importance(model_id, revision, config) if model_id else None, config)
+def model_calls(translator: Translator, familiarity: Familiarity, options: DecodingOptions) -> tuple:
+    """One model's two runs, each on the GPU for a bounded time; the model is closed over, never sent."""
 
     @gpu(duration=30)
     def ablated(text, mask):
@@ -72,17 +70,36 @@ def build(translator: Translator, model_id: str | None = None, revision: str | N
     def attributed(text, method, steps, head_mask):
         return attribution_payload(translator, text, method, steps, options, head_mask)
 
+    return ablated, attributed
+
+
+def build(pair: Pair, model_id: str | None = None, revision: str | None = None) -> dict:
+    """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read (the
+    default model's: the grid's colours are its heads'). Each sentence goes to the model the router picks."""
+    config = pair.default.translator.config
+    options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
+    importance = importance_payload(load_importance(model_id, revision, config) if model_id else None, config)
+    calls = {name: model_calls(served.translator, served.familiarity, options) for name, served in pair.models.items()}
+
+    def routed(text) -> tuple:
+        route, served = pair.pick(first_sentence(text)[0])
+        return route, calls[served.name]
+
     def run_ablation(text: str, mask_json: str) -> dict:
         """The page's handler: both translations and the ablated maps, or an error in words."""
         try:
-            return ablated(text, head_mask_from(mask_json or "[]", config))
+            mask = head_mask_from(mask_json or "[]", config)
+            route, (ablated, _) = routed(text)
+            return {**ablated(route.text, mask), "model": route.model, "route": route.to_dict()}
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 
     def run_attribution(text: str, method: str, mask_json: str = "[]") -> dict:
         """Attribution of the model as the grid above has it: with its heads switched off."""
         try:
-            return attributed(text, *METHODS.get(method, (method, 32)), head_mask_from(mask_json or "[]", config))
+            mask = head_mask_from(mask_json or "[]", config)
+            route, (_, attributed) = routed(text)
+            return {**attributed(route.text, *METHODS.get(method, (method, 32)), mask), "model": route.model}
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 

@@ -14,7 +14,6 @@ import time
 import gradio as gr
 import numpy as np
 
-from lens.alarm import Familiarity
 from lens.cost import PAGE, check_before
 from lens.explain import (
     BEAMS,
@@ -29,6 +28,7 @@ from translation import Translator
 
 from .assets import view_head
 from .lanes import Lane
+from .pair import Pair
 from .runtime import checked_unicode, gpu
 from .runtime import one_sentence as runtime_one_sentence
 
@@ -127,7 +127,7 @@ def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
     }
 
 
-def notice(familiarity: Familiarity, source: str, probs: list[float]) -> dict:
+def notice(familiarity, source: str, probs: list[float]) -> dict:
     """Whether the sentence is unlike the training data, and why (lens/alarm.py), for the view's notice."""
     report = familiarity.report(source, np.asarray(probs, dtype=np.float32))
     return {"unfamiliar": report["unfamiliar"], "reasons": report["reasons"]}
@@ -167,42 +167,50 @@ def model_calls(translator: Translator) -> tuple:
     return traced, forced, explained
 
 
-def build(translator: Translator, familiarity: Familiarity | None = None) -> dict:
-    """The view's widgets, its event and the two server functions the browser calls; `familiarity`
-    (lens/alarm.py) says, as the translate view does, when the sentence is unlike the training data."""
-    traced, forced, explained = model_calls(translator)
-    familiarity = familiarity or Familiarity()
+def build(pair: Pair, model_choice: gr.components.Component | None = None) -> dict:
+    """The view's widgets, its event and the two server functions the browser calls. Each sentence is traced by
+    the model the router picks (or `model_choice`, the page's Model option, forces); the model's familiarity
+    (lens/alarm.py) says, as the translate view does, when the sentence is unlike its training data."""
+    calls = {name: model_calls(served.translator) for name, served in pair.models.items()}
 
-    def run(text, num_beams) -> dict:
+    def picked(text, model) -> tuple:
+        route, served = pair.pick(one_sentence(text), model if model else "auto")
+        return route, served, calls[served.name]
+
+    def run(text, num_beams, model="auto") -> dict:
         try:
-            x = traced(one_sentence(text), checked_beams(num_beams))
-            return {**x, **notice(familiarity, x["source"], (x["beam"] or x["greedy"])["probs"])}
+            route, served, (traced, _, _) = picked(text, model)
+            x = traced(route.text, checked_beams(num_beams))
+            return {**x, **notice(served.familiarity, x["source"], (x["beam"] or x["greedy"])["probs"]),
+                    "model": route.model, "route": route.to_dict()}
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 
     def force(request: dict) -> dict:
-        """{text, num_beams, ids, word}: force ids (the first pieces and a candidate), or ids and a typed
+        """{text, num_beams, ids, word, model}: force ids (the first pieces and a candidate), or ids and a typed
         word; the new decoding and its maps. (The browser sends one object: see mountStep.)"""
         try:
-            request = checked_request(request, ("text", "num_beams", "ids", "word"))
-            text, num_beams = one_sentence(request["text"]), checked_beams(request["num_beams"])
-            prefix = checked_ids(translator, request["ids"], "prefix")
+            request = checked_request(request, ("text", "num_beams", "ids", "word", "model"))
+            route, served, (_, forced, _) = picked(request["text"], request["model"])
+            num_beams = checked_beams(request["num_beams"])
+            prefix = checked_ids(served.translator, request["ids"], "prefix")
             if request.get("word") is not None:
-                prefix = typed_prefix(translator, prefix, request["word"])
+                prefix = typed_prefix(served.translator, prefix, request["word"])
             if not prefix:
                 raise ValueError("nothing to force: pick a candidate or type a word")
-            return SIDE_LANE.run(forced, text, num_beams, prefix)
+            return {**SIDE_LANE.run(forced, route.text, num_beams, prefix), "model": route.model}
         except (ValueError, TypeError) as err:
             return {"error": str(err)[:300]}
 
     def hypothesis(request: dict) -> dict:
-        """{text, ids}: the maps of one hypothesis of the beam (its pieces, taken as the output)."""
+        """{text, ids, model}: the maps of one hypothesis of the beam (its pieces, taken as the output)."""
         try:
-            request = checked_request(request, ("text", "ids"))
-            text, ids = one_sentence(request["text"]), checked_ids(translator, request["ids"], "hypothesis")
+            request = checked_request(request, ("text", "ids", "model"))
+            route, served, (_, _, explained) = picked(request["text"], request["model"])
+            ids = checked_ids(served.translator, request["ids"], "hypothesis")
             if not ids:
                 raise ValueError("the start of the search has no words yet: pick a later hypothesis")
-            return SIDE_LANE.run(explained, text, ids)
+            return {**SIDE_LANE.run(explained, route.text, ids), "model": route.model}
         except (ValueError, TypeError) as err:
             return {"error": str(err)[:300]}
 
@@ -221,7 +229,8 @@ def build(translator: Translator, familiarity: Familiarity | None = None) -> dic
                        js_on_load="AttentionLens.mountStep(element, props, watch, server);",
                        apply_default_css=False, server_functions=[force, hypothesis], min_height=400)
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last", js=RUN_JS)
+    inputs = [source, beams] + ([model_choice] if model_choice is not None else [])
     for event in (go.click, source.submit, beams.release):
-        event(run, [source, beams], view, **settings)
-    examples.load_input_event.then(run, [source, beams], view, **settings)
+        event(run, inputs, view, **settings)
+    examples.load_input_event.then(run, inputs, view, **settings)
     return {"source": source, "beams": beams, "result": view}

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import gradio as gr
 
-from lens.alarm import Familiarity
 from lens.explain import DecodingOptions, sentences_of
 from lens.time_travel import LRU, SnapshotLibrary
 from lens.payload import page_payload
-from translation import Translator
 
 from .assets import view_head
+from .pair import Pair
 from .runtime import gpu
 
 SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
@@ -90,9 +89,10 @@ def reading_options(text: str, max_len: int) -> DecodingOptions:
     return DecodingOptions(num_beams=1, max_new_tokens=min(64, max_len, 8 + 3 * len(text.split())))
 
 
-def traveller(library: SnapshotLibrary, drawn, max_len: int):
+def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text: ""):
     """The view's handler: every snapshot's reading of a text, streamed one snapshot at a time;
-    `drawn(snapshot, text, options)` reads one (a sentence seen before is instant)."""
+    `drawn(snapshot, text, options)` reads one (a sentence seen before is instant); `note_of(text)` says when
+    the page translates the text with another model than the one whose training is shown."""
     readings = LRU(64)  # (snapshot, text) -> what the browser draws
 
     def run(text: str):
@@ -109,7 +109,8 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int):
             text = " ".join(sentences[:2])
             options = reading_options(text, max_len)
             snapshots = library.snapshots()
-            out = {**shown, "text": text, "snapshots": [entry(s) for s in snapshots], "done": False}
+            out = {**shown, "text": text, "snapshots": [entry(s) for s in snapshots], "done": False,
+                   "note": note_of(text)}
             for i, snapshot in enumerate(snapshots):
                 key = (snapshot.path or snapshot.revision, text)
                 before = readings.misses
@@ -130,8 +131,23 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int):
     return run
 
 
-def build(translator: Translator, model_id: str, familiarity: Familiarity | None = None) -> dict:
-    """The view's widgets and events; `familiarity` (lens/alarm.py) for the unfamiliar-input notice."""
+def route_note(pair: Pair):
+    """The note for a text the page translates with the everyday model: these snapshots are the default model's."""
+
+    def note_of(text: str) -> str:
+        models = {pair.router.route(sentence).model for sentence in sentences_of(text)[0]}
+        if "everyday" not in models:
+            return ""
+        return ("On the page this text is translated by the everyday model (it reads like everyday German); time "
+                "travel shows the training of the default model, so these readings are the default model's.")
+
+    return note_of
+
+
+def build(pair: Pair, model_id: str) -> dict:
+    """The view's widgets and events: the default model's snapshots (`model_id`), with its familiarity
+    (lens/alarm.py) for the unfamiliar-input notice."""
+    translator, familiarity = pair.default.translator, pair.default.familiarity
     library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
 
     @gpu(duration=30)
@@ -147,7 +163,7 @@ def build(translator: Translator, model_id: str, familiarity: Familiarity | None
         return {**entry(snapshot), "explanation": x, "translation": reading.explanation.translation,
                 "sharpness": [round(float(v), 3) for v in reading.sharpness], "uniform": round(reading.uniform, 3)}
 
-    run = traveller(library, drawn, translator.config.max_len)
+    run = traveller(library, drawn, translator.config.max_len, route_note(pair))
 
     gr.HTML("<h2 class='al-view-title' id='history-title'>Time travel: watch attention being learned</h2>"
             "<p class='al-view-intro'>The same sentence, read by the model at moments of its training, "

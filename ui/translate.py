@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import html
 import time
-from dataclasses import dataclass
 
 import gradio as gr
 
 from lens import cost
-from lens.alarm import Familiarity
-from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, explain_text
+from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, TextExplanation, explain_batch
 from lens.payload import page_payload
 from lens.provenance import CAPTIONS_ONLY
-from translation import Translator
 
 from .assets import viewer_component
+from .pair import Pair, explain_routed
 from .public import BATCHED_CALLS
 from .runtime import DECODING_METHODS, checked_text, decoding_options
-from .shared_calls import batched_calls
 
 EXAMPLES = [  # from the Multi30k validation split
     "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
@@ -33,6 +30,9 @@ EXAMPLES = [  # from the Multi30k validation split
     # our own: two captions in one text, and one sentence unlike any caption
     "Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.",
     "Der Zug hat wegen eines Unfalls zwei Stunden Verspätung.",
+    # everyday German, which the everyday model translates
+    "Ich möchte ein Bier.",
+    "Wo ist der Bahnhof?",
 ]
 EMPTY_MESSAGE = "Type a German sentence above, or pick an example."
 RUN_JS = "(...args) => { window.AttentionLens && window.AttentionLens.busy('#result'); return args; }"
@@ -46,55 +46,80 @@ def short(text: str, limit: int = 34) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
 
 
-def page_handler(translator: Translator, familiarity: Familiarity | None):
-    """The page's handler for one model: German and options in, an explanation to draw (or a message) out."""
-    config = translator.config
-    explain = batched_calls(translator).explain_text  # batched with other visitors' calls (ui/shared_calls.py)
+def page_handler(pair: Pair, other: bool = False):
+    """The page's handler: German and options in, an explanation to draw (or a message) out; each sentence by
+    the model the router picks for it, or the one the visitor forced (`other`: by the model not picked, for the
+    compare view's second side)."""
 
-    def run(text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float) -> dict:
+    def run(text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float,
+            model: str = "auto") -> dict:
         if not isinstance(text, str) or not text.strip():
             return {"id": time.time_ns(), "message": EMPTY_MESSAGE}
         try:
             checked_text(text)  # one rule with the API: too many characters or sentences is refused, in words
-            options = decoding_options(decoding, num_beams, length_penalty, max_length, config.max_len)
+            options = decoding_options(decoding, num_beams, length_penalty, max_length, pair.max_len)
+            sentences, left_out = pair.sentences(text)
             start = time.perf_counter()
-            result = explain(text, options, cost.PAGE)
+            found = explain_routed(pair, sentences, options, cost.PAGE,
+                                   other_side(pair, sentences, model) if other else model)
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
-        return page_payload(result, config, time.perf_counter() - start, translator.device.type, familiarity)
+        return routed_payload(pair, found, options, left_out, time.perf_counter() - start)
 
     return run
 
 
-def first_visit(translator: Translator, familiarity: Familiarity | None, text: str = EXAMPLES[0]) -> tuple[str, dict] | None:
+def other_side(pair: Pair, sentences: list[tuple[str, str]], model: str) -> list[str]:
+    """The compare view's second side: for each sentence the model the first side did not use."""
+    names = list(pair.models)
+    routes, _ = pair.grouped(sentences, model)
+    return [next((n for n in names if n != route.model), route.model) for route in routes]
+
+
+def routed_payload(pair: Pair, found: list, options: DecodingOptions, left_out: int, seconds: float) -> dict:
+    """page_payload for sentences translated by two models: each sentence with its model's evidence and alarm,
+    and its route (which model, what it reads like, the words that said so, what was recased)."""
+    device = pair.default.translator.device.type
+    payload = page_payload(TextExplanation([], options, left_out), pair.default.translator.config, seconds, device,
+                           pair.default.familiarity)
+    for route, served, sentence in found:
+        one = page_payload(TextExplanation([sentence], options), served.translator.config, seconds, device,
+                           served.familiarity)["sentences"][0]
+        one.pop("domain", None)  # what the text reads like is the route's to say
+        one["route"] = route.to_dict()
+        one["threshold"] = served.familiarity.rule.confidence_below
+        payload["sentences"].append(one)
+    return payload
+
+
+def first_visit(pair: Pair, text: str = EXAMPLES[0]) -> tuple[str, dict] | None:
     """The sentence and explanation a visitor sees on arrival, computed once at start-up (on the CPU copy of
-    the model, before any GPU is attached), so the first visit shows a drawn map, not an empty box. None
+    the models, before any GPU is attached), so the first visit shows a drawn map, not an empty box. None
     (an empty page, as before) when the model cannot explain it: the app starts all the same."""
     start = time.perf_counter()
+    options = DecodingOptions(max_new_tokens=min(128, pair.max_len))
     try:
-        result = explain_text(translator, text, DecodingOptions(max_new_tokens=min(128, translator.config.max_len)))
+        found = []
+        for route in pair.grouped(pair.sentences(text)[0])[0]:
+            served = pair.served(route.model)
+            found.append((route, served, explain_batch(served.translator, [route.text], options)[0]))
     except (ValueError, RuntimeError) as err:
         print(f"the first-visit example could not be explained ({err}); the page opens empty", flush=True)
         return None
-    return text, page_payload(result, translator.config, time.perf_counter() - start, translator.device.type, familiarity)
+    return text, routed_payload(pair, found, options, 0, time.perf_counter() - start)
 
 
-@dataclass
-class SecondModel:
-    """Another checkpoint shown beside the default one ("what did more data change?")."""
-
-    name: str  # said on the page: "learned most from everyday German"
-    translator: Translator
-    familiarity: Familiarity | None = None
+MODEL_CHOICES = [("Automatic: the model that knows its kind of German", "auto"),
+                 ("The default model (photo captions first)", "default"),
+                 ("The everyday model", "everyday")]
 
 
-def build(translator: Translator, familiarity: Familiarity | None = None, second: SecondModel | None = None,
-          initial: tuple[str, dict] | None = None, learned: str = CAPTIONS_ONLY.label) -> dict:
+def build(pair: Pair, initial: tuple[str, dict] | None = None, learned: str = CAPTIONS_ONLY.label) -> dict:
     """The view's widgets and events; returns its input widgets for other views to read. `initial`
     (first_visit's text and explanation) fills the page before any click; `learned` names the default model's
     training data over its translation (lens/provenance.py)."""
-    config = translator.config
-    run = page_handler(translator, familiarity)
+    run = page_handler(pair)
+    two = pair.everyday is not None
 
     with gr.Column(elem_id="input-row"):
         source = gr.Textbox(initial[0] if initial else "", label="German", show_label=False, lines=2, max_lines=6,
@@ -105,13 +130,16 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
         with gr.Row(elem_id="actions"):
             translate = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=110)
             with gr.Accordion("Options", open=False, elem_id="options"):
+                model = gr.Radio(MODEL_CHOICES if two else MODEL_CHOICES[:2], value="auto", label="Model",
+                                 info="each sentence goes to the model that learned its kind of German, unless you "
+                                 "choose one", elem_id="model-choice", visible=two)
                 decoding = gr.Radio(list(DECODING_METHODS), value="beam search", label="Search",
                                     info="beam search keeps several drafts; greedy takes the likeliest word each time",
                                     elem_id="decoding")
                 num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
                 length_penalty = gr.Slider(*LENGTH_PENALTY, value=1.0, step=0.1, label="Length penalty",
                                            info="> 1 favours longer translations", elem_id="length-penalty")
-                max_length = gr.Slider(8, config.max_len, value=min(128, config.max_len), step=8,
+                max_length = gr.Slider(8, pair.max_len, value=min(128, pair.max_len), step=8,
                                        label="Maximum length (pieces)", elem_id="max-length")
                 gr.Checkbox(False, label="Compute in my browser", elem_id="in-browser",
                             info="the model (15 MB) runs in this page: no server queue, and your sentences stay here; "
@@ -119,24 +147,25 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
             with gr.Accordion("Examples", open=False, elem_id="examples-column"):
                 examples = gr.Examples(EXAMPLES, inputs=[source], label="Click one to translate it",
                                        examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
-    name = second.name if second is not None else ""
-    compare = gr.Checkbox(False, label=f"Compare with the model that {name}: both translations and their maps side "
-                          "by side", visible=second is not None, elem_id="compare")
+    compare = gr.Checkbox(False, label="Compare with the other model: each sentence also by the model that did not "
+                          "translate it, maps side by side", visible=two, elem_id="compare")
     with gr.Row(elem_id="results-row", equal_height=False):
         with gr.Column(min_width=300):
-            first_label = gr.HTML(f"<div class='al-model-label'><b>The default model</b>: {html.escape(learned)}</div>",
+            first_label = gr.HTML("<div class='al-model-label'><b>Each sentence by the model that knows its kind of "
+                                  f"German</b> (the default model: {html.escape(learned)})</div>",
                                   visible=False, padding=False)
             result = viewer_component(elem_id="result", min_height=560,  # the space is kept from the start: no shift
                                       value=initial[1] if initial else None)
         with gr.Column(min_width=300, visible=False, elem_id="second-column") as second_column:
-            gr.HTML(f"<div class='al-model-label'><b>The model that {name}</b></div>", padding=False)
+            gr.HTML("<div class='al-model-label'><b>The other model</b>: each sentence by the model that did not "
+                    "translate it on the left</div>", padding=False)
             second_result = viewer_component(elem_id="second-result", min_height=560)
 
-    inputs = [source, decoding, num_beams, length_penalty, max_length]
+    inputs = [source, decoding, num_beams, length_penalty, max_length, model]
     triggers = [translate.click, source.submit, decoding.input, num_beams.release, length_penalty.release,
-                max_length.release, examples.load_input_event.then]
-    if second is not None:
-        wire_second(second, compare, inputs, triggers, [first_label, second_column], second_result)
+                max_length.release, model.input, examples.load_input_event.then]
+    if two:
+        wire_second(pair, compare, inputs, triggers, [first_label, second_column], second_result)
     # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/shared_calls.py).
     settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
                     concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain")
@@ -144,14 +173,13 @@ def build(translator: Translator, familiarity: Familiarity | None = None, second
         event(run, inputs, result, js=RUN_JS, **settings)
     source.input(None, None, None, js=STALE_JS, api_visibility="private")  # stale at once, no request
     return {"source": source, "decoding": decoding, "num_beams": num_beams, "length_penalty": length_penalty,
-            "max_length": max_length, "result": result}
+            "max_length": max_length, "model": model, "result": result}
 
 
-def wire_second(second: SecondModel, compare: gr.Checkbox, inputs: list, triggers: list, shown: list,
-                result: gr.HTML) -> None:
-    """The second model's viewer: shown (with the `shown` widgets) while `compare` is ticked, fed by the
-    same German and options."""
-    run = page_handler(second.translator, second.familiarity)
+def wire_second(pair: Pair, compare: gr.Checkbox, inputs: list, triggers: list, shown: list, result: gr.HTML) -> None:
+    """The other model's viewer: shown (with the `shown` widgets) while `compare` is ticked, fed by the same
+    German and options, each sentence by the model the main viewer did not use."""
+    run = page_handler(pair, other=True)
 
     def run_if_compared(ticked: bool, *args) -> dict | None:
         return run(*args) if ticked else None

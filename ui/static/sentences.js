@@ -2,7 +2,7 @@
 /* Attention Lens, German text -> sentences in the page: the rules of lens/sentences.py, for a model trained on
    single sentences. A full stop ends a sentence only when it is not part of an abbreviation ("z. B.", "Dr."), an
    ordinal or date ("1. Mai"), a decimal number ("3.5") or an initial, and when what follows starts a sentence
-   (a capital, a digit or an opening quote). A line break always ends one. */
+   (a capital, a digit or an opening quote). A line break always ends one, and so does a full-width mark ("。"). */
 (function () {
   "use strict";
   const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
@@ -17,7 +17,8 @@
   const SENTENCE_STARTERS = words(`ich du er sie es wir ihr man das der die dies diese dieser mein meine dein deine unser
     unsere und aber dann danach jetzt heute morgen gestern hier dort da wo wie was wann warum wer bitte danke ja nein
     seitdem damals trotzdem deshalb also`);
-  const ENDINGS = /[.!?…]+["'“”»«‚‘’)\]]*/gu;
+  const ENDINGS = /[.!?…。！？．]+["'“”»«‚‘’)\]」』）]*/gu;
+  const FULL_WIDTH = /[。！？．]/u; // end a sentence with no space after them (lens/sentences.FULL_WIDTH)
   const OPENERS = "\"'„“‚‘»«([";
   // Python's str.isspace, str.splitlines' line ends, str.isupper of one character, str.isdigit
   const WS = "\\t\\n\\v\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
@@ -26,6 +27,7 @@
   const LINES = /\r\n|[\n\r\v\f\u001c\u001d\u001e\u0085\u2028\u2029]/u;
   const upper = (c) => c !== c.toLowerCase() && c === c.toUpperCase();
   const digit = (c) => /\p{Nd}/u.test(c);
+  const uncasedLetter = (c) => /\p{L}/u.test(c) && c.toLowerCase() === c.toUpperCase(); // 你: a script without capitals
   const pyStrip = (s) => s.replace(LEADING, "").replace(TRAILING, "");
   /** Python's str.strip: its whitespace, not JS's (JS's trim also takes U+FEFF). */
   AL.pyStrip = pyStrip;
@@ -38,11 +40,12 @@
 
   function endsSentence(text, end, mark) {
     const rest = text.slice(end);
+    if (FULL_WIDTH.test(mark)) return true;
     if (!rest || !SPACE.test(rest[0])) return false;
     const following = rest.replace(LEADING, "");
     if (!following) return true;
     const first = [...following][0];
-    if (!(upper(first) || digit(first) || OPENERS.includes(first))) return false;
+    if (!(upper(first) || digit(first) || OPENERS.includes(first) || uncasedLetter(first))) return false;
     if (!mark.startsWith(".")) return true;
     const m = LAST_WORD.exec(text.slice(0, end - mark.length));
     if (!m) return true;

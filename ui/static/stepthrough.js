@@ -317,7 +317,8 @@
       this.whatif.hidden = false;
       this.whatif.replaceChildren(el("h3", "st-title", "What if"), el("p", "st-note", "Asking the model\u2026"));
       this.whatif.dataset.shown = "";
-      const r = await this.call("force", { text: this.x.source, num_beams: tr.num_beams, ids: ids, word: id === null ? word : null });
+      const r = await this.call("force", { text: this.x.source, num_beams: tr.num_beams, ids: ids, word: id === null ? word : null,
+        model: this.x.model || "auto" });
       if (r.error) { this.whatif.replaceChildren(el("h3", "st-title", "What if"), el("p", "st-error", r.error)); return; }
       this.forced = r.trace;
       const plain = (tokens) => AL.wordsOf(tokens).filter((w) => !(w.text in AL.SPECIAL));
@@ -348,7 +349,7 @@
     async openMaps(ids, title) {
       this.maps.hidden = false;
       this.mapsTitle.textContent = title + " (loading\u2026)";
-      const r = await this.call("hypothesis", { text: this.x.source, ids: ids });
+      const r = await this.call("hypothesis", { text: this.x.source, ids: ids, model: this.x.model || "auto" });
       if (r.error) { this.mapsTitle.textContent = r.error; return; }
       this.showMaps(r, title);
     }

@@ -94,7 +94,7 @@
       const snaps = (x && x.snapshots) || [];
       const fresh = !this.data || !x.text || this.data.text !== x.text || this.data.snapshots.length !== snaps.length;
       this.data = x;
-      this.message.textContent = x.error || x.message || "";
+      this.message.textContent = x.error || x.message || x.note || "";
       this.message.classList.toggle("al-h-error", !!x.error);
       if (AL.unfamiliarNotice) AL.unfamiliarNotice(this.notice, x.done ? x : null);
       this.root.classList.toggle("al-h-none", !snaps.length);
