@@ -90,7 +90,7 @@ class Router:
     def split(self, text: str) -> list[tuple[str, str]]:
         """A text's sentences, each (as written, as a model reads it). A text written all in lowercase is recased
         as a whole before it is split, so that its sentences start with the capitals the splitter looks for."""
-        read, _ = self.prepared(text)
+        read = self.truecaser.recase(text)[0] if self.truecaser is not None else text  # its marks kept, to split by
         if len(read) != len(text):  # a letter that changed length when recased: sentence by sentence
             return [(s, self.prepared(s)[0]) for s in split_sentences(text)]
         pairs, at = [], 0

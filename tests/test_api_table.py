@@ -15,9 +15,10 @@ def built(tiny_translator):
     import gradio as gr
 
     from ui import api
+    from ui.pair import Pair
 
     with gr.Blocks() as demo:
-        table = api.build(tiny_translator)
+        table = api.build(Pair.single(tiny_translator))
     return demo, table
 
 

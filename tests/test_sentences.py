@@ -71,9 +71,10 @@ def test_one_sentence_is_checked_in_one_place(text, message):
 
 
 def test_the_page_refuses_too_much_text_by_one_rule_for_characters_and_sentences(tiny_translator):
+    from ui.pair import Pair
     from ui.translate import page_handler
 
-    run = page_handler(tiny_translator, None)
+    run = page_handler(Pair.single(tiny_translator))
     too_many = run("Ein Hund rennt. " * 17, "greedy", 1, 1.0, 8)
     too_long = run("Ein Hund rennt über die Wiese und " * 200, "greedy", 1, 1.0, 8)
     assert "text has 17 sentences; at most 16" in too_many["error"] and "split it" in too_many["error"]

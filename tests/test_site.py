@@ -18,6 +18,7 @@ from lens.sentences import split_sentences
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server  # noqa: F401  (fixtures)
 from tokenizer import load_tokenizer
 from ui.export_site import MAX_BYTES, export_site
+from ui.pair import Pair
 from ui.translate import page_handler
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed")]
@@ -130,7 +131,7 @@ def test_the_pieces_and_the_sentences_are_pythons(page):
 
 @pytest.mark.parametrize("text", ["", "   ", "Ein Hund. " * 17, "x" * 5001, "Ein \ud800 Hund"])
 def test_bad_input_gets_the_servers_words(page, shipped_translator, text):
-    server = page_handler(shipped_translator, None)(text, "greedy", 1, 1.0, 128)
+    server = page_handler(Pair.single(shipped_translator))(text, "greedy", 1, 1.0, 128)
     ours = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", text)
     key = "message" if "message" in server else "error"
     assert ours.get(key) == server[key], (ours, server)
@@ -149,7 +150,7 @@ def test_the_inside_views_open_in_the_page_and_the_server_ones_say_so(page):
 
 
 def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
-    handler, guess = page_handler(shipped_translator, None), load_domain(CHECKPOINT)
+    handler, guess = page_handler(Pair.single(shipped_translator)), load_domain(CHECKPOINT)
     texts = val(20) + ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Emoji 😀 und Straße."]
     for text in texts:
         server = handler(text, "greedy", 1, 1.0, 128)

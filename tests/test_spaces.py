@@ -91,7 +91,7 @@ def test_every_model_run_happens_inside_a_gpu_function(app, model_runs):
 def test_the_gpu_functions_are_exactly_the_model_runners_each_with_a_duration(app):
     from ui.runtime import GPU_FUNCTIONS, MAX_GPU_SECONDS
 
-    expected = {f"ui.api.model_calls.<locals>.run_{name}" for name in ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch")}
+    expected = {f"ui.api.inside_calls.<locals>.run_{name}" for name in ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch")}
     expected |= {f"ui.shared_calls._build.<locals>.{name}_sentences" for name in ("translate", "explain")}
     assert expected <= set(GPU_FUNCTIONS), GPU_FUNCTIONS
     assert all(0 < seconds <= MAX_GPU_SECONDS for seconds in GPU_FUNCTIONS.values())
