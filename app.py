@@ -31,6 +31,7 @@ import ui.step_through
 import ui.translate
 from lens.alarm import load_familiarity
 from lens.domain import domain_file
+from lens.language import language_file
 from lens.provenance import checkpoint_provenance
 from lens.routed import Router
 from model import CheckpointError, ConfigError
@@ -113,7 +114,10 @@ if COMPILE in ("1", "true", "yes") or (COMPILE == "" and os.environ.get("SPACE_I
         if served.translator.device.type == "cpu" and served.translator.precision == "fp32":
             served.translator.compile(background=True)
 # The model's files for the page's "compute in my browser" choice (ui/in_browser.py; None: no choice).
-IN_BROWSER = ui.in_browser.served_model(translator, familiarity.rule.confidence_below, domain_file(MODEL_ID, MODEL_REVISION))
+IN_BROWSER = ui.in_browser.served_model(
+    translator, familiarity.rule.confidence_below, domain_file(MODEL_ID, MODEL_REVISION),
+    language_file(MODEL_ID, MODEL_REVISION), everyday.translator if everyday is not None else None,
+    everyday.familiarity.rule.confidence_below if everyday is not None else 0.0)
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 

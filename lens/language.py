@@ -34,7 +34,7 @@ KEPT_WORDS = 5000  # per language: the words each side uses most (chosen on the 
 MAX_FILE_BYTES = 4 << 20  # decompressed; the shipped file is about 0.2 MB
 MAX_DEPTH = 3  # the file -> counts -> one word's two counts
 MAX_COUNT = 10**12
-LATIN_SHARE = 0.5  # below this share of Latin letters a text is not German
+LATIN_SHARE = 0.7  # below this share of Latin letters a text is not German ("我喜欢Python编程" included)
 OFF = "the page does not check whether a text is German"
 _WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 
@@ -83,7 +83,7 @@ class LanguageCheck:
         if sum(map(latin, letters)) < LATIN_SHARE * len(letters):
             return {"german": False, "why": "script", "words": []}
         if self.log_odds(text) < self.threshold:
-            english = sorted({w for w in words(text) if self.ratios.get(w, 0.0) < 0}, key=lambda w: self.ratios[w])
+            english = sorted({w for w in words(text) if self.ratios.get(w, 0.0) < 0}, key=lambda w: (self.ratios[w], w))
             return {"german": False, "why": "english", "words": english[:shown]}
         return {"german": True, "why": "", "words": []}
 

@@ -36,7 +36,8 @@ def static_url(name: str) -> str:
 
 
 # the model in the page (docs/site.md): its tokenizer, the Transformer, the search, the payload, the inside views
-IN_PAGE_SCRIPTS = ["bpe.js", "transformer.js", "search.js", "sentences.js", "domain.js", "inpage.js", "inside.js"]
+IN_PAGE_SCRIPTS = ["bpe.js", "transformer.js", "search.js", "sentences.js", "domain.js", "router.js", "inpage.js",
+                   "inside.js"]
 # the page only: one sentence for every view, the link, the guided walk, the picture of the model, the choice
 # to compute in the visitor's browser
 PAGE_SCRIPTS = ["walk.js", "tour.js", "browser.js"]  # (the picture, spine.js, is the viewer's: lens.standalone)

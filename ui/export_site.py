@@ -1,11 +1,12 @@
 """The lens as a static site: the page translates and draws every map in the visitor's browser, with no server.
 
-    python -m ui.export_site DIR [--model checkpoints/de-en] [--precision fp16]
+    python -m ui.export_site DIR [--model checkpoints/de-en] [--everyday checkpoints/de-en-everyday] [--precision fp16]
 
 DIR gets index.html, the page's scripts and styles (ui/static/, the files the app serves), the weights as
 safetensors (fp16: half the bytes, the same translations: docs/site.md), tokenizer.json, config.json, the
 SIMD kernel, site.json (the decoding rule and alarm threshold of the checkpoint), its guess of which kind of
-German a text is (domain.json.gz, where the checkpoint has one), and a README.md whose
+German a text is (domain.json.gz, where the checkpoint has one) and whether it is German (language.json.gz), the
+everyday model's files in everyday/ (fetched when a sentence first goes to it), and a README.md whose
 front matter makes the folder a static Hugging Face Space (`sdk: static`). Any static server serves it:
 `python -m http.server -d DIR`.
 """
@@ -24,13 +25,16 @@ from safetensors.torch import save_file
 
 from lens.alarm import load_familiarity
 from lens.domain import DOMAIN_FILE, domain_file
+from lens.language import LANGUAGE_FILE, language_file
 from lens.standalone import VIEWER_SCRIPTS
 from translation import Translator
 
 from .assets import IN_PAGE_SCRIPTS, STATIC
 from .assets import SITE_SCRIPTS as BOOT_SCRIPTS
 
-MAX_BYTES = 25 * 2**20  # the site as a whole
+MAX_BYTES = 40 * 2**20  # the site as a whole (two models in fp16: about 30 MB; the second is fetched when used)
+EVERYDAY_FOLDER = "everyday/"
+DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
 # The site's scripts, in load order: the viewer and the picture, then the model in the page and the site's boot.
 SITE_SCRIPTS = list(VIEWER_SCRIPTS) + IN_PAGE_SCRIPTS + BOOT_SCRIPTS
 SITE_STYLES = ["lens.css", "spine.css", "site.css"]  # the viewer's and the picture's, then the site's
@@ -99,7 +103,7 @@ def weights_of(translator: Translator, precision: str) -> dict:
 
 
 def model_files(folder: str | Path, translator: Translator, confidence_below: float, precision: str = "fp16",
-                domain: Path | None = None) -> dict:
+                domain: Path | None = None, language: Path | None = None) -> dict:
     """What the page's model reads (inpage.js, AL.loadInPage): weights.safetensors in `precision`, tokenizer.json,
     config.json, site.json (the decoding rule, the alarm's threshold) and a copy of `domain`, the checkpoint's
     checked domain file (lens.domain.domain_file), where it has one, written into `folder`; returns site.json's
@@ -115,16 +119,38 @@ def model_files(folder: str | Path, translator: Translator, confidence_below: fl
     if domain is not None:
         shutil.copy(domain, out / DOMAIN_FILE)
         site["domain"] = DOMAIN_FILE
+    if language is not None:
+        shutil.copy(language, out / LANGUAGE_FILE)
+        site["language"] = LANGUAGE_FILE
     (out / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
     return site
 
 
-def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16") -> dict:
-    """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES."""
+def pair_files(folder: str | Path, default: Translator, default_rule: float, everyday: Translator | None,
+               everyday_rule: float, precision: str = "fp16", domain: Path | None = None,
+               language: Path | None = None) -> dict:
+    """model_files of the default model in `folder`, with the router's files (domain, language), and of the everyday
+    model in `folder`/everyday/ (fetched by the page when a sentence first goes to it); returns the default's
+    site.json, which names the everyday folder."""
+    site = model_files(folder, default, default_rule, precision, domain, language)
+    if everyday is not None:
+        model_files(Path(folder) / EVERYDAY_FOLDER.rstrip("/"), everyday, everyday_rule, precision)
+        site["everyday"] = EVERYDAY_FOLDER
+        (Path(folder) / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
+    return site
+
+
+def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16",
+                everyday: str | Path | None = None) -> dict:
+    """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES. `everyday`
+    (a checkpoint) is the second model each sentence of everyday German goes to, as on the app."""
     checked_precision(precision)  # before the checkpoint is loaded
     out = Path(folder)
     translator = Translator.from_pretrained(model, device="cpu")  # the checkpoint's files checked as the app checks them
-    site = model_files(out, translator, load_familiarity(model).rule.confidence_below, precision, domain_file(model))
+    second = Translator.from_pretrained(everyday, device="cpu") if everyday is not None else None
+    site = pair_files(out, translator, load_familiarity(model).rule.confidence_below, second,
+                      load_familiarity(everyday).rule.confidence_below if everyday is not None else 0.0, precision,
+                      domain_file(model), language_file(model))
     (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:
         shutil.copy(STATIC / name, out / "static" / name)
@@ -142,9 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder")
     parser.add_argument("--model", default="checkpoints/de-en", help="a checkpoint folder or Hub repo id")
     parser.add_argument("--precision", default="fp16", choices=sorted(PRECISIONS))
+    parser.add_argument("--everyday", default=str(DEFAULT_EVERYDAY),
+                        help="the everyday checkpoint each sentence of everyday German goes to ('none': one model)")
     args = parser.parse_args(argv)
+    everyday = None if args.everyday.lower() == "none" else args.everyday
     try:
-        sizes = export_site(args.folder, args.model, args.precision)
+        sizes = export_site(args.folder, args.model, args.precision, everyday)
     except (ValueError, OSError) as err:
         print(f"export_site: {err}", file=sys.stderr)
         return 1

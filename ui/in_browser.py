@@ -15,26 +15,31 @@ import torch
 from translation import Translator
 
 from .assets import STATIC
-from .export_site import model_files, weights_of
+from .export_site import pair_files, weights_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / ".in-browser"  # git-ignored; one subfolder a checkpoint
 
 
-def served_model(translator: Translator, confidence_below: float, domain: Path | None = None) -> str | None:
-    """The URL folder (ending in '/') of the translator's in-page files, with a copy of `domain` (the checked
-    domain file, lens.domain.domain_file) where there is one, written on first use (one folder per set of weights
-    and domain file); None when they cannot be written (a read-only disk): the page then offers no choice."""
-    if translator.precision != "fp32":  # int8 decoding keeps other weights: the page's fp16 copy would not be them
-        return None
+def served_model(translator: Translator, confidence_below: float, domain: Path | None = None,
+                 language: Path | None = None, everyday: Translator | None = None,
+                 everyday_below: float = 0.0) -> str | None:
+    """The URL folder (ending in '/') of the pair's in-page files (ui/export_site.pair_files: the default model with
+    copies of the checked `domain` and `language` files where there are some, the everyday model in everyday/),
+    written on first use (one folder per set of weights and files); None when they cannot be written (a read-only
+    disk): the page then offers no choice."""
+    if translator.precision != "fp32" or (everyday is not None and everyday.precision != "fp32"):
+        return None  # int8 decoding keeps other weights: the page's fp16 copy would not be them
     try:
         digest = hashlib.sha1()
-        for name, tensor in sorted(weights_of(translator, "fp16").items()):
-            digest.update(name.encode() + tensor.view(torch.int16).numpy().tobytes())
-        digest.update(domain.read_bytes() if domain is not None else b"")
+        for model in (translator, everyday):
+            for name, tensor in sorted(weights_of(model, "fp16").items()) if model is not None else ():
+                digest.update(name.encode() + tensor.view(torch.int16).numpy().tobytes())
+        for path in (domain, language):
+            digest.update(path.read_bytes() if path is not None else b"-")
         folder = FOLDER / digest.hexdigest()[:12]
         if not (folder / "site.json").is_file():
-            model_files(folder, translator, confidence_below, domain=domain)
+            pair_files(folder, translator, confidence_below, everyday, everyday_below, domain=domain, language=language)
             shutil.copy(STATIC / "kernels.wasm", folder / "kernels.wasm")
     except (OSError, ValueError) as err:
         print(f"the in-browser model could not be written ({err}); the page computes on the server only", flush=True)

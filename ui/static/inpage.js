@@ -27,9 +27,22 @@
     };
     const [config, tokenizer, weights, site] = await Promise.all([get("config.json"), get("tokenizer.json"),
       get("weights.safetensors", "bytes"), get("site.json")]);
-    const domain = site.domain && AL.readDomain ? await AL.readDomain(await get(site.domain, "bytes")) : null;
-    return { config, bpe: new AL.BPE(tokenizer), model: new AL.Transformer(config, AL.readSafetensors(weights), kernels),
-      noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site, domain };
+    const content = site.domain && AL.readGzipJson ? await AL.readGzipJson(await get(site.domain, "bytes")) : null;
+    const domain = content && content.format === 1 && content.counts ? AL.domainGuess(content) : null;
+    const language = site.language && AL.readGzipJson ? await AL.readGzipJson(await get(site.language, "bytes")) : null;
+    /** @type {InPageLens} */
+    const lens = { config, bpe: new AL.BPE(tokenizer), model: new AL.Transformer(config, AL.readSafetensors(weights), kernels),
+      noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site, domain, router: null,
+      everyday: null };
+    if (domain || language) {
+      lens.router = AL.makeRouter({ domain, language: language && language.counts ? AL.languageCheck(language) : null,
+        truecaser: content && content.counts ? AL.truecaser(content.counts) : null, everyday: !!site.everyday });
+    }
+    if (site.everyday) { // the everyday model's files, fetched when a sentence first goes to it
+      let loading = null;
+      lens.everyday = () => (loading = loading || AL.loadInPage(base + site.everyday, kernels));
+    }
+    return lens;
   };
 
   /** The server's refusals, in its words: null when the text may be translated. */
@@ -107,7 +120,7 @@
 
   /** The sentence's payload, as lens/payload.sentence_payload writes it (no training-data evidence here; which kind
       of German it reads like where the checkpoint has the guess: domain.js). */
-  function sentencePayload(lens, source, e) {
+  function sentencePayload(lens, source, e, route) {
     const { bpe, rule } = lens, tokens = { src: bpe.labels(e.ids), tgt: bpe.labels(e.out), in: bpe.labels(e.input) };
     const meanLogProb = e.probs.length ? e.probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / e.probs.length : 0;
     const reasons = meanLogProb < rule.confidence_below ? [`the model was unsure of its translation (mean log-probability ` +
@@ -117,7 +130,8 @@
       source, translation: strip(bpe.decode(e.out.filter((i) => !special.has(i)))), truncated: e.truncated, tokens,
       words: { src: wordsOf(bpe, e.ids, tokens.src), tgt: wordsOf(bpe, e.out, tokens.tgt), in: wordsOf(bpe, e.input, tokens.in) },
       probs: e.probs.map((p) => Math.round(p * 1000) / 1000), mean_log_prob: Math.round(meanLogProb * 1000) / 1000,
-      unfamiliar: reasons.length > 0, reasons, evidence: [], ...(lens.domain ? { domain: lens.domain.report(source) } : {}),
+      unfamiliar: reasons.length > 0, reasons, evidence: [],
+      ...(route ? { route, threshold: rule.confidence_below } : lens.domain ? { domain: lens.domain.report(source) } : {}),
       maps: { encoder: quantize(e.maps.encoder), decoder: quantize(e.maps.decoder), cross: quantize(e.maps.cross) },
     };
   }
@@ -130,10 +144,20 @@
     const refused = refusal(text);
     if (refused) return { id, error: refused.slice(0, 300) };
     const o = Object.assign({ num_beams: 4, length_penalty: 1.0, max_new_tokens: 128 }, options || {});
-    const t0 = performance.now(), c = lens.config, sentences = AL.splitSentences(text);
-    const shown = sentences.slice(0, MAX_SENTENCES), explained = shown.map((s) => explainOne(lens, s, o));
-    lens.lastMaps = explained.map((e) => e.maps);
-    const payloads = shown.map((s, i) => sentencePayload(lens, s, explained[i]));
+    const t0 = performance.now(), c = lens.config;
+    const pairs = lens.router ? lens.router.split(text) : AL.splitSentences(text).map((s) => [s, s]);
+    const shown = pairs.slice(0, MAX_SENTENCES), payloads = [];
+    lens.lastMaps = [];
+    for (const [written, read] of shown) { // each sentence by the model its route names (router.js)
+      const r = lens.router ? lens.router.route(read, o.model || "auto", written) : null;
+      const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
+      const e = explainOne(by, r ? r.text : read, o);
+      lens.lastMaps.push(e.maps);
+      let route = null;
+      if (r) { const { text: _, ...rest } = r; route = rest; }
+      payloads.push(sentencePayload(by, r ? r.text : read, e, route));
+    }
+    const sentences = pairs;
     return {
       v: 1, id, layers: { encoder: c.n_encoder_layers, decoder: c.n_decoder_layers, cross: c.n_decoder_layers },
       heads: c.n_heads, max_len: c.max_len, threshold: lens.rule.confidence_below,

@@ -107,7 +107,7 @@
       out.replaceChildren(el("div", "al-qkv-wait", "Running the other sentence with each head copied in\u2026"));
       try {
         const p = await AL.callApi("patch", [sentence.source, input.value, 0, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
-          o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);
+          o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128, AL.modelOf(sentence)]);
         out.replaceChildren(AL.renderPatch(p));
       } catch (err) {
         out.replaceChildren(el("div", "al-qkv-error", "Could not patch: " + err.message));

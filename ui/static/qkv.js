@@ -39,7 +39,7 @@
     panel.replaceChildren(AL.el("div", "al-qkv-wait", waiting));
     try {
       const answer = await AL.callApi(name, [sentence.source, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
-        o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);
+        o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128, "", AL.modelOf(sentence)]);
       panel.replaceChildren(render(answer));
     } catch (err) {
       panel.replaceChildren(AL.el("div", "al-qkv-error", failed + ": " + err.message));
@@ -124,7 +124,8 @@
     const o = /** @type {Partial<DecodingOptions>} */ (x.options || {});
     try {
       const r = await AL.callApi("qkv", [sentence.source, s.kind, layer + 1, head, row + 1,
-        (o.num_beams || 4) > 1 ? "beam search" : "greedy", o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128]);
+        (o.num_beams || 4) > 1 ? "beam search" : "greedy", o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128,
+        AL.modelOf(sentence)]);
       panel.replaceChildren(AL.renderQkv(r, column));
       if (s.head === null) panel.prepend(el("div", "al-qkv-note", "The map shows the mean of the heads, but Q, K and V belong to one head: this is head 1 (pick a head above for another)."));
     } catch (err) {

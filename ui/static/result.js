@@ -98,27 +98,72 @@
     box.textContent = on ? AL.unfamiliarText("This sentence is", x.reasons) : "";
   };
 
-  /** The note for a sentence that reads like everyday German (lens/domain.py), not like a photo caption; the page
-      adds the everyday model's translation to it (walk.js). */
-  function everydayText(which, words) {
-    const named = { "?": "a question mark", "!": "an exclamation mark" };
-    const listed = words.map((w) => named[w] || "\u201c" + w + "\u201d").join(", ");
-    return which.replace(/ is$/, " reads") + " like everyday German rather than like a photo caption, the German this model learned most from" +
-      (listed ? " (" + listed + ": far more common in everyday sentences)" : "") + ".";
+  /** The model that translated a sentence ("default", "everyday"), for the views that ask the server about it. */
+  AL.modelOf = (sentence) => (sentence && sentence.route && sentence.route.model) || "auto";
+
+  const NAMED = { "?": "a question mark", "!": "an exclamation mark" };
+  const quoted = (words) => words.map((w) => NAMED[w] || "\u201c" + w + "\u201d").join(", ");
+  const MODEL_NAMES = { default: "the default model", everyday: "the everyday model" };
+  const NOT_GERMAN = { "no letters": "it has no words", script: "its letters are not those of German",
+    english: "its words are English" };
+
+  /** Why a sentence went where it went, in one clause (lens/routed.Route). @param {Route} r */
+  function reason(r) {
+    if (r.reads_like === "not German") {
+      return "does not look like German (" + (NOT_GERMAN[r.why] || "") + (r.words.length ? ": " + quoted(r.words) : "") + ")";
+    }
+    const kind = r.reads_like === "everyday" ? "everyday German" : "a photo caption";
+    return "reads like " + kind + (r.words.length ? ": " + quoted(r.words.slice(0, 3)) : "");
   }
+
+  /** One line per sentence that says which model translated it and why, what the page recased, and whether the
+      text is German at all: [class, text] each (one line for a text whose sentences all went the same way).
+      @param {Explanation} x */
+  AL.routeNotes = function (x) {
+    const routed = x.sentences.filter((s) => s.route);
+    if (!routed.length) return [];
+    const out = /** @type {[string, string][]} */ ([]), many = x.sentences.length > 1;
+    const groups = new Map();
+    x.sentences.forEach((s, i) => {
+      if (!s.route) return;
+      const key = s.route.model + "|" + (s.route.forced ? "forced" : s.route.reads_like);
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(i);
+    });
+    for (const picked of groups.values()) {
+      const r = /** @type {Route} */ (x.sentences[picked[0]].route);
+      const which = !many ? "" : picked.length === x.sentences.length ? "Every sentence: " :
+        (picked.length > 1 ? "Sentences " : "Sentence ") + picked.map((i) => i + 1).join(", ") + ": ";
+      const by = "translated by " + MODEL_NAMES[r.model];
+      const line = r.forced ? by + ", as you chose in Options" : by + " \u2014 " + reason(r);
+      const cls = r.reads_like === "not German" && !r.forced ? "al-route al-not-german" : "al-route";
+      out.push([cls, (r.reads_like === "not German" && !r.forced ? "\u26a0\ufe0f " : "") + which +
+        (which ? line : line[0].toUpperCase() + line.slice(1)) + "."]);
+    }
+    const recased = routed.flatMap((s) => s.route ? s.route.recased : []);
+    if (recased.length) {
+      out.push(["al-recased", "Read with capitals, as German is written: " +
+        recased.slice(0, 6).map(([a, b]) => a + " \u2192 " + b).join(", ") + (recased.length > 6 ? ", \u2026" : "") + "."]);
+    }
+    return out;
+  };
 
   /** What to make of an explanation: [class, text] of each notice. @param {Explanation} x */
   function notices(x) {
-    const out = [];
+    const out = AL.routeNotes(x);
     x.sentences.forEach((s, i) => {
       const which = x.sentences.length > 1 ? "Sentence " + (i + 1) + " is" : "This sentence is";
-      if (s.domain && s.domain.everyday) out.push(["al-everyday", everydayText(which, s.domain.words)]);
+      if (!s.route && s.domain && s.domain.everyday) {
+        out.push(["al-everyday", which.replace(/ is$/, " reads") + " like everyday German rather than like a photo " +
+          "caption, the German this model learned most from" + (s.domain.words.length ? " (" + quoted(s.domain.words) +
+          ": far more common in everyday sentences)" : "") + "."]);
+      }
       if (s.unfamiliar && s.reasons && s.reasons.length) {
         out.push(["al-unfamiliar", AL.unfamiliarText(which, s.reasons)]);
       } else if (s.unfamiliar) {
         out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike most of what this model learned from: expect a rough " +
           "translation (the model's mean log-probability per piece is " + s.mean_log_prob.toFixed(3) +
-          "; 95% of the captions it was tested on score above " + x.threshold + ")."]);
+          "; 95% of the captions it was tested on score above " + (s.threshold ?? x.threshold) + ")."]);
       }
       if (s.truncated) {
         out.push(["al-truncated", "\u26a0\ufe0f " + which + " longer than the model's limit of " + x.max_len +
@@ -160,6 +205,21 @@
       this.viewer = new AL.Viewer(this.root, { sentencePicker: true, onSelect: (s) => this.highlight(s.sentence) });
     }
 
+    /** The route line gets one button that shows the other model's answer (the compare view), on the page
+        that has one. */
+    offerOther() {
+      const line = this.notes.querySelector(".al-route"), compare = document.querySelector("#compare input");
+      if (!line || !compare || this.root.closest("#second-result")) return;
+      const button = el("button", "al-see-other", "See the other model\u2019s answer");
+      button.type = "button";
+      button.addEventListener("click", () => {
+        if (!/** @type {HTMLInputElement} */ (compare).checked) /** @type {HTMLElement} */ (compare).click();
+        const other = document.querySelector("#second-column");
+        if (other) setTimeout(() => other.scrollIntoView({ block: "nearest", behavior: "smooth" }), 50);
+      });
+      line.append(" ", button);
+    }
+
     highlight(index) {
       /** @type {NodeListOf<HTMLElement>} */ (this.english.querySelectorAll(".al-sentence-text")).forEach((e) => e.classList.toggle("al-picked",
         +e.dataset.sentence === index && this.viewer.explanation.sentences.length > 1));
@@ -193,6 +253,7 @@
         pieces + " German pieces \u2192 " + out + " English", x.status.ms + " ms on " + x.status.device,
         "paler words: the model was less sure"].join(" \u00b7 ");
       this.notes.replaceChildren(...notices(x).map(([cls, text]) => el("div", "al-notice " + cls, text)));
+      this.offerOther();
       const evidence = evidenceLine(x);
       if (evidence) this.notes.append(evidence);
       this.viewer.show(x);

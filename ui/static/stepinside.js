@@ -32,7 +32,7 @@
   function askFor(view, tr) {
     if (view._inside && view._inside.trace === tr) return view._inside.answers;
     const beams = tr.num_beams || (view.state.which === "greedy" ? 1 : view.x.num_beams);
-    const args = [view.x.source, beams > 1 ? "beam search" : "greedy", beams, 1.0, 128, prefixOf(tr)];
+    const args = [view.x.source, beams > 1 ? "beam search" : "greedy", beams, 1.0, 128, prefixOf(tr), view.x.model || "auto"];
     const answers = Promise.all([AL.callApi("contributions", args), AL.callApi("logit_lens", args)]);
     view._inside = { trace: tr, answers };
     return answers;

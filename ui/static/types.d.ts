@@ -61,7 +61,21 @@ interface Sentence extends MapSource {
   evidence: Evidence[];
   /** Which kind of German it reads like (lens/domain.py), where the checkpoint has the guess. */
   domain?: { everyday: boolean; log_odds: number; words: string[] };
+  /** Which model translated it and why (lens/routed.Route); absent where the page has one model. */
+  route?: Route;
+  /** The alarm's confidence threshold of the model that translated it. */
+  threshold?: number;
   maps: Record<Kind, string>;
+}
+
+/** Where a sentence went (lens/routed.Route.to_dict). */
+interface Route {
+  model: "default" | "everyday";
+  reads_like: "captions" | "everyday" | "not German";
+  forced: boolean;
+  words: string[];
+  recased: [string, string][];
+  why: string;
 }
 
 /** The explanation the viewer draws (lens.payload.page_payload; the same from every view). */
@@ -120,6 +134,9 @@ interface Trace {
 interface StepPayload {
   id: number;
   source: string;
+  /** The model that traced it ("default" or "everyday") and why (ui/step_through.py). */
+  model?: string;
+  route?: Route;
   num_beams: number;
   layers: number;
   heads: number;
@@ -510,6 +527,11 @@ interface AttentionLens {
   wordSpans(tokens: string[]): number[][];
   inPageSentence(lens: InPageLens, source: string, options: any): any;
   inPageTranslate(lens: InPageLens, text: string, options?: any): Promise<any>;
+  uncased(text: string): "lower" | "upper" | null;
+  truecaser(counts: Record<string, number[]>): { spelling: Map<string, string>; recase(text: string): [string, [string, string][]] };
+  languageCheck(content: any): { logOdds(text: string): number; report(text: string, shown?: number): { german: boolean; why: string; words: string[] } };
+  makeRouter(parts: { domain?: DomainGuess | null; truecaser?: any; language?: any; everyday?: boolean }): InPageRouter;
+  readGzipJson(bytes: ArrayBuffer): Promise<any>;
   answerInPage(lens: InPageLens): void;
   startInPage(base: string): Promise<InPageLens>;
   legend(): { node: HTMLElement; update(map: AttentionMap, kind: Kind, scale: Scale): void };
@@ -528,6 +550,8 @@ interface AttentionLens {
   markStale(): void;
   busy(where?: string): void;
   unfamiliarText(which: string, reasons: string[]): string;
+  modelOf(sentence: Sentence | null | undefined): string;
+  routeNotes(x: Explanation): [string, string][];
   unfamiliarNotice(box: HTMLElement, x: Familiar | null): void;
   /** When the last answer arrived (performance.now()), for bench/page.py. */
   arrived: number;
@@ -661,5 +685,15 @@ interface InPageLens {
   rule: { confidence_below: number };
   site: any;
   domain: DomainGuess | null;
+  /** lens/routed.Router in the page (router.js), or null where the checkpoint ships no domain or language file. */
+  router: InPageRouter | null;
+  /** The everyday model's lens, fetched on first use; null where the site ships one model. */
+  everyday: (() => Promise<InPageLens>) | null;
   lastMaps?: Record<string, Float32Array>[];
+}
+
+/** router.js: AL.makeRouter's answer. */
+interface InPageRouter {
+  split(text: string): [string, string][];
+  route(sentence: string, model?: string, written?: string | null): Route & { text: string };
 }

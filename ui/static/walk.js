@@ -160,55 +160,31 @@
     document.querySelectorAll(".al-spine-toggle[aria-expanded='false']").forEach((b) => /** @type {HTMLElement} */ (b).click());
   };
 
-  /** A text that reads like everyday German as a whole (lens/domain.py: the router recipes/everyday/route.py measured)
-      shows the model that learned most from everyday German beside the default one; the next text that reads like
-      a caption hides it again. A comparison the visitor ticked or unticked is theirs: it is left as they set it.
-      @param {Explanation} [x] */
-  function compareIfEveryday(x) {
-    const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
-    if (!tick || declined || !x || !x.sentences) return;
-    // the text as a whole: its sentences' log-odds summed ("Ein Mann fährt Fahrrad. Ja." reads like a caption)
-    const everyday = x.sentences.some((s) => s.domain) &&
-      x.sentences.reduce((sum, s) => sum + (s.domain ? s.domain.log_odds : 0), 0) > 0;
-    if (everyday && !tick.checked) { tick.click(); autoTicked = true; }
-    else if (!everyday && tick.checked && autoTicked) { tick.click(); autoTicked = false; }
-  }
-  let declined = false, autoTicked = false; // the visitor unticked the comparison / the page ticked it
-  let secondShown = null; // the compared model's last explanation
+  let secondShown = null; // the other model's last explanation
 
-  /** The everyday note of the main result gets the compared model's translation of the same text, and where
-      its maps are (beside this one, or below on a narrow screen); while the comparison is off (the visitor
-      unticked it, or the page computed the text itself), how to see it. */
-  function fillEveryday() {
-    const note = $("#result .al-everyday"), main = mainResult();
+  /** The route line of the main result gets the other model's translation of the same text, and where its maps
+      are (beside this one, or below on a narrow screen), once the visitor asked for it. */
+  function fillOther() {
+    const note = $("#result .al-route"), main = mainResult();
     if (!note || !main || !main.viewer.explanation) return;
     const text = (x) => x.sentences.map((s) => s.source).join(" ");
-    const line = note.querySelector(".al-everyday-second") || note.appendChild(document.createElement("div"));
-    line.className = "al-everyday-second";
-    if (!secondShown || text(secondShown) !== text(main.viewer.explanation)) {
-      const tick = /** @type {HTMLInputElement | null} */ ($("#compare input"));
-      line.textContent = tick && !tick.checked ? "Tick \u201cCompare with the model that learned most from everyday German\u201d " +
-        "above to see its English (the server translates it)." : "";
-      return;
-    }
+    const old = note.querySelector(".al-route-other");
+    if (!secondShown || text(secondShown) !== text(main.viewer.explanation)) { if (old) old.remove(); return; }
+    const line = old || note.appendChild(document.createElement("div"));
+    line.className = "al-route-other";
     const first = $("#result"), other = $("#second-result");
     const beside = first && other && other.getBoundingClientRect().left >= first.getBoundingClientRect().right - 5;
     const english = document.createElement("b");
+    english.setAttribute("lang", "en");
     english.textContent = "\u201c" + secondShown.sentences.map((s) => s.translation).join(" ") + "\u201d";
-    line.replaceChildren("The model that learned most from everyday German writes ", english,
-      beside ? " (its maps are beside this one)." : " (its maps are below this model\u2019s).");
+    line.replaceChildren("The other model writes ", english,
+      beside ? " (its maps are beside this one)." : " (its maps are below).");
   }
-  /** The compared model drew a translation. @param {Explanation} x */
+  /** The other model drew a translation. @param {Explanation} x */
   AL.onSecondResult = function (x) {
     secondShown = x && x.sentences ? x : null;
-    fillEveryday();
+    fillOther();
   };
-  document.addEventListener("change", (e) => {
-    const t = /** @type {HTMLInputElement} */ (e.target);
-    if (!e.isTrusted || !t || !t.matches || !t.matches("#compare input")) return;
-    autoTicked = false;
-    if (!t.checked) declined = true;
-  }, true);
 
   /** The main result drew a translation: every view takes its sentence, and the link keeps it.
       @param {Explanation} [x] the explanation drawn (none from the in-browser path) */
@@ -216,8 +192,7 @@
     const text = shown("translate");
     if (AL.drawSpine && mainResult()) AL.drawSpine(mainResult());
     if (!started) return; // the first visit's result, drawn before the link is read
-    compareIfEveryday(x);
-    fillEveryday();
+    fillOther();
     if (text) share(text);
     if (restoring && text === restoring.sentence) finishRestore();
     else if (!restoring) save();

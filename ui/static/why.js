@@ -58,7 +58,7 @@
     view.whyAnswer.textContent = "Asking the model why\u2026";
     try {
       const r = await AL.callApi("contrast", [view.x.source, t + 1, other, beams > 1 ? "beam search" : "greedy",
-        beams, 1.0, 128]);
+        beams, 1.0, 128, view.x.model || "auto"]);
       if (view.state.t === t) view.whyAnswer.replaceChildren(...answer(r));
     } catch (err) {
       view.whyAnswer.textContent = "The model could not be asked: " + err.message;
