@@ -16,6 +16,8 @@ from data import find_corpus
 from lens.domain import load_domain
 from lens.sentences import split_sentences
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server  # noqa: F401  (fixtures)
+
+EVERYDAY_CHECKPOINT = CHECKPOINT.parent / "de-en-everyday"
 from tokenizer import load_tokenizer
 from ui.export_site import MAX_BYTES, export_site
 from ui.pair import Pair
@@ -26,6 +28,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIU
 ODD = ["Emoji 😀👍🏽 und 🇩🇪 🤷‍♀️", "中文字符 日本語", "a\u0000b\u0007c\u001b[0m", "\ufeffBOM", "tab\tneu\nzeile\r\n",
        "<s> </s> <pad> <unk>", "Straße Ärger A\u0308rger", "\u00a0nbsp\u2003em\u3000ideo", "don't I'll", "Zahl١٢٣",
        "x" * 3000, "  zwei  Leerzeichen ", "Dr. Müller kommt am 1. Mai. Ich bin 25. Ich wohne in Berlin. z. B. hier!"]
+NOT_GERMAN = ["Where is the station?", "I would like a beer.", "你好，我是学生。", "こんにちは。", "😀😀", "12345",
+              "我喜欢用Python写代码。"]
 EVERYDAY = ["Ich möchte ein Bier.", "Wo ist der Bahnhof?", "Kannst du mir helfen?", "Ich habe keine Zeit.",
             "Das Wetter ist heute schön.", "Hast du Lust auf ein Bier?", "Wie geht's dir?", "Es regnet seit gestern!"]
 
@@ -79,6 +83,67 @@ def page(site, browser):
     yield page
     page.close()
     assert errors == [] and all(u.startswith(url) for u in asked), (errors, asked)
+
+
+@pytest.fixture(scope="module")
+def pair_page(tmp_path_factory, browser):
+    """The site as python -m ui.export_site writes it by default: the default model, and the everyday model that each
+    sentence of everyday German goes to."""
+    folder = tmp_path_factory.mktemp("pair-site")
+    sizes = export_site(folder, CHECKPOINT, everyday=EVERYDAY_CHECKPOINT)
+    assert sum(sizes.values()) <= MAX_BYTES and "everyday/weights.safetensors" in sizes and "language.json.gz" in sizes
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/"
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    errors, asked = [], []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: asked.append(r.url))
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url) else route.abort())
+    page.goto(url)
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+    yield page, asked
+    page.close()
+    server.shutdown()
+    assert errors == [], errors
+
+
+def test_the_page_routes_every_sentence_as_the_server_does(pair_page):
+    """lens/routed.Router in the page (router.js): the same split, recasing, language check and model for each text."""
+    from lens.routed import Router
+
+    page, _ = pair_page
+    router = Router.of_checkpoint(CHECKPOINT)
+    texts = val(150) + EVERYDAY + [t.lower() for t in val(30) + EVERYDAY] + [t.upper() for t in EVERYDAY] + ODD + NOT_GERMAN + [
+        "wo ist der bahnhof? ein mann fährt fahrrad.", "Ich möchte ein Bier。Wo ist der Bahnhof？", ""]
+    ours = page.evaluate("(ts) => ts.map((t) => window.attentionLens.route(t))", texts)
+    expected = [[{**router.route(read, written=written).to_dict(), "text": router.route(read).text}
+                 for written, read in router.split(t)] for t in texts]
+    for text, a, b in zip(texts, ours, expected):
+        assert [{**r, "recased": [list(p) for p in r["recased"]]} for r in a] == b, text
+
+
+def test_everyday_german_is_translated_by_the_everyday_model_in_the_page(pair_page, shipped_translator):
+    from translation import Translator
+
+    page, asked = pair_page
+    assert not any("everyday/" in u for u in asked)  # not fetched before a sentence needs it
+    everyday = Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu")
+    x = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", "wo ist der bahnhof? Ein Mann fährt Fahrrad.")
+    first, second = x["sentences"]
+    assert first["route"]["model"] == "everyday" and first["source"] == "Wo ist der Bahnhof?"
+    assert first["translation"] == everyday.translate("Wo ist der Bahnhof?", num_beams=1)
+    assert second["route"]["model"] == "default"
+    assert second["translation"] == shipped_translator.translate("Ein Mann fährt Fahrrad.", num_beams=1)
+    assert any("everyday/weights.safetensors" in u for u in asked)
+    note = page.locator("#site-result .al-route").first.inner_text()
+    assert "everyday model" in note and "Sentence 1" in note
+    assert "bahnhof \u2192 Bahnhof" in page.locator("#site-result .al-recased").inner_text()
+    forced = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1, model: 'default'})", "Wo ist der Bahnhof?")
+    assert forced["sentences"][0]["route"]["model"] == "default" and forced["sentences"][0]["route"]["forced"]
+    other = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", "你好，我是学生。")
+    assert other["sentences"][0]["route"]["reads_like"] == "not German"
+    assert "does not look like German" in page.locator("#site-result .al-not-german").inner_text()
 
 
 def test_the_site_is_small_and_a_static_space(site):
@@ -150,7 +215,9 @@ def test_the_inside_views_open_in_the_page_and_the_server_ones_say_so(page):
 
 
 def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
-    handler, guess = page_handler(Pair.single(shipped_translator)), load_domain(CHECKPOINT)
+    from lens.routed import Router
+
+    handler, router = page_handler(Pair.single(shipped_translator)), Router.of_checkpoint(CHECKPOINT, everyday=False)
     texts = val(20) + ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Emoji 😀 und Straße."]
     for text in texts:
         server = handler(text, "greedy", 1, 1.0, 128)
@@ -159,7 +226,8 @@ def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
         for a, b in zip(ours["sentences"], server["sentences"]):
             assert (a["translation"], a["tokens"], a["words"]) == (b["translation"], b["tokens"], b["words"]), text
             assert np.allclose(a["probs"], b["probs"], atol=2e-3) and abs(a["mean_log_prob"] - b["mean_log_prob"]) < 2e-3
-            assert a["unfamiliar"] == b["unfamiliar"] and a["domain"] == guess.report(b["source"])
+            route = {**router.route(b["source"]).to_dict(), "recased": []}
+            assert a["unfamiliar"] == b["unfamiliar"] and a["route"] == route
         assert {k: ours[k] for k in ("layers", "heads", "max_len", "left_out")} == \
             {k: server[k] for k in ("layers", "heads", "max_len", "left_out")}
 
@@ -184,15 +252,15 @@ def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, serve
     assert "this browser" in page.locator("#result .al-status").inner_text()
     assert page.locator("#result .al-english").inner_text().strip() == "Two dogs are playing in the snow."
     assert asked == [] and page.evaluate("() => window.attentionLens.state().views.translate") == "Zwei Hunde spielen im Schnee."
-    # everyday German, computed here: the page says so itself and tells how to see the everyday model's English
+    # everyday German, computed here by the everyday model (its files fetched now), and the page says so
     before = page.locator("#result .al-result").get_attribute("data-shown")
     page.locator("#source textarea").fill("Wo ist der Bahnhof?")
     page.locator("#translate").click()
     page.wait_for_function("(b) => { const r = document.querySelector('#result .al-result');"
                            " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
                            arg=before, timeout=60_000)
-    note = page.locator("#result .al-everyday")
-    expect(note).to_contain_text("like everyday German")
-    expect(note.locator(".al-everyday-second")).to_contain_text("Tick \u201cCompare with the model")
+    note = page.locator("#result .al-route")
+    expect(note).to_contain_text("Translated by the everyday model \u2014 reads like everyday German")
+    assert page.locator("#result .al-english").inner_text().strip() == "Where's the station?"
     assert asked == [] and not page.locator("#compare input").is_checked()
     page.close()

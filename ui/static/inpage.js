@@ -40,7 +40,8 @@
     }
     if (site.everyday) { // the everyday model's files, fetched when a sentence first goes to it
       let loading = null;
-      lens.everyday = () => (loading = loading || AL.loadInPage(base + site.everyday, kernels));
+      lens.everyday = () => (loading = loading || (async () => AL.loadInPage(base + site.everyday,
+        kernels && kernels.fresh ? await kernels.fresh() : null))());
     }
     return lens;
   };

@@ -38,6 +38,7 @@
     };
     AL.publish({ ...AL.api, translate, loadedMs: Math.round(performance.now() - t0), pieces: (text) => lens.bpe.encode(text),
       sentences: (text) => AL.splitSentences(text), domain: (text) => lens.domain && lens.domain.report(text),
+      route: (text) => lens.router && lens.router.split(text).map(([written, read]) => lens.router.route(read, "auto", written)),
       maps: () => (lens.lastMaps || []).map((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Array.from(v)]))) });
     const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4 });
     go.addEventListener("click", run);

@@ -48,10 +48,12 @@
     return out;
   };
 
-  /** The SIMD product (kernels.wat), compiled from its bytes: {memory, linear}. */
+  /** The SIMD product (kernels.wat), compiled from its bytes: {memory, linear, fresh}; `fresh()` gives another
+      instance with a memory of its own, for a second model in the page. */
   AL.loadKernels = async function (bytes) {
     const { instance } = await WebAssembly.instantiate(bytes, {});
-    return { memory: /** @type {WebAssembly.Memory} */ (instance.exports.memory), linear: /** @type {Function} */ (instance.exports.linear) };
+    return { memory: /** @type {WebAssembly.Memory} */ (instance.exports.memory), linear: /** @type {Function} */ (instance.exports.linear),
+      fresh: () => AL.loadKernels(bytes) };
   };
 
   const SCRATCH = 1 << 20; // bytes for x and for y in the kernel's memory: 256 rows of 1,024, or one row of the output layer
@@ -75,17 +77,17 @@
 
   /** y (rows, out) = x (rows, in) W^T + b in the kernel, when W lives in its memory and the sizes fit; else null. */
   function kernelLinear(k, x, rows, W, b, inDim, outDim, from) {
-    if (!k || W.buffer !== k.buffer || inDim % 16 || rows * inDim * 4 > SCRATCH || rows * outDim * 4 > SCRATCH) return null;
+    if (!k || inDim % 16 || rows * inDim * 4 > SCRATCH || rows * outDim * 4 > SCRATCH) return null;
     new Float32Array(k.buffer, k.x, rows * inDim).set(x.subarray(0, rows * inDim));
     k.linear(k.x, rows, W.byteOffset + from * inDim * 4, b ? b.byteOffset + from * 4 : 0, b ? 1 : 0, inDim, outDim, k.y);
     return new Float32Array(k.buffer, k.y, rows * outDim).slice();
   }
 
-  let kernel = null; // set by a Transformer built with kernels: one model a page
+  const registered = []; // one a Transformer built with kernels (each model its own memory): the one holding W runs it
 
   /** y (rows, out) = x (rows, in) W^T + b, W (out, in) as nn.Linear keeps it; `from` the first of W's rows used. */
   function linear(x, rows, W, b, inDim, outDim, from) {
-    const fast = kernelLinear(kernel, x, rows, W, b, inDim, outDim, from || 0);
+    const fast = kernelLinear(registered.find((k) => k.buffer === W.buffer), x, rows, W, b, inDim, outDim, from || 0);
     if (fast) return fast;
     const y = new Float32Array(rows * outDim), o0 = from || 0;
     for (let r = 0; r < rows; r++) {
@@ -130,7 +132,8 @@
         @param {{memory: WebAssembly.Memory, linear: Function} | null} [kernels] the SIMD product (AL.loadKernels) */
     constructor(config, tensors, kernels) {
       if (config.norm_first) throw new Error("this page runs post-LayerNorm checkpoints (norm_first false)");
-      kernel = kernels ? intoKernel(kernels, tensors) : null;
+      const kernel = kernels ? intoKernel(kernels, tensors) : null;
+      if (kernel) registered.push(kernel);
       this.kernel = !!kernel; // the products run in the SIMD kernel
       this.config = config;
       const D = (this.D = config.d_model), H = (this.H = config.n_heads);

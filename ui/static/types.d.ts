@@ -452,6 +452,8 @@ interface PublicApi {
   sentences?(text: string): string[];
   /** The static site: lens/domain.py's report on a text (null without the checkpoint's guess). */
   domain?(text: string): { everyday: boolean; log_odds: number; words: string[] } | null;
+  /** The static site: each sentence of a text as the router sends it (router.js), null without the router's files. */
+  route?(text: string): (Route & { text: string })[] | null;
 }
 
 /** A DOM element with a class and text (draw.js): typed by its tag. */
@@ -507,7 +509,7 @@ interface AttentionLens {
   // the lens in the page (bpe.js, transformer.js, search.js, sentences.js, inpage.js, inside.js, site.js)
   BPE: new (json: any) => InPageTokenizer;
   readSafetensors(buffer: ArrayBuffer): Record<string, { shape: number[]; data: Float32Array }>;
-  loadKernels(bytes: BufferSource): Promise<{ memory: WebAssembly.Memory; linear: Function }>;
+  loadKernels(bytes: BufferSource): Promise<Kernels>;
   Transformer: new (config: any, tensors: Record<string, { shape: number[]; data: Float32Array }>,
     kernels?: { memory: WebAssembly.Memory; linear: Function } | null) => any;
   softmaxInPlace(row: Float32Array, n: number): Float32Array;
@@ -523,7 +525,7 @@ interface AttentionLens {
   readDomain(bytes: ArrayBuffer): Promise<DomainGuess | null>;
   /** Python's str.strip (its whitespace). */
   pyStrip(text: string): string;
-  loadInPage(base: string, kernels?: { memory: WebAssembly.Memory; linear: Function } | null): Promise<InPageLens>;
+  loadInPage(base: string, kernels?: Kernels | null): Promise<InPageLens>;
   wordSpans(tokens: string[]): number[][];
   inPageSentence(lens: InPageLens, source: string, options: any): any;
   inPageTranslate(lens: InPageLens, text: string, options?: any): Promise<any>;
@@ -690,6 +692,13 @@ interface InPageLens {
   /** The everyday model's lens, fetched on first use; null where the site ships one model. */
   everyday: (() => Promise<InPageLens>) | null;
   lastMaps?: Record<string, Float32Array>[];
+}
+
+/** The SIMD product (transformer.js, AL.loadKernels); `fresh` gives another instance with its own memory. */
+interface Kernels {
+  memory: WebAssembly.Memory;
+  linear: Function;
+  fresh?: () => Promise<Kernels>;
 }
 
 /** router.js: AL.makeRouter's answer. */
