@@ -32,7 +32,7 @@ import ui.translate
 from lens.alarm import load_familiarity
 from lens.domain import domain_file
 from lens.language import language_file
-from lens.provenance import checkpoint_provenance
+from lens.provenance import PAIRED, checkpoint_provenance
 from lens.routed import Router
 from model import CheckpointError, ConfigError
 from translation import Translator
@@ -89,7 +89,7 @@ router = Router.of_checkpoint(MODEL_ID, MODEL_REVISION, everyday=HAS_EVERYDAY)
 # What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
 FIRST_VISIT = ui.translate.first_visit(Pair(Served("default", translator, familiarity), everyday, router))
 # What the default model learned from, in the page's words (its results.json; captions only where it has none).
-LEARNED = checkpoint_provenance(MODEL_ID, MODEL_REVISION)
+LEARNED = PAIRED if HAS_EVERYDAY else checkpoint_provenance(MODEL_ID, MODEL_REVISION)
 
 
 def on_device(model: Translator) -> Translator:
@@ -127,7 +127,7 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
             f"hand-written Transformer, and the attention behind every word. <b>{LEARNED.header}</b> "
             "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
             padding=False)
-    page = ui.translate.build(pair, FIRST_VISIT, learned=LEARNED.label)
+    page = ui.translate.build(pair, FIRST_VISIT)
     # Each view opens from the picture of the model (ui/static/spine.js), the walk or a link: closed until then.
     with gr.Column(elem_id="view-step", elem_classes=["al-view", "al-closed"]):
         ui.step_through.build(pair, page["model"])

@@ -92,8 +92,9 @@ def test_explain_gives_each_sentence_its_training_evidence_and_alarm(client):
     assert known["unfamiliar"] is False and known["reasons"] == []
     assert [w["unseen"] for w in unknown["evidence"]] == [True, True, False, True]
     assert unknown["unfamiliar"] is True and "'möchte' (never)" in unknown["reasons"][0]
-    assert known["domain"]["everyday"] is False and unknown["domain"]["everyday"] is True  # lens/domain.py's guess
-    assert unknown["domain"]["log_odds"] > 0 and "Ich" in unknown["domain"]["words"]
+    assert known["reads_like"] == "captions" and unknown["reads_like"] == "everyday"  # lens/domain.py's guess, routed
+    assert "Ich" in unknown["route"]["words"] and "domain" not in unknown
+    assert known["model"] == unknown["model"] == "default"  # this app has no everyday model: both by the default
 
 
 def test_a_paragraph_is_translated_sentence_by_sentence(client, reference):

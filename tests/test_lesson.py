@@ -91,7 +91,8 @@ def test_every_block_title_fits_its_block_alone_beside_the_other_model_and_on_a_
     for width, height in ((1366, 768), (390, 844)):
         page = arrived(browser, server, width, height)
         assert page.evaluate(PRESSED, "#result") == [], width
-        translate(page, "Wo ist der Bahnhof?")  # reads like everyday German: the comparison opens
+        translate(page, "Wo ist der Bahnhof?")
+        page.locator("#result .al-see-other").click()  # the other model's answer beside (below on a phone)
         expect(page.locator("#compare input")).to_be_checked()
         page.locator("#second-result .al-english").wait_for(timeout=60_000)
         assert page.evaluate(PRESSED, "#result") == [], width

@@ -47,8 +47,9 @@ def test_translate_and_explain_are_tools_with_typed_described_arguments(tools):
         assert schema["required"] == ["text"]
         types = {arg: spec.get("type") for arg, spec in schema["properties"].items()}
         assert types == {"text": "string", "decoding": None, "num_beams": "integer", "length_penalty": "number",
-                         "max_length": "integer", "prefix": "string"}, types
+                         "max_length": "integer", "prefix": "string", "model": None}, types
         assert schema["properties"]["decoding"]["enum"] == ["beam search", "greedy"]
+        assert schema["properties"]["model"]["enum"] == ["auto", "default", "everyday"]
         assert all(len(spec.get("description", "")) > 20 for spec in schema["properties"].values()), schema
     assert not [name for name in tools if "run" in name], "page events must not be tools"
 

@@ -154,8 +154,8 @@ def page_event(server: str, inputs: list[str]) -> int:
 
 @pytest.mark.parametrize("value", ["4", None])
 def test_a_page_slider_sent_a_string_or_null_is_named(server, value):
-    fn_index = page_event(server, ["textbox", "radio", "slider", "slider", "slider"])
-    status, body = post(f"{server}gradio_api/queue/join", {"data": [SENTENCE, "greedy", value, 1.0, 16],
+    fn_index = page_event(server, ["textbox", "radio", "slider", "slider", "slider", "radio"])
+    status, body = post(f"{server}gradio_api/queue/join", {"data": [SENTENCE, "greedy", value, 1.0, 16, "auto"],
                                                           "fn_index": fn_index, "session_hash": f"slider{value}"})
     assert status == 200, body
     with urllib.request.urlopen(f"{server}gradio_api/queue/data?session_hash=slider{value}", timeout=60) as stream:
@@ -167,7 +167,7 @@ def test_a_page_slider_sent_a_string_or_null_is_named(server, value):
 
 def test_a_missing_argument_is_named(server):
     stream = raw_call(server, "translate", [])
-    assert "event: error" in stream and "text is missing: translate takes 6 values (text, decoding" in stream, stream
+    assert "event: error" in stream and "text is missing: translate takes 7 values (text, decoding" in stream, stream
 
 
 def test_unknown_endpoints_get_a_message_not_a_500(server):

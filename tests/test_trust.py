@@ -49,8 +49,9 @@ def test_control_and_direction_characters_in_a_prefix_are_refused(server, charac
 
 
 def test_extra_values_are_refused_by_name(server):  # noqa: F811
-    message = error_of(raw_call(server, "translate", [SENTENCE, "greedy", 1, 1.0, 32, "", "surplus"]))
-    assert "translate takes 6 values (text, decoding, num_beams, length_penalty, max_length, prefix), got 7" in message
+    message = error_of(raw_call(server, "translate", [SENTENCE, "greedy", 1, 1.0, 32, "", "auto", "surplus"]))
+    assert "translate takes 7 values (text, decoding, num_beams, length_penalty, max_length, prefix, model), got 8" \
+        in message
     assert "remove the 1 extra" in message, message
 
 

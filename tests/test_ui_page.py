@@ -298,29 +298,50 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
     expect(desk.locator("#second-column")).to_be_hidden()
 
 
-def test_everyday_german_opens_the_comparison_with_its_translation_and_a_caption_closes_it(browser, server):
+def test_each_sentence_is_translated_by_the_model_that_knows_it_and_the_page_says_which(browser, server):
+    """The page's translator is the pair (ui/pair.py): everyday German by the everyday model, captions by the default
+    one, in one text; a line says which and why, with one click to the other model's answer; German written in
+    lowercase is read with its capitals; text that is not German is named; the visitor can force a model."""
     from playwright.sync_api import expect
 
     page = open_page(browser, server, width=390, height=844)
-    translate(page, "Ich habe keine Zeit.")  # reads like everyday German (lens/domain.py)
-    note = page.locator("#result .al-everyday")
-    assert "reads like everyday German" in note.inner_text() and "\u201cIch\u201d" in note.inner_text()
+    translate(page, "Wo ist der Bahnhof?")
+    assert page.locator("#result .al-english").inner_text().strip() == "Where's the station?"
+    note = page.locator("#result .al-route")
+    assert "Translated by the everyday model" in note.inner_text() and "\u201cWo\u201d" in note.inner_text()
+    expect(page.locator("#compare input")).not_to_be_checked()
+    note.locator(".al-see-other").click()
     expect(page.locator("#compare input")).to_be_checked()
-    line = page.locator("#result .al-everyday-second")
+    line = page.locator("#result .al-route-other")
     line.wait_for(timeout=30_000)
     second = page.locator("#second-result .al-english").inner_text().strip()
     assert second and second in line.inner_text() and "below" in line.inner_text()  # a phone: its maps are below
-    translate(page, VAL[1])  # a caption: the comparison the page opened closes again
-    expect(page.locator("#compare input")).not_to_be_checked()
-    expect(page.locator("#result .al-everyday")).to_have_count(0)
+    assert "the other of the two models" in page.locator("#second-result .al-route").inner_text()
     page.close()
-    page = open_page(browser, server)  # a desktop: the visitor can untick it, and it is not ticked for them again
-    translate(page, "Kannst du mir helfen?")
-    expect(page.locator("#compare input")).to_be_checked()
-    page.locator("#compare input").uncheck()
-    translate(page, "Ich habe keine Zeit.")
-    expect(page.locator("#compare input")).not_to_be_checked()
-    assert "reads like everyday German" in page.locator("#result .al-everyday").inner_text()
+    page = open_page(browser, server)
+    translate(page, "ich möchte ein bier")
+    assert "beer" in page.locator("#result .al-english").inner_text().lower()
+    assert "bier \u2192 Bier" in page.locator("#result .al-recased").inner_text()
+    assert page.evaluate("() => window.attentionLens.state().views.translate") == "ich möchte ein bier"
+    translate(page, "Wo ist der Bahnhof? " + VAL[1])  # one text, two kinds of German
+    lines = page.locator("#result .al-route").all_inner_texts()
+    assert any("Sentence 1: translated by the everyday model" in t for t in lines), lines
+    assert any("Sentence 2: translated by the default model" in t for t in lines), lines
+    translate(page, "你好，我想喝啤酒。")
+    assert "does not look like German" in page.locator("#result .al-not-german").inner_text()
+    page.locator("#options > button").first.click()
+    page.locator("#model-choice label", has_text="The default model").click()
+    translate(page, "Wo ist der Bahnhof?")
+    assert "as you chose in Options" in page.locator("#result .al-route").inner_text()
+    assert page.locator("#result .al-english").inner_text().strip() != "Where's the station?"
+    assert page.evaluate("() => window.attentionLens.state().model") == "default"
+    page.wait_for_function("() => location.hash.includes('model=default')", timeout=10_000)
+    link = page.url
+    page.close()
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.goto(link)  # the link keeps the choice: the sentence is translated by the model it names
+    page.wait_for_function("() => [...document.querySelectorAll('#result .al-route')].some((n) => "
+                           "n.textContent.includes('as you chose'))", timeout=60_000)
     page.close()
 
 

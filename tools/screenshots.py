@@ -87,10 +87,16 @@ def legend(page):
     page.locator("#result .al-legend").scroll_into_view_if_needed()
 
 
-def everyday(page):
-    """The note of a sentence that reads like everyday German, once it quotes the everyday model's English."""
-    page.wait_for_function("() => [...document.querySelectorAll('#result .al-everyday')]"
-                           ".some((n) => n.textContent.includes(' writes '))", timeout=60_000)
+def routed(page):
+    """The line that says which model translated the sentence and why, and what the page recased."""
+    page.wait_for_selector("#result .al-route", timeout=60_000)
+
+
+def other_model(page):
+    """The route line once it quotes the other model's English (its button pressed)."""
+    page.locator("#result .al-see-other").click()
+    page.wait_for_function("() => !!document.querySelector('#result .al-route-other')", timeout=60_000)
+    page.evaluate("() => document.querySelector('#result .al-route').scrollIntoView({block: 'center'})")
 
 
 HISTORY = "document.querySelector('.al-history').__history"
@@ -130,8 +136,12 @@ SHOTS = {
     "inside-step-phone": (PHONE, {"s": WALK, "view": "step", "step": 6}, inside_step),
     "tour-desktop-dark": (DESKTOP, {}, tour),
     "guess-phone-dark": (PHONE, {"s": SENTENCE, "view": "step"}, guess),
-    "everyday-desktop": (DESKTOP, {"s": "Wo ist der Bahnhof?"}, everyday),
-    "everyday-phone": (PHONE, {"s": "Wo ist der Bahnhof?"}, everyday),
+    "everyday-desktop": (DESKTOP, {"s": "Wo ist der Bahnhof?"}, routed),
+    "everyday-phone": (PHONE, {"s": "Wo ist der Bahnhof?"}, routed),
+    "lowercase-desktop": (DESKTOP, {"s": "ich möchte ein bier"}, routed),
+    "lowercase-phone": (PHONE, {"s": "ich möchte ein bier"}, routed),
+    "not-german-desktop": (DESKTOP, {"s": "你好，我想喝啤酒。"}, routed),
+    "other-model-desktop": (DESKTOP, {"s": "Wo ist der Bahnhof?"}, other_model),
     "history-desktop": (DESKTOP, {"s": WALK, "view": "history"}, history),
 }
 

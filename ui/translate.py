@@ -7,7 +7,6 @@ view and token locally. Nothing is kept per user on the server.
 
 from __future__ import annotations
 
-import html
 import time
 
 import gradio as gr
@@ -15,7 +14,6 @@ import gradio as gr
 from lens import cost
 from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, TextExplanation, explain_batch
 from lens.payload import page_payload
-from lens.provenance import CAPTIONS_ONLY
 
 from .assets import viewer_component
 from .pair import Pair, explain_routed
@@ -60,11 +58,15 @@ def page_handler(pair: Pair, other: bool = False):
             options = decoding_options(decoding, num_beams, length_penalty, max_length, pair.max_len)
             sentences, left_out = pair.sentences(text)
             start = time.perf_counter()
+            picked = pair.grouped(sentences, model)[0] if other else None
             found = explain_routed(pair, sentences, options, cost.PAGE,
                                    other_side(pair, sentences, model) if other else model)
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
-        return routed_payload(pair, found, options, left_out, time.perf_counter() - start)
+        payload = routed_payload(pair, found, options, left_out, time.perf_counter() - start)
+        for sentence, first in zip(payload["sentences"], picked or []):  # the second side names the page's pick
+            sentence["route"].update(forced=False, other=first.model)
+        return payload
 
     return run
 
@@ -114,10 +116,9 @@ MODEL_CHOICES = [("Automatic: the model that knows its kind of German", "auto"),
                  ("The everyday model", "everyday")]
 
 
-def build(pair: Pair, initial: tuple[str, dict] | None = None, learned: str = CAPTIONS_ONLY.label) -> dict:
+def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
     """The view's widgets and events; returns its input widgets for other views to read. `initial`
-    (first_visit's text and explanation) fills the page before any click; `learned` names the default model's
-    training data over its translation (lens/provenance.py)."""
+    (first_visit's text and explanation) fills the page before any click."""
     run = page_handler(pair)
     two = pair.everyday is not None
 
@@ -152,8 +153,7 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None, learned: str = CA
     with gr.Row(elem_id="results-row", equal_height=False):
         with gr.Column(min_width=300):
             first_label = gr.HTML("<div class='al-model-label'><b>Each sentence by the model that knows its kind of "
-                                  f"German</b> (the default model: {html.escape(learned)})</div>",
-                                  visible=False, padding=False)
+                                  "German</b></div>", visible=False, padding=False)
             result = viewer_component(elem_id="result", min_height=560,  # the space is kept from the start: no shift
                                       value=initial[1] if initial else None)
         with gr.Column(min_width=300, visible=False, elem_id="second-column") as second_column:

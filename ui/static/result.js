@@ -109,9 +109,6 @@
 
   /** Why a sentence went where it went, in one clause (lens/routed.Route). @param {Route} r */
   function reason(r) {
-    if (r.reads_like === "not German") {
-      return "does not look like German (" + (NOT_GERMAN[r.why] || "") + (r.words.length ? ": " + quoted(r.words) : "") + ")";
-    }
     const kind = r.reads_like === "everyday" ? "everyday German" : "a photo caption";
     return "reads like " + kind + (r.words.length ? ": " + quoted(r.words.slice(0, 3)) : "");
   }
@@ -126,7 +123,7 @@
     const groups = new Map();
     x.sentences.forEach((s, i) => {
       if (!s.route) return;
-      const key = s.route.model + "|" + (s.route.forced ? "forced" : s.route.reads_like);
+      const key = s.route.model + "|" + (s.route.other || (s.route.forced ? "forced" : s.route.reads_like));
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(i);
     });
@@ -134,10 +131,13 @@
       const r = /** @type {Route} */ (x.sentences[picked[0]].route);
       const which = !many ? "" : picked.length === x.sentences.length ? "Every sentence: " :
         (picked.length > 1 ? "Sentences " : "Sentence ") + picked.map((i) => i + 1).join(", ") + ": ";
-      const by = "translated by " + MODEL_NAMES[r.model];
-      const line = r.forced ? by + ", as you chose in Options" : by + " \u2014 " + reason(r);
-      const cls = r.reads_like === "not German" && !r.forced ? "al-route al-not-german" : "al-route";
-      out.push([cls, (r.reads_like === "not German" && !r.forced ? "\u26a0\ufe0f " : "") + which +
+      const by = "translated by " + MODEL_NAMES[r.model], foreign = r.reads_like === "not German" && !r.forced;
+      const line = r.other ? by + ", the other of the two models (the page picked " + MODEL_NAMES[r.other] + ")"
+        : r.forced ? by + ", as you chose in Options"
+        : foreign ? "this does not look like German (" + NOT_GERMAN[r.why] + (r.words.length ? ": " + quoted(r.words) : "") +
+          "): the English is " + MODEL_NAMES[r.model] + "\u2019s guess"
+        : by + " \u2014 " + reason(r);
+      out.push([foreign ? "al-route al-not-german" : "al-route", (foreign ? "\u26a0\ufe0f " : "") + which +
         (which ? line : line[0].toUpperCase() + line.slice(1)) + "."]);
     }
     const recased = routed.flatMap((s) => s.route ? s.route.recased : []);

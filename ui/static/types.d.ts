@@ -76,6 +76,8 @@ interface Route {
   words: string[];
   recased: [string, string][];
   why: string;
+  /** On the compare view's second side: the model the page picked, this sentence shown by the other one. */
+  other?: "default" | "everyday";
 }
 
 /** The explanation the viewer draws (lens.payload.page_payload; the same from every view). */
@@ -411,6 +413,8 @@ interface PageState {
   step: number | null;
   /** The second model shown beside the first (the compare tick). */
   compare?: boolean;
+  /** The model chosen in Options: "auto" (each sentence by the model that knows it), "default" or "everyday". */
+  model?: string;
   /** The translate view's open inside panel: "ladder", "who", "patch" or "qkv" (null: none). */
   panel: string | null;
   /** The picture's whole-model views shown. */
@@ -422,6 +426,7 @@ interface PageState {
 /** The page's state as a link carries it (walk.js, readLink); absent = as on a first visit. */
 interface LinkState {
   compare?: boolean;
+  model?: string;
   panel?: string;
   whole?: boolean;
   sentence?: string;

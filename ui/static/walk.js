@@ -25,6 +25,7 @@
     if (st.level !== "words") p.set("level", st.level);
     if (st.step != null && st.step > 1) p.set("step", String(st.step));
     if (st.compare) p.set("compare", "1");
+    if (st.model && st.model !== "auto") p.set("model", st.model);
     if (st.panel) p.set("panel", st.panel);
     if (st.whole && !AL.allOpen) p.set("whole", "1"); // ?open=all opens it anyway
     return p.toString();
@@ -34,7 +35,8 @@
       leaves out (or leaves empty) is absent. */
   AL.readLink = function (fragment) {
     const p = new URLSearchParams(fragment.replace(/^#/, "")), out = /** @type {LinkState} */ ({});
-    const text = { sentence: "s", view: "view", kind: "kind", display: "display", level: "level", panel: "panel" };
+    const text = { sentence: "s", view: "view", kind: "kind", display: "display", level: "level", panel: "panel",
+      model: "model" };
     for (const [key, name] of Object.entries(text)) if (p.get(name)) out[key] = p.get(name);
     for (const name of ["layer", "head", "step"]) if (p.get(name)) out[name] = +p.get(name);
     if (p.get("compare") === "1") out.compare = true;
@@ -98,6 +100,7 @@
       head: s.head == null ? null : s.head + 1, display: s.view || "matrix", level: s.level || "words",
       step: step && step.x && step.x.greedy ? step.state.t + 1 : null,
       compare: !!(/** @type {HTMLInputElement | null} */ ($("#compare input")) || { checked: false }).checked,
+      model: (/** @type {HTMLInputElement | null} */ ($("#model-choice input:checked")) || { value: "auto" }).value,
       panel: openPanel(), whole: !!($("#result .al-spine") && /** @type {HTMLElement} */ ($("#result .al-spine")).dataset.whole),
       views: Object.fromEntries(Object.keys(VIEWS).map((n) => [n, shown(n)])),
     };
@@ -204,7 +207,9 @@
     started = true;
     if (!text) { AL.onMainResult(); return; }
     restoring = link;
-    if (shown("translate") === text) { finishRestore(); return; }
+    const chosen = link.model && /** @type {HTMLInputElement | null} */ ($(`#model-choice input[value="${link.model}"]`));
+    if (chosen && !chosen.checked) chosen.click(); // the model chosen in Options, before the sentence is translated
+    if (shown("translate") === text && !chosen) { finishRestore(); return; }
     translateOnce(text, 0);
   }
 
