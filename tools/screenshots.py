@@ -146,14 +146,65 @@ SHOTS = {
 }
 
 
+def in_browser(page):
+    """The app computing in the visitor's browser: the everyday sentence translated there by the everyday model."""
+    page.locator("#options > button").first.click()
+    page.locator("#in-browser input").check()
+    page.locator("#translate").click()
+    page.wait_for_function("() => (document.querySelector('#result .al-status') || {}).textContent"
+                           ".includes('this browser') && !!document.querySelector('#result .al-route')", timeout=120_000)
+    page.locator("#options > button").first.click()
+
+
+SHOTS["inbrowser-everyday-desktop"] = (DESKTOP, {"s": "Wo ist der Bahnhof?"}, in_browser)
+# The static site (python -m ui.export_site, both models), served from a local folder: name -> (viewport, text)
+SITE_SHOTS = {"site-everyday-desktop": (DESKTOP, "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."),
+              "site-everyday-phone": (PHONE, "ich möchte ein bier")}
+
+
+def site_shots(out: Path, names: list[str]) -> None:
+    """The static site's shots: exported to a temporary folder and served on loopback."""
+    import functools
+    import http.server
+    import tempfile
+    import threading
+
+    from ui.export_site import export_site
+
+    with tempfile.TemporaryDirectory() as folder, chromium() as browser:
+        export_site(folder, ROOT / "checkpoints" / "de-en", everyday=ROOT / "checkpoints" / "de-en-everyday")
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=folder)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        for name in names:
+            (width, height), text = SITE_SHOTS[name]
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(f"http://127.0.0.1:{server.server_port}/")
+            page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=120_000)
+            page.evaluate("(t) => { document.querySelector('#site-source').value = t; "
+                          "return window.attentionLens.translate(t, {num_beams: 4}); }", text)
+            page.wait_for_timeout(400)
+            page.screenshot(path=str(out / f"{name}.png"))
+            print("wrote", out / f"{name}.png", flush=True)
+            page.close()
+        server.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", nargs="*", choices=sorted(SHOTS), default=sorted(SHOTS))
+    parser.add_argument("--only", nargs="*", choices=sorted(SHOTS) + sorted(SITE_SHOTS),
+                        default=sorted(SHOTS) + sorted(SITE_SHOTS))
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
     parser.add_argument("--second", default=str(ROOT / "checkpoints" / "de-en-everyday"),
                         help="the model the page compares with ('none': no comparison)")
     args = parser.parse_args()
+    site = [name for name in args.only if name in SITE_SHOTS]
+    if site:
+        site_shots(Path(args.out), site)
+    args.only = [name for name in args.only if name in SHOTS]
+    if not args.only:
+        return
     proc, url = launch_app(Path("/tmp/screenshots-app.log"), MODEL_ID=args.checkpoint, EVERYDAY_MODEL_ID=args.second)
     try:
         with chromium() as browser:

@@ -73,12 +73,11 @@ def model_calls(translator: Translator, familiarity: Familiarity, options: Decod
     return ablated, attributed
 
 
-def build(pair: Pair, model_id: str | None = None, revision: str | None = None) -> dict:
-    """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read (the
-    default model's: the grid's colours are its heads'). Each sentence goes to the model the router picks."""
+def handlers(pair: Pair) -> tuple:
+    """The lab's two handlers (ablation, attribution), each sentence by the model the router picks; every answer
+    names its model."""
     config = pair.default.translator.config
     options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
-    importance = importance_payload(load_importance(model_id, revision, config) if model_id else None, config)
     calls = {name: model_calls(served.translator, served.familiarity, options) for name, served in pair.models.items()}
 
     def routed(text) -> tuple:
@@ -102,6 +101,16 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
             return {**attributed(route.text, *METHODS.get(method, (method, 32)), mask), "model": route.model}
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
+
+    return run_ablation, run_attribution
+
+
+def build(pair: Pair, model_id: str | None = None, revision: str | None = None) -> dict:
+    """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read (the
+    default model's: the grid's colours are its heads')."""
+    config = pair.default.translator.config
+    importance = importance_payload(load_importance(model_id, revision, config) if model_id else None, config)
+    run_ablation, run_attribution = handlers(pair)
 
     with gr.Column(elem_id="headlab"):
         gr.HTML(INTRO, padding=False)

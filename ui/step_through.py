@@ -167,10 +167,10 @@ def model_calls(translator: Translator) -> tuple:
     return traced, forced, explained
 
 
-def build(pair: Pair, model_choice: gr.components.Component | None = None) -> dict:
-    """The view's widgets, its event and the two server functions the browser calls. Each sentence is traced by
-    the model the router picks (or `model_choice`, the page's Model option, forces); the model's familiarity
-    (lens/alarm.py) says, as the translate view does, when the sentence is unlike its training data."""
+def handlers(pair: Pair) -> tuple:
+    """The view's handler and its two server functions (run, force, hypothesis). Each sentence is traced by the model
+    the router picks (or the one forced); the model's familiarity (lens/alarm.py) says, as the translate view does,
+    when the sentence is unlike its training data; every answer names its model."""
     calls = {name: model_calls(served.translator) for name, served in pair.models.items()}
 
     def picked(text, model) -> tuple:
@@ -213,6 +213,14 @@ def build(pair: Pair, model_choice: gr.components.Component | None = None) -> di
             return {**SIDE_LANE.run(explained, route.text, ids), "model": route.model}
         except (ValueError, TypeError) as err:
             return {"error": str(err)[:300]}
+
+    return run, force, hypothesis
+
+
+def build(pair: Pair, model_choice: gr.components.Component | None = None) -> dict:
+    """The view's widgets, its event and the two server functions the browser calls; `model_choice` (the page's
+    Model option) forces a model."""
+    run, force, hypothesis = handlers(pair)
 
     with gr.Column(elem_id="step-view"):
         gr.HTML("<h2 class='st-heading'>Step through the decoding</h2><p class='st-intro'>Watch the model write its "
