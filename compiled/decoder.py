@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from generation.search import check_source
 from generation.step import CachedDecoder
 from generation.step_weights import parameter_versions
 from model.attention import padding_mask
@@ -64,7 +65,16 @@ class CompiledStep:
     max_rows = MAX_ROWS  # searches of more rows stay eager
 
     def decoder(self, src: Tensor, num_beams: int, capacity: int) -> "CompiledDecoder":
-        """The step decoder of src (B, S) on the packages: what generation/search.py asks the installed step for."""
+        """The step decoder of src (B, S) on the packages: what generation/search.py asks the installed step for.
+        What the packages cannot take (no rows, no tokens, more rows than they were built for) is refused here
+        (ValueError, in words), never handed to the compiled code."""
+        check_source(src, self.model.config)
+        if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1 \
+                or src.size(0) * num_beams > self.max_rows:
+            raise ValueError(f"the compiled step takes 1 to {self.max_rows} rows (sentences x beams), got "
+                             f"{src.size(0)} x {num_beams!r}")
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= self.model.config.max_len:
+            raise ValueError(f"capacity must be a whole number from 1 to {self.model.config.max_len}, got {capacity!r}")
         return CompiledDecoder(self, src, num_beams, capacity)
 
     def usable(self) -> bool:

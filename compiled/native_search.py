@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import logging
+import math
 import os
 import shutil
 import subprocess
@@ -199,8 +200,12 @@ class NativeSearch:
     def __call__(self, src: Tensor, num_beams: int, length_penalty: float, max_new_tokens: int, min_new_tokens: int = 0,
                  no_repeat_ngram: int = 0, prefix: Tensor | None = None) -> Tensor:
         """src (B, S), right-padded -> (B, T') ids after BOS, up to and including EOS, right-padded: what
-        generation/search.py's greedy and beam search return. `prefix` (P,): ids every output starts with."""
+        generation/search.py's greedy and beam search return. `prefix` (P,): ids every output starts with. Anything
+        the engine cannot take is refused here (ValueError, in words), never handed to the C++."""
         c = self.model.config
+        checked_call(c, src, num_beams, length_penalty, max_new_tokens, min_new_tokens, no_repeat_ngram, prefix)
+        if not self.ready:
+            raise ValueError("the native search is not loaded (call compile() first)")
         forced = torch.zeros(1, dtype=torch.int32) if prefix is None else prefix.to(torch.int32).contiguous()
         lengths = (src != c.pad_id).sum(dim=1).to(torch.int32)
         ids = src[src != c.pad_id].to(torch.int32).contiguous()  # the sentences end to end, no padding
@@ -221,6 +226,46 @@ class NativeSearch:
         if getattr(self, "_engine", None) and self._lib is not None:
             self._lib.al_model_free(self._engine)
             self._engine = None
+
+
+MAX_BEAMS = 64  # the most beams one search keeps (the API allows 8)
+
+
+def _whole(value, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    return value
+
+
+def checked_call(c, src, num_beams, length_penalty, max_new_tokens, min_new_tokens, no_repeat_ngram, prefix) -> None:
+    """Refuse (ValueError naming the argument) what the engine cannot take: src must be (B, S) ids with B, S >= 1, in
+    the vocabulary, each sentence a token first and right-padded; the counts in range; the prefix ordinary ids (no
+    pad, BOS or EOS), no longer than max_new_tokens."""
+    if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype not in (torch.int64, torch.int32):
+        raise ValueError(f"src must be a 2-D tensor of token ids, got {getattr(src, 'shape', type(src).__name__)}")
+    if src.size(0) < 1 or not 1 <= src.size(1) <= c.max_len:
+        raise ValueError(f"src must hold at least one sentence of 1 to {c.max_len} tokens, got shape {tuple(src.shape)}")
+    if bool(((src < 0) | (src >= c.vocab_size)).any()):
+        raise ValueError(f"src holds ids outside the vocabulary (0..{c.vocab_size - 1})")
+    padded = src == c.pad_id
+    if bool(padded[:, 0].any()) or bool((padded[:, :-1] & ~padded[:, 1:]).any()):
+        raise ValueError("every sentence of src must start with a token and be padded on the right only")
+    _whole(num_beams, "num_beams", 1, min(MAX_BEAMS, c.vocab_size // 2))
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or not math.isfinite(length_penalty):
+        raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
+    _whole(max_new_tokens, "max_new_tokens", 1, c.max_len)
+    _whole(min_new_tokens, "min_new_tokens", 0, max_new_tokens)
+    _whole(no_repeat_ngram, "no_repeat_ngram", 0, max_new_tokens)
+    if prefix is not None:
+        if not isinstance(prefix, Tensor) or prefix.dim() != 1 or prefix.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"prefix must be a 1-D tensor of token ids, got {getattr(prefix, 'shape', type(prefix).__name__)}")
+        if prefix.numel() > max_new_tokens:
+            raise ValueError(f"prefix of {prefix.numel()} ids is longer than max_new_tokens={max_new_tokens}")
+        special = {c.pad_id, c.bos_id, c.eos_id}
+        bad = [i for i in prefix.tolist() if not 0 <= i < c.vocab_size or i in special]
+        if bad:
+            raise ValueError(f"prefix holds ids {bad[:5]} that are not ordinary tokens (0..{c.vocab_size - 1}, "
+                             "not pad/bos/eos)")
 
 
 def _pointer(t: Tensor):

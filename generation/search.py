@@ -70,6 +70,7 @@ def generate(model: nn.Module, src: Tensor, max_new_tokens: int = 64, num_beams:
     pieces are written twice in one output.
     """
     check_precision(precision)
+    check_source(src, model.config)
     options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
                             prefix=prefix, head_mask=model.checked_head_mask(head_mask), observer=observer,
                             precision=precision, shortlist=shortlist, no_repeat_ngram=no_repeat_ngram)
@@ -88,6 +89,25 @@ def generate(model: nn.Module, src: Tensor, max_new_tokens: int = 64, num_beams:
     finally:
         if was_training:
             model.train()
+
+
+def check_source(src: Tensor, config) -> None:
+    """Refuse (ValueError, in words) a source no search should see, before any of them runs: the compiled and native
+    searches would crash on it, the Python one give nonsense. src must be (B, S) token ids with B, S >= 1, every id in
+    the vocabulary, every sentence starting with a token and right-padded."""
+    if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype not in (torch.int64, torch.int32):
+        raise ValueError(f"src must be a 2-D tensor of token ids (sentences, tokens), got "
+                         f"{tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__}"
+                         f"{' of ' + str(src.dtype) if isinstance(src, Tensor) else ''}")
+    if src.size(0) < 1 or src.size(1) < 1:
+        raise ValueError(f"src holds no sentence to translate (shape {tuple(src.shape)}): give at least one sentence "
+                         "of at least one token")
+    if bool(((src < 0) | (src >= config.vocab_size)).any()):
+        raise ValueError(f"src holds ids outside the vocabulary (0..{config.vocab_size - 1})")
+    if bool((src[:, 0] == config.pad_id).any()):
+        first = int((src[:, 0] == config.pad_id).nonzero()[0, 0])
+        raise ValueError(f"sentence {first} of src starts with padding: every sentence needs a token first "
+                         "(right-padded)")
 
 
 def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:

@@ -3,13 +3,17 @@ results.json: the page header says it, and the label over the default model's tr
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from model.checkpoint.hub import CheckpointError, resolve_file
 
+from .checked_json import optional, read_json
+
 CAPTIONS = "29,000 captions of photos (Multi30k)"
+RESULTS_FILE = "results.json"
+MAX_RESULTS_BYTES = 1 << 20  # the shipped ones are 8 kB
+MAX_RESULTS_DEPTH = 16  # the shipped ones nest 7
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,11 @@ def checkpoint_provenance(model_id: str | Path, revision: str | None = None) -> 
     """The words for a checkpoint folder or Hub repo; captions only where its results.json is missing or unreadable
     (a checkpoint saved outside train.py records no data)."""
     try:
-        results = json.loads(resolve_file(model_id, "results.json", revision=revision).read_text(encoding="utf-8"))
-    except (CheckpointError, OSError, ValueError):
+        path = resolve_file(model_id, RESULTS_FILE, revision=revision)
+    except (CheckpointError, OSError):
+        return CAPTIONS_ONLY
+    results = optional(lambda: read_json(path, MAX_RESULTS_BYTES, MAX_RESULTS_DEPTH),
+                       "the page says the model learned from captions only")
+    if results is None:
         return CAPTIONS_ONLY
     return provenance(results.get("data") if isinstance(results, dict) else None)

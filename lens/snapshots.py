@@ -4,7 +4,6 @@ or offline from the Hugging Face cache)."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from huggingface_hub.errors import (
 )
 
 from model.checkpoint.hub import CheckpointError, resolve_file
+from model.checkpoint.json_file import read_json
 from model.checkpoint.weights import read_header
 from tokenizer import fingerprint, load_tokenizer
 from translation import Translator
@@ -25,6 +25,7 @@ from translation import Translator
 FOLDER = "snapshots"  # in a checkpoint folder (and in its Hub repo's main branch)
 INDEX_FILE = "index.json"  # in FOLDER: {"snapshots": [{"step", "path", "revision", val figures}, ...]}
 INDEX = f"{FOLDER}/{INDEX_FILE}"
+MAX_INDEX_BYTES, MAX_INDEX_DEPTH = 1 << 20, 6  # the shipped index: 1.6 kB, 3 deep (the file, its list, an entry)
 BRANCH = re.compile(r"^step-(\d+)$")  # a snapshot's folder in FOLDER, and its branch on the Hub
 
 
@@ -102,10 +103,10 @@ def _local_snapshots(folder: Path) -> list[Snapshot]:
     root = folder / FOLDER
     index = root / INDEX_FILE
     if index.is_file():
-        try:
-            entries = json.loads(index.read_text(encoding="utf-8"))["snapshots"]
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise ValueError(f"{index} is not a snapshot index ({err})") from None
+        stored = read_json(index, MAX_INDEX_BYTES, MAX_INDEX_DEPTH)  # a CheckpointFileError (a ValueError) names it
+        if not isinstance(stored, dict) or "snapshots" not in stored:
+            raise ValueError(f"{index} is not a snapshot index (no 'snapshots' list)")
+        entries = stored["snapshots"]
     else:  # folders without an index: steps from their names
         entries = [{"step": int(m.group(1)), "path": p.name} for p in root.glob("step-*") if (m := BRANCH.match(p.name))]
     if not isinstance(entries, list):
@@ -139,8 +140,11 @@ def _hub_index(repo_id: str, revision: str | None) -> dict[int, dict]:
         path = hf_hub_download(repo_id, INDEX, revision=revision)
     except (HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled, OSError):
         return {}
-    entries = json.loads(Path(path).read_text(encoding="utf-8")).get("snapshots", [])
-    return {int(e["step"]): e for e in entries}
+    try:
+        stored = read_json(path, MAX_INDEX_BYTES, MAX_INDEX_DEPTH)
+        return {int(e["step"]): e for e in stored.get("snapshots", [])}
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise ValueError(f"{path} is not a snapshot index ({type(err).__name__}: {err})") from None
 
 
 def _hub_branches(repo_id: str) -> list[str]:

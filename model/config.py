@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from model.checkpoint.json_file import CheckpointFileError, read_json
 
 
 class ConfigError(ValueError):
@@ -96,14 +97,12 @@ class TransformerConfig:
     def from_json_file(cls, path: str | Path) -> "TransformerConfig":
         """Read config.json; every problem names the file."""
         path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"{path} does not exist")
         try:
-            if path.stat().st_size > MAX_CONFIG_BYTES:
-                raise ConfigError(f"{path} is {path.stat().st_size:,} bytes; a config.json is a few hundred")
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{path} does not exist") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ConfigError(f"{path} is not valid JSON: {err}") from None
+            data = read_json(path, MAX_CONFIG_BYTES, max_depth=1)  # one object of numbers and true/false
+        except CheckpointFileError as err:
+            raise ConfigError(str(err)) from None
         try:
             return cls.from_dict(data)
         except (ConfigError, TypeError) as err:

@@ -321,3 +321,23 @@ def test_another_thread_runs_while_the_compiled_step_runs(pair):
     stop.set()
     thread.join()
     assert calls and beside > 0.4 * alone  # measured: 0.77 without the lock, 0.12 with it
+
+
+def test_an_input_the_packages_cannot_take_is_refused_in_words_before_them(pair):
+    """An empty batch or source once reached the compiled step and killed the process (SIGFPE): now generate() and
+    the step itself refuse it first (tests/test_native_fuzz.py drives the native search the same way)."""
+    from generation.search import generate
+
+    _, compiled = pair
+    model, step = compiled.model, compiled.model.compiled_step
+    before = used(compiled)
+    for src in (torch.zeros(0, 5, dtype=torch.long), torch.zeros(2, 0, dtype=torch.long)):
+        with pytest.raises(ValueError, match="no sentence to translate"):
+            generate(model, src)
+        with pytest.raises(ValueError, match="no sentence to translate"):
+            step.decoder(src, 4, 16)
+    with pytest.raises(ValueError, match="rows"):
+        step.decoder(torch.tensor([[5, 2]]), step.max_rows + 1, 16)
+    with pytest.raises(ValueError, match="capacity"):
+        step.decoder(torch.tensor([[5, 2]]), 1, 0)
+    assert used(compiled) == before

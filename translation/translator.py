@@ -25,6 +25,7 @@ from generation.shortlist import Shortlist
 from generation.step_weights import step_weights, store_decoder_transposed
 from model.checkpoint.card import render_model_card
 from model.checkpoint.hub import CheckpointError, resolve_file
+from model.checkpoint.json_file import CheckpointFileError, read_json
 from model.checkpoint.weights import CheckpointWarning, load_checkpoint
 from model.config import TransformerConfig
 from model.heads import HeadMask
@@ -121,6 +122,7 @@ def read_card(path: Path) -> str | None:
 
 DECODING_FILE = "decoding.json"  # the checkpoint's decoding rule, chosen on dev: {"no_repeat_ngram": 3}
 MAX_NO_REPEAT_NGRAM = 8
+MAX_DECODING_BYTES = 4096  # the shipped one is 23 bytes
 
 
 def read_decoding_rule(model_id, revision, hub_kwargs: dict) -> int:
@@ -130,9 +132,11 @@ def read_decoding_rule(model_id, revision, hub_kwargs: dict) -> int:
     except CheckpointError:
         return 0
     try:
-        rule = json.loads(path.read_text(encoding="utf-8"))
+        rule = read_json(path, MAX_DECODING_BYTES, max_depth=1)
         value = rule["no_repeat_ngram"]
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as err:
+    except CheckpointFileError as err:
+        raise CheckpointError(f"{err} (it holds {{\"no_repeat_ngram\": n}})") from None
+    except (TypeError, KeyError) as err:
         raise CheckpointError(f"{path}: not a decoding rule ({type(err).__name__}: {err}); it holds "
                               '{"no_repeat_ngram": n}') from None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NO_REPEAT_NGRAM:

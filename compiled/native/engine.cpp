@@ -93,10 +93,11 @@ int al_translate(void* model, const int* ids, const int* lengths, int B, int num
                  int* out) {
   const Model& M = *static_cast<Model*>(model);
   if (B < 1 || num_beams < 1 || 2 * num_beams > M.vocab || max_new_tokens < 1 || max_new_tokens > M.max_len ||
-      prefix_length < 0 || prefix_length > max_new_tokens)
+      prefix_length < 0 || prefix_length > max_new_tokens || min_new_tokens < 0 || min_new_tokens > max_new_tokens ||
+      no_repeat_ngram < 0 || no_repeat_ngram > max_new_tokens || !(length_penalty == length_penalty))
     return -1;
-  for (int i = 0; i < prefix_length; ++i)
-    if (prefix[i] < 0 || prefix[i] >= M.vocab) return -1;
+  for (int i = 0; i < prefix_length; ++i)  // an ordinary token: never padding, BOS or EOS
+    if (prefix[i] < 0 || prefix[i] >= M.vocab || prefix[i] == M.pad || prefix[i] == M.bos || prefix[i] == M.eos) return -1;
   long total = 0;
   for (int b = 0; b < B; ++b) {
     if (lengths[b] < 1 || lengths[b] > M.max_len) return -1;

@@ -25,6 +25,9 @@ from torch import Tensor, nn
 from model.config import TransformerConfig
 
 from .hub import CheckpointError
+from .json_file import CheckpointFileError, parse
+
+CONFIG_DEPTH = 2  # a config is one object; its tokenizer fingerprint a string in it
 
 CONFIG_KEY = "attention_lens.config"  # the metadata entry holding the model's config as JSON
 TOKENIZER_FIELD = "tokenizer"  # in that entry beside the config: the fingerprint of the model's tokenizer
@@ -66,9 +69,9 @@ def read_header(path: str | Path) -> WeightsHeader:
     recorded = metadata.get(CONFIG_KEY)
     if recorded is not None:
         try:
-            recorded = json.loads(recorded)
-        except json.JSONDecodeError:
-            raise CheckpointError(f"{path}: the config recorded in its header is not valid JSON; save it again") from None
+            recorded = parse(recorded.encode("utf-8"), f"{path} (the config recorded in its header)", CONFIG_DEPTH)
+        except CheckpointFileError as err:
+            raise CheckpointError(f"{err}; save it again") from None
         if not isinstance(recorded, dict):
             raise CheckpointError(f"{path}: the config recorded in its header is not a JSON object; save it again")
     tokenizer = recorded.pop(TOKENIZER_FIELD, None) if isinstance(recorded, dict) else None

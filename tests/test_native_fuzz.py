@@ -1,0 +1,118 @@
+"""No input kills the process: the native search (compiled/native_search.py) and generate() are driven, in a child
+process, with empty batches, empty sources, every special id in prefixes at beam 1..8, huge and negative counts,
+padding in the wrong place and random valid ids. Every case ends in an answer or a ValueError in words, never in a
+signal; where the input is valid, the native search answers what the Python search answers.
+
+The child prints each case before it runs it, so a case that kills it is named."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKPOINT = ROOT / "checkpoints" / "de-en"
+
+CHILD = textwrap.dedent(r"""
+    import random, sys
+    import torch
+    from generation.search import generate
+    from translation import Translator
+
+    torch.set_num_threads(1)
+    translator = Translator.from_pretrained(sys.argv[1], device="cpu")
+    translator.compile(cache_dir=sys.argv[2], packages=False)
+    model, c = translator.model, translator.model.config
+    search = model.compiled_search
+    assert search.ready, search.failure
+    special = [c.pad_id, c.bos_id, c.eos_id]
+    src = torch.tensor([translator.encode_source("Ein Hund rennt im Park.")[0]])
+    pair = torch.nn.utils.rnn.pad_sequence([torch.tensor(translator.encode_source(t)[0]) for t in
+                                            ("Ein Mann.", "Zwei Frauen spielen Fußball im Park.")],
+                                           batch_first=True, padding_value=c.pad_id)
+    rng = random.Random(0)
+
+    def native(source, beams=1, penalty=1.0, new=16, least=0, ngram=0, prefix=None):
+        return search(source, beams, penalty, new, least, ngram, prefix)
+
+    cases = {
+        "native: empty batch": lambda: native(torch.zeros(0, 5, dtype=torch.long)),
+        "native: empty sources": lambda: native(torch.zeros(2, 0, dtype=torch.long)),
+        "native: one dimension": lambda: native(src[0]),
+        "native: floats": lambda: native(src.float()),
+        "native: all padding": lambda: native(torch.full((1, 4), c.pad_id)),
+        "native: padding first": lambda: native(torch.cat([torch.tensor([[c.pad_id]]), src], dim=1)),
+        "native: padding inside": lambda: native(torch.tensor([[5, c.pad_id, 7, c.eos_id]])),
+        "native: id past the vocabulary": lambda: native(torch.tensor([[c.vocab_size, c.eos_id]])),
+        "native: negative id": lambda: native(torch.tensor([[-3, c.eos_id]])),
+        "native: too long": lambda: native(torch.full((1, c.max_len + 1), 5)),
+        "native: 0 beams": lambda: native(src, beams=0),
+        "native: negative beams": lambda: native(src, beams=-4),
+        "native: a million beams": lambda: native(src, beams=10**6),
+        "native: NaN length penalty": lambda: native(src, beams=4, penalty=float("nan")),
+        "native: 0 new tokens": lambda: native(src, new=0),
+        "native: huge new tokens": lambda: native(src, new=10**9),
+        "native: negative new tokens": lambda: native(src, new=-1),
+        "native: min above max": lambda: native(src, least=17),
+        "native: negative min": lambda: native(src, least=-5),
+        "native: huge no-repeat": lambda: native(src, ngram=10**6),
+        "native: negative no-repeat": lambda: native(src, ngram=-2),
+        "native: prefix too long": lambda: native(src, new=4, prefix=torch.tensor([5] * 5)),
+        "native: prefix past the vocabulary": lambda: native(src, prefix=torch.tensor([c.vocab_size + 7])),
+        "native: prefix of two dimensions": lambda: native(src, prefix=torch.tensor([[5]])),
+        "generate: empty batch": lambda: generate(model, torch.zeros(0, 5, dtype=torch.long)),
+        "generate: empty sources": lambda: generate(model, torch.zeros(2, 0, dtype=torch.long)),
+        "generate: all padding": lambda: generate(model, torch.full((2, 3), c.pad_id)),
+        "generate: id past the vocabulary": lambda: generate(model, torch.tensor([[c.vocab_size, c.eos_id]])),
+        "generate: huge max_new_tokens": lambda: generate(model, src, max_new_tokens=10**9),
+        "generate: negative max_new_tokens": lambda: generate(model, src, max_new_tokens=-3),
+    }
+    for beams in range(1, 9):
+        for token in special:
+            for source in (src, pair):
+                cases[f"native: prefix [{token}] at beam {beams}, batch {source.size(0)}"] = (
+                    lambda b=beams, t=token, s=source: native(s, beams=b, prefix=torch.tensor([t])))
+                cases[f"generate: prefix [{token}] at beam {beams}, batch {source.size(0)}"] = (
+                    lambda b=beams, t=token, s=source: generate(model, s, 16, b, prefix=[t]))
+
+    for name, run in cases.items():
+        print("CASE", name, flush=True)
+        try:
+            run()
+            print("ANSWERED", flush=True)
+        except ValueError as err:
+            assert str(err).strip(), name
+            print("REFUSED", str(err)[:160], flush=True)
+
+    # valid random inputs: the native search answers as the Python search does
+    for trial in range(12):
+        beams, batch = rng.randint(1, 5), rng.randint(1, 3)
+        lengths = [rng.randint(1, 12) for _ in range(batch)]
+        rows = [[rng.randrange(4, c.vocab_size) for _ in range(n - 1)] + [c.eos_id] for n in lengths]
+        source = torch.nn.utils.rnn.pad_sequence([torch.tensor(r) for r in rows], batch_first=True, padding_value=c.pad_id)
+        prefix = [rng.randrange(4, c.vocab_size)] if trial % 3 == 0 else None
+        print("CASE random", trial, beams, lengths, prefix, flush=True)
+        fast = generate(model, source, 12, beams, prefix=prefix)
+        model.compiled_search = None
+        slow = generate(model, source, 12, beams, prefix=prefix)
+        model.compiled_search = search
+        assert fast.tolist() == slow.tolist(), (trial, fast.tolist(), slow.tolist())
+        assert search.calls > 0
+    print("DONE", len(cases), "cases", flush=True)
+""")
+
+
+@pytest.mark.slow
+def test_no_input_kills_the_process_and_valid_ones_answer_as_eager(tmp_path):
+    pytest.importorskip("torch")
+    done = subprocess.run([sys.executable, "-c", CHILD, str(CHECKPOINT), str(tmp_path / "cache")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    lines = done.stdout.splitlines()
+    last = next((line for line in reversed(lines) if line.startswith("CASE")), "before the first case")
+    assert done.returncode == 0, f"the child died ({done.returncode}) at {last}:\n{done.stderr[-2000:]}"
+    assert lines[-1].startswith("DONE"), lines[-5:]
+    refused = [lines[i - 1] for i, line in enumerate(lines) if line.startswith("REFUSED")]
+    for case in ("empty batch", "empty sources", "prefix [2] at beam 4", "huge no-repeat", "NaN length penalty"):
+        assert any(case in line for line in refused), (case, refused)
