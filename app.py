@@ -144,6 +144,7 @@ demo.queue(default_concurrency_limit=public.CONCURRENCY, max_size=public.QUEUE_S
 public.friendly_queue_full(demo)
 lanes.share_queue(demo)  # per-client caps on waiting events, and places kept for /translate
 public.name_missing_arguments(demo)
+public.name_choice_errors(demo)
 public.json_mcp_answers()  # MCP tools answer JSON, not a Python repr
 mcp_fairness.stateful_sessions()  # one MCP session per client, so that the queue's caps tell clients apart
 mcp_fairness.fair_tool_calls()  # and a flood of one client is refused in the app's words, not the others' calls

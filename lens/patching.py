@@ -102,6 +102,11 @@ def last_logits(model, src: torch.Tensor, prefix: torch.Tensor, head_mask=None) 
 
 
 def checked_pair(translator: Translator, clean: str, corrupted: str, step=None) -> tuple[list[int], list[int]]:
+    """The two sentences' ids, refused in words where they cannot be patched; `step`'s range is checked first, before
+    any budget (a step past any translation names `step`, not the work)."""
+    if step is not None:
+        checked_whole(step, "step", 0, translator.config.max_len, " (a piece of the translation, or 0 for the first "
+                      "that differs)")
     clean_ids, _ = translator.encode_source(clean)
     corrupted_ids, _ = translator.encode_source(corrupted)
     if len(clean_ids) != len(corrupted_ids):

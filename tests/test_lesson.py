@@ -187,7 +187,7 @@ def test_the_compare_tick_lives_in_the_link(browser, server):
                            " return r && r.dataset.shown; }", timeout=90_000)
     assert page.evaluate("() => window.attentionLens.state().compare") is True
     assert "compare=1" in page.url
-    page.locator("#compare input").uncheck()
+    page.locator("#result .al-see-other").click()  # "Hide the other model's answer"
     page.wait_for_function("() => !location.hash.includes('compare=1')", timeout=10_000)
     page.close()
 

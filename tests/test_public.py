@@ -301,3 +301,16 @@ def test_the_sliders_read_their_bounds_from_the_decoding_options(server):
         components = {c.get("props", {}).get("elem_id"): c["props"] for c in json.load(response)["components"]}
     for elem_id, bounds in (("beams", BEAMS), ("step-beams", BEAMS), ("length-penalty", LENGTH_PENALTY)):
         assert (components[elem_id]["minimum"], components[elem_id]["maximum"]) == bounds, elem_id
+
+
+@pytest.mark.parametrize("at, value, label", [(1, "fast", "Search"), (5, "both", "Model")])
+def test_a_page_choice_that_is_not_one_is_refused_naming_the_input(server, at, value, label):
+    fn_index = page_event(server, ["textbox", "radio", "slider", "slider", "slider", "radio"])
+    data = [SENTENCE, "greedy", 1, 1.0, 16, "auto"]
+    data[at] = value
+    status, body = post(f"{server}gradio_api/queue/join", {"data": data, "fn_index": fn_index,
+                                                          "session_hash": f"choice{at}"})
+    assert status == 200, body
+    with urllib.request.urlopen(f"{server}gradio_api/queue/data?session_hash=choice{at}", timeout=60) as stream:
+        answer = stream.read().decode()
+    assert f"{label}: '{value}' is not one of" in answer, answer[-400:]

@@ -91,3 +91,30 @@ def test_contrast_names_the_alternative_as_the_other_pieces(server):  # noqa: F8
     answer = result_of(raw_call(server, "contrast", [SENTENCE, 1, "cat", "greedy", 1, 1.0, 32]))
     assert "\u0120" not in json.dumps(answer, ensure_ascii=False), answer["alternative"]
     assert answer["alternative"].lstrip("\u2581") and not answer["alternative"].startswith("\u0120")
+
+
+# ----- every argument named, its range before any budget ------------------------------------------------------------
+
+@pytest.mark.parametrize("step", [1e308, 1e18, -3, 2.5])
+def test_a_patch_step_out_of_range_is_named_before_the_work_budget(server, step):  # noqa: F811
+    message = error_of(raw_call(server, "patch", [SENTENCE, "Ein Hund rennt.", step, "greedy", 1, 1.0, 16]))
+    assert "step must be a whole number from 0 to" in message and "Overflow" not in message, message
+    assert "million attention weights" not in message, message  # the range, not the work budget
+
+
+def test_a_contrast_step_out_of_range_is_named_before_any_decoding(server):  # noqa: F811
+    message = error_of(raw_call(server, "contrast", [SENTENCE, 10**12, "dog", "greedy", 1, 1.0, 16]))
+    assert "step must be a whole number from 1 to" in message, message
+
+
+@pytest.mark.parametrize("text", ["\u202edog", "do\x07g", "dog\ud800"])
+def test_typed_english_refuses_control_bidi_and_lone_surrogates_by_name(server, text):  # noqa: F811
+    message = error_of(raw_call(server, "contrast", [SENTENCE, 1, text, "greedy", 1, 1.0, 16]))
+    assert "alternative has" in message, message
+
+
+def test_a_choice_that_is_not_one_is_refused_naming_the_input(server):  # noqa: F811
+    message = error_of(raw_call(server, "qkv", [SENTENCE, "sideways", 1, 1, 1, "greedy", 1, 1.0, 16]))
+    assert "kind" in message and "sideways" in message, message
+    message = error_of(raw_call(server, "translate", [SENTENCE, "fast"]))
+    assert "decoding" in message and "fast" in message, message

@@ -281,7 +281,7 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
 
     translate(desk, "Ein Mann fährt Fahrrad.")
     expect(desk.locator("#second-column")).to_be_hidden()
-    desk.locator("#compare input").check()
+    desk.locator("#result .al-see-other").click()  # the route line's button ticks the comparison
     second = desk.locator("#second-result .al-result")
     desk.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
                            " return r && r.dataset.shown; }", timeout=30_000)
@@ -294,7 +294,8 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
     desk.wait_for_function("(s) => document.querySelector('#second-result .al-result').dataset.shown !== s", arg=shown,
                            timeout=30_000)
     assert "dog" in second.locator(".al-english").inner_text().lower()
-    desk.locator("#compare input").uncheck()
+    desk.locator("#result .al-see-other").click()
+    expect(desk.locator("#compare input")).not_to_be_checked()
     expect(desk.locator("#second-column")).to_be_hidden()
 
 

@@ -78,7 +78,7 @@ def layer(name: str, sublayer: str | None = None, ready: str | None = None):
 
 
 def compare(page):
-    page.locator("#compare input").check()
+    page.locator("#result .al-see-other").click()
     page.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
                            " return r && r.dataset.shown; }", timeout=60_000)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -22,13 +21,14 @@ import gradio as gr
 from lens import cost
 from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
-from lens.routed import Route, checked_choice
+from lens.arguments import checked_whole
 from lens.contrast import contrast as why_not
 from lens.contributions import contributions as who_wrote
 from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS
 from lens.logit_lens import logit_lens as read_stages
 from lens.patching import patch as patch_encoder
 from lens.qkv import qkv as open_row
+from lens.routed import Route, checked_choice
 from lens.trace import trace as trace_decoding
 from translation import Translator
 
@@ -38,7 +38,7 @@ from .pair import Pair, Served, explain_routed
 from .public import BATCHED_CALLS
 from .runtime import (
     checked_text,
-    checked_unicode,
+    checked_typed,
     decoding_options,
     friendly_errors,
     gpu,
@@ -50,7 +50,6 @@ from .step_through import one_sentence as step_sentence
 Decoding = Literal["beam search", "greedy"]
 MAX_PREFIX_CHARACTERS = 300
 MAX_TOP_K = 50
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 MAP_DECIMALS = 3  # attention weights in answers: 0.001 apart, as the page's bytes are 0.002 apart
 OPTIONS_DOC = f"""            decoding: "beam search" (keeps num_beams candidates, usually better) or "greedy" (one candidate).
             num_beams: beams for beam search, a whole number from {BEAMS[0]} to {BEAMS[1]} (ignored by greedy).
@@ -67,17 +66,7 @@ def checked_prefix(prefix) -> str | None:
         raise ValueError(f"prefix must be English text, got {type(prefix).__name__}")
     if len(prefix) > MAX_PREFIX_CHARACTERS:
         raise ValueError(f"prefix has {len(prefix):,} characters; at most {MAX_PREFIX_CHARACTERS} are allowed")
-    checked_unicode(prefix, "prefix")
-    if (found := next((i for i, ch in enumerate(prefix) if unsafe_character(ch)), None)) is not None:
-        raise ValueError(f"prefix has a control or text-direction character at position {found + 1} "
-                         f"(U+{ord(prefix[found]):04X}), which would be echoed into the translation: remove it")
-    return prefix.strip() or None
-
-
-def unsafe_character(ch: str) -> bool:
-    """A control character (tab and newline aside: they are white space) or a bidirectional override or isolate,
-    which would turn the English the model writes around on the page."""
-    return (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r") or ch in BIDI_CONTROLS
+    return checked_typed(prefix, "prefix").strip() or None
 
 
 def checked_top_k(top_k) -> int:
@@ -279,6 +268,7 @@ def endpoint_table(pair: Pair, run: dict) -> list[Endpoint]:
 
 def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
     """/qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
+    max_len = pair.max_len
 
     def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
             row: int = 1, options=None, model: Model = "auto") -> dict:
@@ -293,12 +283,14 @@ def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
                                     model=checked_choice(model))
 
     def contrast(text: str, step: int = 1, alternative: str = "", options=None, model: Model = "auto") -> dict:
+        checked_whole(step, "step", 1, max_len, " (a piece of the translation)")  # the range before any work
         if not isinstance(alternative, str) or len(alternative) > 50:
             raise ValueError("alternative must be an English word or piece of at most 50 characters")
-        checked_unicode(alternative, "alternative")
+        checked_typed(alternative, "alternative")
         return run["contrast"](step_sentence(checked_text(text)), step, alternative, options, model=checked_choice(model))
 
     def patch(text: str, corrupted: str = "", step: int = 0, options=None, model: Model = "auto") -> dict:
+        checked_whole(step, "step", 0, max_len, " (a piece of the translation, or 0 for the first that differs)")
         corrupted = pair.router.prepared(step_sentence(checked_text(corrupted)))[0]
         return run["patch"](step_sentence(checked_text(text)), corrupted, step, options, model=checked_choice(model))
 

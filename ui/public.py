@@ -207,6 +207,29 @@ def name_missing_arguments(demo: gr.Blocks) -> None:
     demo.validate_inputs = validate_inputs
 
 
+def name_choice_errors(demo: gr.Blocks) -> None:
+    """A value that is not one of a Radio's, Dropdown's or CheckboxGroup's choices is refused naming the input
+    ("Search: 'fast' is not one of ['beam search', 'greedy']"), not only quoting the value as Gradio does."""
+    for block in demo.blocks.values():
+        if isinstance(block, (gr.Radio, gr.Dropdown, gr.CheckboxGroup)):
+            block.preprocess = _named_choice(block, block.preprocess)
+
+
+def _named_choice(block, preprocess):
+    name = getattr(block, "label", None) or getattr(block, "elem_id", None) or type(block).__name__
+
+    def checked(payload):
+        try:
+            return preprocess(payload)
+        except gr.Error as err:
+            if "not in the list of choices" not in str(err.message):
+                raise
+            choices = [value for _, value in block.choices]
+            raise gr.Error(f"{name}: {str(payload)[:60]!r} is not one of {choices}", print_exception=False) from None
+
+    return checked
+
+
 def input_names(block_fn) -> list[str]:
     """What each input of an event is called: its function's parameter names where they line up with the inputs
     (the API), else the widgets' labels (page events)."""

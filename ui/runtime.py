@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import functools
+import unicodedata
 from typing import Callable, NamedTuple
 
 import gradio as gr
@@ -109,6 +110,25 @@ def checked_unicode(value: str, name: str) -> str:
     except UnicodeEncodeError as err:
         raise ValueError(f"{name} has a character that is not valid Unicode at position {err.start + 1} "
                          f"(a lone surrogate, {value[err.start]!r}): send UTF-8 text") from None
+    return value
+
+
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def unsafe_character(ch: str) -> bool:
+    """A control character (tab and newline aside: they are white space) or a bidirectional override or isolate,
+    which would turn the English the model writes around on the page."""
+    return (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r") or ch in BIDI_CONTROLS
+
+
+def checked_typed(value: str, name: str) -> str:
+    """English a visitor or caller types into the translation (a prefix, a forced word, an alternative): valid
+    Unicode, no control or text-direction character; a ValueError naming `name` and the character else."""
+    checked_unicode(value, name)
+    if (found := next((i for i, ch in enumerate(value) if unsafe_character(ch)), None)) is not None:
+        raise ValueError(f"{name} has a control or text-direction character at position {found + 1} "
+                         f"(U+{ord(value[found]):04X}), which would be echoed into the translation: remove it")
     return value
 
 

@@ -29,7 +29,7 @@ from translation import Translator
 from .assets import view_head
 from .lanes import Lane
 from .pair import Pair
-from .runtime import checked_unicode, gpu
+from .runtime import checked_typed, gpu
 from .runtime import one_sentence as runtime_one_sentence
 
 MAX_CHARACTERS = 400  # one sentence; a longer text is refused before any work
@@ -65,7 +65,7 @@ def typed_prefix(translator: Translator, ids: list[int], word) -> list[int]:
     """The ids of the first words, then a word the user typed (a space before it unless it is punctuation)."""
     if not isinstance(word, str) or not word.strip() or len(word) > MAX_WORD_CHARACTERS:
         raise ValueError(f"type one English word (at most {MAX_WORD_CHARACTERS} characters) to force it")
-    return translator.prefix_with_word(ids, checked_unicode(word, "the typed word"))
+    return translator.prefix_with_word(ids, checked_typed(word, "the typed word"))
 
 
 def trace_payload(translator: Translator, result: Trace, src_ids: list[int]) -> dict:

@@ -22,7 +22,7 @@ from lens.payload import page_payload
 
 from .assets import view_head
 from .pair import Pair
-from .runtime import gpu
+from .runtime import checked_unicode, gpu
 
 SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
 APP_ROOT = Path(__file__).resolve().parent.parent  # paths under it are named relative to it
@@ -105,7 +105,7 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
             yield {**shown, "message": "Type a German sentence above, then press Travel."}
             return
         try:
-            sentences, _ = sentences_of(text[:MAX_CHARACTERS])
+            sentences, _ = sentences_of(checked_unicode(text[:MAX_CHARACTERS], "text"))
             text = " ".join(sentences[:2])
             options = reading_options(text, max_len)
             snapshots = library.snapshots()

@@ -116,6 +116,19 @@
   /** One line per sentence that says which model translated it and why, what the page recased, and whether the
       text is German at all: [class, text] each (one line for a text whose sentences all went the same way).
       @param {Explanation} x */
+  /** The route line's button says what a click does now. */
+  function otherLabel(button, shown) {
+    button.textContent = shown ? "Hide the other model\u2019s answer" : "See the other model\u2019s answer";
+    button.setAttribute("aria-pressed", String(shown));
+  }
+  // the comparison ticked by a link or the walk as well: every route line's button follows
+  document.addEventListener("change", (e) => {
+    const t = /** @type {HTMLInputElement} */ (e.target);
+    if (t && t.matches && t.matches("#compare input")) {
+      document.querySelectorAll(".al-see-other").forEach((b) => otherLabel(/** @type {HTMLElement} */ (b), t.checked));
+    }
+  }, true);
+
   AL.routeNotes = function (x) {
     const routed = x.sentences.filter((s) => s.route);
     if (!routed.length) return [];
@@ -205,17 +218,20 @@
       this.viewer = new AL.Viewer(this.root, { sentencePicker: true, onSelect: (s) => this.highlight(s.sentence) });
     }
 
-    /** The route line gets one button that shows the other model's answer (the compare view), on the page
-        that has one. */
+    /** The route line gets one button that shows (or hides) the other model's answer: the compare view's tick,
+        on the page that has one. */
     offerOther() {
-      const line = this.notes.querySelector(".al-route"), compare = document.querySelector("#compare input");
+      const line = this.notes.querySelector(".al-route");
+      const compare = /** @type {HTMLInputElement | null} */ (document.querySelector("#compare input"));
       if (!line || !compare || this.root.closest("#second-result")) return;
-      const button = el("button", "al-see-other", "See the other model\u2019s answer");
+      const button = el("button", "al-see-other");
       button.type = "button";
+      otherLabel(button, compare.checked);
       button.addEventListener("click", () => {
-        if (!/** @type {HTMLInputElement} */ (compare).checked) /** @type {HTMLElement} */ (compare).click();
+        compare.click();
+        otherLabel(button, compare.checked);
         const other = document.querySelector("#second-column");
-        if (other) setTimeout(() => other.scrollIntoView({ block: "nearest", behavior: "smooth" }), 50);
+        if (other && compare.checked) setTimeout(() => other.scrollIntoView({ block: "nearest", behavior: "smooth" }), 50);
       });
       line.append(" ", button);
     }
