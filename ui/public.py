@@ -25,6 +25,8 @@ from fastapi.responses import JSONResponse
 from gradio.route_utils import FnIndexInferError
 from starlette.middleware import Middleware
 
+from .file_ranges import SingleRanges
+
 QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
 CONCURRENCY = 2  # model calls at once (2 CPU cores on the free tier; one GPU on ZeroGPU)
 BATCHED_CALLS = 32  # /translate calls let in at once: they wait in ui/batching.py and run as batches
@@ -81,7 +83,7 @@ def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
             "mcp_server": importlib.util.find_spec("mcp") is not None,
             "max_file_size": MAX_FILE_SIZE, "state_session_capacity": SESSION_CAPACITY,
             "app_kwargs": {"exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint},
-                           "middleware": [Middleware(RefuseUploads)]}}
+                           "middleware": [Middleware(RefuseUploads), Middleware(SingleRanges)]}}
 
 
 DRAIN_BYTES = 8 << 20  # a refused upload's body is read this far (in memory, dropped) before the answer

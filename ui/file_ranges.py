@@ -1,0 +1,57 @@
+"""The files the app serves (the in-browser model's weights and tables, /gradio_api/file=...): one byte range at a
+time, and answers that carry their own headers only.
+
+Gradio's ranged answers copy the request's headers into the response (a client's `Set-Cookie` comes back) and fail
+with HTTP 500 on several or malformed ranges (`bytes=0-1,2-3`, `bytes=--`, `bytes=1-2-3`). This ASGI middleware
+answers a Range header that is not one well-formed range with 416 in words, before Gradio sees it, and lets only
+the headers a file answer has through.
+"""
+
+from __future__ import annotations
+
+import re
+
+from starlette.responses import PlainTextResponse
+
+SINGLE_RANGE = re.compile(r"bytes=(\d{0,18})-(\d{0,18})")
+FILE_ROUTE = "/file="
+KEPT_HEADERS = frozenset({b"content-type", b"content-length", b"content-range", b"content-disposition",
+                          b"accept-ranges", b"etag", b"last-modified", b"cache-control", b"date", b"server", b"vary",
+                          b"content-encoding", b"x-content-type-options"})
+
+
+def range_problem(value: str) -> str | None:
+    """Why a Range header is not served (None: it is one well-formed range, bytes=START-END, START- or -SUFFIX)."""
+    match = SINGLE_RANGE.fullmatch(value.strip())
+    if match is None:
+        return "only one byte range is served (bytes=START-END, bytes=START- or bytes=-LENGTH)"
+    start, end = match.groups()
+    if not start and not end:
+        return "a byte range needs a start or a length"
+    if start and end and int(start) > int(end):
+        return "a byte range's start comes after its end"
+    return None
+
+
+class SingleRanges:
+    """ASGI middleware for the file route: 416 for a Range header that is not one well-formed range; the answer's
+    headers filtered to those of a file."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or FILE_ROUTE not in scope.get("path", ""):
+            return await self.app(scope, receive, send)
+        ranges = [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"range"]
+        problem = "only one Range header is served" if len(ranges) > 1 else range_problem(ranges[0]) if ranges else None
+        if problem is not None:
+            return await PlainTextResponse(problem, status_code=416)(scope, receive, send)
+
+        async def own_headers_only(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [(k, v) for k, v in message.get("headers", [])
+                                                  if k.lower() in KEPT_HEADERS]}
+            await send(message)
+
+        return await self.app(scope, receive, own_headers_only)
