@@ -27,8 +27,7 @@ CAPTIONS_ONLY = Provenance(f"Trained only on {CAPTIONS}: other German gets a rou
 
 
 # The page's translator when it has both checkpoints (ui/pair.py): each sentence goes to the model that knows it.
-PAIRED = Provenance("Two models, one trained mostly on 29,000 photo captions (Multi30k), one on everyday German: each "
-                    "sentence goes to the one that knows its kind of German.", "each sentence by the model that knows it")
+PAIRED = Provenance("Two models, for photo captions and for everyday German.", "each sentence by the model that knows it")
 
 
 def provenance(data: dict | None) -> Provenance:

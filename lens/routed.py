@@ -50,10 +50,11 @@ class Route:
     words: list[str] = field(default_factory=list)  # the words that said so ("Bahnhof", "wo"; "the", "is")
     recased: list[tuple[str, str]] = field(default_factory=list)  # (as written, as read) per word changed
     why: str = ""  # for "not German": "no letters", "script" or "english"
+    written: str = ""  # the sentence as the visitor wrote it
 
     def to_dict(self) -> dict:
         return {"model": self.model, "reads_like": self.reads_like, "forced": self.forced, "words": list(self.words),
-                "recased": [list(pair) for pair in self.recased], "why": self.why}
+                "recased": [list(pair) for pair in self.recased], "why": self.why, "written": self.written}
 
 
 def checked_choice(model) -> str:
@@ -122,7 +123,8 @@ class Router:
             if model == "everyday" and not self.everyday:
                 raise ValueError("model='everyday': this app has no everyday model (EVERYDAY_MODEL_ID=none)")
             chosen = model
-        return Route(text, chosen, reads_like, model != "auto", words, recased, why)
+        return Route(text, chosen, reads_like, model != "auto", words, recased, why,
+                     sentence if written is None else written)
 
 
 class RoutedTranslator:

@@ -260,7 +260,7 @@ def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, serve
                            " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
                            arg=before, timeout=60_000)
     note = page.locator("#result .al-route")
-    expect(note).to_contain_text("Translated by the everyday model \u2014 reads like everyday German")
+    expect(note).to_contain_text("Translated by the everyday model: it reads like everyday German")
     assert page.locator("#result .al-english").inner_text().strip() == "Where's the station?"
     assert asked == [] and not page.locator("#compare input").is_checked()
     page.close()

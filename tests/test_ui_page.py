@@ -19,7 +19,8 @@ pytestmark = [
 ]
 # Captions from the Multi30k val split the model is sure of, and sentences unlike any caption.
 VAL = ["Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", "Eine Frau spielt ein Lied auf ihrem Cello."]
-UNLIKE = ["Die Inflation ist im letzten Quartal deutlich gestiegen.", "Das Finanzamt verlangt eine Nachzahlung der Steuern."]
+# (both go to the everyday model, whose alarm fires for them: the model was unsure of its translation)
+UNLIKE = ["Die Zentralbank senkt den Leitzins.", "Das Kernkraftwerk wurde stillgelegt."]
 
 
 
@@ -261,10 +262,11 @@ def test_dark_mode_draws_dark_maps(browser, server):
 def test_german_words_show_their_training_evidence_and_rare_ones_are_marked(desk):
     from lens.evidence import load_evidence
 
-    translate(desk, "Der Quark ist heute billig.")
+    translate(desk, "Der Quark ist heute billig.")  # everyday German: the everyday model's training data
+    assert "everyday model" in desk.locator("#result .al-route").inner_text()
     words = desk.locator("#result .al-evidence .al-ev-word")
     assert words.all_inner_texts() == ["Der", "Quark", "ist", "heute", "billig"]
-    evidence = load_evidence(CHECKPOINT)
+    evidence = load_evidence(SECOND)
     assert evidence.word("quark")["rare"] and not evidence.word("ist")["rare"]
     assert "al-ev-rare" in words.nth(1).get_attribute("class")  # 'quark': rare in the training data
     assert "al-ev-rare" not in words.nth(2).get_attribute("class")

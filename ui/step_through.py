@@ -182,7 +182,7 @@ def handlers(pair: Pair) -> tuple:
             route, served, (traced, _, _) = picked(text, model)
             x = traced(route.text, checked_beams(num_beams))
             return {**x, **notice(served.familiarity, x["source"], (x["beam"] or x["greedy"])["probs"]),
-                    "model": route.model, "route": route.to_dict()}
+                    "source": route.written, "model": route.model, "route": route.to_dict()}
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 

@@ -109,8 +109,8 @@
 
   /** Why a sentence went where it went, in one clause (lens/routed.Route). @param {Route} r */
   function reason(r) {
-    const kind = r.reads_like === "everyday" ? "everyday German" : "a photo caption";
-    return "reads like " + kind + (r.words.length ? ": " + quoted(r.words.slice(0, 3)) : "");
+    if (r.reads_like !== "everyday") return "it reads like a photo caption";
+    return "it reads like everyday German" + (r.words.length ? " (" + quoted(r.words.slice(0, 3)) + ")" : "");
   }
 
   /** One line per sentence that says which model translated it and why, what the page recased, and whether the
@@ -118,7 +118,7 @@
       @param {Explanation} x */
   /** The route line's button says what a click does now. */
   function otherLabel(button, shown) {
-    button.textContent = shown ? "Hide the other model\u2019s answer" : "See the other model\u2019s answer";
+    button.textContent = shown ? "Hide the other model" : "The other model\u2019s answer";
     button.setAttribute("aria-pressed", String(shown));
   }
   // the comparison ticked by a link or the walk as well: every route line's button follows
@@ -149,7 +149,7 @@
         : r.forced ? by + ", as you chose in Options"
         : foreign ? "this does not look like German (" + NOT_GERMAN[r.why] + (r.words.length ? ": " + quoted(r.words) : "") +
           "): the English is " + MODEL_NAMES[r.model] + "\u2019s guess"
-        : by + " \u2014 " + reason(r);
+        : by + ": " + reason(r);
       out.push([foreign ? "al-route al-not-german" : "al-route", (foreign ? "\u26a0\ufe0f " : "") + which +
         (which ? line : line[0].toUpperCase() + line.slice(1)) + "."]);
     }

@@ -122,7 +122,7 @@
         let chosen = readsLike === "everyday" && everyday ? "everyday" : "default";
         if (model && model !== "auto") chosen = model === "everyday" && !everyday ? "default" : model;
         return /** @type {any} */ ({ text, model: chosen, reads_like: readsLike, forced: !!model && model !== "auto",
-          words, recased, why });
+          words, recased, why, written: written === null ? sentence : written });
       },
     };
   };

@@ -76,6 +76,8 @@ interface Route {
   words: string[];
   recased: [string, string][];
   why: string;
+  /** The sentence as the visitor wrote it (`source` is as the model read it: recased, plain marks). */
+  written: string;
   /** On the compare view's second side: the model the page picked, this sentence shown by the other one. */
   other?: "default" | "everyday";
 }

@@ -71,7 +71,7 @@
   function shown(name) {
     if (name === "translate") {
       const x = mainViewer() && mainViewer().explanation;
-      return x ? x.sentences.map((s) => s.source).join(" ") : null;
+      return x ? x.sentences.map((s) => (s.route ? s.route.written : s.source)).join(" ") : null;
     }
     const v = owner(VIEWS[name], KEYS[name]);
     if (!v) return null;
