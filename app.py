@@ -147,6 +147,7 @@ public.name_missing_arguments(demo)
 public.name_choice_errors(demo)
 public.json_mcp_answers()  # MCP tools answer JSON, not a Python repr
 mcp_fairness.stateful_sessions()  # one MCP session per client, so that the queue's caps tell clients apart
+mcp_fairness.quiet_disconnects()  # a client that goes away is one line in the log, not a traceback
 mcp_fairness.fair_tool_calls()  # and a flood of one client is refused in the app's words, not the others' calls
 
 if __name__ == "__main__":

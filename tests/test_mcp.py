@@ -130,3 +130,71 @@ def test_one_mcp_client_flooding_leaves_another_its_calls(shipped_server):
     assert all("The Space is busy" in text for text in refused), refused[:3]
     for answers in (translations, traces):
         assert [r.isError for r in answers] == [False] * 3, [r.content[0].text[:200] for r in answers]
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def open_session(url: str, source: str):
+    """POST an MCP initialize from the loopback address `source`; (status, session id or None, body)."""
+    import httpx
+
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=30) as client:
+        answer = client.post(url + "gradio_api/mcp/", json=INITIALIZE,
+                             headers={"Accept": "application/json, text/event-stream"})
+        return answer.status_code, answer.headers.get("mcp-session-id"), answer.text
+
+
+def close_session(url: str, source: str, session: str) -> None:
+    import httpx
+
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=30) as client:
+        client.delete(url + "gradio_api/mcp/", headers={"mcp-session-id": session})
+
+
+def test_one_address_cannot_take_every_mcp_session(server):
+    """At most MCP_SESSIONS_PER_ADDRESS sessions from one address (127.0.0.1 here); another address (127.0.0.2, the
+    same machine's loopback) still gets one; a session closed frees its place. The refusal is in the app's words."""
+    from ui.mcp_fairness import MCP_SESSIONS_PER_ADDRESS
+
+    opened = []
+    try:
+        for _ in range(MCP_SESSIONS_PER_ADDRESS):
+            status, session, body = open_session(server, "127.0.0.1")
+            assert status == 200 and session, (status, body)
+            opened.append(("127.0.0.1", session))
+        status, session, body = open_session(server, "127.0.0.1")
+        assert status == 429 and session is None, (status, body)
+        assert f"already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open" in body, body
+        status, session, body = open_session(server, "127.0.0.2")  # another client is not shut out
+        assert status == 200 and session, (status, body)
+        opened.append(("127.0.0.2", session))
+        close_session(server, *opened.pop(0))
+        status, session, body = open_session(server, "127.0.0.1")
+        assert status == 200 and session, (status, body)
+        opened.append(("127.0.0.1", session))
+    finally:
+        for source, session in opened:
+            close_session(server, source, session)
+
+
+def test_a_client_that_disconnects_is_one_line_in_the_log():
+    import logging
+
+    import anyio
+
+    from ui.mcp_fairness import DisconnectInOneLine
+
+    try:
+        raise anyio.ClosedResourceError()
+    except anyio.ClosedResourceError:
+        import sys
+
+        record = logging.LogRecord("mcp.server.streamable_http", logging.ERROR, __file__, 1, "Error in message router",
+                                   (), sys.exc_info())
+    assert DisconnectInOneLine().filter(record) and record.exc_info is None
+    assert logging.Formatter().format(record) == "an MCP client disconnected"
+    other = logging.LogRecord("mcp", logging.ERROR, __file__, 1, "something else", (), (ValueError, ValueError("x"), None))
+    DisconnectInOneLine().filter(other)
+    assert other.exc_info is not None  # other errors keep their traceback

@@ -4,7 +4,9 @@ Gradio's MCP server answers over stateless streamable HTTP and sends every tool 
 gradio_client, so all MCP clients look like one caller to the queue's caps (ui/lanes.py), and a refused call
 comes back as gradio_client's "Queue is full! Please try again.". Here:
 - `stateful_sessions` gives each MCP client a session of its own (the `mcp-session-id` header, which Gradio
-  passes on to the queue with the call), at most MCP_SESSIONS of them, dropped after SESSION_IDLE_S idle;
+  passes on to the queue with the call), at most MCP_SESSIONS of them and at most MCP_SESSIONS_PER_ADDRESS from
+  one client address (on a Space, the address the proxy saw), dropped after SESSION_IDLE_S idle; a session
+  refused is refused in the app's words;
 - `fair_tool_calls` checks a tool call against the same caps before it is queued (lanes.refusal, with the
   client's session as the caller) and refuses it with lanes.BUSY, so one client's flood leaves the
   others' calls their own places.
@@ -12,11 +14,24 @@ comes back as gradio_client's "Queue is full! Please try again.". Here:
 
 from __future__ import annotations
 
+import contextvars
+import logging
+
 from . import lanes
 from .public import SESSION_CAPACITY, SESSION_IDLE_S
 
 MCP_SESSIONS = SESSION_CAPACITY  # MCP clients kept at once, as browser sessions are
 MCP_IN_FLIGHT = lanes.PER_SESSION  # tool calls one MCP client may have running or waiting, as a browser tab may wait
+MCP_SESSIONS_PER_ADDRESS = 16  # one address cannot hold every session: 200 / 16 addresses fill the cap at least
+_OPENING_ADDRESS: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_opening_address", default=None)
+
+
+def refused_session(status: int, why: str):
+    """A session refused in the app's words (a JSON-RPC error, as the MCP transport answers)."""
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32000, "message": why}},
+                        status_code=status)
 
 
 def stateful_sessions() -> bool:
@@ -36,9 +51,61 @@ def stateful_sessions() -> bool:
         def __init__(self, app, *args, **kwargs):
             kwargs.update(stateless=False, session_idle_timeout=SESSION_IDLE_S, max_sessions=MCP_SESSIONS)
             super().__init__(app, *args, **kwargs)
+            self._address_of: dict[str, str] = {}  # session id -> the client address that opened it
+
+        def sessions_of(self, address: str) -> int:
+            """Open sessions of one address (ended ones forgotten first)."""
+            for session in [s for s in self._address_of if s not in self._server_instances]:
+                del self._address_of[session]
+            return sum(1 for a in self._address_of.values() if a == address)
+
+        def _admit_session(self, requestor):
+            transport = super()._admit_session(requestor)
+            address = _OPENING_ADDRESS.get()
+            if transport is not None and address is not None:
+                self._address_of[transport.mcp_session_id] = address
+            return transport
+
+        async def _handle_stateful_request(self, scope, receive, send):
+            from starlette.requests import Request
+
+            request = Request(scope, receive)
+            if request.headers.get("mcp-session-id") is None:  # a client opening a session
+                address = lanes.client_address(request)
+                if self.sessions_of(address) >= MCP_SESSIONS_PER_ADDRESS:
+                    why = (f"this address already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open: close one (HTTP "
+                           "DELETE with its mcp-session-id) or let one end, then connect again")
+                    return await refused_session(429, why)(scope, receive, send)
+                if len(self._server_instances) >= MCP_SESSIONS:
+                    why = (f"the app has {MCP_SESSIONS} MCP sessions open, as many as it keeps: try again in a few "
+                           "minutes, when idle ones have ended")
+                    return await refused_session(503, why)(scope, receive, send)
+                token = _OPENING_ADDRESS.set(address)
+                try:
+                    return await super()._handle_stateful_request(scope, receive, send)
+                finally:
+                    _OPENING_ADDRESS.reset(token)
+            return await super()._handle_stateful_request(scope, receive, send)
 
     GradioMCPServer.StreamableHTTPSessionManager = SessionPerClient
     return True
+
+
+class DisconnectInOneLine(logging.Filter):
+    """An MCP client that goes away mid-answer is one line in the log, not a ClosedResourceError traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and type(error).__name__ in ("ClosedResourceError", "BrokenResourceError"):
+            record.msg, record.args, record.exc_info, record.exc_text = "an MCP client disconnected", (), None, None
+        return True
+
+
+def quiet_disconnects() -> None:
+    """Install DisconnectInOneLine on the MCP transport's loggers."""
+    for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager", "mcp.server.lowlevel.server",
+                 "mcp.server.sse"):
+        logging.getLogger(name).addFilter(DisconnectInOneLine())
 
 
 def refusal(mcp_server, request, caller: str, http, running: int) -> str | None:
