@@ -8,6 +8,7 @@ Scenarios, one after another, each with a victim calling /translate every half s
   and the over-budget one (16 such lines): answer size, time to refuse;
 - the largest head-lab attribution the budget allows (page event, integrated gradients, 32 steps);
 - 40 concurrent step-view server calls (component_server, 8 beams, a long sentence);
+- one client flooding the largest /explain from 6 threads for 30 s;
 - one client resubmitting /trace from 70 threads for --hog-seconds;
 then --idle-seconds of nothing. Reported: answer sizes, the server's RSS (start, plateau after a warm
 mix, peak per scenario, after idle), the victim's latencies (median, max) and refusals.
@@ -156,8 +157,23 @@ def scenarios(url: str, where: dict) -> dict:
             outcomes = list(pool.map(force, range(40)))
         return {name: outcomes.count(name) for name in sorted(set(outcomes))}
 
+    def explain_flood(seconds: float = 30, threads: int = 6):
+        """One client asking for the largest /explain from `threads` threads at once, again and again."""
+        end, outcomes = time.perf_counter() + seconds, []
+
+        def loop():
+            while time.perf_counter() < end:
+                outcomes.append(call(url, "explain", [odd_text(1), "beam search", 4, 1.0, 256])[0])
+
+        workers = [threading.Thread(target=loop) for _ in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return {name: outcomes.count(name) for name in sorted(set(outcomes))}
+
     return {"largest_explain": largest_explain, "largest_attribution": largest_attribution,
-            "component_flood": component_flood, **inside_scenarios(url)}
+            "component_flood": component_flood, "explain_flood": explain_flood, **inside_scenarios(url)}
 
 
 def first_answered(url: str, api_name: str, tries: list[list]) -> dict:
@@ -230,6 +246,8 @@ def main() -> None:
     parser.add_argument("--log", default="/tmp/abuse-app.log")
     parser.add_argument("--only", nargs="*", help="run only these scenarios (e.g. largest_patch largest_contrast "
                         "three_patches), and no hog")
+    parser.add_argument("--repeats", type=int, default=1, help="run each scenario this many times (the victim's max "
+                        "is reported for each run)")
     args = parser.parse_args()
     proc, url = launch_app(Path(args.log), listen_local=False, MODEL_ID=args.checkpoint, EVERYDAY_MODEL_ID="none")
     try:
@@ -243,10 +261,12 @@ def main() -> None:
         for name, run in scenarios(url, where).items():
             if args.only and name not in args.only:
                 continue
-            with Watch(url, proc.pid) as watch:
-                measured = run()
-            report[name] = {**measured, **watch.report(plateau)}
-            print(name, report[name], flush=True)
+            for repeat in range(args.repeats):
+                with Watch(url, proc.pid) as watch:
+                    measured = run()
+                key = name if args.repeats == 1 else f"{name} #{repeat + 1}"
+                report[key] = {**measured, **watch.report(plateau)}
+                print(key, report[key], flush=True)
         if args.only:
             print(json.dumps(report, indent=1))
             return

@@ -207,10 +207,26 @@
     started = true;
     if (!text) { AL.onMainResult(); return; }
     restoring = link;
-    const chosen = link.model && /** @type {HTMLInputElement | null} */ ($(`#model-choice input[value="${link.model}"]`));
-    if (chosen && !chosen.checked) chosen.click(); // the model chosen in Options, before the sentence is translated
-    if (shown("translate") === text && !chosen) { finishRestore(); return; }
-    translateOnce(text, 0);
+    const go = () => {
+      if (shown("translate") === text && !link.model) { finishRestore(); return; }
+      translateOnce(text, 0); // (a model just chosen translates the box again: its answer finishes the restore)
+    };
+    if (link.model && link.model !== "auto") chooseModel(link.model, go); else go();
+  }
+
+  /** The model of a link chosen in Options before its sentence is translated: Options opened (its choices are
+      drawn only then), the choice clicked once it is there. */
+  function chooseModel(model, then) {
+    const pick = () => /** @type {HTMLInputElement | null} */ ($(`#model-choice input[value="${model}"]`));
+    if (!pick() && $("#options > button")) /** @type {HTMLElement} */ ($("#options > button")).click();
+    let tries = 0;
+    const wait = () => {
+      const input = pick();
+      if (input) { if (!input.checked) input.click(); then(); }
+      else if (tries++ < 50) setTimeout(wait, 100);
+      else then();
+    };
+    wait();
   }
 
   /** Type the link's sentence and press Translate, again until Gradio has taken it (it may still be
