@@ -145,6 +145,7 @@ public.friendly_queue_full(demo)
 lanes.share_queue(demo)  # per-client caps on waiting events, and places kept for /translate
 public.name_missing_arguments(demo)
 public.name_choice_errors(demo)
+public.fast_traversal()  # a large answer's rows of numbers are not walked one by one on the event loop
 public.json_mcp_answers()  # MCP tools answer JSON, not a Python repr
 mcp_fairness.stateful_sessions()  # one MCP session per client, so that the queue's caps tell clients apart
 mcp_fairness.quiet_disconnects()  # a client that goes away is one line in the log, not a traceback

@@ -20,6 +20,7 @@ from generation.step import StepAttention
 from model.heads import HeadMask
 from tokenizer import token_strings
 from translation import Translator
+from translation.translator import rounded_lists
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Trace:
     def to_dict(self, decimals: int = 4) -> dict:
         """JSON-ready: tokens as word pieces, probabilities and maps rounded to `decimals` places."""
         def r(values) -> list:
-            return np.round(np.asarray(values, dtype=np.float64), decimals).tolist()
+            return rounded_lists(values, decimals)
 
         piece = self.token_text.get
         steps = [{"token": piece(s.token_id), "token_id": s.token_id, "prob": round(s.prob, decimals),

@@ -39,6 +39,22 @@ from tokenizer import (
 )
 
 
+SHARED_LEVELS = 4  # up to this many decimals, weights in [0, 1] share one float object per value
+
+
+def rounded_lists(values: np.ndarray, decimals: int) -> list:
+    """Nested lists of `values` rounded to `decimals` places, as np.round(...).tolist() gives them. Weights in [0, 1]
+    with at most SHARED_LEVELS decimals take one shared float per value (1,001 at 3 decimals), so a 2.4-million
+    weight answer holds 8 bytes a weight (the list's pointer) instead of 32."""
+    values = np.asarray(values, dtype=np.float64)
+    if decimals > SHARED_LEVELS or values.size == 0 or not np.isfinite(values).all() \
+            or values.min() < 0 or values.max() > 1:
+        return np.round(values, decimals).tolist()
+    scale = 10 ** decimals
+    table = np.array([i / scale for i in range(scale + 1)], dtype=object)
+    return table[np.rint(values * scale).astype(np.int64)].tolist()
+
+
 @dataclass
 class Explanation:
     """A translation with the attention maps of the teacher-forced pass over it.
@@ -62,7 +78,7 @@ class Explanation:
     def to_dict(self, decimals: int = 5) -> dict:
         """JSON-ready: lists instead of arrays, weights rounded to `decimals` places."""
         def rounded(maps: np.ndarray) -> list:
-            return np.round(maps.astype(np.float64), decimals).tolist()
+            return rounded_lists(maps, decimals)
 
         return {
             "translation": self.translation,

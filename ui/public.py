@@ -122,15 +122,53 @@ async def _no_such_endpoint(request: Request, err: Exception) -> JSONResponse:
                                    "/gradio_api/info (e.g. /gradio_api/call/translate)"}, status_code=404)
 
 
-def _size(value) -> int:
-    """A cheap upper-ish estimate of a kept value's size (strings and nested containers)."""
+NUMBERS = frozenset({int, float, bool, type(None)})
+
+
+def numbers_only(value) -> bool:
+    """A list or tuple of numbers alone (an attention map's row): nothing inside it to walk, found at C speed."""
+    return isinstance(value, (list, tuple)) and set(map(type, value)) <= NUMBERS
+
+
+def _size(value, limit: float = math.inf) -> int:
+    """A cheap upper-ish estimate of a kept value's size (strings and nested containers), counted only until it
+    passes `limit` (the sweeper asks whether a value is large, not how large: a 12 MB answer is not walked whole,
+    and a row of numbers is counted at once)."""
     if isinstance(value, (str, bytes)):
         return len(value)
+    if numbers_only(value):
+        return 32 * len(value)  # a pointer and a float object each, as counted one by one
     if isinstance(value, dict):
-        return sum(_size(v) + len(str(k)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return sum(_size(v) for v in value) + 8 * len(value)
-    return sys.getsizeof(value)
+        parts, total = value.values(), sum(len(str(k)) for k in value)
+    elif isinstance(value, (list, tuple)):
+        parts, total = value, 8 * len(value)
+    else:
+        return sys.getsizeof(value)
+    for part in parts:
+        total += _size(part, limit - total)
+        if total > limit:
+            break
+    return total
+
+
+def fast_traversal() -> None:
+    """Gradio walks every answer, element by element on its event loop, looking for files to serve (twice: to
+    move them to its cache and to add its URL); a 12 MB /explain answer of 2.4 million weights held every other
+    visitor's answer for seconds. A row of numbers holds no file: it is passed over whole, at C speed."""
+    from gradio_client import utils as client_utils
+
+    traverse, async_traverse = client_utils.traverse, client_utils.async_traverse
+    if getattr(traverse, "numbers_passed_over", False):
+        return
+
+    def passing_over_numbers(json_obj, func, is_root):
+        return list(json_obj) if numbers_only(json_obj) else traverse(json_obj, func, is_root)
+
+    async def async_passing_over_numbers(json_obj, func, is_root):
+        return list(json_obj) if numbers_only(json_obj) else await async_traverse(json_obj, func, is_root)
+
+    passing_over_numbers.numbers_passed_over = True
+    client_utils.traverse, client_utils.async_traverse = passing_over_numbers, async_passing_over_numbers
 
 
 def sweep_sessions(demo: gr.Blocks, idle_s: float = SESSION_IDLE_S, now: float | None = None) -> int:
@@ -152,7 +190,7 @@ def sweep_sessions(demo: gr.Blocks, idle_s: float = SESSION_IDLE_S, now: float |
         session = holder.session_data.get(session_id)
         for config in list(getattr(session, "config_values", {}).values()) if session else []:
             props = config.get("props") if isinstance(config, dict) else None
-            if props and _size(props.get("value")) > KEPT_VALUE_BYTES:
+            if props and _size(props.get("value"), KEPT_VALUE_BYTES) > KEPT_VALUE_BYTES:
                 props["value"] = None  # only deep links read it; the browser already has it
     return dropped
 
