@@ -142,6 +142,7 @@ with gr.Blocks(title="Attention Lens: German → English", fill_width=True, dele
 # api_open=False: POST /gradio_api/run/<name> may not skip the queue (Gradio opens it off Spaces).
 demo.queue(default_concurrency_limit=public.CONCURRENCY, max_size=public.QUEUE_SIZE, api_open=False)
 public.friendly_queue_full(demo)
+public.keep_waiting_sessions(demo)  # a waiting caller's session is never the one dropped from Gradio's message queues
 lanes.share_queue(demo)  # per-client caps on waiting events, and places kept for /translate
 public.name_missing_arguments(demo)
 public.name_choice_errors(demo)

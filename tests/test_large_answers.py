@@ -43,3 +43,22 @@ def test_the_sweeper_stops_counting_once_a_value_is_large():
     assert public._size(big) > 20_000_000
     assert 1_000_000 < public._size(big, 1_000_000) < 1_100_000  # stopped a row past the limit
     assert public._size({"a": "xyz", "b": [1, 2]}) == 2 + 3 + 32 * 2 + 0  # keys, the string, the row
+
+
+def test_a_waiting_session_is_never_the_one_dropped_from_gradios_message_queues():
+    import gradio as gr
+
+    with gr.Blocks() as demo:
+        gr.Button().click(lambda: None)
+    demo.queue()
+    demo._queue.pending_messages_per_session.max_size = 3
+    public.keep_waiting_sessions(demo)
+    kept, busy = demo._queue.pending_messages_per_session, demo._queue.pending_event_ids_session
+    for name in ("a", "b", "c"):
+        kept[name] = name.upper()
+    busy["a"] = {"event-1"}  # "a" still waits for its answer
+    kept["d"] = "D"
+    assert list(kept) == ["a", "c", "d"]  # the oldest idle one ("b") went, not "a"
+    busy.clear()
+    kept["e"] = "E"
+    assert list(kept) == ["c", "d", "e"] and kept["e"] == "E"

@@ -193,7 +193,7 @@ def test_a_client_that_disconnects_is_one_line_in_the_log():
 
         record = logging.LogRecord("mcp.server.streamable_http", logging.ERROR, __file__, 1, "Error in message router",
                                    (), sys.exc_info())
-    assert DisconnectInOneLine().filter(record) and record.exc_info is None
+    assert DisconnectInOneLine().filter(record) and record.exc_info is None and record.levelno == logging.WARNING
     assert logging.Formatter().format(record) == "an MCP client disconnected"
     other = logging.LogRecord("mcp", logging.ERROR, __file__, 1, "something else", (), (ValueError, ValueError("x"), None))
     DisconnectInOneLine().filter(other)

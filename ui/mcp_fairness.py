@@ -98,6 +98,7 @@ class DisconnectInOneLine(logging.Filter):
         error = record.exc_info[1] if record.exc_info else None
         if error is not None and type(error).__name__ in ("ClosedResourceError", "BrokenResourceError"):
             record.msg, record.args, record.exc_info, record.exc_text = "an MCP client disconnected", (), None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"  # a client going away: no error of the app
         return True
 
 

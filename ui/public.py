@@ -10,6 +10,7 @@ after each sweep, and at most SESSION_CAPACITY sessions are kept at all.
 from __future__ import annotations
 
 import importlib.util
+from collections import OrderedDict
 import inspect
 import json
 import math
@@ -231,6 +232,29 @@ def friendly_queue_full(demo: gr.Blocks) -> None:
         return success, detail, status
 
     queue.push = push_or_busy
+
+
+def keep_waiting_sessions(demo: gr.Blocks) -> None:
+    """Gradio keeps the message queues of its last 2,000 sessions and drops the oldest: a caller whose event waited
+    while 2,000 others arrived (a new session per API call or page click) lost its answer, the event ending in a
+    KeyError and the caller waiting forever. The oldest session with no event pending is dropped instead."""
+    from gradio.utils import LRUCache
+
+    queue = demo._queue
+    kept = queue.pending_messages_per_session
+
+    class KeepWaiting(LRUCache):
+        def __setitem__(self, key, value) -> None:
+            if key not in self and len(self) >= self.max_size:
+                busy = queue.pending_event_ids_session
+                idle = next((old for old in self if not busy.get(old)), None)
+                self.pop(idle if idle is not None else next(iter(self)))
+            OrderedDict.__setitem__(self, key, value)
+            self.move_to_end(key)
+
+    replacement = KeepWaiting(kept.max_size)
+    replacement.update(kept)
+    queue.pending_messages_per_session = replacement
 
 
 def name_missing_arguments(demo: gr.Blocks) -> None:
