@@ -44,16 +44,17 @@ test("readLink reads a fragment back, numbers as numbers, with or without '#'", 
 
 test("a link read back gives the state it was written from", () => {
   const st = state({ sentence: "Ein Mann & eine Frau = 2?", view: "headlab", kind: "decoder", layer: 1, head: 4,
-    display: "lines", level: "pieces", step: 7 });
+    display: "lines", level: "pieces", step: 7, model: "everyday" });
   assert.deepEqual(AL.readLink(AL.writeLink(st, true)), { sentence: st.sentence, view: "headlab", kind: "decoder",
-    layer: 1, head: 4, display: "lines", level: "pieces", step: 7 });
+    layer: 1, head: 4, display: "lines", level: "pieces", step: 7, model: "everyday" });
+  assert.equal(AL.writeLink(state({ model: "auto" }), false), ""); // the router's choice: nothing to keep
 });
 
 test("window.attentionLens is the public API, AttentionLens.api, with state()", () => {
   assert.equal(window.attentionLens, AL.api);
   assert.equal(typeof window.attentionLens.state, "function");
   const st = window.attentionLens.state(); // nothing on the page: a first visit's state
-  assert.deepEqual(Object.keys(st), ["sentence", "view", "kind", "layer", "head", "display", "level", "step", "compare", "panel", "whole",
+  assert.deepEqual(Object.keys(st), ["sentence", "view", "kind", "layer", "head", "display", "level", "step", "compare", "model", "panel", "whole",
     "views"]);
   assert.deepEqual(st.views, { translate: null, step: null, headlab: null, history: null });
   assert.equal(AL.writeLink(st, false), "");
