@@ -57,5 +57,5 @@ def test_the_rule_is_saved_and_loaded_with_the_checkpoint(tiny_translator, tmp_p
     with pytest.raises(CheckpointError, match="decoding.json: no_repeat_ngram must be a whole number"):
         Translator.from_pretrained(folder)
     (folder / "decoding.json").write_text("[")
-    with pytest.raises(CheckpointError, match="decoding.json: not a decoding rule"):
+    with pytest.raises(CheckpointError, match="decoding.json is not valid JSON"):
         Translator.from_pretrained(folder)
