@@ -76,3 +76,23 @@ def optional(load: Callable[[], T], feature_off: str) -> T | None:
     except CheckpointFileError as err:
         log.warning("%s; %s", err, feature_off)
         return None
+
+
+MAX_COUNT = 10**12
+
+
+def checked_two_way_counts(content: dict, path: str | Path) -> dict:
+    """The naive-Bayes part of a two-way table (lens/domain.py, lens/language.py): `smoothing` and `threshold` in
+    range, and `counts`, each key's two whole counts, not both 0; refused naming the file and the entry."""
+    if not is_finite(content["smoothing"], 1e-6, 100):
+        raise refused(path, "smoothing", content["smoothing"], "a number from 1e-6 to 100")
+    if not is_finite(content["threshold"], -1000, 1000):
+        raise refused(path, "threshold", content["threshold"], "a number from -1000 to 1000")
+    counts = checked_object(content["counts"], path, "counts")
+    if not counts:
+        raise CheckpointFileError(f"{path}: counts is empty")
+    for key, pair in counts.items():
+        if not (isinstance(pair, list) and len(pair) == 2 and all(is_whole(n, 0, MAX_COUNT) for n in pair)
+                and sum(pair) > 0):
+            raise refused(path, f"counts[{key!r}]", pair, "two whole counts, not both 0")
+    return content

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .checked_json import (
-    CheckpointFileError,
+    MAX_COUNT,
     checked_object,
-    is_finite,
+    checked_two_way_counts,
     is_whole,
     optional,
     read_json,
@@ -34,7 +34,6 @@ FORMAT = 1
 KINDS = ("captions", "everyday")
 MAX_FILE_BYTES = 16 << 20  # decompressed; the shipped file is about 1 MB
 MAX_DEPTH = 3  # the file -> counts -> one token's two counts
-MAX_COUNT = 10**12
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # ui/static/domain.js writes it for JS
 OFF = "the page does not guess which kind of German a text is"
 
@@ -114,18 +113,7 @@ def read_content(path: str | Path) -> dict:
     sentences = content["sentences"]
     if not (isinstance(sentences, list) and len(sentences) == 2 and all(is_whole(n, 1, MAX_COUNT) for n in sentences)):
         raise refused(path, "sentences", sentences, "two whole numbers of sentences, each at least 1")
-    if not is_finite(content["smoothing"], 1e-6, 100):
-        raise refused(path, "smoothing", content["smoothing"], "a number from 1e-6 to 100")
-    if not is_finite(content["threshold"], -1000, 1000):
-        raise refused(path, "threshold", content["threshold"], "a number from -1000 to 1000")
-    counts = checked_object(content["counts"], path, "counts")
-    if not counts:
-        raise CheckpointFileError(f"{path}: counts is empty")
-    for feature, pair in counts.items():
-        if not (isinstance(pair, list) and len(pair) == 2 and all(is_whole(n, 0, MAX_COUNT) for n in pair)
-                and sum(pair) > 0):
-            raise refused(path, f"counts[{feature!r}]", pair, "two whole counts, not both 0")
-    return content
+    return checked_two_way_counts(content, path)
 
 
 def _checked(model_id: str | Path, revision: str | None) -> tuple[Path, DomainGuess] | None:

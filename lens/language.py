@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checked_json import CheckpointFileError, checked_object, is_finite, is_whole, optional, read_json, refused
+from .checked_json import checked_object, checked_two_way_counts, optional, read_json, refused
 
 LANGUAGE_FILE = "language.json.gz"
 FORMAT = 1
@@ -33,7 +33,6 @@ LANGUAGES = ("de", "en")
 KEPT_WORDS = 5000  # per language: the words each side uses most (chosen on the dev set: docs/everyday.md)
 MAX_FILE_BYTES = 4 << 20  # decompressed; the shipped file is about 0.2 MB
 MAX_DEPTH = 3  # the file -> counts -> one word's two counts
-MAX_COUNT = 10**12
 LATIN_SHARE = 0.7  # below this share of Latin letters a text is not German ("我喜欢Python编程" included)
 OFF = "the page does not check whether a text is German"
 _WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
@@ -108,18 +107,7 @@ def read_language(path: str | Path) -> LanguageCheck:
         raise refused(path, "format", content["format"], f"{FORMAT}")
     if content["languages"] != list(LANGUAGES):
         raise refused(path, "languages", content["languages"], f"{list(LANGUAGES)}")
-    if not is_finite(content["smoothing"], 1e-6, 100):
-        raise refused(path, "smoothing", content["smoothing"], "a number from 1e-6 to 100")
-    if not is_finite(content["threshold"], -1000, 1000):
-        raise refused(path, "threshold", content["threshold"], "a number from -1000 to 1000")
-    counts = checked_object(content["counts"], path, "counts")
-    if not counts:
-        raise CheckpointFileError(f"{path}: counts is empty")
-    for word, pair in counts.items():
-        if not (isinstance(pair, list) and len(pair) == 2 and all(is_whole(n, 0, MAX_COUNT) for n in pair)
-                and sum(pair) > 0):
-            raise refused(path, f"counts[{word!r}]", pair, "two whole counts, not both 0")
-    return check_from(content)
+    return check_from(checked_two_way_counts(content, path))
 
 
 def language_file(model_id: str | Path, revision: str | None = None) -> Path | None:
