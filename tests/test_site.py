@@ -146,6 +146,22 @@ def test_everyday_german_is_translated_by_the_everyday_model_in_the_page(pair_pa
     assert "does not look like German" in page.locator("#site-result .al-not-german").inner_text()
 
 
+def test_the_inside_views_in_the_page_ask_the_sentences_own_model(pair_page):
+    """Q/K/V opened in the page for a sentence of everyday German is the everyday model's row, as /qkv answers it."""
+    from lens.explain import DecodingOptions
+    from lens.qkv import qkv
+    from translation import Translator
+
+    page, _ = pair_page
+    everyday = Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu")
+    sentence = "Wo ist der Bahnhof?"
+    ours = page.evaluate("(t) => window.AttentionLens.callApi('qkv', [t, 'cross', 2, 1, 2, 'greedy', 1, 1.0, 64, "
+                         "'auto'])", sentence)
+    theirs = qkv(everyday, sentence, "cross", 2, 1, 2, DecodingOptions(1, 1.0, 64)).to_dict()
+    assert ours["column_tokens"] == theirs["column_tokens"]
+    assert np.allclose(ours["weights"], theirs["weights"], atol=1e-3)
+
+
 def test_the_site_is_small_and_a_static_space(site):
     url, sizes = site
     assert sum(sizes.values()) <= MAX_BYTES and sizes["weights.safetensors"] < 16 * 2**20

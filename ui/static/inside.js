@@ -73,13 +73,22 @@
     return { stages: names.map(([label]) => label), target_tokens: bpe.labels(e.out), prob, top, decided_at: decided };
   }
 
+  /** The model a call asks about, as the server picks it: the `model` its last value names ("default",
+      "everyday"), else the router's choice for its sentence (router.js); the default model where the page has one. */
+  async function lensFor(lens, data) {
+    const last = data[data.length - 1];
+    const named = typeof last === "string" && ["auto", "default", "everyday"].includes(last) ? last : "auto";
+    const model = named !== "auto" || !lens.router ? named : lens.router.route(String(data[0])).model;
+    return model === "everyday" && lens.everyday ? lens.everyday() : lens;
+  }
+
   /** AL.callApi answered in the page for the views the model alone answers. */
   AL.answerInPage = function (lens) {
     const local = { qkv, logit_lens: logitLens };
     AL.callApi = async function (name, data) {
       if (!local[name]) throw new Error(NEEDS_SERVER);
       await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first
-      return local[name](lens, data);
+      return local[name](await lensFor(lens, data), data);
     };
   };
 })();
