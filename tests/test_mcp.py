@@ -198,3 +198,20 @@ def test_a_client_that_disconnects_is_one_line_in_the_log():
     other = logging.LogRecord("mcp", logging.ERROR, __file__, 1, "something else", (), (ValueError, ValueError("x"), None))
     DisconnectInOneLine().filter(other)
     assert other.exc_info is not None  # other errors keep their traceback
+
+
+def test_an_mcp_call_counts_against_its_clients_address_not_the_loopback():
+    """Gradio sends every MCP tool call through one loopback client; the queue's per-address caps (ui/lanes.py) see
+    the address of the MCP client whose session the call carries."""
+    from types import SimpleNamespace
+
+    from ui import lanes
+
+    lanes.MCP_ADDRESSES["abc123"] = "203.0.113.7"
+    try:
+        loopback = SimpleNamespace(headers={"mcp-session-id": "abc123"}, client=SimpleNamespace(host="127.0.0.1"))
+        assert lanes.client_address(loopback) == "203.0.113.7"
+        unknown = SimpleNamespace(headers={"mcp-session-id": "other"}, client=SimpleNamespace(host="127.0.0.1"))
+        assert lanes.client_address(unknown) == "127.0.0.1"
+    finally:
+        del lanes.MCP_ADDRESSES["abc123"]

@@ -70,9 +70,18 @@ class Lane:
             return fn(*args)
 
 
+# MCP session id -> the address of the client that opened it (ui/mcp_fairness.py fills it): Gradio sends every MCP
+# tool call through one loopback client, so the queue would see all of them come from 127.0.0.1.
+MCP_ADDRESSES: dict[str, str] = {}
+
+
 def client_address(request) -> str:
     """The caller's IP. On a Space, the last X-Forwarded-For hop: the address the Space's proxy saw (a
-    client can write hops of its own before it, not after). Elsewhere the peer's address."""
+    client can write hops of its own before it, not after). Elsewhere the peer's address. An MCP tool call counts
+    against the address of the MCP client whose session it carries, not the loopback client Gradio sends it from."""
+    session = request.headers.get("mcp-session-id") if request is not None and hasattr(request, "headers") else None
+    if session and session in MCP_ADDRESSES:
+        return MCP_ADDRESSES[session]
     forwarded = request.headers.get("x-forwarded-for", "") if TRUST_FORWARDED and request is not None else ""
     if forwarded.split(",")[-1].strip():
         return forwarded.split(",")[-1].strip()

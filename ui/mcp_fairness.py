@@ -51,7 +51,7 @@ def stateful_sessions() -> bool:
         def __init__(self, app, *args, **kwargs):
             kwargs.update(stateless=False, session_idle_timeout=SESSION_IDLE_S, max_sessions=MCP_SESSIONS)
             super().__init__(app, *args, **kwargs)
-            self._address_of: dict[str, str] = {}  # session id -> the client address that opened it
+            self._address_of = lanes.MCP_ADDRESSES  # session id -> the client address that opened it, for the queue too
 
         def sessions_of(self, address: str) -> int:
             """Open sessions of one address (ended ones forgotten first)."""
@@ -72,6 +72,7 @@ def stateful_sessions() -> bool:
             request = Request(scope, receive)
             if request.headers.get("mcp-session-id") is None:  # a client opening a session
                 address = lanes.client_address(request)
+                self.sessions_of(address)  # ended sessions forgotten (here and in the queue's map)
                 if self.sessions_of(address) >= MCP_SESSIONS_PER_ADDRESS:
                     why = (f"this address already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open: close one (HTTP "
                            "DELETE with its mcp-session-id) or let one end, then connect again")
