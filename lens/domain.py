@@ -12,12 +12,12 @@ measures it as a router between the two. `python -m training.domain` writes the 
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from model.checkpoint.json_file import write_json_gz
 
 from .checked_json import (
     MAX_COUNT,
@@ -56,9 +56,7 @@ def build_counts(captions: list[str], everyday: list[str], smoothing: float = 0.
 
 
 def write_counts(folder: str | Path, content: dict) -> Path:
-    path = Path(folder) / DOMAIN_FILE
-    path.write_bytes(gzip.compress(json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode(), mtime=0))
-    return path
+    return write_json_gz(Path(folder) / DOMAIN_FILE, content)
 
 
 @dataclass(frozen=True)

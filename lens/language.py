@@ -16,8 +16,6 @@ writes the file.
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
 import unicodedata
@@ -25,7 +23,15 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checked_json import checked_object, checked_two_way_counts, optional, read_json, refused
+from model.checkpoint.json_file import write_json_gz
+
+from .checked_json import (
+    checked_object,
+    checked_two_way_counts,
+    optional,
+    read_json,
+    refused,
+)
 
 LANGUAGE_FILE = "language.json.gz"
 FORMAT = 1
@@ -57,9 +63,7 @@ def build_counts(german: list[str], english: list[str], kept: int = KEPT_WORDS, 
 
 
 def write_counts(folder: str | Path, content: dict) -> Path:
-    path = Path(folder) / LANGUAGE_FILE
-    path.write_bytes(gzip.compress(json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode(), mtime=0))
-    return path
+    return write_json_gz(Path(folder) / LANGUAGE_FILE, content)
 
 
 @dataclass(frozen=True)

@@ -68,3 +68,10 @@ def parse(raw: bytes, path: str | Path, max_depth: int = MAX_DEPTH):
 def read_json(path: str | Path, cap: int, max_depth: int = MAX_DEPTH, gzipped: bool = False):
     """The JSON value in `path`, read at most `cap` bytes and nested at most `max_depth` deep."""
     return parse(read_bytes(path, cap, gzipped), path, max_depth)
+
+
+def write_json_gz(path: str | Path, content) -> Path:
+    """`content` as compact UTF-8 JSON, gzipped with no timestamp (the same bytes for the same content)."""
+    path = Path(path)
+    path.write_bytes(gzip.compress(json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode(), mtime=0))
+    return path
