@@ -114,26 +114,27 @@ def read_content(path: str | Path) -> dict:
     return checked_two_way_counts(content, path)
 
 
-def _checked(model_id: str | Path, revision: str | None) -> tuple[Path, DomainGuess] | None:
-    """A checkpoint's domain file and its table, or None where it has none or the file is refused (one warning)."""
+def checked_domain(model_id: str | Path, revision: str | None = None) -> tuple[Path, dict] | None:
+    """A checkpoint's domain file and its checked content, read once (the guess and lens/truecase.py's counts both
+    come from it), or None where it has none or the file is refused (one warning)."""
     from model.checkpoint.hub import resolve_file
 
     try:
         path = Path(resolve_file(model_id, DOMAIN_FILE, revision=revision))
     except Exception:  # noqa: BLE001 - absent in this checkpoint, or the Hub unreachable: go without
         return None
-    guess = optional(lambda: read_domain(path), OFF)
-    return None if guess is None else (path, guess)
+    content = optional(lambda: read_content(path), OFF)
+    return None if content is None else (path, content)
 
 
 def load_domain(model_id: str | Path, revision: str | None = None) -> DomainGuess | None:
     """The table of a checkpoint folder or Hub repo, or None where it has none; a refused file is one warning
     that names it, and the page goes without the guess."""
-    found = _checked(model_id, revision)
-    return found and found[1]
+    found = checked_domain(model_id, revision)
+    return found and guess_from(found[1])
 
 
 def domain_file(model_id: str | Path, revision: str | None = None) -> Path | None:
     """The checked domain file of a checkpoint (the page's own guess reads a copy: ui/static/domain.js), or None."""
-    found = _checked(model_id, revision)
+    found = checked_domain(model_id, revision)
     return found and found[0]

@@ -114,18 +114,26 @@ def read_language(path: str | Path) -> LanguageCheck:
     return check_from(checked_two_way_counts(content, path))
 
 
-def language_file(model_id: str | Path, revision: str | None = None) -> Path | None:
-    """The checked language file of a checkpoint folder or Hub repo (the page's own check reads a copy), or None."""
+def _checked(model_id: str | Path, revision: str | None) -> tuple[Path, LanguageCheck] | None:
+    """A checkpoint's language file and its check, read once, or None where it has none or the file is refused
+    (one warning that names it)."""
     from model.checkpoint.hub import resolve_file
 
     try:
         path = Path(resolve_file(model_id, LANGUAGE_FILE, revision=revision))
     except Exception:  # noqa: BLE001 - absent in this checkpoint, or the Hub unreachable: go without
         return None
-    return path if optional(lambda: read_language(path), OFF) is not None else None
+    check = optional(lambda: read_language(path), OFF)
+    return None if check is None else (path, check)
+
+
+def language_file(model_id: str | Path, revision: str | None = None) -> Path | None:
+    """The checked language file of a checkpoint folder or Hub repo (the page's own check reads a copy), or None."""
+    found = _checked(model_id, revision)
+    return found and found[0]
 
 
 def load_language(model_id: str | Path, revision: str | None = None) -> LanguageCheck | None:
     """The check of a checkpoint, or None where it has none; a refused file is one warning that names it."""
-    path = language_file(model_id, revision)
-    return None if path is None else read_language(path)
+    found = _checked(model_id, revision)
+    return found and found[1]

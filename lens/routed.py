@@ -28,10 +28,10 @@ import torch
 from model import CheckpointError
 from translation import Translator
 
-from .domain import DOMAIN_FILE, DomainGuess, load_domain
+from .domain import DOMAIN_FILE, DomainGuess, checked_domain, guess_from
 from .language import LanguageCheck, load_language
 from .sentences import split_sentences
-from .truecase import Truecaser, load_truecaser, word_changes
+from .truecase import Truecaser, word_changes
 
 MODELS = ("default", "everyday")  # the two checkpoints, as the API and the page name them
 CHOICES = ("auto", *MODELS)  # what a caller may ask for: the router's choice, or one model
@@ -79,9 +79,11 @@ class Router:
 
     @classmethod
     def of_checkpoint(cls, model_id: str | Path, revision: str | None = None, everyday: bool = True) -> "Router":
-        """The default checkpoint's domain guess, language check and truecaser."""
-        return cls(load_domain(model_id, revision), load_language(model_id, revision),
-                   load_truecaser(model_id, revision), everyday)
+        """The default checkpoint's domain guess, language check and truecaser (the guess and the truecaser from one
+        read of its domain file)."""
+        found = checked_domain(model_id, revision)
+        domain, truecaser = (guess_from(found[1]), Truecaser.from_counts(found[1]["counts"])) if found else (None, None)
+        return cls(domain, load_language(model_id, revision), truecaser, everyday)
 
     def prepared(self, sentence: str) -> tuple[str, list[tuple[str, str]]]:
         """The sentence (or text) as a model should read it, and the words recased."""

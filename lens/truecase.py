@@ -22,12 +22,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checked_json import optional
 
 _WORD = re.compile(r"[^\W\d_]+")
 FIRST = "<first>"
 _SENTENCE_END = re.compile(r"[.!?…。！？]")
-OFF = "the page does not recase German written all in lowercase"
 
 
 def uncased(text: str) -> str | None:
@@ -96,10 +94,8 @@ def word_changes(written: str, read: str) -> list[tuple[str, str]]:
 
 
 def load_truecaser(model_id: str | Path, revision: str | None = None) -> Truecaser | None:
-    """The truecaser of a checkpoint's domain file, or None where it has none (one warning where it is refused)."""
-    from .domain import domain_file, read_content
+    """The truecaser of a checkpoint's domain file, or None where it has none (a refused file: lens/domain.py's warning)."""
+    from .domain import checked_domain
 
-    path = domain_file(model_id, revision)
-    if path is None:
-        return None
-    return optional(lambda: Truecaser.from_counts(read_content(path)["counts"]), OFF)
+    found = checked_domain(model_id, revision)
+    return None if found is None else Truecaser.from_counts(found[1]["counts"])
