@@ -182,7 +182,7 @@ class Batch:
         """Target tokens that count in the loss."""
         return int((self.tgt_out != self.pad_id).sum())
 
-    def to(self, device: torch.device | str) -> "Batch":
+    def to(self, device: torch.device | str) -> Batch:
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
 
 

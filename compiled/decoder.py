@@ -64,7 +64,7 @@ class CompiledStep:
 
     max_rows = MAX_ROWS  # searches of more rows stay eager
 
-    def decoder(self, src: Tensor, num_beams: int, capacity: int) -> "CompiledDecoder":
+    def decoder(self, src: Tensor, num_beams: int, capacity: int) -> CompiledDecoder:
         """The step decoder of src (B, S) on the packages: what generation/search.py asks the installed step for.
         What the packages cannot take (no rows, no tokens, more rows than they were built for) is refused here
         (ValueError, in words), never handed to the compiled code."""

@@ -33,7 +33,7 @@ class KVCache:
         self.capacity = self.capacity or self.key.size(2)  # built from full buffers: they are the limit
 
     @classmethod
-    def empty(cls, rows: int, n_heads: int, capacity: int, d_k: int, like: Tensor) -> "KVCache":
+    def empty(cls, rows: int, n_heads: int, capacity: int, d_k: int, like: Tensor) -> KVCache:
         allocated = min(capacity, cls.GROW_STEPS)
         key = like.new_empty(rows, n_heads, allocated, d_k)
         return cls(key=key, value=like.new_empty(rows, n_heads, allocated, d_k), capacity=capacity)

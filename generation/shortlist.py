@@ -42,7 +42,7 @@ class Shortlist:
         return path
 
     @classmethod
-    def load(cls, folder: str | Path, vocab_size: int) -> "Shortlist":
+    def load(cls, folder: str | Path, vocab_size: int) -> Shortlist:
         path = Path(folder) / FILE
         if not path.is_file():
             raise FileNotFoundError(f"{path} does not exist: build it with python -m training.shortlist "

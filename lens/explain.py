@@ -35,7 +35,7 @@ class DecodingOptions:
     max_new_tokens: int = 128
 
     @classmethod
-    def checked(cls, num_beams, length_penalty, max_new_tokens, max_len: int) -> "DecodingOptions":
+    def checked(cls, num_beams, length_penalty, max_new_tokens, max_len: int) -> DecodingOptions:
         """Refuse (ValueError naming the argument) anything that is not a finite number in range."""
         values = {}
         for name, value, low, high in (("num_beams", num_beams, *BEAMS), ("length_penalty", length_penalty, *LENGTH_PENALTY),

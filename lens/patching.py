@@ -77,7 +77,7 @@ def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: t
     corrupted = encoder_states(model, src, head_mask)
     per_run = cost.run_cells(model.config, S, prefix.size(1))
     diffs = torch.empty(len(levels), S)
-    for level, (_, name) in enumerate(levels):
+    for level in range(len(levels)):
         for positions in torch.arange(S).split(cost.rows_per_chunk(per_run)):
             x = corrupted[level].expand(len(positions), -1, -1).clone()  # (r, S, D)
             x[torch.arange(len(positions)), positions] = clean[level][0, positions]

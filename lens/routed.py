@@ -78,7 +78,7 @@ class Router:
     everyday: bool = True
 
     @classmethod
-    def of_checkpoint(cls, model_id: str | Path, revision: str | None = None, everyday: bool = True) -> "Router":
+    def of_checkpoint(cls, model_id: str | Path, revision: str | None = None, everyday: bool = True) -> Router:
         """The default checkpoint's domain guess, language check and truecaser (the guess and the truecaser from one
         read of its domain file)."""
         found = checked_domain(model_id, revision)
@@ -138,7 +138,7 @@ class RoutedTranslator:
 
     @classmethod
     def from_pretrained(cls, captions_id: str | Path, everyday_id: str | Path, revision: str | None = None,
-                        device: str | torch.device | None = None) -> "RoutedTranslator":
+                        device: str | torch.device | None = None) -> RoutedTranslator:
         """Both checkpoints (folders or Hub repos; `revision` is the captions repo's), and the captions
         checkpoint's router: a CheckpointError where it has no domain guess, or where its file is refused."""
         router = Router.of_checkpoint(captions_id, revision)

@@ -22,7 +22,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-
 _WORD = re.compile(r"[^\W\d_]+")
 FIRST = "<first>"
 _SENTENCE_END = re.compile(r"[.!?…。！？]")
@@ -48,7 +47,7 @@ class Truecaser:
     spelling: dict[str, str]
 
     @classmethod
-    def from_counts(cls, counts: dict[str, list[int]]) -> "Truecaser":
+    def from_counts(cls, counts: dict[str, list[int]]) -> Truecaser:
         """From a domain file's counts: a token's count minus its count as a first token is its count inside."""
         inside: dict[str, tuple[int, str]] = {}
         for token, pair in counts.items():

@@ -80,7 +80,7 @@ class TransformerConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TransformerConfig":
+    def from_dict(cls, data: dict[str, Any]) -> TransformerConfig:
         """Build a config from a dict that has exactly the config's keys (no more, no fewer)."""
         if not isinstance(data, dict):
             raise ConfigError(f"a config must be a JSON object, got {type(data).__name__}")
@@ -94,7 +94,7 @@ class TransformerConfig:
         return cls(**data)
 
     @classmethod
-    def from_json_file(cls, path: str | Path) -> "TransformerConfig":
+    def from_json_file(cls, path: str | Path) -> TransformerConfig:
         """Read config.json; every problem names the file."""
         path = Path(path)
         if not path.is_file():

@@ -26,7 +26,7 @@ class HeadMask:
     cross: Tensor  # (n_decoder_layers, H): decoder cross-attention to the source
 
     @classmethod
-    def all_on(cls, config: TransformerConfig) -> "HeadMask":
+    def all_on(cls, config: TransformerConfig) -> HeadMask:
         """Every head on: the model as trained."""
         H = config.n_heads
         return cls(encoder=torch.ones(config.n_encoder_layers, H), decoder=torch.ones(config.n_decoder_layers, H),
@@ -43,20 +43,20 @@ class HeadMask:
             raise ValueError(f"head must be an integer in [0, {n_heads}), got {head!r}")
         return rows.clone()
 
-    def switched_off(self, kind: str, layer: int, head: int) -> "HeadMask":
+    def switched_off(self, kind: str, layer: int, head: int) -> HeadMask:
         """A copy with head `head` of layer `layer` of `kind` switched off (0-based)."""
         rows = self._rows(kind, layer, head)
         rows[layer, head] = 0.0
         return replace(self, **{kind: rows})
 
-    def only(self, kind: str, layer: int, head: int) -> "HeadMask":
+    def only(self, kind: str, layer: int, head: int) -> HeadMask:
         """A copy in which `head` is the only head left on in that layer of `kind`."""
         rows = self._rows(kind, layer, head)
         rows[layer] = 0.0
         rows[layer, head] = 1.0
         return replace(self, **{kind: rows})
 
-    def to(self, device: torch.device | str, dtype: torch.dtype = torch.float32) -> "HeadMask":
+    def to(self, device: torch.device | str, dtype: torch.dtype = torch.float32) -> HeadMask:
         """The same mask on `device` in `dtype` (the model's), so no step converts it again."""
         return HeadMask(**{kind: getattr(self, kind).to(device=device, dtype=dtype) for kind in KINDS})
 
@@ -65,7 +65,7 @@ class HeadMask:
         return {kind: [[int(v != 0) for v in row] for row in getattr(self, kind).tolist()] for kind in KINDS}
 
     @classmethod
-    def from_dict(cls, d: dict, config: TransformerConfig) -> "HeadMask":
+    def from_dict(cls, d: dict, config: TransformerConfig) -> HeadMask:
         """Read `to_dict`'s lists back, checking every kind has the config's layers x heads of 0/1."""
         if not isinstance(d, dict) or set(d) != set(KINDS):
             got = sorted(d) if isinstance(d, dict) else type(d).__name__

@@ -160,7 +160,7 @@ class Transformer(
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: str | Path, *, revision: str | None = None,
-                        **kwargs) -> "Transformer":
+                        **kwargs) -> Transformer:
         """The mixin's from_pretrained (which calls `_from_pretrained`), after finding config.json.
 
         The mixin reads config.json itself, leniently and without naming the file, and retries an
@@ -186,7 +186,7 @@ class Transformer(
         map_location: str | torch.device = "cpu",
         config: dict | None = None,
         **unexpected,
-    ) -> "Transformer":
+    ) -> Transformer:
         """The mixin's loading hook: config.json read strictly (exactly the config's keys, each in
         range) and model.safetensors checked against it by its header before anything is built.
 

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class HubHandler(BaseHTTPRequestHandler):
     """The endpoints of one FakeHub (its `hub`, set on a subclass per server)."""
 
-    hub: "FakeHub"
+    hub: FakeHub
 
     def log_message(self, *args):  # quiet
         pass
@@ -109,7 +109,7 @@ class FakeHub:
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeHub":
+    def __enter__(self) -> FakeHub:
         self.thread.start()
         return self
 

@@ -281,7 +281,8 @@ def test_memory_freed_after_a_spike_is_given_back():
     from ui import public
 
     def rss_mb() -> float:
-        line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmRSS:"))
+        status = Path("/proc/self/status").read_text().splitlines()
+        line = next(row for row in status if row.startswith("VmRSS:"))
         return int(line.split()[1]) / 1024
 
     chunks = [bytearray(64 * 1024) for _ in range(4_000)]  # 250 MB in heap-sized pieces (under the mmap threshold)

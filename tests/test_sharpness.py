@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from lens.time_travel import LRU
 from lens.sharpness import cross_sharpness, row_entropy, uniform_entropy
+from lens.time_travel import LRU
 
 
 def test_row_entropy_equals_the_direct_sum_and_its_bounds():

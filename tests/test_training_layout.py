@@ -91,7 +91,10 @@ def import_graph() -> dict[str, set[str]]:
         name = ".".join(parts[:-1]) if parts[-1] == "__init__" else ".".join(parts)
         graph[name] = local_imports(path)
     modules = set(graph)
-    resolve = lambda n: n if n in modules else n.rsplit(".", 1)[0]  # "from model import X" -> model
+
+    def resolve(n: str) -> str:
+        return n if n in modules else n.rsplit(".", 1)[0]  # "from model import X" -> model
+
     return {m: {resolve(d) for d in deps if resolve(d) in modules and resolve(d) != m} for m, deps in graph.items()}
 
 

@@ -38,7 +38,7 @@ class CopyLabSettings:
     steps: int = 300
     seed: int = 0
 
-    def validate(self) -> "CopyLabSettings":
+    def validate(self) -> CopyLabSettings:
         for name in ("n_layers", "n_heads", "d_model", "steps", "seed"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):

@@ -82,7 +82,7 @@ class RunState:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, progress: dict, source: object) -> "RunState":
+    def from_dict(cls, progress: dict, source: object) -> RunState:
         """Progress read from a state file; anything impossible is an error naming `source`."""
         defaults = cls()
         values = {k: progress.get(k, getattr(defaults, k)) for k in defaults.to_dict()}

@@ -115,7 +115,7 @@ class TrainSettings:
     evaluate_again: bool = _opt(False, "rerun the final evaluation of a finished run (it trains no further)")
     argv: list[str] = _opt([], "the command line, for the model card", cli=False)
 
-    def validate(self) -> "TrainSettings":
+    def validate(self) -> TrainSettings:
         """Fill task defaults, then reject contradictions (ValueError naming the flag)."""
         if self.task not in TASKS:
             raise ValueError(f"unknown task {self.task!r}")

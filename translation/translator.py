@@ -38,7 +38,6 @@ from tokenizer import (
     token_strings,
 )
 
-
 SHARED_LEVELS = 4  # up to this many decimals, weights in [0, 1] share one float object per value
 
 
@@ -203,7 +202,7 @@ class Translator:
         return self.shortlist
 
     def compile(self, cache_dir: str | Path | None = None, background: bool = False, packages: bool = True,
-                native: bool = True) -> "CompiledStep":
+                native: bool = True) -> CompiledStep:
         """Decode outside the interpreter: with `native`, the whole search in C++ (compiled/native_search.py, seconds to
         build, then loaded from the cache), and, with `packages`, the compiled decoder step (compiled/decoder.py, a minute or two
         to build) for the searches the native one does not take (an observer that wants logits only). The eager path
@@ -345,7 +344,7 @@ class Translator:
         candidates = None
         if self.shortlist is not None:  # the batch's candidates, with EOS and any forced piece
             candidates = self.shortlist.candidates(sources, [self.config.eos_id] + list(prefix_ids or [])).to(self.device)
-        out = generate(self.model, 
+        out = generate(self.model,
             src.to(self.device),
             max_new_tokens=self._max_new_tokens(longest, max_new_tokens, prefix_ids),
             num_beams=num_beams,
@@ -449,7 +448,7 @@ class Translator:
         device: str | torch.device | None = None,
         quantize: str | None = None,
         **hub_kwargs,
-    ) -> "Translator":
+    ) -> Translator:
         """Model and tokenizer from one checkpoint folder or one revision of a Hub repo.
 
         The small files are read and checked against each other first, the weights last.

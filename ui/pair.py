@@ -41,7 +41,7 @@ class Pair:
     router: Router = field(default_factory=lambda: Router(everyday=False))
 
     @classmethod
-    def single(cls, translator: Translator, familiarity: Familiarity | None = None) -> "Pair":
+    def single(cls, translator: Translator, familiarity: Familiarity | None = None) -> Pair:
         """One model and no router: every sentence goes to it, as it is written (tests, notebooks, lens.show)."""
         return cls(Served("default", translator, familiarity or Familiarity()))
 

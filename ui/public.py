@@ -10,7 +10,6 @@ after each sweep, and at most SESSION_CAPACITY sessions are kept at all.
 from __future__ import annotations
 
 import importlib.util
-from collections import OrderedDict
 import inspect
 import json
 import math
@@ -18,6 +17,7 @@ import os
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import gradio as gr

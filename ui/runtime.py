@@ -15,7 +15,8 @@ import contextvars
 import dataclasses
 import functools
 import unicodedata
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import gradio as gr
 

@@ -95,7 +95,7 @@ def pack(student: Path, teacher: Path, files: dict[str, Path], out: Path) -> Non
             if path.is_file() and path.name != "model.safetensors":
                 tar.add(path, f"student/{path.name}")
         tar.add(teacher / "results.json", "teacher/results.json")
-        for corpus, path in files.items():
+        for path in files.values():
             tar.add(path, f"distill/{path.name}")
         manifest = out / "manifest.json"
         manifest.write_text(json.dumps({"weights_sha256": hashlib.sha256(weights).hexdigest(),
