@@ -67,8 +67,10 @@ def find_corpus(data_dir: str | Path | None = None) -> Path:
     find Multi30k. Never downloads; a missing corpus is a CorpusError that says where to put it."""
     folder = Path(data_dir or os.environ.get(DATA_DIR_ENV) or SHARED_CORPUS)
     if not any((folder / name).is_file() for name in ("val.de.gz", "val.de")):
-        raise CorpusError(f"Multi30k not found in {folder}: pass --data-dir or set ${DATA_DIR_ENV} to a folder "
-                          "with train/val/test_2016_flickr .de/.en files (train.py can download them)")
+        raise CorpusError(
+            f"Multi30k not found in {folder}: pass --data-dir or set ${DATA_DIR_ENV} to a folder "
+            "with train/val/test_2016_flickr .de/.en files (train.py can download them)"
+        )
     return folder
 
 
@@ -76,8 +78,10 @@ def find_more_corpus(name: str, corpora_dir: str | Path | None = None) -> Path:
     """The folder of one corpus of python -m training.parallel_text (runs/corpora/<name> by default)."""
     folder = Path(corpora_dir or DEFAULT_DING_DIR.parent) / name
     if not (folder / "train.de").is_file():
-        raise CorpusError(f"no corpus {name!r} in {folder.parent}: make it with python -m training.parallel_text "
-                          f"--source {name} (it runs apt-get download), or pass --corpora-dir")
+        raise CorpusError(
+            f"no corpus {name!r} in {folder.parent}: make it with python -m training.parallel_text "
+            f"--source {name} (it runs apt-get download), or pass --corpora-dir"
+        )
     return folder
 
 
@@ -85,8 +89,10 @@ def find_ding(ding_dir: str | Path | None = None) -> Path:
     """The Ding folder given, else $DING_DIR, else runs/corpora/ding in the project; a missing one says how to make it."""
     folder = Path(ding_dir or os.environ.get(DING_DIR_ENV) or DEFAULT_DING_DIR)
     if not all((folder / f"{split}.{lang}").is_file() for split in DING_SPLITS for lang in ("de", "en")):
-        raise CorpusError(f"the Ding corpus is not in {folder}: make it with 'python -m training.everyday_corpus --output {folder}' "
-                          f"(it runs apt-get download trans-de-en), or pass --ding-dir / set ${DING_DIR_ENV}")
+        raise CorpusError(
+            f"the Ding corpus is not in {folder}: make it with 'python -m training.everyday_corpus --output {folder}' "
+            f"(it runs apt-get download trans-de-en), or pass --ding-dir / set ${DING_DIR_ENV}"
+        )
     return folder
 
 
@@ -155,9 +161,7 @@ def load_split(data_dir: str | Path, split: str, src_lang: str = "de", tgt_lang:
     src_path, tgt_path = _find(folder, split, src_lang), _find(folder, split, tgt_lang)
     src, tgt = _read_lines(src_path), _read_lines(tgt_path)
     if len(src) != len(tgt):
-        raise CorpusError(
-            f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: the sides are not aligned"
-        )
+        raise CorpusError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: the sides are not aligned")
     pairs = [(s.strip(), t.strip()) for s, t in zip(src, tgt)]
     kept = [(s, t) for s, t in pairs if s and t]
     skipped = len(pairs) - len(kept)

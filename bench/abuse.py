@@ -37,8 +37,9 @@ from ui.app_process import launch_app  # noqa: E402
 
 def odd_text(lines: int, characters: int = 100) -> str:
     rng = random.Random(0)
-    return "\n".join("".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(characters)) + "。"
-                     for _ in range(lines))
+    return "\n".join(
+        "".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(characters)) + "。" for _ in range(lines)
+    )
 
 
 def call(url: str, api_name: str, data: list, session: str | None = None) -> tuple[str, int, float]:
@@ -95,9 +96,14 @@ class Watch:
 
     def report(self, before: float) -> dict:
         lat = self.latencies or [float("nan")]
-        return {"rss_peak_mb": round(max(self.rss, default=before)), "rss_added_mb": round(max(self.rss, default=before) - before),
-                "victim_calls": len(self.latencies), "victim_median_s": round(statistics.median(lat), 2),
-                "victim_max_s": round(max(lat), 2), "victim_refused": self.refused}
+        return {
+            "rss_peak_mb": round(max(self.rss, default=before)),
+            "rss_added_mb": round(max(self.rss, default=before) - before),
+            "victim_calls": len(self.latencies),
+            "victim_median_s": round(statistics.median(lat), 2),
+            "victim_max_s": round(max(lat), 2),
+            "victim_refused": self.refused,
+        }
 
 
 def page_join(url: str, fn_index: int, data: list) -> tuple[str, int, float]:
@@ -136,20 +142,34 @@ def scenarios(url: str, where: dict) -> dict:
     def largest_explain():
         outcome, size, seconds = call(url, "explain", [odd_text(1), "beam search", 4, 1.0, 256])
         refused, _, refuse_s = call(url, "explain", [odd_text(16), "beam search", 4, 1.0, 256])
-        return {"outcome": outcome, "answer_mb": round(size / 1e6, 2), "seconds": round(seconds, 1),
-                "over_budget": refused, "refused_in_s": round(refuse_s, 2)}
+        return {
+            "outcome": outcome,
+            "answer_mb": round(size / 1e6, 2),
+            "seconds": round(seconds, 1),
+            "over_budget": refused,
+            "refused_in_s": round(refuse_s, 2),
+        }
 
     def largest_attribution():
         text = "Ein Hund läuft über eine grüne Wiese und " * 5 + "bellt."  # near the work budget
         outcome, size, seconds = page_join(url, where["attribution"], [text, "integrated gradients (32 steps)"])
         over, _, over_s = page_join(url, where["attribution"], [long_sentence, "integrated gradients (32 steps)"])
-        return {"outcome": outcome, "answer_mb": round(size / 1e6, 3), "seconds": round(seconds, 1),
-                "over_budget": over, "refused_in_s": round(over_s, 2)}
+        return {
+            "outcome": outcome,
+            "answer_mb": round(size / 1e6, 3),
+            "seconds": round(seconds, 1),
+            "over_budget": over,
+            "refused_in_s": round(over_s, 2),
+        }
 
     def component_flood():
         def force(_):
-            body = {"session_hash": uuid.uuid4().hex[:11], "component_id": where["step"], "fn_name": "force",
-                    "data": {"text": long_sentence, "num_beams": 8, "ids": [5, 9]}}
+            body = {
+                "session_hash": uuid.uuid4().hex[:11],
+                "component_id": where["step"],
+                "fn_name": "force",
+                "data": {"text": long_sentence, "num_beams": 8, "ids": [5, 9]},
+            }
             status, answer = post(f"{url}gradio_api/component_server", body)
             return "busy" if b"busy" in answer else ("ok" if status == 200 and b'"trace"' in answer else "error")
 
@@ -172,8 +192,13 @@ def scenarios(url: str, where: dict) -> dict:
             w.join()
         return {name: outcomes.count(name) for name in sorted(set(outcomes))}
 
-    return {"largest_explain": largest_explain, "largest_attribution": largest_attribution,
-            "component_flood": component_flood, "explain_flood": explain_flood, **inside_scenarios(url)}
+    return {
+        "largest_explain": largest_explain,
+        "largest_attribution": largest_attribution,
+        "component_flood": component_flood,
+        "explain_flood": explain_flood,
+        **inside_scenarios(url),
+    }
 
 
 def first_answered(url: str, api_name: str, tries: list[list]) -> dict:
@@ -183,8 +208,13 @@ def first_answered(url: str, api_name: str, tries: list[list]) -> dict:
     for data in tries:
         outcome, size, seconds = call(url, api_name, data)
         if outcome == "ok":
-            return {"outcome": outcome, "answer_kb": round(size / 1e3, 1), "seconds": round(seconds, 1),
-                    "refused_before": len(refused), "slowest_refusal_s": round(max(refused, default=0.0), 2)}
+            return {
+                "outcome": outcome,
+                "answer_kb": round(size / 1e3, 1),
+                "seconds": round(seconds, 1),
+                "refused_before": len(refused),
+                "slowest_refusal_s": round(max(refused, default=0.0), 2),
+            }
         refused.append(seconds)
     return {"outcome": "all refused", "refused_before": len(refused), "slowest_refusal_s": round(max(refused), 2)}
 
@@ -201,13 +231,26 @@ def inside_scenarios(url: str) -> dict:
     greedy = ["greedy", 1, 1.0, 256]
 
     def largest_patch():
-        return first_answered(url, "patch", [[*cjk_pair(shift, characters), step, *greedy]
-                                             for characters, step in ((100, 256), (100, 0), (80, 0), (70, 0), (60, 0))
-                                             for shift in (1, 2, 5, 11)])
+        return first_answered(
+            url,
+            "patch",
+            [
+                [*cjk_pair(shift, characters), step, *greedy]
+                for characters, step in ((100, 256), (100, 0), (80, 0), (70, 0), (60, 0))
+                for shift in (1, 2, 5, 11)
+            ],
+        )
 
     def largest_contrast():
-        return first_answered(url, "contrast", [[odd_text(1, characters), step, "cat", *greedy]
-                                                for characters in (100, 60) for step in (256, 160, 120, 80, 40, 1)])
+        return first_answered(
+            url,
+            "contrast",
+            [
+                [odd_text(1, characters), step, "cat", *greedy]
+                for characters in (100, 60)
+                for step in (256, 160, 120, 80, 40, 1)
+            ],
+        )
 
     def three_patches():
         with ThreadPoolExecutor(3) as pool:
@@ -244,10 +287,17 @@ def main() -> None:
     parser.add_argument("--hog-seconds", type=float, default=45)
     parser.add_argument("--idle-seconds", type=float, default=60)
     parser.add_argument("--log", default="/tmp/abuse-app.log")
-    parser.add_argument("--only", nargs="*", help="run only these scenarios (e.g. largest_patch largest_contrast "
-                        "three_patches), and no hog")
-    parser.add_argument("--repeats", type=int, default=1, help="run each scenario this many times (the victim's max "
-                        "is reported for each run)")
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        help="run only these scenarios (e.g. largest_patch largest_contrast three_patches), and no hog",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="run each scenario this many times (the victim's max is reported for each run)",
+    )
     args = parser.parse_args()
     proc, url = launch_app(Path(args.log), listen_local=False, MODEL_ID=args.checkpoint, EVERYDAY_MODEL_ID="none")
     try:

@@ -91,10 +91,12 @@ def throughput(args, sentences: list[str]) -> None:
         proc.terminate()
         proc.wait(timeout=30)
     settings = " ".join(f"{k}={v}" for k, v in env.items()) or "default settings"
-    print(f"{args.clients} clients calling {args.endpoint}, app.py of {args.app_root} ({settings}), "
-          f"beam {args.num_beams}, {os.cpu_count()} CPU cores: {len(latencies) / elapsed:.2f} requests/s, "
-          f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms "
-          f"({len(latencies)} requests in {elapsed:.0f} s, {len(failures)} failed{': ' + failures[0] if failures else ''})")
+    print(
+        f"{args.clients} clients calling {args.endpoint}, app.py of {args.app_root} ({settings}), "
+        f"beam {args.num_beams}, {os.cpu_count()} CPU cores: {len(latencies) / elapsed:.2f} requests/s, "
+        f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms "
+        f"({len(latencies)} requests in {elapsed:.0f} s, {len(failures)} failed{': ' + failures[0] if failures else ''})"
+    )
 
 
 def main() -> None:
@@ -108,8 +110,12 @@ def main() -> None:
     parser.add_argument("--endpoint", default="/translate", choices=["/translate", "/explain"])
     parser.add_argument("--app-root", default=str(ROOT), help="the checkout whose app.py serves (default: this one)")
     parser.add_argument("--int8", action="store_true", help="serve with ATTENTION_LENS_INT8=1")
-    parser.add_argument("--threads", type=int, default=0, help="serve with ATTENTION_LENS_THREADS=N (0: the app's default)")
-    parser.add_argument("--compile", action="store_true", help="serve with the compiled step (ATTENTION_LENS_COMPILE=1), built first")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="serve with ATTENTION_LENS_THREADS=N (0: the app's default)"
+    )
+    parser.add_argument(
+        "--compile", action="store_true", help="serve with the compiled step (ATTENTION_LENS_COMPILE=1), built first"
+    )
     args = parser.parse_args()
 
     val = data.load_split(data.find_corpus(args.data_dir), "val")
@@ -142,10 +148,14 @@ def main() -> None:
         proc.terminate()
         proc.wait(timeout=30)
 
-    print(f"{len(sentences)} Multi30k val sentences, beam {args.num_beams}, checkpoint {args.checkpoint}, "
-          f"{os.cpu_count()} CPU cores")
+    print(
+        f"{len(sentences)} Multi30k val sentences, beam {args.num_beams}, checkpoint {args.checkpoint}, "
+        f"{os.cpu_count()} CPU cores"
+    )
     for name, values in times.items():
-        print(f"   {name:22s} p50 {statistics.median(values) * 1000:7.1f} ms   p95 {percentile(values, 0.95) * 1000:7.1f} ms")
+        print(
+            f"   {name:22s} p50 {statistics.median(values) * 1000:7.1f} ms   p95 {percentile(values, 0.95) * 1000:7.1f} ms"
+        )
     for api, direct in (("/translate", "Translator.translate"), ("/explain", "Translator.explain")):
         ratio = statistics.median(times[api]) / statistics.median(times[direct])
         print(f"   {api} / {direct}: {ratio:.2f}x at p50")

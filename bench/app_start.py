@@ -32,8 +32,12 @@ def one_start(checkpoint: str, cache: Path, seconds: float, every: float) -> dic
     from gradio_client import Client
 
     launched = time.perf_counter()
-    proc, url = launch_app(Path(tempfile.mkdtemp(prefix="bench-start-")) / "app.log", MODEL_ID=checkpoint,
-                           ATTENTION_LENS_COMPILE="1", ATTENTION_LENS_COMPILE_CACHE=str(cache))
+    proc, url = launch_app(
+        Path(tempfile.mkdtemp(prefix="bench-start-")) / "app.log",
+        MODEL_ID=checkpoint,
+        ATTENTION_LENS_COMPILE="1",
+        ATTENTION_LENS_COMPILE_CACHE=str(cache),
+    )
     calls, built_at = [], None
     try:
         client = Client(url, verbose=False)
@@ -58,8 +62,10 @@ def report(name: str, run: dict, cold: bool) -> None:
     if cold and run["built_at"] is not None:
         line += f"; package built {run['built_at']:.0f} s after launch"
     if during:
-        line += (f"; while it was built: {len(during)} calls, median {statistics.median(during) * 1000:.0f} ms, "
-                 f"worst {max(during) * 1000:.0f} ms")
+        line += (
+            f"; while it was built: {len(during)} calls, median {statistics.median(during) * 1000:.0f} ms, "
+            f"worst {max(during) * 1000:.0f} ms"
+        )
     if after:
         line += f"; {'after' if cold else 'all'}: {len(after)} calls, median {statistics.median(after) * 1000:.0f} ms"
     print(line, flush=True)
@@ -72,8 +78,9 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=2.0)
     args = parser.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="compile-cache-"))
-    print(f"app.py with ATTENTION_LENS_COMPILE=1, a beam-4 /translate of {SENTENCE!r} every {args.every:g} s:",
-          flush=True)
+    print(
+        f"app.py with ATTENTION_LENS_COMPILE=1, a beam-4 /translate of {SENTENCE!r} every {args.every:g} s:", flush=True
+    )
     report("empty compile cache", one_start(args.checkpoint, cache, args.seconds, args.every), cold=True)
     report("package in the cache", one_start(args.checkpoint, cache, min(args.seconds, 30), args.every), cold=False)
 

@@ -59,15 +59,21 @@ def main(argv=None) -> dict:
     text = next(s for s in val.src if len(s.split()) == 15)
     src_ids, _ = translator.encode_source(text)
     tgt_ids = translate_ids(translator, src_ids, num_beams=4)
-    print(f"sentence: {text!r} ({len(src_ids)} source tokens, {len(tgt_ids)} target tokens), "
-          f"{args.threads} threads, medians of {args.repeats}")
+    print(
+        f"sentence: {text!r} ({len(src_ids)} source tokens, {len(tgt_ids)} target tokens), "
+        f"{args.threads} threads, medians of {args.repeats}"
+    )
     attribute(translator, text)  # warm-up
     results = {
-        "attribute (beam 4 + IG 32 + rollout + agreement)": median_seconds(lambda: attribute(translator, text), args.repeats),
+        "attribute (beam 4 + IG 32 + rollout + agreement)": median_seconds(
+            lambda: attribute(translator, text), args.repeats
+        ),
         "integrated gradients alone (32 steps)": median_seconds(
-            lambda: attribute_ids(translator.model, src_ids, tgt_ids, "integrated_gradients", 32), args.repeats),
+            lambda: attribute_ids(translator.model, src_ids, tgt_ids, "integrated_gradients", 32), args.repeats
+        ),
         "input x gradient alone": median_seconds(
-            lambda: attribute_ids(translator.model, src_ids, tgt_ids, "input_x_gradient"), args.repeats),
+            lambda: attribute_ids(translator.model, src_ids, tgt_ids, "input_x_gradient"), args.repeats
+        ),
     }
     for name, seconds in results.items():
         print(f"{name}: {seconds:.3f} s")
@@ -75,13 +81,18 @@ def main(argv=None) -> dict:
     from model.heads import HeadMask
 
     mask = HeadMask.all_on(translator.config).switched_off("cross", 1, 0)
-    translate = interleaved({
-        "plain": lambda: translator.translate(text, num_beams=4),
-        "one head off": lambda: translator.translate(text, num_beams=4, head_mask=mask),
-    }, max(args.repeats, 11))
+    translate = interleaved(
+        {
+            "plain": lambda: translator.translate(text, num_beams=4),
+            "one head off": lambda: translator.translate(text, num_beams=4, head_mask=mask),
+        },
+        max(args.repeats, 11),
+    )
     ratio = translate["one head off"] / translate["plain"]
-    print(f"translation, beam 4: plain {translate['plain'] * 1000:.1f} ms, one head off "
-          f"{translate['one head off'] * 1000:.1f} ms: {ratio:.2f}x")
+    print(
+        f"translation, beam 4: plain {translate['plain'] * 1000:.1f} ms, one head off "
+        f"{translate['one head off'] * 1000:.1f} ms: {ratio:.2f}x"
+    )
     results.update({f"translate {name}": seconds for name, seconds in translate.items()})
     results["ablation ratio"] = ratio
     return results

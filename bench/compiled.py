@@ -71,15 +71,22 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, resource.getrus
 def peak_rss_mb(checkpoint: str, cache: Path, data_dir: str | None, compiled: bool) -> tuple[float, float]:
     """Peak RSS of a fresh process translating 30 val sentences one by one at beam 4, eager or compiled;
     and the largest of its child processes (the one that builds the package where `cache` has none)."""
-    code = RSS_CHILD.format(root=str(ROOT), checkpoint=checkpoint, cache=str(cache), data_dir=data_dir, compiled=compiled)
+    code = RSS_CHILD.format(
+        root=str(ROOT), checkpoint=checkpoint, cache=str(cache), data_dir=data_dir, compiled=compiled
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800, check=True).stdout
     return float(out.split()[-2]), float(out.split()[-1])
 
 
 def compile_seconds(checkpoint: str, cache: Path) -> tuple[float, float]:
     """Compile and warm-up time in a fresh process with `cache`, and its first translation after."""
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), checkpoint=checkpoint, cache=str(cache))],
-                         capture_output=True, text=True, timeout=1800, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(root=str(ROOT), checkpoint=checkpoint, cache=str(cache))],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=True,
+    ).stdout.split()
     return float(out[-3]), float(out[-2])
 
 
@@ -97,8 +104,10 @@ def bandwidth_gb_s() -> float:
 def decoder_bytes(translator: Translator) -> int:
     """Bytes of the weights a decoder step reads: every decoder matrix and the output layer."""
     model = translator.model
-    return sum(p.numel() * p.element_size() for p in model.decoder_layers.parameters()) + \
-        model.lm_head.weight.numel() * model.lm_head.weight.element_size()
+    return (
+        sum(p.numel() * p.element_size() for p in model.decoder_layers.parameters())
+        + model.lm_head.weight.numel() * model.lm_head.weight.element_size()
+    )
 
 
 def rows(eager: Translator, compiled: Translator, ct2, val: list[str], repeats: int) -> None:
@@ -114,13 +123,22 @@ def rows(eager: Translator, compiled: Translator, ct2, val: list[str], repeats: 
         return lambda s, beams: translator.translate(s, num_beams=beams)
 
     for beams, name in ((1, "greedy, batch 1"), (4, "beam 4, one sentence at a time")):
-        t = interleaved({"eager": one_by_one(ours(eager), beams), "compiled": one_by_one(ours(compiled), beams),
-                         "ct2": one_by_one(ct2_translate, beams)}, repeats)
+        t = interleaved(
+            {
+                "eager": one_by_one(ours(eager), beams),
+                "compiled": one_by_one(ours(compiled), beams),
+                "ct2": one_by_one(ct2_translate, beams),
+            },
+            repeats,
+        )
         ms = {k: v / len(val) * 1000 for k, v in t.items()}
         same = sum(compiled.translate(s, num_beams=beams) == eager.translate(s, num_beams=beams) for s in val)
-        print(f"   {name}: eager {ms['eager']:.1f}, compiled {ms['compiled']:.1f}, CTranslate2 {ms['ct2']:.1f} "
-              f"ms/sentence; compiled / CTranslate2 {ms['compiled'] / ms['ct2']:.2f}x, eager / compiled "
-              f"{ms['eager'] / ms['compiled']:.2f}x; identical to eager {same}/{len(val)}", flush=True)
+        print(
+            f"   {name}: eager {ms['eager']:.1f}, compiled {ms['compiled']:.1f}, CTranslate2 {ms['ct2']:.1f} "
+            f"ms/sentence; compiled / CTranslate2 {ms['compiled'] / ms['ct2']:.2f}x, eager / compiled "
+            f"{ms['eager'] / ms['compiled']:.2f}x; identical to eager {same}/{len(val)}",
+            flush=True,
+        )
 
 
 def int8_rows(checkpoint: str, cache: Path, val: list[str], refs: list[str], repeats: int, bleu_sentences: int) -> None:
@@ -133,21 +151,33 @@ def int8_rows(checkpoint: str, cache: Path, val: list[str], refs: list[str], rep
     ct2 = ct2_convert.load(ct2_convert.convert(fp32, Path(tempfile.mkdtemp(prefix="ct2-")) / "model"), "int8", 1)
     few = val[:30]
     for beams, name in ((1, "greedy, batch 1"), (4, "beam 4, one sentence at a time")):
+
         def ct2_one(sentence, beams=beams):
             tokens = ct2_convert.source_tokens(fp32, sentence)
             return ct2.translate_batch([tokens], beam_size=beams, max_decoding_length=2 * len(tokens) + 10)
-        t = interleaved({"fp32": lambda: [fp32.translate(s, num_beams=beams) for s in few],
-                         "int8": lambda: [int8.translate(s, num_beams=beams) for s in few],
-                         "ct2": lambda: [ct2_one(s) for s in few]}, repeats)
+
+        t = interleaved(
+            {
+                "fp32": lambda: [fp32.translate(s, num_beams=beams) for s in few],
+                "int8": lambda: [int8.translate(s, num_beams=beams) for s in few],
+                "ct2": lambda: [ct2_one(s) for s in few],
+            },
+            repeats,
+        )
         ms = {k: v / len(few) * 1000 for k, v in t.items()}
-        print(f"   {name}: compiled fp32 {ms['fp32']:.1f}, compiled int8 {ms['int8']:.1f}, CTranslate2 int8 "
-              f"{ms['ct2']:.1f} ms/sentence; int8 / CTranslate2 int8 {ms['int8'] / ms['ct2']:.2f}x", flush=True)
+        print(
+            f"   {name}: compiled fp32 {ms['fp32']:.1f}, compiled int8 {ms['int8']:.1f}, CTranslate2 int8 "
+            f"{ms['ct2']:.1f} ms/sentence; int8 / CTranslate2 int8 {ms['int8'] / ms['ct2']:.2f}x",
+            flush=True,
+        )
     a = [fp32.translate(s, num_beams=4) for s in val[:bleu_sentences]]
     b = [int8.translate(s, num_beams=4) for s in val[:bleu_sentences]]
-    print(f"   val BLEU, {bleu_sentences} sentences, beam 4 one at a time: compiled fp32 "
-          f"{sacrebleu.corpus_bleu(a, [refs[:bleu_sentences]]).score:.2f}, compiled int8 "
-          f"{sacrebleu.corpus_bleu(b, [refs[:bleu_sentences]]).score:.2f}; identical {sum(x == y for x, y in zip(a, b))}",
-          flush=True)
+    print(
+        f"   val BLEU, {bleu_sentences} sentences, beam 4 one at a time: compiled fp32 "
+        f"{sacrebleu.corpus_bleu(a, [refs[:bleu_sentences]]).score:.2f}, compiled int8 "
+        f"{sacrebleu.corpus_bleu(b, [refs[:bleu_sentences]]).score:.2f}; identical {sum(x == y for x, y in zip(a, b))}",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -156,7 +186,9 @@ def main() -> None:
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sentences", type=int, default=30)
-    parser.add_argument("--int8", action="store_true", help="only the int8 rows (weight-only int8 in the compiled step)")
+    parser.add_argument(
+        "--int8", action="store_true", help="only the int8 rows (weight-only int8 in the compiled step)"
+    )
     parser.add_argument("--bleu-sentences", type=int, default=1014)
     parser.add_argument("--speed-only", action="store_true", help="only the speed rows (no compile times, no RSS)")
     args = parser.parse_args()
@@ -178,23 +210,31 @@ def main() -> None:
     rows(eager, compiled, ct2_convert.load(ct2_dir, "float32", 1), val, args.repeats)
     token = statistics.median(token_ms(compiled) for _ in range(3))
     weights, bw = decoder_bytes(eager), bandwidth_gb_s()
-    print(f"physical limit, greedy token: {weights / 1e6:.1f} MB of decoder weights / {bw:.1f} GB/s = "
-          f"{weights / bw / 1e6:.2f} ms from memory; the compiled token: {token:.2f} ms (the weights fit in the "
-          "CPU's caches, so it can run below that)")
+    print(
+        f"physical limit, greedy token: {weights / 1e6:.1f} MB of decoder weights / {bw:.1f} GB/s = "
+        f"{weights / bw / 1e6:.2f} ms from memory; the compiled token: {token:.2f} ms (the weights fit in the "
+        "CPU's caches, so it can run below that)"
+    )
 
 
 def compile_and_memory_rows(checkpoint: str, cache: Path, data_dir: str | None) -> None:
     """Build and load times with an empty and a filled `cache` (which it fills), and the peak RSS rows."""
     cold, first_cold = compile_seconds(checkpoint, cache)
     warm, first_warm = compile_seconds(checkpoint, cache)
-    print(f"compile (a child process builds the package) and load, one thread: empty cache {cold:.0f} s, "
-          f"package in the cache {warm:.1f} s "
-          f"(first translation after: {first_cold * 1000:.0f} / {first_warm * 1000:.0f} ms)", flush=True)
+    print(
+        f"compile (a child process builds the package) and load, one thread: empty cache {cold:.0f} s, "
+        f"package in the cache {warm:.1f} s "
+        f"(first translation after: {first_cold * 1000:.0f} / {first_warm * 1000:.0f} ms)",
+        flush=True,
+    )
     (eager_mb, _), (compiled_mb, _) = (peak_rss_mb(checkpoint, cache, data_dir, c) for c in (False, True))
     building_mb, builder_mb = peak_rss_mb(checkpoint, Path(tempfile.mkdtemp(prefix="compiled-cold-")), data_dir, True)
-    print(f"peak RSS, 30 val sentences at beam 4, fresh process: eager {eager_mb:.0f} MB, compiled {compiled_mb:.0f} MB "
-          f"({compiled_mb / eager_mb:.2f}x); building the package first: {building_mb:.0f} MB "
-          f"({building_mb / eager_mb:.2f}x), and the child process that builds it {builder_mb:.0f} MB", flush=True)
+    print(
+        f"peak RSS, 30 val sentences at beam 4, fresh process: eager {eager_mb:.0f} MB, compiled {compiled_mb:.0f} MB "
+        f"({compiled_mb / eager_mb:.2f}x); building the package first: {building_mb:.0f} MB "
+        f"({building_mb / eager_mb:.2f}x), and the child process that builds it {builder_mb:.0f} MB",
+        flush=True,
+    )
 
 
 def token_ms(translator: Translator) -> float:

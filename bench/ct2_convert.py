@@ -77,7 +77,9 @@ def ct2_spec(translator: Translator):
 
     model, c = translator.model, translator.config
     spec = transformer_spec.TransformerSpec.from_config(
-        (c.n_encoder_layers, c.n_decoder_layers), c.n_heads, pre_norm=c.norm_first,
+        (c.n_encoder_layers, c.n_decoder_layers),
+        c.n_heads,
+        pre_norm=c.norm_first,
         activation=common_spec.Activation.RELU,
     )
     _stack_common(spec.encoder, model, model.encoder_norm)
@@ -133,8 +135,9 @@ def translate(translator: Translator, ct2, sentences: list[str], num_beams: int,
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         batch = [tokens[i] for i in chunk]
-        results = ct2.translate_batch(batch, beam_size=num_beams, max_batch_size=batch_size,
-                                      max_decoding_length=2 * max(map(len, batch)) + 10)
+        results = ct2.translate_batch(
+            batch, beam_size=num_beams, max_batch_size=batch_size, max_decoding_length=2 * max(map(len, batch)) + 10
+        )
         for i, result in zip(chunk, results):
             out[i] = translator.decode([translator.tokenizer.token_to_id(t) for t in result.hypotheses[0]])
     return out
@@ -143,8 +146,9 @@ def translate(translator: Translator, ct2, sentences: list[str], num_beams: int,
 def load(model_dir: str | Path, compute_type: str = "float32", threads: int = 1):
     import ctranslate2
 
-    return ctranslate2.Translator(str(model_dir), device="cpu", compute_type=compute_type, intra_threads=threads,
-                                  inter_threads=1)
+    return ctranslate2.Translator(
+        str(model_dir), device="cpu", compute_type=compute_type, intra_threads=threads, inter_threads=1
+    )
 
 
 def check_scores(translator: Translator, ct2, sentences: list[str]) -> float:

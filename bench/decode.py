@@ -36,21 +36,45 @@ from timing import DEFAULT_CORPUS, corpus_dir, interleaved  # noqa: E402
 
 from generation import generate
 
-SIZE = dict(vocab_size=8000, d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3, d_ff=1024,
-            dropout=0.0, max_len=256, pad_id=0, bos_id=1, eos_id=2)
+SIZE = dict(
+    vocab_size=8000,
+    d_model=256,
+    n_heads=4,
+    n_encoder_layers=3,
+    n_decoder_layers=3,
+    d_ff=1024,
+    dropout=0.0,
+    max_len=256,
+    pad_id=0,
+    bos_id=1,
+    eos_id=2,
+)
 
 
 def marian_model():
     from transformers import MarianConfig, MarianMTModel
 
     config = MarianConfig(
-        vocab_size=SIZE["vocab_size"], d_model=SIZE["d_model"], encoder_layers=SIZE["n_encoder_layers"],
-        decoder_layers=SIZE["n_decoder_layers"], encoder_attention_heads=SIZE["n_heads"],
-        decoder_attention_heads=SIZE["n_heads"], encoder_ffn_dim=SIZE["d_ff"], decoder_ffn_dim=SIZE["d_ff"],
-        max_position_embeddings=SIZE["max_len"], activation_function="relu", scale_embedding=True,
-        pad_token_id=SIZE["pad_id"], eos_token_id=SIZE["eos_id"], decoder_start_token_id=SIZE["bos_id"],
-        forced_eos_token_id=None, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-        share_encoder_decoder_embeddings=True, tie_word_embeddings=True,
+        vocab_size=SIZE["vocab_size"],
+        d_model=SIZE["d_model"],
+        encoder_layers=SIZE["n_encoder_layers"],
+        decoder_layers=SIZE["n_decoder_layers"],
+        encoder_attention_heads=SIZE["n_heads"],
+        decoder_attention_heads=SIZE["n_heads"],
+        encoder_ffn_dim=SIZE["d_ff"],
+        decoder_ffn_dim=SIZE["d_ff"],
+        max_position_embeddings=SIZE["max_len"],
+        activation_function="relu",
+        scale_embedding=True,
+        pad_token_id=SIZE["pad_id"],
+        eos_token_id=SIZE["eos_id"],
+        decoder_start_token_id=SIZE["bos_id"],
+        forced_eos_token_id=None,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True,
     )
     return MarianMTModel(config).eval()
 
@@ -79,8 +103,9 @@ def marian_with_our_weights(ours: Transformer):
         bq, bk, bv = mha.in_proj.bias.chunk(3)
         for name, w, b in (("q", wq, bq), ("k", wk, bk), ("v", wv, bv)):
             theirs[f"{prefix}.{name}_proj.weight"], theirs[f"{prefix}.{name}_proj.bias"] = reads(w), b
-        theirs[f"{prefix}.out_proj.weight"], theirs[f"{prefix}.out_proj.bias"] = writes(mha.out_proj.weight,
-                                                                                        mha.out_proj.bias)
+        theirs[f"{prefix}.out_proj.weight"], theirs[f"{prefix}.out_proj.bias"] = writes(
+            mha.out_proj.weight, mha.out_proj.bias
+        )
 
     def norm(prefix, ln):
         theirs[f"{prefix}.weight"], theirs[f"{prefix}.bias"] = ln.weight[perm], ln.bias[perm]
@@ -91,8 +116,12 @@ def marian_with_our_weights(ours: Transformer):
 
     with torch.no_grad():
         embedding = ours.embed.weight[:, perm]
-        for key in ("model.shared.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
-                    "lm_head.weight"):
+        for key in (
+            "model.shared.weight",
+            "model.encoder.embed_tokens.weight",
+            "model.decoder.embed_tokens.weight",
+            "lm_head.weight",
+        ):
             theirs[key] = embedding
         for i, layer in enumerate(ours.encoder_layers):
             p = f"model.encoder.layers.{i}"
@@ -126,10 +155,16 @@ def sources(batch: int, length: int, seed: int) -> tuple[torch.Tensor, torch.Ten
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--checkpoint", default=str(Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"),
-                        help="a trained checkpoint of the same size, for part 3")
-    parser.add_argument("--data-dir", default=None,
-                        help="Multi30k folder for part 3 (default: $MULTI30K_DIR, else ../shared/data/multi30k)")
+    parser.add_argument(
+        "--checkpoint",
+        default=str(Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"),
+        help="a trained checkpoint of the same size, for part 3",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="Multi30k folder for part 3 (default: $MULTI30K_DIR, else ../shared/data/multi30k)",
+    )
     parser.add_argument("--parts", type=int, nargs="+", default=[1, 2, 3, 4, 5], help="which parts to run")
     parser.add_argument("--bleu-sentences", type=int, default=1014, help="val sentences for part 4's BLEU")
     args = parser.parse_args()
@@ -162,8 +197,10 @@ def marian_parts(args) -> None:
         uncached = lambda: generate(ours, src, max_new_tokens=n, min_new_tokens=n, use_cache=False)  # noqa: E731
         assert torch.equal(cached(), uncached()), "cached and uncached decoding disagree"
         t = interleaved({"cached": cached, "uncached": uncached}, args.repeats)
-        print(f"   {n:4d} new tokens: cached {t['cached'] * 1000:8.1f} ms, uncached {t['uncached'] * 1000:8.1f} ms"
-              f"  -> {t['uncached'] / t['cached']:.2f}x faster (same tokens)")
+        print(
+            f"   {n:4d} new tokens: cached {t['cached'] * 1000:8.1f} ms, uncached {t['uncached'] * 1000:8.1f} ms"
+            f"  -> {t['uncached'] / t['cached']:.2f}x faster (same tokens)"
+        )
 
     try:
         marian = marian_model()
@@ -176,22 +213,39 @@ def marian_parts(args) -> None:
     n = 64
     src, mask = sources(1, 24, seed=2)
     ours_greedy = lambda: generate(ours, src, max_new_tokens=n, min_new_tokens=n)  # noqa: E731
-    marian_greedy = lambda: marian.generate(input_ids=src, attention_mask=mask, max_new_tokens=n,  # noqa: E731
-                                            min_new_tokens=n, num_beams=1, do_sample=False)
+    marian_greedy = lambda: marian.generate(  # noqa: E731
+        input_ids=src,
+        attention_mask=mask,
+        max_new_tokens=n,
+        min_new_tokens=n,
+        num_beams=1,
+        do_sample=False,
+    )
     with torch.inference_mode():
         t = interleaved({"ours": ours_greedy, "marian": marian_greedy}, args.repeats)
-    print(f"   greedy, batch 1, {n} tokens: ours {t['ours'] / n * 1000:.2f} ms/token, "
-          f"Marian {t['marian'] / n * 1000:.2f} ms/token -> {t['marian'] / t['ours']:.2f}x faster per token")
+    print(
+        f"   greedy, batch 1, {n} tokens: ours {t['ours'] / n * 1000:.2f} ms/token, "
+        f"Marian {t['marian'] / n * 1000:.2f} ms/token -> {t['marian'] / t['ours']:.2f}x faster per token"
+    )
 
     n, batch = 32, 64
     src, mask = sources(batch, 24, seed=3)
     ours_beam = lambda: generate(ours, src, max_new_tokens=n, min_new_tokens=n, num_beams=4)  # noqa: E731
-    marian_beam = lambda: marian.generate(input_ids=src, attention_mask=mask, max_new_tokens=n,  # noqa: E731
-                                          min_new_tokens=n, num_beams=4, do_sample=False, early_stopping=False)
+    marian_beam = lambda: marian.generate(  # noqa: E731
+        input_ids=src,
+        attention_mask=mask,
+        max_new_tokens=n,
+        min_new_tokens=n,
+        num_beams=4,
+        do_sample=False,
+        early_stopping=False,
+    )
     with torch.inference_mode():
         t = interleaved({"ours": ours_beam, "marian": marian_beam}, max(3, args.repeats // 2))
-    print(f"   beam 4, batch {batch}, {n} tokens: ours {batch / t['ours']:.1f} sentences/s, "
-          f"Marian {batch / t['marian']:.1f} sentences/s -> {t['marian'] / t['ours']:.2f}x the throughput")
+    print(
+        f"   beam 4, batch {batch}, {n} tokens: ours {batch / t['ours']:.1f} sentences/s, "
+        f"Marian {batch / t['marian']:.1f} sentences/s -> {t['marian'] / t['ours']:.2f}x the throughput"
+    )
 
     if Path(args.checkpoint, "model.safetensors").exists():
         real_translations(args, Translator.from_pretrained(args.checkpoint, device="cpu"))
@@ -201,8 +255,9 @@ def real_translations(args, translator) -> None:
     """Part 3: the trained checkpoint, and Marian holding the very same weights, on val sentences."""
     import data
 
-    if translator.config != TransformerConfig(**{**SIZE, "vocab_size": translator.config.vocab_size,
-                                                  "dropout": translator.config.dropout}):
+    if translator.config != TransformerConfig(
+        **{**SIZE, "vocab_size": translator.config.vocab_size, "dropout": translator.config.dropout}
+    ):
         print(f"\n3. skipped: {args.checkpoint} is not of the benchmark's size")
         return
     ours = translator.model
@@ -226,22 +281,31 @@ def real_translations(args, translator) -> None:
         return [generate(ours, src, max_new_tokens=64, num_beams=4) for src, _ in batches]
 
     def run_marian():
-        return [marian.generate(input_ids=src, attention_mask=mask, max_new_tokens=64, num_beams=4,
-                                length_penalty=1.0, do_sample=False) for src, mask in batches]
+        return [
+            marian.generate(
+                input_ids=src, attention_mask=mask, max_new_tokens=64, num_beams=4, length_penalty=1.0, do_sample=False
+            )
+            for src, mask in batches
+        ]
 
-    print(f"\n3. The trained checkpoint ({args.checkpoint}) and Marian with the same weights: "
-          f"{len(sentences)} val sentences, beam 4, batches of 64, up to 64 new tokens, each stops at EOS")
+    print(
+        f"\n3. The trained checkpoint ({args.checkpoint}) and Marian with the same weights: "
+        f"{len(sentences)} val sentences, beam 4, batches of 64, up to 64 new tokens, each stops at EOS"
+    )
     with torch.inference_mode():
         ours_out, marian_out = run_ours(), run_marian()
         same = sum(
             translator.decode(a.tolist()) == translator.decode(b.tolist()[1:])
-            for o, m in zip(ours_out, marian_out) for a, b in zip(o, m)
+            for o, m in zip(ours_out, marian_out)
+            for a, b in zip(o, m)
         )
         t = interleaved({"ours": run_ours, "marian": run_marian}, max(3, args.repeats // 2))
     n = len(sentences)
     print(f"   identical translations: {same}/{n}")
-    print(f"   ours {n / t['ours']:.1f} sentences/s, Marian {n / t['marian']:.1f} sentences/s "
-          f"-> {t['marian'] / t['ours']:.2f}x the throughput")
+    print(
+        f"   ours {n / t['ours']:.1f} sentences/s, Marian {n / t['marian']:.1f} sentences/s "
+        f"-> {t['marian'] / t['ours']:.2f}x the throughput"
+    )
 
 
 if __name__ == "__main__":

@@ -98,10 +98,15 @@ def blas_on_torchs_threads():
 
 def variants(fp32: Translator, int8: Translator) -> dict:
     """name -> (translator, context that switches one lever off)."""
-    return {"all levers": (fp32, contextlib.nullcontext), "step weights rebuilt per call": (fp32, rebuilt_step_weights),
-            "matrices on torch's addmm (MKL)": (fp32, torch_matrix_products), "KV cache reserved in full": (fp32, full_kv_cache),
-            "beam rows not capped": (fp32, uncapped_beam_rows), "BLAS on torch's threads": (fp32, blas_on_torchs_threads),
-            "int8 (quantize='int8')": (int8, contextlib.nullcontext)}
+    return {
+        "all levers": (fp32, contextlib.nullcontext),
+        "step weights rebuilt per call": (fp32, rebuilt_step_weights),
+        "matrices on torch's addmm (MKL)": (fp32, torch_matrix_products),
+        "KV cache reserved in full": (fp32, full_kv_cache),
+        "beam rows not capped": (fp32, uncapped_beam_rows),
+        "BLAS on torch's threads": (fp32, blas_on_torchs_threads),
+        "int8 (quantize='int8')": (int8, contextlib.nullcontext),
+    }
 
 
 def run(checkpoint: str, data_dir: str | None, threads: int, repeats: int) -> None:
@@ -109,8 +114,10 @@ def run(checkpoint: str, data_dir: str | None, threads: int, repeats: int) -> No
     val = data.load_split(data.find_corpus(data_dir), "val").src
     fp32 = Translator.from_pretrained(checkpoint, device="cpu")
     int8 = Translator.from_pretrained(checkpoint, device="cpu", quantize="int8")
-    rows = {"greedy": lambda t: [t.translate(s, num_beams=1) for s in val[:30]],
-            "beam": lambda t: t.translate(val[:128], num_beams=4, batch_size=64)}
+    rows = {
+        "greedy": lambda t: [t.translate(s, num_beams=1) for s in val[:30]],
+        "beam": lambda t: t.translate(val[:128], num_beams=4, batch_size=64),
+    }
     cases = variants(fp32, int8)
     times = {(name, row): [] for name in cases for row in rows}
     for _ in range(repeats + 1):  # the first round warms up and is dropped
@@ -122,12 +129,16 @@ def run(checkpoint: str, data_dir: str | None, threads: int, repeats: int) -> No
                     times[name, row].append(time.perf_counter() - start)
     median = {key: statistics.median(values[1:]) for key, values in times.items()}
     base_greedy, base_beam = median["all levers", "greedy"], median["all levers", "beam"]
-    print(f"Levers, {threads} thread(s), interleaved medians of {repeats}: greedy batch 1 ms/sentence, "
-          f"beam 4 x 64 sentences/s, and each against all levers on")
+    print(
+        f"Levers, {threads} thread(s), interleaved medians of {repeats}: greedy batch 1 ms/sentence, "
+        f"beam 4 x 64 sentences/s, and each against all levers on"
+    )
     for name in cases:
         greedy, beam = median[name, "greedy"], median[name, "beam"]
-        print(f"   {name:32s} greedy {greedy / 30 * 1000:6.1f} ms ({greedy / base_greedy:.2f}x)   "
-              f"beam {128 / beam:6.1f} sentences/s ({beam / base_beam:.2f}x the time)")
+        print(
+            f"   {name:32s} greedy {greedy / 30 * 1000:6.1f} ms ({greedy / base_greedy:.2f}x)   "
+            f"beam {128 / beam:6.1f} sentences/s ({beam / base_beam:.2f}x the time)"
+        )
 
 
 def main() -> None:

@@ -52,8 +52,13 @@ def val_sentences(data_dir: Path, count: int) -> list[str]:
 
 def run_cuda_tests() -> str:
     """pytest's summary line for tests/test_cuda.py."""
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "tests/test_cuda.py"], cwd=ROOT,
-                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "tests/test_cuda.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     lines = [line for line in result.stdout.strip().splitlines() if line.strip()]
     summary = lines[-1] if lines else result.stderr.strip()[-300:]
     if result.returncode != 0:
@@ -63,6 +68,7 @@ def run_cuda_tests() -> str:
 
 def median_seconds(fn, repeats: int, device: torch.device) -> float:
     """Median wall time of `fn` after one warm-up run (CUDA work waited for)."""
+
     def once() -> float:
         start = time.perf_counter()
         fn()
@@ -90,18 +96,24 @@ def measure(translator: Translator, sentences: list[str], repeats: int, bf16: bo
     with precision:
         greedy_s = median_seconds(greedy, repeats, device)
         beam_s = median_seconds(beam, repeats, device)
-    return {"greedy_ms": 1000 * greedy_s / len(sentences), "beam_per_s": len(sentences) / beam_s,
-            "outputs": list(outputs)}
+    return {
+        "greedy_ms": 1000 * greedy_s / len(sentences),
+        "beam_per_s": len(sentences) / beam_s,
+        "outputs": list(outputs),
+    }
 
 
 def table(rows: list[tuple[str, str, dict]], reference: list[str]) -> str:
-    lines = ["| device | precision | greedy, batch 1 (ms/sentence) | beam 4, batch 64 (sentences/s) "
-             "| beam-4 outputs equal to the CPU's |",
-             "|---|---|---:|---:|---:|"]
+    lines = [
+        "| device | precision | greedy, batch 1 (ms/sentence) | beam 4, batch 64 (sentences/s) "
+        "| beam-4 outputs equal to the CPU's |",
+        "|---|---|---:|---:|---:|",
+    ]
     for device, precision, r in rows:
         same = sum(a == b for a, b in zip(r["outputs"], reference))
-        lines.append(f"| {device} | {precision} | {r['greedy_ms']:.1f} | {r['beam_per_s']:.1f} "
-                     f"| {same}/{len(reference)} |")
+        lines.append(
+            f"| {device} | {precision} | {r['greedy_ms']:.1f} | {r['beam_per_s']:.1f} | {same}/{len(reference)} |"
+        )
     return "\n".join(lines)
 
 
@@ -114,8 +126,10 @@ def main() -> None:
     parser.add_argument("--cpu-only", action="store_true", help="measure the CPU alone (checks the script)")
     args = parser.parse_args()
     if not torch.cuda.is_available() and not args.cpu_only:
-        print(f"No CUDA GPU on this machine (torch {torch.__version__}, CUDA build {torch.version.cuda or 'none'}): "
-              "nothing to measure. Run this on a machine with a GPU.")
+        print(
+            f"No CUDA GPU on this machine (torch {torch.__version__}, CUDA build {torch.version.cuda or 'none'}): "
+            "nothing to measure. Run this on a machine with a GPU."
+        )
         return
     sentences = val_sentences(corpus_dir(args.data_dir), args.sentences)
     cpu_name = f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"

@@ -44,12 +44,14 @@ def main() -> None:
     translator = Translator.from_pretrained(args.checkpoint)
     print(f"{len(SENTENCE.split())} words; medians of {args.repeats}, interleaved")
     for options in (DecodingOptions(), DecodingOptions(num_beams=1)):
-        runs = {"explain": lambda: explain_batch(translator, [SENTENCE], options),
-                "qkv": lambda: qkv(translator, SENTENCE, "cross", 3, 1, 3, options),
-                "logit_lens": lambda: logit_lens(translator, SENTENCE, options),
-                "contributions": lambda: contributions(translator, SENTENCE, options),
-                "contrast": lambda: contrast(translator, SENTENCE, 2, "woman", options),
-                "patch": lambda: patch(translator, SENTENCE, CORRUPTED, None, options)}
+        runs = {
+            "explain": lambda: explain_batch(translator, [SENTENCE], options),
+            "qkv": lambda: qkv(translator, SENTENCE, "cross", 3, 1, 3, options),
+            "logit_lens": lambda: logit_lens(translator, SENTENCE, options),
+            "contributions": lambda: contributions(translator, SENTENCE, options),
+            "contrast": lambda: contrast(translator, SENTENCE, 2, "woman", options),
+            "patch": lambda: patch(translator, SENTENCE, CORRUPTED, None, options),
+        }
         for run in runs.values():
             run()  # warm-up
         times = {name: [] for name in runs}
@@ -59,9 +61,15 @@ def main() -> None:
                 run()
                 times[name].append(time.perf_counter() - start)
         ms = {k: 1000 * statistics.median(v) for k, v in times.items()}
-        print(f"beams {options.num_beams}: " + ", ".join(
-            f"{name} {ms[name]:.0f} ms" + ("" if name == "explain" else f" ({ms[name] / ms['explain']:.2f}x)")
-            for name in runs), flush=True)
+        print(
+            f"beams {options.num_beams}: "
+            + ", ".join(
+                f"{name} {ms[name]:.0f} ms" + ("" if name == "explain" else f" ({ms[name] / ms['explain']:.2f}x)")
+                for name in runs
+            ),
+            flush=True,
+        )
+
 
 if __name__ == "__main__":
     main()

@@ -51,7 +51,9 @@ def fbgemm(w: torch.Tensor):
     from torch.ao.nn.quantized.dynamic import Linear
 
     linear = Linear(w.shape[1], w.shape[0], bias_=False, dtype=torch.qint8)
-    weight = torch.quantize_per_channel(w, (w.abs().amax(dim=1).clamp_min(1e-8) / 127), torch.zeros(w.shape[0], dtype=torch.long), 0, torch.qint8)
+    weight = torch.quantize_per_channel(
+        w, (w.abs().amax(dim=1).clamp_min(1e-8) / 127), torch.zeros(w.shape[0], dtype=torch.long), 0, torch.qint8
+    )
     linear.set_weight_bias(weight, None)
     return linear
 
@@ -73,7 +75,9 @@ def main() -> None:
     torch.manual_seed(0)
     translator = Translator.from_pretrained(args.checkpoint, device="cpu")
     library = load(build(Path(tempfile.mkdtemp(prefix="native-"))))
-    print("| Matrix | Rows | torch fp32 µs | native fp32 µs (ratio) | native int8 µs (ratio, error) | fbgemm µs (ratio, error) |")
+    print(
+        "| Matrix | Rows | torch fp32 µs | native fp32 µs (ratio) | native int8 µs (ratio, error) | fbgemm µs (ratio, error) |"
+    )
     print("|---|---|---|---|---|---|")
     for name, w in shapes(translator).items():
         packed = fbgemm(w)
@@ -88,9 +92,11 @@ def main() -> None:
             def error(y):
                 return float((y - reference).abs().max() / reference.abs().max())
 
-            print(f"| {name} | {rows} | {fp32:.1f} | {native32:.1f} ({native32 / fp32:.2f}x) | {native8:.1f} "
-                  f"({native8 / fp32:.2f}x, {error(y8):.3f}) | {fb:.1f} ({fb / fp32:.2f}x, {error(packed(x)):.3f}) |",
-                  flush=True)
+            print(
+                f"| {name} | {rows} | {fp32:.1f} | {native32:.1f} ({native32 / fp32:.2f}x) | {native8:.1f} "
+                f"({native8 / fp32:.2f}x, {error(y8):.3f}) | {fb:.1f} ({fb / fp32:.2f}x, {error(packed(x)):.3f}) |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -39,21 +39,26 @@ def ct2_translator(ours: Translator, ct2):
 
 
 def ours(translator: Translator):
-    return lambda sentences, num_beams, batch_size: translator.translate(sentences, num_beams=num_beams,
-                                                                          batch_size=batch_size)
+    return lambda sentences, num_beams, batch_size: translator.translate(
+        sentences, num_beams=num_beams, batch_size=batch_size
+    )
 
 
 def speed(engines: dict, val: list[str], n: int, repeats: int) -> None:
     few, many = val[:n], val[:128]
     for beams, label in ((1, "greedy, batch 1"), (4, "beam 4, one sentence at a time")):
-        t = interleaved({name: (lambda f=f, b=beams: [f([s], b, 1) for s in few]) for name, f in engines.items()}, repeats)
+        t = interleaved(
+            {name: (lambda f=f, b=beams: [f([s], b, 1) for s in few]) for name, f in engines.items()}, repeats
+        )
         ms = {name: seconds / n * 1000 for name, seconds in t.items()}
         print(f"{label} (ms/sentence): " + ", ".join(f"{k} {v:.2f}" for k, v in ms.items()), flush=True)
         ratios(ms, lower_is_faster=True)
     t = interleaved({name: (lambda f=f: f(many, 4, 64)) for name, f in engines.items()}, repeats)
     sps = {name: 128 / seconds for name, seconds in t.items()}
-    print("beam 4, 128 sentences in batches of 64 (sentences/s): " + ", ".join(f"{k} {v:.1f}" for k, v in sps.items()),
-          flush=True)
+    print(
+        "beam 4, 128 sentences in batches of 64 (sentences/s): " + ", ".join(f"{k} {v:.1f}" for k, v in sps.items()),
+        flush=True,
+    )
     ratios({k: 1 / v for k, v in sps.items()}, lower_is_faster=True)
 
 
@@ -67,9 +72,14 @@ def identical(eager: Translator, native: Translator, val: list[str], n: int) -> 
     for beams, label in ((1, "greedy"), (4, "beam 4")):
         same = sum(eager.translate(s, num_beams=beams) == native.translate(s, num_beams=beams) for s in val[:n])
         print(f"native fp32 identical to eager, {label}, one at a time: {same}/{n}", flush=True)
-    a, b = eager.translate(val[:128], num_beams=4, batch_size=64), native.translate(val[:128], num_beams=4, batch_size=64)
-    print(f"native fp32 identical to eager, beam 4, 128 in batches of 64: {sum(x == y for x, y in zip(a, b))}/128",
-          flush=True)
+    a, b = (
+        eager.translate(val[:128], num_beams=4, batch_size=64),
+        native.translate(val[:128], num_beams=4, batch_size=64),
+    )
+    print(
+        f"native fp32 identical to eager, beam 4, 128 in batches of 64: {sum(x == y for x, y in zip(a, b))}/128",
+        flush=True,
+    )
 
 
 def bleu(engines: dict, val: list[str], refs: list[str], n: int) -> None:
@@ -98,8 +108,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, settled)
 
 def rss_mb(checkpoint: str, data_dir: str, cache: Path, native: bool, quantize: str | None) -> tuple[float, float]:
     """A fresh process's peak RSS, and its RSS after the 30 sentences."""
-    code = CHILD.format(root=str(ROOT), checkpoint=checkpoint, quantize=quantize, native=native, cache=str(cache),
-                        data_dir=data_dir)
+    code = CHILD.format(
+        root=str(ROOT), checkpoint=checkpoint, quantize=quantize, native=native, cache=str(cache), data_dir=data_dir
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     return float(out[-2]), float(out[-1])
 
@@ -113,8 +124,11 @@ def build_rows(checkpoint: str, data_dir: str) -> Path:
         print(f"native search ready, {label}: {time.perf_counter() - start:.2f} s", flush=True)
     for native, quantize in ((False, None), (True, None), (True, "int8")):
         peak, settled = rss_mb(checkpoint, data_dir, cache, native, quantize)
-        print(f"RSS, 30 sentences at beam 4, {'native' if native else 'eager'} {quantize or 'fp32'}: peak {peak:.0f} MB, "
-              f"after {settled:.0f} MB", flush=True)
+        print(
+            f"RSS, 30 sentences at beam 4, {'native' if native else 'eager'} {quantize or 'fp32'}: peak {peak:.0f} MB, "
+            f"after {settled:.0f} MB",
+            flush=True,
+        )
     return cache
 
 
@@ -147,8 +161,12 @@ def main() -> None:
     engines["CTranslate2 int8"] = ct2_translator(eager, ct2_convert.load(ct2_dir, "int8", 1))
     identical(eager, native, val, args.sentences)
     speed(engines, val, args.sentences, args.repeats)
-    bleu({k: v for k, v in engines.items() if k != "eager" and not k.startswith("packaged")}, val, refs,
-         args.bleu_sentences)
+    bleu(
+        {k: v for k, v in engines.items() if k != "eager" and not k.startswith("packaged")},
+        val,
+        refs,
+        args.bleu_sentences,
+    )
 
 
 if __name__ == "__main__":

@@ -43,17 +43,27 @@ def main() -> None:
     sizes = [len(shortlist.candidates([full.encode_source(s)[0]], [full.config.eos_id])) for s in src[:200]]
     a, b = full.translate(src, num_beams=4), short.translate(src, num_beams=4)
     same = sum(x == y for x, y in zip(a, b))
-    print(f"{len(src)} val sentences, beam 4: identical {same}/{len(src)}; BLEU full {sacrebleu.corpus_bleu(a, [ref]).score:.2f}, "
-          f"shortlist {sacrebleu.corpus_bleu(b, [ref]).score:.2f}; candidates per sentence: median "
-          f"{statistics.median(sizes):.0f} of {full.config.vocab_size}", flush=True)
+    print(
+        f"{len(src)} val sentences, beam 4: identical {same}/{len(src)}; BLEU full {sacrebleu.corpus_bleu(a, [ref]).score:.2f}, "
+        f"shortlist {sacrebleu.corpus_bleu(b, [ref]).score:.2f}; candidates per sentence: median "
+        f"{statistics.median(sizes):.0f} of {full.config.vocab_size}",
+        flush=True,
+    )
     few, batch = src[:30], src[:128]
-    t = interleaved({"greedy full": lambda: [full.translate(s, num_beams=1) for s in few],
-                     "greedy shortlist": lambda: [short.translate(s, num_beams=1) for s in few],
-                     "beam full": lambda: full.translate(batch, num_beams=4, batch_size=64),
-                     "beam shortlist": lambda: short.translate(batch, num_beams=4, batch_size=64)}, args.repeats)
-    print(f"greedy batch 1: full {t['greedy full'] / 30 * 1000:.1f}, shortlist {t['greedy shortlist'] / 30 * 1000:.1f} "
-          f"ms/sentence ({t['greedy full'] / t['greedy shortlist']:.2f}x); beam 4 x 64: full {128 / t['beam full']:.1f}, "
-          f"shortlist {128 / t['beam shortlist']:.1f} sentences/s ({t['beam full'] / t['beam shortlist']:.2f}x)")
+    t = interleaved(
+        {
+            "greedy full": lambda: [full.translate(s, num_beams=1) for s in few],
+            "greedy shortlist": lambda: [short.translate(s, num_beams=1) for s in few],
+            "beam full": lambda: full.translate(batch, num_beams=4, batch_size=64),
+            "beam shortlist": lambda: short.translate(batch, num_beams=4, batch_size=64),
+        },
+        args.repeats,
+    )
+    print(
+        f"greedy batch 1: full {t['greedy full'] / 30 * 1000:.1f}, shortlist {t['greedy shortlist'] / 30 * 1000:.1f} "
+        f"ms/sentence ({t['greedy full'] / t['greedy shortlist']:.2f}x); beam 4 x 64: full {128 / t['beam full']:.1f}, "
+        f"shortlist {128 / t['beam shortlist']:.1f} sentences/s ({t['beam full'] / t['beam shortlist']:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

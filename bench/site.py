@@ -71,7 +71,9 @@ def page_runs(url: str, sentences: list[str], visits: int) -> tuple[list[float],
             start = time.perf_counter()
             page.goto(url)
             page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
-            firsts.append((round((time.perf_counter() - start) * 1000), page.evaluate("() => window.attentionLens.firstMs")))
+            firsts.append(
+                (round((time.perf_counter() - start) * 1000), page.evaluate("() => window.attentionLens.firstMs"))
+            )
             context.close()
         page = browser.new_page()
         page.goto(url)
@@ -96,11 +98,17 @@ def main() -> None:
     same = sum(a == b for a, b in zip(page_out, python_out))
     ratio = statistics.median(page_ms) / statistics.median(python_ms)
     print(f"bench/site.py: {args.checkpoint}, {len(sentences)} val sentences, greedy, one at a time")
-    print(f"  site: {sum(sizes.values()) / 2**20:.1f} MB in {len(sizes)} files (weights {sizes['weights.safetensors'] / 2**20:.1f} MB)")
-    print(f"  median per sentence: page {statistics.median(page_ms):.1f} ms, Python eager {statistics.median(python_ms):.1f} ms: "
-          f"{ratio:.2f}x; the same translation for {same} of {len(sentences)}")
-    print(f"  navigation -> first map drawn (weights loaded, fresh context): "
-          f"{', '.join(f'{a} ms (in-page clock {b} ms)' for a, b in firsts)}")
+    print(
+        f"  site: {sum(sizes.values()) / 2**20:.1f} MB in {len(sizes)} files (weights {sizes['weights.safetensors'] / 2**20:.1f} MB)"
+    )
+    print(
+        f"  median per sentence: page {statistics.median(page_ms):.1f} ms, Python eager {statistics.median(python_ms):.1f} ms: "
+        f"{ratio:.2f}x; the same translation for {same} of {len(sentences)}"
+    )
+    print(
+        f"  navigation -> first map drawn (weights loaded, fresh context): "
+        f"{', '.join(f'{a} ms (in-page clock {b} ms)' for a, b in firsts)}"
+    )
 
 
 if __name__ == "__main__":

@@ -35,27 +35,50 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from ui.app_process import launch_app  # noqa: E402
 
-SHORT = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im hohen Gras.", "Eine Frau spielt ein Lied auf ihrem Cello.",
-         "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
-         "Ein brauner Hund rennt dem schwarzen Hund hinterher."]
+SHORT = [
+    "Ein Mann fährt Fahrrad.",
+    "Zwei Hunde spielen im hohen Gras.",
+    "Eine Frau spielt ein Lied auf ihrem Cello.",
+    "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
+    "Ein brauner Hund rennt dem schwarzen Hund hinterher.",
+]
 LONG = " ".join(SHORT * 3)  # 15 sentences, ~750 characters: many maps per request
-MIX = [("api_translate", 0.2), ("api_explain", 0.12), ("inside", 0.2), ("page", 0.2), ("page_long", 0.03),
-       ("mcp", 0.1), ("refused", 0.15)]
-INSIDE = [("trace", [SHORT[0], "beam search", 4, 1.0, 64, 10, ""]), ("ablate", [SHORT[1], '["cross:2:1"]', "greedy", 1, 1.0, 64]),
-          ("qkv", [SHORT[2], "cross", 1, 1, 1, "greedy", 1, 1.0, 64]), ("logit_lens", [SHORT[3], "greedy", 1, 1.0, 64, ""]),
-          ("contributions", [SHORT[4], "greedy", 1, 1.0, 64, ""]), ("contrast", [SHORT[0], 2, "woman", "greedy", 1, 1.0, 64]),
-          ("patch", [SHORT[0], "Ein Mann fährt Auto.", 0, "greedy", 1, 1.0, 64])]
-BAD = [("translate", ["Ein Hund. " * 600, "greedy", 1, 1.0, 16]), ("translate", [SHORT[0], "greedy", 1, float("nan"), 16]),
-       ("qkv", [SHORT[0], "cross", float("inf"), 1, 1, "greedy", 1, 1.0, 64]), ("contrast", [SHORT[0], float("-inf"), "a"]),
-       ("translate", [42]), ("translate", [SHORT[0], "greedy", 1, 1.0, 16, "", "extra"]),
-       ("translate", [SHORT[0], "greedy", 1, 1.0, 16, "A \u202eman"]), ("patch", [SHORT[0], SHORT[1], 0])]
+MIX = [
+    ("api_translate", 0.2),
+    ("api_explain", 0.12),
+    ("inside", 0.2),
+    ("page", 0.2),
+    ("page_long", 0.03),
+    ("mcp", 0.1),
+    ("refused", 0.15),
+]
+INSIDE = [
+    ("trace", [SHORT[0], "beam search", 4, 1.0, 64, 10, ""]),
+    ("ablate", [SHORT[1], '["cross:2:1"]', "greedy", 1, 1.0, 64]),
+    ("qkv", [SHORT[2], "cross", 1, 1, 1, "greedy", 1, 1.0, 64]),
+    ("logit_lens", [SHORT[3], "greedy", 1, 1.0, 64, ""]),
+    ("contributions", [SHORT[4], "greedy", 1, 1.0, 64, ""]),
+    ("contrast", [SHORT[0], 2, "woman", "greedy", 1, 1.0, 64]),
+    ("patch", [SHORT[0], "Ein Mann fährt Auto.", 0, "greedy", 1, 1.0, 64]),
+]
+BAD = [
+    ("translate", ["Ein Hund. " * 600, "greedy", 1, 1.0, 16]),
+    ("translate", [SHORT[0], "greedy", 1, float("nan"), 16]),
+    ("qkv", [SHORT[0], "cross", float("inf"), 1, 1, "greedy", 1, 1.0, 64]),
+    ("contrast", [SHORT[0], float("-inf"), "a"]),
+    ("translate", [42]),
+    ("translate", [SHORT[0], "greedy", 1, 1.0, 16, "", "extra"]),
+    ("translate", [SHORT[0], "greedy", 1, 1.0, 16, "A \u202eman"]),
+    ("patch", [SHORT[0], SHORT[1], 0]),
+]
 
 
 def start_app(checkpoint: str, temp_dir: Path) -> tuple[subprocess.Popen, str]:
     """app.py as a Space runs it (no GRADIO_SERVER_NAME), with Gradio's temp files in `temp_dir`."""
     temp_dir.mkdir(parents=True, exist_ok=True)
-    return launch_app(temp_dir.parent / "soak-app.log", listen_local=False, MODEL_ID=checkpoint,
-                      GRADIO_TEMP_DIR=str(temp_dir))
+    return launch_app(
+        temp_dir.parent / "soak-app.log", listen_local=False, MODEL_ID=checkpoint, GRADIO_TEMP_DIR=str(temp_dir)
+    )
 
 
 def rss_mb(pid: int) -> float:
@@ -80,8 +103,11 @@ def post(url: str, body: dict) -> tuple[int, bytes]:
 
 def api_call(url: str, api_name: str, data: list) -> str:
     """ok, error (with a message), messageless (an error without one), busy, or http <status>."""
-    request = urllib.request.Request(f"{url}gradio_api/call/{api_name}", headers={"Content-Type": "application/json"},
-                                     data=json.dumps({"data": data}, allow_nan=True).encode())
+    request = urllib.request.Request(
+        f"{url}gradio_api/call/{api_name}",
+        headers={"Content-Type": "application/json"},
+        data=json.dumps({"data": data}, allow_nan=True).encode(),
+    )
     try:
         with urllib.request.urlopen(request, timeout=300) as response:
             status, body = response.status, response.read()
@@ -123,8 +149,10 @@ def mcp_call(url: str, tool: str, arguments: dict) -> str:
 def page_call(url: str, fn_index: int, trigger_id: int, data: list) -> str:
     """What the browser does for one click: join the queue in a new session, read until completed."""
     session = uuid.uuid4().hex[:11]
-    status, _ = post(f"{url}gradio_api/queue/join", {"data": data, "fn_index": fn_index, "session_hash": session,
-                                                     "event_data": None, "trigger_id": trigger_id})
+    status, _ = post(
+        f"{url}gradio_api/queue/join",
+        {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": trigger_id},
+    )
     if status != 200:
         return f"http {status}"
     with urllib.request.urlopen(f"{url}gradio_api/queue/data?session_hash={session}", timeout=300) as stream:
@@ -163,8 +191,13 @@ def send(url: str, kind: str, page: tuple[int, int], rng: random.Random) -> str:
     if kind in ("page", "page_long"):
         return page_call(url, *page, [LONG if kind == "page_long" else text, "beam search", 4, 1.0, 128])
     if kind == "mcp":
-        tool, arguments = rng.choice([("translate", {"text": text}), ("logit_lens", {"text": text, "decoding": "greedy"}),
-                                      ("trace", {"text": text, "decoding": "greedy"})])
+        tool, arguments = rng.choice(
+            [
+                ("translate", {"text": text}),
+                ("logit_lens", {"text": text, "decoding": "greedy"}),
+                ("trace", {"text": text, "decoding": "greedy"}),
+            ]
+        )
         return mcp_call(url, tool, arguments)
     outcome = api_call(url, *rng.choice(BAD))
     return "refused" if outcome == "error" else outcome if outcome in ("messageless", "busy") else "accepted?!"
@@ -190,8 +223,10 @@ class Victim:
     def report(self) -> str:
         lat = sorted(self.latencies) or [float("nan")]
         pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]  # noqa: E731
-        return (f"victim /translate: {len(self.latencies)} answered, {self.refused} refused; p50 {pick(0.5):.2f} s  "
-                f"p95 {pick(0.95):.2f} s  p99 {pick(0.99):.2f} s  max {lat[-1]:.2f} s")
+        return (
+            f"victim /translate: {len(self.latencies)} answered, {self.refused} refused; p50 {pick(0.5):.2f} s  "
+            f"p95 {pick(0.95):.2f} s  p99 {pick(0.99):.2f} s  max {lat[-1]:.2f} s"
+        )
 
 
 def run_mix(url: str, page: tuple[int, int], args) -> dict[str, dict[str, int]]:
@@ -261,23 +296,33 @@ def main() -> None:
 
     rss = [s[1] for s in samples]
     disk = [s[2] for s in samples]
-    plateau = samples[len(samples) * 2 // 3:]
+    plateau = samples[len(samples) * 2 // 3 :]
     total = sum(sum(counts.values()) for counts in outcomes.values())
-    print(f"{total} requests from {args.clients} clients in {seconds:.0f} s ({total / seconds:.1f}/s); "
-          f"checkpoint {args.checkpoint}")
+    print(
+        f"{total} requests from {args.clients} clients in {seconds:.0f} s ({total / seconds:.1f}/s); "
+        f"checkpoint {args.checkpoint}"
+    )
     for kind, counts in sorted(outcomes.items()):
         print(f"  {kind:14s} {counts}")
     every = [o for counts in outcomes.values() for o, n in counts.items() for _ in range(n)]
-    print(f"HTTP 500: {every.count('http 500')}   messageless: {every.count('messageless')}   "
-          f"accepted bad calls: {every.count('accepted?!')}")
+    print(
+        f"HTTP 500: {every.count('http 500')}   messageless: {every.count('messageless')}   "
+        f"accepted bad calls: {every.count('accepted?!')}"
+    )
     print(victim.report())
-    print(f"RSS MB:       start {rss[0]:.0f}  plateau {statistics.median(s[1] for s in plateau):.0f}  "
-          f"end {rss[-1]:.0f}  peak {max(rss):.0f}   ({len(samples)} samples every {args.every:g} s)")
-    print(f"temp disk MB: start {disk[0]:.2f}  plateau {statistics.median(s[2] for s in plateau):.2f}  "
-          f"end {disk[-1]:.2f}  peak {max(disk):.2f}")
+    print(
+        f"RSS MB:       start {rss[0]:.0f}  plateau {statistics.median(s[1] for s in plateau):.0f}  "
+        f"end {rss[-1]:.0f}  peak {max(rss):.0f}   ({len(samples)} samples every {args.every:g} s)"
+    )
+    print(
+        f"temp disk MB: start {disk[0]:.2f}  plateau {statistics.median(s[2] for s in plateau):.2f}  "
+        f"end {disk[-1]:.2f}  peak {max(disk):.2f}"
+    )
     quarter = max(1, len(rss) // 4)
-    print("RSS by quarter (median MB): " + "  ".join(
-        f"{statistics.median(rss[i:i + quarter]):.0f}" for i in range(0, len(rss), quarter)))
+    print(
+        "RSS by quarter (median MB): "
+        + "  ".join(f"{statistics.median(rss[i : i + quarter]):.0f}" for i in range(0, len(rss), quarter))
+    )
 
 
 if __name__ == "__main__":

@@ -75,10 +75,14 @@ def main() -> None:
     total, inside, tokens = min(runs)
     alone = min(products_alone(translator, tokens) for _ in range(args.repeats))
     ms = 1000 / tokens
-    print(f"greedy batch 1, 30 val sentences, {tokens / 30:.1f} tokens a sentence, {args.threads} thread(s), "
-          f"best of {args.repeats}:")
-    print(f"   per token {total * ms:.2f} ms: matrix products {inside * ms:.2f} ms, everything else "
-          f"{(total - inside) * ms:.2f} ms (encoder, attention, norms, search, Python)")
+    print(
+        f"greedy batch 1, 30 val sentences, {tokens / 30:.1f} tokens a sentence, {args.threads} thread(s), "
+        f"best of {args.repeats}:"
+    )
+    print(
+        f"   per token {total * ms:.2f} ms: matrix products {inside * ms:.2f} ms, everything else "
+        f"{(total - inside) * ms:.2f} ms (encoder, attention, norms, search, Python)"
+    )
     print(f"   the same products back to back on their own: {alone * ms:.2f} ms a token")
 
 

@@ -15,8 +15,14 @@ import statistics
 import time
 from pathlib import Path
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 VIEW = "document.querySelector('.al-history').__history"
 LAB = "document.querySelector('.al-copylab').__copylab"
 
@@ -24,8 +30,11 @@ LAB = "document.querySelector('.al-copylab').__copylab"
 def travel(page) -> float:
     start = time.perf_counter()
     page.locator("#history-go").click()
-    page.wait_for_function(f"(before) => {VIEW}.data.done && {VIEW}.root.dataset.shown !== before",
-                           arg=page.evaluate(f"() => {VIEW}.root.dataset.shown"), timeout=300_000)
+    page.wait_for_function(
+        f"(before) => {VIEW}.data.done && {VIEW}.root.dataset.shown !== before",
+        arg=page.evaluate(f"() => {VIEW}.root.dataset.shown"),
+        timeout=300_000,
+    )
     return time.perf_counter() - start
 
 
@@ -42,9 +51,11 @@ def lab_run(page) -> dict:
     start = time.perf_counter()
     page.locator("#copylab-train").click()
     page.wait_for_function(f"() => {LAB}.data && {LAB}.data.done", timeout=300_000)
-    lab = page.evaluate(f"() => {{ const d = {LAB}.data; return {{updates: {LAB}.updates, step: d.step, "
-                        "elapsed: d.elapsed, first: d.losses[0][1], last: d.losses[d.losses.length - 1][1], "
-                        "accuracy: d.accuracy}; }")
+    lab = page.evaluate(
+        f"() => {{ const d = {LAB}.data; return {{updates: {LAB}.updates, step: d.step, "
+        "elapsed: d.elapsed, first: d.losses[0][1], last: d.losses[d.losses.length - 1][1], "
+        "accuracy: d.accuracy}; }"
+    )
     return {**lab, "page_s": round(time.perf_counter() - start, 1)}
 
 
@@ -62,8 +73,10 @@ def main() -> None:
         page.wait_for_selector(".al-history .al-h-slider", timeout=120_000)
         print(f"travel: {travel(page):.2f} s the first time, {travel(page):.2f} s again (cached)")
         times = slider_ms(page)
-        print(f"slider move: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms "
-              f"({len(times)} moves, in the browser)")
+        print(
+            f"slider move: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms "
+            f"({len(times)} moves, in the browser)"
+        )
         if args.shots:
             args.shots.mkdir(parents=True, exist_ok=True)
             page.evaluate(f"() => {{ const h = {VIEW}; h.pick(h.data.snapshots.length - 1); }}")
@@ -89,8 +102,12 @@ def main() -> None:
             phone.locator("#copylab-train").click()
             time.sleep(2.0)
             phone.screenshot(path=str(args.shots / "copylab-phone-queued.png"))
-            print("queued page shows:", phone.locator("#copylab-queue").inner_text()[:120].replace("\n", " "),
-                  "|", phone.locator(".al-c-status").inner_text()[:120])
+            print(
+                "queued page shows:",
+                phone.locator("#copylab-queue").inner_text()[:120].replace("\n", " "),
+                "|",
+                phone.locator(".al-c-status").inner_text()[:120],
+            )
             phone.wait_for_function(f"() => {LAB}.data && {LAB}.data.done", timeout=300_000)
             phone.evaluate("() => document.querySelector('#copylab-actions').scrollIntoView()")
             phone.screenshot(path=str(args.shots / "copylab-phone.png"))

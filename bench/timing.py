@@ -38,5 +38,3 @@ def interleaved(candidates: dict, repeats: int) -> dict[str, float]:
         for name, fn in candidates.items():
             times[name].append(timed(fn))
     return {name: statistics.median(values) for name, values in times.items()}
-
-

@@ -68,8 +68,10 @@ def main() -> None:
     size = len(json.dumps(result.to_dict()).encode("utf-8"))
     print(f"sentence ({len(text.split())} words): {text}")
     print(f"translation: {result.translation}  ({len(result.steps)} steps, {len(result.beam)} beam nodes)")
-    print(f"explain {t['explain'] * 1000:.1f} ms, trace (beam 4, top-k 10) {t['trace'] * 1000:.1f} ms "
-          f"-> {t['trace'] / t['explain']:.2f}x (target <= 1.5x)")
+    print(
+        f"explain {t['explain'] * 1000:.1f} ms, trace (beam 4, top-k 10) {t['trace'] * 1000:.1f} ms "
+        f"-> {t['trace'] / t['explain']:.2f}x (target <= 1.5x)"
+    )
     print(f"trace JSON: {size / 1000:.1f} KB (target <= 500 KB)")
 
 

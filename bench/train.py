@@ -40,8 +40,9 @@ class TorchReference(nn.Module):
         self.embed = nn.Embedding(c.vocab_size, c.d_model)
         self.pos = PositionalEncoding(c.d_model, c.max_len)
         self.dropout = nn.Dropout(c.dropout)
-        self.transformer = nn.Transformer(c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff,
-                                          c.dropout, batch_first=True)
+        self.transformer = nn.Transformer(
+            c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout, batch_first=True
+        )
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.lm_head.weight = self.embed.weight
 
@@ -51,8 +52,15 @@ class TorchReference(nn.Module):
         y = self.dropout(self.pos(self.embed(tgt_in) * scale))
         causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.size(1), dtype=torch.bool)
         src_pad, tgt_pad = src == self.c.pad_id, tgt_in == self.c.pad_id
-        out = self.transformer(x, y, tgt_mask=causal, src_key_padding_mask=src_pad, tgt_key_padding_mask=tgt_pad,
-                               memory_key_padding_mask=src_pad, tgt_is_causal=True)
+        out = self.transformer(
+            x,
+            y,
+            tgt_mask=causal,
+            src_key_padding_mask=src_pad,
+            tgt_key_padding_mask=tgt_pad,
+            memory_key_padding_mask=src_pad,
+            tgt_is_causal=True,
+        )
         return self.lm_head(out)
 
 
@@ -102,10 +110,14 @@ def main() -> None:
             start = time.perf_counter()
             tokens = step(model, optimizers[name], batch, bf16)
             rates[name].append(tokens / (time.perf_counter() - start))
-    print(f"{args.steps} training steps each, batches of ~{args.batch_tokens} tokens, {args.threads} thread(s), "
-          f"{args.precision}, torch {torch.__version__}")
+    print(
+        f"{args.steps} training steps each, batches of ~{args.batch_tokens} tokens, {args.threads} thread(s), "
+        f"{args.precision}, torch {torch.__version__}"
+    )
     for name in models:
-        print(f"   {name:22s} {counts[name] / 1e6:.2f} M parameters, {statistics.median(rates[name]):8.0f} target tokens/s")
+        print(
+            f"   {name:22s} {counts[name] / 1e6:.2f} M parameters, {statistics.median(rates[name]):8.0f} target tokens/s"
+        )
     ratio = statistics.median(rates["ours"]) / statistics.median(rates["torch.nn.Transformer"])
     print(f"   ours / torch.nn.Transformer: {ratio:.2f}x")
 

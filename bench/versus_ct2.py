@@ -63,19 +63,30 @@ def speed_rows(engines: Engines, val: list[str], repeats: int) -> dict:
     def beam(translate):
         return lambda: translate(s128, 4, 64)
 
-    t = interleaved({"greedy ours": greedy(engines.ours_translate), "greedy ct2": greedy(engines.ct2_translate),
-                     "beam ours": beam(engines.ours_translate), "beam ct2": beam(engines.ct2_translate)}, repeats)
+    t = interleaved(
+        {
+            "greedy ours": greedy(engines.ours_translate),
+            "greedy ct2": greedy(engines.ct2_translate),
+            "beam ours": beam(engines.ours_translate),
+            "beam ct2": beam(engines.ct2_translate),
+        },
+        repeats,
+    )
     same = sum(a == b for a, b in zip(engines.ours_translate(s128, 4, 64), engines.ct2_translate(s128, 4, 64)))
-    return {"greedy_ms": (t["greedy ours"] / 30 * 1000, t["greedy ct2"] / 30 * 1000),
-            "beam_sps": (128 / t["beam ours"], 128 / t["beam ct2"]), "same_beam": same}
+    return {
+        "greedy_ms": (t["greedy ours"] / 30 * 1000, t["greedy ct2"] / 30 * 1000),
+        "beam_sps": (128 / t["beam ours"], 128 / t["beam ct2"]),
+        "same_beam": same,
+    }
 
 
 # What app.py sets through ui/public.limit_malloc_arenas, as environment variables for a child.
 APP_MALLOC = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072"}
 
 
-def peak_rss(engine: str, precision: str, checkpoint: str, ct2_dir: Path, data_dir: str | None,
-             malloc_env: dict | None = None) -> float:
+def peak_rss(
+    engine: str, precision: str, checkpoint: str, ct2_dir: Path, data_dir: str | None, malloc_env: dict | None = None
+) -> float:
     """Peak RSS (MB) of a fresh process that loads one engine and translates 128 val sentences."""
     if engine == "ours":
         command = [__file__, "--rss-child", precision, checkpoint, str(data.find_corpus(data_dir))]
@@ -83,8 +94,14 @@ def peak_rss(engine: str, precision: str, checkpoint: str, ct2_dir: Path, data_d
         folder = data.find_corpus(data_dir)
         val_de = next(str(folder / n) for n in ("val.de.gz", "val.de") if (folder / n).is_file())
         max_len = str(Translator.from_pretrained(checkpoint, device="cpu").config.max_len)
-        command = [str(ROOT / "bench" / "ct2_rss.py"), str(ct2_dir), str(Path(checkpoint) / "tokenizer.json"), val_de,
-                   max_len, CT2_TYPE[precision]]
+        command = [
+            str(ROOT / "bench" / "ct2_rss.py"),
+            str(ct2_dir),
+            str(Path(checkpoint) / "tokenizer.json"),
+            val_de,
+            max_len,
+            CT2_TYPE[precision],
+        ]
     env = {**os.environ, **(malloc_env or {})}
     out = subprocess.run([sys.executable, *command], capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])["peak_rss_mb"]
@@ -110,8 +127,13 @@ def bleu(engines: Engines, val, n: int) -> tuple[float, float]:
 def explain_ratio(translator: Translator, val: list[str], repeats: int) -> float:
     """explain() over plain translate(), beam 4, one sentence at a time (what the app does)."""
     s30 = val[:30]
-    t = interleaved({"translate": lambda: [translator.translate(s, num_beams=4) for s in s30],
-                     "explain": lambda: [translator.explain(s, num_beams=4) for s in s30]}, repeats)
+    t = interleaved(
+        {
+            "translate": lambda: [translator.translate(s, num_beams=4) for s in s30],
+            "explain": lambda: [translator.explain(s, num_beams=4) for s in s30],
+        },
+        repeats,
+    )
     return t["explain"] / t["translate"]
 
 
@@ -122,37 +144,53 @@ def load_val(data_dir: str | None):
 ROWS = ("speed", "rss", "bleu", "explain")
 
 
-def run(checkpoint: str, data_dir: str | None, threads: list[int], repeats: int, bleu_sentences: int,
-        rows: tuple[str, ...] = ROWS) -> None:
+def run(
+    checkpoint: str,
+    data_dir: str | None,
+    threads: list[int],
+    repeats: int,
+    bleu_sentences: int,
+    rows: tuple[str, ...] = ROWS,
+) -> None:
     val = data.load_split(data.find_corpus(data_dir), "val")
-    ct2_dir = ct2_convert.convert(Translator.from_pretrained(checkpoint, device="cpu"),
-                                  Path(tempfile.mkdtemp(prefix="ct2-")) / "model")
-    print(f"Against CTranslate2 (converted from {checkpoint}); ours / CTranslate2, interleaved medians "
-          f"of {repeats}; ratio > 1 means we take longer (time) or hold more (memory)")
+    ct2_dir = ct2_convert.convert(
+        Translator.from_pretrained(checkpoint, device="cpu"), Path(tempfile.mkdtemp(prefix="ct2-")) / "model"
+    )
+    print(
+        f"Against CTranslate2 (converted from {checkpoint}); ours / CTranslate2, interleaved medians "
+        f"of {repeats}; ratio > 1 means we take longer (time) or hold more (memory)"
+    )
     for n in threads if "speed" in rows else []:
         torch.set_num_threads(n)
         for precision in ("fp32", "int8"):
             speed = speed_rows(Engines(checkpoint, ct2_dir, precision, n), val.src, repeats)
             (g_ours, g_ct2), (b_ours, b_ct2) = speed["greedy_ms"], speed["beam_sps"]
-            print(f"   {n} thread(s), {precision}: greedy batch 1 {g_ours:.1f} vs {g_ct2:.1f} ms/sentence "
-                  f"(time ratio {g_ours / g_ct2:.2f}); beam 4 x 64 {b_ours:.1f} vs {b_ct2:.1f} sentences/s "
-                  f"(time ratio {b_ct2 / b_ours:.2f}); same beam translations {speed['same_beam']}/128")
+            print(
+                f"   {n} thread(s), {precision}: greedy batch 1 {g_ours:.1f} vs {g_ct2:.1f} ms/sentence "
+                f"(time ratio {g_ours / g_ct2:.2f}); beam 4 x 64 {b_ours:.1f} vs {b_ct2:.1f} sentences/s "
+                f"(time ratio {b_ct2 / b_ours:.2f}); same beam translations {speed['same_beam']}/128"
+            )
     torch.set_num_threads(1)
     for precision in ("fp32", "int8") if "rss" in rows else []:
         for malloc, env in (("glibc defaults", None), ("the app's malloc settings", APP_MALLOC)):
             ours, theirs = (peak_rss(e, precision, checkpoint, ct2_dir, data_dir, env) for e in ("ours", "ct2"))
-            print(f"   peak RSS translating 128 sentences, {precision}, {malloc}: ours {ours:.0f} MB, "
-                  f"CTranslate2 {theirs:.0f} MB (ratio {ours / theirs:.2f}; each in a fresh process, "
-                  f"CTranslate2's without torch)")
+            print(
+                f"   peak RSS translating 128 sentences, {precision}, {malloc}: ours {ours:.0f} MB, "
+                f"CTranslate2 {theirs:.0f} MB (ratio {ours / theirs:.2f}; each in a fresh process, "
+                f"CTranslate2's without torch)"
+            )
     for precision in ("fp32", "int8") if "bleu" in rows else []:
         ours, theirs = bleu(Engines(checkpoint, ct2_dir, precision, 1), val, bleu_sentences)
-        print(f"   val BLEU ({bleu_sentences} sentences, beam 4), {precision}: ours {ours:.2f}, "
-              f"CTranslate2 {theirs:.2f}")
+        print(
+            f"   val BLEU ({bleu_sentences} sentences, beam 4), {precision}: ours {ours:.2f}, CTranslate2 {theirs:.2f}"
+        )
     if "explain" not in rows:
         return
     translator = Translator.from_pretrained(checkpoint, device="cpu")
-    print(f"   explain() / translate(), beam 4, 30 val sentences one by one: "
-          f"{explain_ratio(translator, val.src, repeats):.2f}x")
+    print(
+        f"   explain() / translate(), beam 4, 30 val sentences one by one: "
+        f"{explain_ratio(translator, val.src, repeats):.2f}x"
+    )
 
 
 def main() -> None:

@@ -30,9 +30,19 @@ SOURCE_PIECES, NEW_TOKENS = 16, 24  # a sentence of about 12 words, and its Engl
 
 
 def model_of_width(d_model: int, vocab_size: int) -> Transformer:
-    config = TransformerConfig(vocab_size=vocab_size, d_model=d_model, n_heads=d_model // 64, n_encoder_layers=3,
-                               n_decoder_layers=3, d_ff=4 * d_model, dropout=0.0, max_len=256, pad_id=0, bos_id=1,
-                               eos_id=2)
+    config = TransformerConfig(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        n_heads=d_model // 64,
+        n_encoder_layers=3,
+        n_decoder_layers=3,
+        d_ff=4 * d_model,
+        dropout=0.0,
+        max_len=256,
+        pad_id=0,
+        bos_id=1,
+        eos_id=2,
+    )
     torch.manual_seed(0)
     return Transformer(config).eval()
 
@@ -41,8 +51,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en-everyday"),
-                        help="the checkpoint whose vocabulary size the models take")
+    parser.add_argument(
+        "--checkpoint",
+        default=str(ROOT / "checkpoints" / "de-en-everyday"),
+        help="the checkpoint whose vocabulary size the models take",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     vocab = json.loads((Path(args.checkpoint) / "config.json").read_text())["vocab_size"]
@@ -51,18 +64,31 @@ def main() -> None:
     rows = {}
     for beams in (1, 5):
         with torch.inference_mode():
-            times = interleaved({d: (lambda m=m: generate(m, src, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
-                                                          num_beams=beams)) for d, m in models.items()}, args.repeats)
+            times = interleaved(
+                {
+                    d: (
+                        lambda m=m: generate(
+                            m, src, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, num_beams=beams
+                        )
+                    )
+                    for d, m in models.items()
+                },
+                args.repeats,
+            )
         rows[beams] = times
-    print(f"vocabulary {vocab}, {SOURCE_PIECES} source pieces, {NEW_TOKENS} new tokens, {args.threads} thread(s), "
-          f"medians of {args.repeats}")
+    print(
+        f"vocabulary {vocab}, {SOURCE_PIECES} source pieces, {NEW_TOKENS} new tokens, {args.threads} thread(s), "
+        f"medians of {args.repeats}"
+    )
     print("| d_model | parameters | fp32 weights | greedy ms a sentence | vs 256 | beam 5 ms a sentence | vs 256 |")
     print("|---|---|---|---|---|---|---|")
     for d, m in models.items():
         params = sum(p.numel() for p in m.parameters())
         g, b = rows[1][d] * 1e3, rows[5][d] * 1e3
-        print(f"| {d} | {params / 1e6:.1f}M | {params * 4 / 2**20:.0f} MB | {g:.1f} | {g / (rows[1][256] * 1e3):.2f}x | "
-              f"{b:.1f} | {b / (rows[5][256] * 1e3):.2f}x |")
+        print(
+            f"| {d} | {params / 1e6:.1f}M | {params * 4 / 2**20:.0f} MB | {g:.1f} | {g / (rows[1][256] * 1e3):.2f}x | "
+            f"{b:.1f} | {b / (rows[5][256] * 1e3):.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,14 @@ def main() -> None:
     torch.manual_seed(0)
     weights = [torch.randn(rows, cols) * 0.05 for rows, cols in SHAPES]
     x = torch.randn(1, 1024)
-    settings = dict(freezing=True, cpp_wrapper=True, max_autotune=True, max_autotune_gemm_backends="CPP,ATEN",
-                    autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False)
+    settings = dict(
+        freezing=True,
+        cpp_wrapper=True,
+        max_autotune=True,
+        max_autotune_gemm_backends="CPP,ATEN",
+        autotune_num_choices_displayed=0,
+        max_autotune_report_choices_stats=False,
+    )
     with inductor.patch(**settings), torch.inference_mode():
         for int8 in (False, True):
             compiled = torch.compile(Products(weights, int8).eval(), fullgraph=True)

@@ -39,8 +39,13 @@ from .step_graph import (
 FORMAT = 1  # raised when the package's inputs or outputs change meaning
 BUILD_TIMEOUT_S = 1800
 CHILD = "import sys; from compiled.build_child import main; main(sys.argv[1:])"  # the child's entry
-SETTINGS = dict(freezing=True, max_autotune=True, max_autotune_gemm_backends="CPP,ATEN",
-                autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False)  # a quiet log
+SETTINGS = dict(
+    freezing=True,
+    max_autotune=True,
+    max_autotune_gemm_backends="CPP,ATEN",
+    autotune_num_choices_displayed=0,
+    max_autotune_report_choices_stats=False,
+)  # a quiet log
 
 
 def weights_digest(model: nn.Module) -> bytes:
@@ -67,18 +72,25 @@ def packages(folder: Path, model: nn.Module, precision: str, threads: int) -> di
     """Where the two packages of `model` lie in `folder`: the encoder's (fp32 whatever the step's precision,
     as in eager decoding) and the step's."""
     weights = weights_digest(model)
-    return {"encoder": folder / f"encoder-{fingerprint(weights, 'fp32', threads)}.pt2",
-            "step": folder / f"step-{fingerprint(weights, precision, threads)}.pt2"}
+    return {
+        "encoder": folder / f"encoder-{fingerprint(weights, 'fp32', threads)}.pt2",
+        "step": folder / f"step-{fingerprint(weights, precision, threads)}.pt2",
+    }
 
 
-def build_in_child(model: nn.Module, precision: str, threads: int, wanted: dict[str, Path], inductor_cache: Path) -> None:
+def build_in_child(
+    model: nn.Module, precision: str, threads: int, wanted: dict[str, Path], inductor_cache: Path
+) -> None:
     """Build the `wanted` packages ({"encoder" or "step": path}) for `model` in a child process;
     RuntimeError with the child's last words if it fails."""
     with tempfile.TemporaryDirectory(prefix="attention-lens-step-") as folder:
         model.save_pretrained(folder)
         root = str(Path(__file__).resolve().parents[1])  # the folder holding the model package
-        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(inductor_cache),
-                   PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+        env = dict(
+            os.environ,
+            TORCHINDUCTOR_CACHE_DIR=str(inductor_cache),
+            PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
+        )
         command = [sys.executable, "-c", CHILD, folder, "--precision", precision, "--threads", str(threads)]
         for name, path in wanted.items():
             command += [f"--{name}", str(path)]

@@ -43,5 +43,3 @@ def main(argv: list[str] | None = None) -> None:
         if package is not None:
             package.parent.mkdir(parents=True, exist_ok=True)
             build(model, name, args.precision, package)
-
-

@@ -69,11 +69,21 @@ class CompiledStep:
         What the packages cannot take (no rows, no tokens, more rows than they were built for) is refused here
         (ValueError, in words), never handed to the compiled code."""
         check_source(src, self.model.config)
-        if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1 \
-                or src.size(0) * num_beams > self.max_rows:
-            raise ValueError(f"the compiled step takes 1 to {self.max_rows} rows (sentences x beams), got "
-                             f"{src.size(0)} x {num_beams!r}")
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= self.model.config.max_len:
+        if (
+            isinstance(num_beams, bool)
+            or not isinstance(num_beams, int)
+            or num_beams < 1
+            or src.size(0) * num_beams > self.max_rows
+        ):
+            raise ValueError(
+                f"the compiled step takes 1 to {self.max_rows} rows (sentences x beams), got "
+                f"{src.size(0)} x {num_beams!r}"
+            )
+        if (
+            isinstance(capacity, bool)
+            or not isinstance(capacity, int)
+            or not 1 <= capacity <= self.model.config.max_len
+        ):
             raise ValueError(f"capacity must be a whole number from 1 to {self.model.config.max_len}, got {capacity!r}")
         return CompiledDecoder(self, src, num_beams, capacity)
 
@@ -205,8 +215,9 @@ class CompiledDecoder:
 
     def _replayed(self, tokens: Tensor):
         """An eager decoder whose cache holds the steps before the last of `tokens` (N, t)."""
-        eager = CachedDecoder(self.step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0),
-                              self.capacity)
+        eager = CachedDecoder(
+            self.step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0), self.capacity
+        )
         for t in range(1, tokens.size(1)):
             eager(tokens[:, :t])
         return eager
@@ -216,8 +227,16 @@ class CompiledDecoder:
         if position >= self.keys.size(3):
             self._grow(min(self.capacity, self.keys.size(3) + GROW_STEPS))
         embedded = self.step.model.embed(tokens[:, -1])  # (N, D): the table stays out of the package
-        outputs = self.step(embedded, self.positions[position : position + 1], self.keys, self.values, self.memory_keys,
-                            self.memory_values, self.source_bias, banned)
+        outputs = self.step(
+            embedded,
+            self.positions[position : position + 1],
+            self.keys,
+            self.values,
+            self.memory_keys,
+            self.memory_values,
+            self.source_bias,
+            banned,
+        )
         self.length = position + 1
         return outputs
 

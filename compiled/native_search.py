@@ -74,8 +74,12 @@ def build(cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as work:
         partial = Path(work) / target.name
-        done = subprocess.run([cxx, *FLAGS, str(SOURCES / "engine.cpp"), "-o", str(partial)], capture_output=True,
-                              text=True, timeout=BUILD_TIMEOUT_S)
+        done = subprocess.run(
+            [cxx, *FLAGS, str(SOURCES / "engine.cpp"), "-o", str(partial)],
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
             raise RuntimeError(f"building the native search failed: {last[:300]}")
@@ -92,17 +96,32 @@ def load(path: Path) -> ctypes.CDLL:
     lib.al_bench_linear.restype = ctypes.c_double
     lib.al_bench_linear.argtypes = [ctypes.c_void_p, _INT, _INT, ctypes.c_void_p, _INT, _INT, _INT, ctypes.c_void_p]
     lib.al_translate.restype = _INT
-    lib.al_translate.argtypes = [ctypes.c_void_p, _INTS, _INTS, _INT, _INT, ctypes.c_float, _INT, _INT, _INT, _INTS, _INT,
-                                 _INTS]
+    lib.al_translate.argtypes = [
+        ctypes.c_void_p,
+        _INTS,
+        _INTS,
+        _INT,
+        _INT,
+        ctypes.c_float,
+        _INT,
+        _INT,
+        _INT,
+        _INTS,
+        _INT,
+        _INTS,
+    ]
     return lib
 
 
-def product_microseconds(library: ctypes.CDLL, weight: Tensor, x: Tensor, int8: bool, repeats: int) -> tuple[float, Tensor]:
+def product_microseconds(
+    library: ctypes.CDLL, weight: Tensor, x: Tensor, int8: bool, repeats: int
+) -> tuple[float, Tensor]:
     """The engine's product y = x W^T alone (bench/int8_shapes.py): the median microseconds of `repeats` calls, and y."""
     weight, x = weight.detach().float().contiguous(), x.detach().float().contiguous()
     y = torch.empty(x.size(0), weight.size(0))
-    us = library.al_bench_linear(weight.data_ptr(), weight.size(0), weight.size(1), x.data_ptr(), x.size(0), int(int8),
-                                 repeats, y.data_ptr())
+    us = library.al_bench_linear(
+        weight.data_ptr(), weight.size(0), weight.size(1), x.data_ptr(), x.size(0), int(int8), repeats, y.data_ptr()
+    )
     if us < 0:
         raise ValueError(f"the engine's kernels take no ({weight.size(0)}, {weight.size(1)}) matrix")
     return us, y
@@ -122,6 +141,7 @@ def unsupported(model: nn.Module) -> str | None:
 
 def engine_tensors(model: nn.Module) -> list[Tensor]:
     """The weights in engine.cpp's order (al_model_new), each fp32 and contiguous."""
+
     def attention(a):
         return [a.in_proj.weight, a.in_proj.bias, a.out_proj.weight, a.out_proj.bias]
 
@@ -181,8 +201,18 @@ class NativeSearch:
         if not lib.al_supported():
             raise RuntimeError("this CPU lacks AVX2 and FMA, which the native search's kernels use")
         c = self.model.config
-        config = (_INT * 10)(c.vocab_size, c.d_model, c.n_heads, c.d_ff, c.max_len, c.pad_id, c.bos_id, c.eos_id,
-                             c.n_encoder_layers, c.n_decoder_layers)
+        config = (_INT * 10)(
+            c.vocab_size,
+            c.d_model,
+            c.n_heads,
+            c.d_ff,
+            c.max_len,
+            c.pad_id,
+            c.bos_id,
+            c.eos_id,
+            c.n_encoder_layers,
+            c.n_decoder_layers,
+        )
         self._versions = parameter_versions(self.model)
         tensors = engine_tensors(self.model)
         pointers = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
@@ -197,8 +227,16 @@ class NativeSearch:
         """Loaded, and the weights are still those it copied."""
         return self.ready and self._versions == parameter_versions(self.model)
 
-    def __call__(self, src: Tensor, num_beams: int, length_penalty: float, max_new_tokens: int, min_new_tokens: int = 0,
-                 no_repeat_ngram: int = 0, prefix: Tensor | None = None) -> Tensor:
+    def __call__(
+        self,
+        src: Tensor,
+        num_beams: int,
+        length_penalty: float,
+        max_new_tokens: int,
+        min_new_tokens: int = 0,
+        no_repeat_ngram: int = 0,
+        prefix: Tensor | None = None,
+    ) -> Tensor:
         """src (B, S), right-padded -> (B, T') ids after BOS, up to and including EOS, right-padded: what
         generation/search.py's greedy and beam search return. `prefix` (P,): ids every output starts with. Anything
         the engine cannot take is refused here (ValueError, in words), never handed to the C++."""
@@ -212,8 +250,19 @@ class NativeSearch:
         out = torch.empty(src.size(0), max_new_tokens, dtype=torch.int32)
         self.calls += 1
         status = self._lib.al_translate(
-            self._engine, _pointer(ids), _pointer(lengths), src.size(0), num_beams, float(length_penalty), max_new_tokens,
-            min_new_tokens, no_repeat_ngram, _pointer(forced), 0 if prefix is None else forced.numel(), _pointer(out))
+            self._engine,
+            _pointer(ids),
+            _pointer(lengths),
+            src.size(0),
+            num_beams,
+            float(length_penalty),
+            max_new_tokens,
+            min_new_tokens,
+            no_repeat_ngram,
+            _pointer(forced),
+            0 if prefix is None else forced.numel(),
+            _pointer(out),
+        )
         if status == -2:
             raise MemoryError(f"the native search ran out of memory translating {src.size(0)} sentences")
         if status != 0:
@@ -244,28 +293,37 @@ def checked_call(c, src, num_beams, length_penalty, max_new_tokens, min_new_toke
     if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype not in (torch.int64, torch.int32):
         raise ValueError(f"src must be a 2-D tensor of token ids, got {getattr(src, 'shape', type(src).__name__)}")
     if src.size(0) < 1 or not 1 <= src.size(1) <= c.max_len:
-        raise ValueError(f"src must hold at least one sentence of 1 to {c.max_len} tokens, got shape {tuple(src.shape)}")
+        raise ValueError(
+            f"src must hold at least one sentence of 1 to {c.max_len} tokens, got shape {tuple(src.shape)}"
+        )
     if bool(((src < 0) | (src >= c.vocab_size)).any()):
         raise ValueError(f"src holds ids outside the vocabulary (0..{c.vocab_size - 1})")
     padded = src == c.pad_id
     if bool(padded[:, 0].any()) or bool((padded[:, :-1] & ~padded[:, 1:]).any()):
         raise ValueError("every sentence of src must start with a token and be padded on the right only")
     _whole(num_beams, "num_beams", 1, min(MAX_BEAMS, c.vocab_size // 2))
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or not math.isfinite(length_penalty):
+    if (
+        isinstance(length_penalty, bool)
+        or not isinstance(length_penalty, (int, float))
+        or not math.isfinite(length_penalty)
+    ):
         raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
     _whole(max_new_tokens, "max_new_tokens", 1, c.max_len)
     _whole(min_new_tokens, "min_new_tokens", 0, max_new_tokens)
     _whole(no_repeat_ngram, "no_repeat_ngram", 0, max_new_tokens)
     if prefix is not None:
         if not isinstance(prefix, Tensor) or prefix.dim() != 1 or prefix.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"prefix must be a 1-D tensor of token ids, got {getattr(prefix, 'shape', type(prefix).__name__)}")
+            raise ValueError(
+                f"prefix must be a 1-D tensor of token ids, got {getattr(prefix, 'shape', type(prefix).__name__)}"
+            )
         if prefix.numel() > max_new_tokens:
             raise ValueError(f"prefix of {prefix.numel()} ids is longer than max_new_tokens={max_new_tokens}")
         special = {c.pad_id, c.bos_id, c.eos_id}
         bad = [i for i in prefix.tolist() if not 0 <= i < c.vocab_size or i in special]
         if bad:
-            raise ValueError(f"prefix holds ids {bad[:5]} that are not ordinary tokens (0..{c.vocab_size - 1}, "
-                             "not pad/bos/eos)")
+            raise ValueError(
+                f"prefix holds ids {bad[:5]} that are not ordinary tokens (0..{c.vocab_size - 1}, not pad/bos/eos)"
+            )
 
 
 def _pointer(t: Tensor):

@@ -48,8 +48,15 @@ class PackageRunner:
         create = library.AOTInductorModelContainerCreateWithDevice
         create.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p]
         self._run = library.AOTInductorModelContainerRun
-        self._run.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                              ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]
+        self._run.argtypes = [
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_size_t,
+            ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_size_t,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]
         self._delete = library.AOTInductorModelContainerDelete
         self._delete.argtypes = [ctypes.c_void_p]
         self._handle = ctypes.c_void_p()
@@ -80,8 +87,12 @@ class PackageRunner:
             return 0
         entries, count = ctypes.POINTER(_ConstantEntry)(), ctypes.c_size_t()
         extract = self._library.AOTInductorModelContainerExtractConstantsMapEntries
-        extract.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(_ConstantEntry)),
-                            ctypes.POINTER(ctypes.c_size_t), ctypes.c_bool]
+        extract.argtypes = [
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.POINTER(_ConstantEntry)),
+            ctypes.POINTER(ctypes.c_size_t),
+            ctypes.c_bool,
+        ]
         check(extract(self._handle, ctypes.byref(entries), ctypes.byref(count), False), "list its constants")
         sizes = self._constant_sizes()
         torch_lib = ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"))
@@ -91,7 +102,9 @@ class PackageRunner:
             if name not in names:
                 continue
             data = ctypes.c_void_p()
-            check(torch_lib.aoti_torch_get_data_ptr(ctypes.c_void_p(entry.handle), ctypes.byref(data)), "find a constant")
+            check(
+                torch_lib.aoti_torch_get_data_ptr(ctypes.c_void_p(entry.handle), ctypes.byref(data)), "find a constant"
+            )
             start = -(-data.value // page) * page  # the pages wholly inside the constant
             end = (data.value + sizes[name]) // page * page
             if end > start and madvise_dontneed(start, end - start) == 0:
@@ -105,10 +118,16 @@ class PackageRunner:
         sizes = {}
         for i in range(count.value):
             name, size = ctypes.c_char_p(), ctypes.c_size_t()
-            check(lib.AOTInductorModelContainerGetConstantOriginalFQN(self._handle, ctypes.c_size_t(i),
-                                                                      ctypes.byref(name)), "name a constant")
-            check(lib.AOTInductorModelContainerGetConstantDataSize(self._handle, ctypes.c_size_t(i), ctypes.byref(size)),
-                  "size a constant")
+            check(
+                lib.AOTInductorModelContainerGetConstantOriginalFQN(
+                    self._handle, ctypes.c_size_t(i), ctypes.byref(name)
+                ),
+                "name a constant",
+            )
+            check(
+                lib.AOTInductorModelContainerGetConstantDataSize(self._handle, ctypes.c_size_t(i), ctypes.byref(size)),
+                "size a constant",
+            )
             sizes[name.value.decode()] = size.value
         return sizes
 

@@ -82,8 +82,9 @@ class StepLayer(nn.Module):
         out = F.scaled_dot_product_attention(q[:, :, None], keys, values, attn_mask=past)
         return self.self_out(out.reshape(N, D))
 
-    def cross_attention(self, h: Tensor, memory_keys: Tensor, memory_values: Tensor, source_bias: Tensor,
-                        B: int) -> Tensor:
+    def cross_attention(
+        self, h: Tensor, memory_keys: Tensor, memory_values: Tensor, source_bias: Tensor, B: int
+    ) -> Tensor:
         """h (N, D) of K = N / B beams per sentence over its sentence's memory (B, H, S, d_k), as K queries."""
         (N, D), H = h.shape, self.n_heads
         q = self.cross_q(h).view(B, N // B, H, D // H).transpose(1, 2)
@@ -121,8 +122,17 @@ class StepGraph(nn.Module):
         self.lm_head = Linear(model.lm_head.weight, model.lm_head.bias, int8)
         self.top = min(TOP, model.config.vocab_size)
 
-    def forward(self, embedded: Tensor, position: Tensor, keys: Tensor, values: Tensor, memory_keys: Tensor,
-                memory_values: Tensor, source_bias: Tensor, banned: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def forward(
+        self,
+        embedded: Tensor,
+        position: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        memory_keys: Tensor,
+        memory_values: Tensor,
+        source_bias: Tensor,
+        banned: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """The newest tokens' embeddings (N, D) at `position` (a (1,) tensor: an int would be compiled in) -> the
         logits (N, V), and the
         TOP (at most V) most likely next tokens of every row, best first: their log-probabilities (N, TOP) and ids (N, TOP).
@@ -132,10 +142,14 @@ class StepGraph(nn.Module):
         B = memory_keys.size(1)
         x = embedded * self.scale + self.pe.index_select(0, position)  # (N, D), as Transformer.embed_tokens
         seen = torch.arange(keys.size(3), device=keys.device) <= position  # (C,): this step and the ones before
-        past = torch.zeros(seen.shape, dtype=x.dtype, device=x.device).masked_fill(~seen, float("-inf")).view(1, 1, 1, -1)
+        past = (
+            torch.zeros(seen.shape, dtype=x.dtype, device=x.device).masked_fill(~seen, float("-inf")).view(1, 1, 1, -1)
+        )
         for i, layer in enumerate(self.layers):
             x = layer.residual(x, 0, lambda h: layer.self_attention(h, position, keys[i], values[i], past))
-            x = layer.residual(x, 1, lambda h: layer.cross_attention(h, memory_keys[i], memory_values[i], source_bias, B))
+            x = layer.residual(
+                x, 1, lambda h: layer.cross_attention(h, memory_keys[i], memory_values[i], source_bias, B)
+            )
             x = layer.residual(x, 2, lambda h: layer.w2(F.relu(layer.w1(h))))
         logits = self.lm_head(self.decoder_norm(x))
         allowed = (logits + banned).float()
@@ -156,15 +170,24 @@ def top_k(x: Tensor, k: int, width: int = 32) -> tuple[Tensor, Tensor]:
     return values, ids.clamp_max(V - 1)  # a padding place can be drawn only where fewer than k values are finite
 
 
-def example_inputs(model: nn.Module, sentences: int = 2, beams: int = 2, cached: int = GROW_STEPS,
-                   source: int = 7) -> tuple[Tensor, ...]:
+def example_inputs(
+    model: nn.Module, sentences: int = 2, beams: int = 2, cached: int = GROW_STEPS, source: int = 7
+) -> tuple[Tensor, ...]:
     """Made-up inputs of StepGraph.forward: every symbolic size above 1, so that none is specialized."""
     c, p = model.config, next(model.parameters())
     N, L = sentences * beams, c.n_decoder_layers
     keys = p.new_zeros(L, N, c.n_heads, cached, c.d_k)
     memory = p.new_zeros(L, sentences, c.n_heads, source, c.d_k)
-    return (p.new_zeros(N, c.d_model), torch.tensor([2], device=p.device), keys, keys.clone(),
-            memory, memory.clone(), p.new_zeros(sentences, 1, 1, source), p.new_zeros(c.vocab_size))
+    return (
+        p.new_zeros(N, c.d_model),
+        torch.tensor([2], device=p.device),
+        keys,
+        keys.clone(),
+        memory,
+        memory.clone(),
+        p.new_zeros(sentences, 1, 1, source),
+        p.new_zeros(c.vocab_size),
+    )
 
 
 def dynamic_shapes(model: nn.Module) -> tuple:
@@ -180,8 +203,10 @@ def dynamic_shapes(model: nn.Module) -> tuple:
 def encoder_example_inputs(model: nn.Module, sentences: int = 2, source: int = 9) -> tuple[Tensor, Tensor]:
     """Made-up source ids and embeddings for EncoderGraph.forward, sizes above 1."""
     p = next(model.parameters())
-    return (torch.full((sentences, source), model.config.eos_id, device=p.device),
-            p.new_zeros(sentences, source, model.config.d_model))
+    return (
+        torch.full((sentences, source), model.config.eos_id, device=p.device),
+        p.new_zeros(sentences, source, model.config.d_model),
+    )
 
 
 def encoder_dynamic_shapes(model: nn.Module) -> tuple:

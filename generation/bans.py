@@ -14,7 +14,7 @@ def repeated_ngram_bans(tokens: Tensor, n: int) -> tuple[Tensor, Tensor]:
     every n-gram's last token (N, G), and whether its first n - 1 are the row's last n - 1 (N, G)."""
     written = tokens[:, 1:]  # (N, t - 1)
     grams = written.unfold(1, n, 1)  # (N, G, n)
-    last = written[:, written.size(1) - (n - 1):]  # (N, n - 1)
+    last = written[:, written.size(1) - (n - 1) :]  # (N, n - 1)
     seen = (grams[:, :, : n - 1] == last[:, None, :]).all(dim=-1)  # (N, G)
     return grams[:, :, -1], seen
 

@@ -51,15 +51,30 @@ class SearchOptions:
     head_mask: HeadMask | None = None
     observer: SearchObserver | None = None
     precision: str = "fp32"  # "int8": the cached decoder multiplies by int8 weights (opt-in, approximate)
-    shortlist: Tensor | None = None  # sorted candidate ids: the output layer multiplies only these rows (generation/shortlist.py)
-    no_repeat_ngram: int = 0  # n > 0: no n pieces in a row are written twice (the last n - 1, then a piece that followed them)
+    shortlist: Tensor | None = (
+        None  # sorted candidate ids: the output layer multiplies only these rows (generation/shortlist.py)
+    )
+    no_repeat_ngram: int = (
+        0  # n > 0: no n pieces in a row are written twice (the last n - 1, then a piece that followed them)
+    )
 
 
 @torch.inference_mode()
-def generate(model: nn.Module, src: Tensor, max_new_tokens: int = 64, num_beams: int = 1, length_penalty: float = 1.0,
-             use_cache: bool = True, min_new_tokens: int = 0, prefix: Sequence[int] | Tensor | None = None,
-             head_mask: HeadMask | None = None, observer: SearchObserver | None = None, precision: str = "fp32",
-             shortlist: Tensor | None = None, no_repeat_ngram: int = 0) -> Tensor:
+def generate(
+    model: nn.Module,
+    src: Tensor,
+    max_new_tokens: int = 64,
+    num_beams: int = 1,
+    length_penalty: float = 1.0,
+    use_cache: bool = True,
+    min_new_tokens: int = 0,
+    prefix: Sequence[int] | Tensor | None = None,
+    head_mask: HeadMask | None = None,
+    observer: SearchObserver | None = None,
+    precision: str = "fp32",
+    shortlist: Tensor | None = None,
+    no_repeat_ngram: int = 0,
+) -> Tensor:
     """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
 
     Greedy when num_beams == 1, beam search otherwise. `prefix`: token ids (without BOS) every output
@@ -71,9 +86,17 @@ def generate(model: nn.Module, src: Tensor, max_new_tokens: int = 64, num_beams:
     """
     check_precision(precision)
     check_source(src, model.config)
-    options = SearchOptions(max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens, use_cache=use_cache,
-                            prefix=prefix, head_mask=model.checked_head_mask(head_mask), observer=observer,
-                            precision=precision, shortlist=shortlist, no_repeat_ngram=no_repeat_ngram)
+    options = SearchOptions(
+        max_new_tokens=max_new_tokens,
+        min_new_tokens=min_new_tokens,
+        use_cache=use_cache,
+        prefix=prefix,
+        head_mask=model.checked_head_mask(head_mask),
+        observer=observer,
+        precision=precision,
+        shortlist=shortlist,
+        no_repeat_ngram=no_repeat_ngram,
+    )
     native = _native_search(model, src, options, num_beams)
     if native is not None:
         max_new = min(options.max_new_tokens, model.config.max_len)
@@ -96,21 +119,28 @@ def check_source(src: Tensor, config) -> None:
     searches would crash on it, the Python one give nonsense. src must be (B, S) token ids with B, S >= 1, every id in
     the vocabulary, every sentence starting with a token and right-padded."""
     if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype not in (torch.int64, torch.int32):
-        raise ValueError(f"src must be a 2-D tensor of token ids (sentences, tokens), got "
-                         f"{tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__}"
-                         f"{' of ' + str(src.dtype) if isinstance(src, Tensor) else ''}")
+        raise ValueError(
+            f"src must be a 2-D tensor of token ids (sentences, tokens), got "
+            f"{tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__}"
+            f"{' of ' + str(src.dtype) if isinstance(src, Tensor) else ''}"
+        )
     if src.size(0) < 1 or src.size(1) < 1:
-        raise ValueError(f"src holds no sentence to translate (shape {tuple(src.shape)}): give at least one sentence "
-                         "of at least one token")
+        raise ValueError(
+            f"src holds no sentence to translate (shape {tuple(src.shape)}): give at least one sentence "
+            "of at least one token"
+        )
     if bool(((src < 0) | (src >= config.vocab_size)).any()):
         raise ValueError(f"src holds ids outside the vocabulary (0..{config.vocab_size - 1})")
     if bool((src[:, 0] == config.pad_id).any()):
         first = int((src[:, 0] == config.pad_id).nonzero()[0, 0])
-        raise ValueError(f"sentence {first} of src starts with padding: every sentence needs a token first "
-                         "(right-padded)")
+        raise ValueError(
+            f"sentence {first} of src starts with padding: every sentence needs a token first (right-padded)"
+        )
 
 
-def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> tuple[StepDecoder, int, Tensor | None]:
+def _start(
+    model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
+) -> tuple[StepDecoder, int, Tensor | None]:
     """Encode the source once; return the step decoder for N = B * num_beams rows, the step count
     and the forced prefix (P,) or None."""
     config = model.config
@@ -132,8 +162,15 @@ def _start(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
     if options.shortlist is not None and not options.use_cache:
         raise ValueError("a shortlist is for the cached decoder: use_cache=True")
     decoder_cls = CachedDecoder if options.use_cache else UncachedDecoder
-    decoder = decoder_cls(model, memory, src_mask, num_beams, capacity=max_new_tokens, head_mask=options.head_mask,
-                          precision=options.precision)
+    decoder = decoder_cls(
+        model,
+        memory,
+        src_mask,
+        num_beams,
+        capacity=max_new_tokens,
+        head_mask=options.head_mask,
+        precision=options.precision,
+    )
     if options.shortlist is not None:
         decoder.shortlist(options.shortlist)
     return decoder, max_new_tokens, forced
@@ -163,8 +200,16 @@ class FastSearch(Protocol):
     def usable(self) -> bool:
         """Ready, and built from the model's current weights."""
 
-    def __call__(self, src: Tensor, num_beams: int, length_penalty: float, max_new_tokens: int, min_new_tokens: int,
-                 no_repeat_ngram: int, prefix: Tensor | None) -> Tensor:
+    def __call__(
+        self,
+        src: Tensor,
+        num_beams: int,
+        length_penalty: float,
+        max_new_tokens: int,
+        min_new_tokens: int,
+        no_repeat_ngram: int,
+        prefix: Tensor | None,
+    ) -> Tensor:
         """src (B, S) -> (B, T') ids, as greedy_search and beam_search return them."""
 
 
@@ -175,9 +220,17 @@ def _native_search(model: nn.Module, src: Tensor, options: SearchOptions, num_be
     if search is None or not search.usable() or src.device.type != "cpu" or src.numel() == 0:
         return None
     config = model.config
-    takes = (options.use_cache and options.precision == search.precision and options.head_mask is None
-             and options.shortlist is None and options.observer is None and options.max_new_tokens >= 1
-             and src.size(1) <= config.max_len and 1 <= num_beams and 2 * num_beams <= config.vocab_size)
+    takes = (
+        options.use_cache
+        and options.precision == search.precision
+        and options.head_mask is None
+        and options.shortlist is None
+        and options.observer is None
+        and options.max_new_tokens >= 1
+        and src.size(1) <= config.max_len
+        and 1 <= num_beams
+        and 2 * num_beams <= config.vocab_size
+    )
     return search if takes and bool((src[:, 0] != config.pad_id).all()) else None
 
 
@@ -185,8 +238,16 @@ def _compiled_fits(model: nn.Module, options: SearchOptions, rows: int) -> bool:
     """The installed fast step decodes when it is ready and the search asks for logits only."""
     step: FastStep | None = getattr(model, "compiled_step", None)
     wants_rows = options.observer is not None and options.observer.wants_attention
-    return (step is not None and step.usable() and options.use_cache and options.precision == step.precision
-            and options.head_mask is None and options.shortlist is None and not wants_rows and rows <= step.max_rows)
+    return (
+        step is not None
+        and step.usable()
+        and options.use_cache
+        and options.precision == step.precision
+        and options.head_mask is None
+        and options.shortlist is None
+        and not wants_rows
+        and rows <= step.max_rows
+    )
 
 
 def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) -> Tensor | None:
@@ -199,11 +260,15 @@ def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) ->
     special = {config.pad_id, config.bos_id, config.eos_id}
     bad = [i for i in ids if not 0 <= i < config.vocab_size or i in special]
     if bad:
-        raise ValueError(f"prefix holds ids {bad[:5]} that are not ordinary tokens of the vocabulary "
-                         f"(0..{config.vocab_size - 1}, not pad/bos/eos)")
+        raise ValueError(
+            f"prefix holds ids {bad[:5]} that are not ordinary tokens of the vocabulary "
+            f"(0..{config.vocab_size - 1}, not pad/bos/eos)"
+        )
     if len(ids) > max_new_tokens:
-        raise ValueError(f"prefix of {len(ids)} tokens is longer than the {max_new_tokens} new tokens allowed "
-                         f"(max_new_tokens, at most max_len={config.max_len}): shorten it")
+        raise ValueError(
+            f"prefix of {len(ids)} tokens is longer than the {max_new_tokens} new tokens allowed "
+            f"(max_new_tokens, at most max_len={config.max_len}): shorten it"
+        )
     return torch.tensor(ids, dtype=torch.long, device=device) if ids else None
 
 
@@ -215,12 +280,17 @@ def _force(log_probs: Tensor, token: Tensor) -> Tensor:
     return log_probs
 
 
-def _ranked_inside(decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None,
-                   never_generate: Banned) -> bool:
+def _ranked_inside(
+    decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None, never_generate: Banned
+) -> bool:
     """The compiled step ranks the next tokens itself (log-softmax and top-k in its graph) unless the
     step is forced, an observer wants the whole distribution, or repeated n-grams are banned."""
-    return hasattr(decoder, "ranked") and observer is None and (forced is None or t >= forced.numel()) \
+    return (
+        hasattr(decoder, "ranked")
+        and observer is None
+        and (forced is None or t >= forced.numel())
         and not never_generate.no_repeat_ngram
+    )
 
 
 def _next_logits(decoder: StepDecoder, tokens: Tensor, step: int, observer: SearchObserver | None) -> Tensor:
@@ -306,8 +376,15 @@ def _candidates(row_top: Tensor, row_tokens: Tensor, beam_scores: Tensor, K: int
     return _Candidates(scores=scores, from_beam=top_ids // (2 * K), token=token, ends=token == eos_id)
 
 
-def _ranked(decoder: StepDecoder, tokens: Tensor, t: int, never_generate: Banned, forced: Tensor | None,
-            observer: SearchObserver | None, k: int) -> tuple[Tensor, Tensor]:
+def _ranked(
+    decoder: StepDecoder,
+    tokens: Tensor,
+    t: int,
+    never_generate: Banned,
+    forced: Tensor | None,
+    observer: SearchObserver | None,
+    k: int,
+) -> tuple[Tensor, Tensor]:
     """The k most likely next tokens of every row (N, k) after the bans and any forcing, best first: their
     log-probabilities and ids; ranked inside the compiled step where it can (_ranked_inside)."""
     if _ranked_inside(decoder, t, forced, observer, never_generate):
@@ -321,8 +398,16 @@ def _ranked(decoder: StepDecoder, tokens: Tensor, t: int, never_generate: Banned
     return log_probs.topk(k, dim=1)
 
 
-def _finish_ended(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _FinishedHypotheses, t: int,
-                  length_penalty: float, config, observer: SearchObserver | None) -> None:
+def _finish_ended(
+    cand: _Candidates,
+    tokens: Tensor,
+    active: Tensor,
+    finished: _FinishedHypotheses,
+    t: int,
+    length_penalty: float,
+    config,
+    observer: SearchObserver | None,
+) -> None:
     """EOS among a sentence's K best candidates ends a hypothesis: offer it to the finished list."""
     n, K = cand.scores.size(0), cand.scores.size(1) // 2
     ends = cand.ends[:, :K]  # (n, K)
@@ -357,15 +442,19 @@ def beam_search(model: nn.Module, src: Tensor, num_beams: int, length_penalty: f
     # the same K tokens K times over.
     beam_scores = torch.full((B, K), float("-inf"), device=device)
     beam_scores[:, 0] = 0.0
-    finished = _FinishedHypotheses(scores=torch.full((B, K), float("-inf"), device=device),
-                                   ids=torch.full((B, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device))
+    finished = _FinishedHypotheses(
+        scores=torch.full((B, K), float("-inf"), device=device),
+        ids=torch.full((B, K, max_new_tokens), config.pad_id, dtype=torch.long, device=device),
+    )
     active = torch.arange(B, device=device)  # sentences still searching, as indices into B
     for t in range(max_new_tokens):
-        cand = _candidates(*_ranked(decoder, tokens, t, never_generate, forced, observer, 2 * K), beam_scores, K,
-                           config.eos_id)
+        cand = _candidates(
+            *_ranked(decoder, tokens, t, never_generate, forced, observer, 2 * K), beam_scores, K, config.eos_id
+        )
         _finish_ended(cand, tokens, active, finished, t, length_penalty, config, observer)
-        tokens, beam_scores, active, kept, rows = _advance(cand, tokens, active, finished, t, length_penalty,
-                                                           config, observer)
+        tokens, beam_scores, active, kept, rows = _advance(
+            cand, tokens, active, finished, t, length_penalty, config, observer
+        )
         if active.numel() == 0:
             break
         decoder.reorder(rows, kept)
@@ -374,8 +463,16 @@ def beam_search(model: nn.Module, src: Tensor, num_beams: int, length_penalty: f
     return _trim(finished.ids[:, 0], config.pad_id)
 
 
-def _advance(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _FinishedHypotheses, t: int,
-             length_penalty: float, config, observer: SearchObserver | None):
+def _advance(
+    cand: _Candidates,
+    tokens: Tensor,
+    active: Tensor,
+    finished: _FinishedHypotheses,
+    t: int,
+    length_penalty: float,
+    config,
+    observer: SearchObserver | None,
+):
     """The K best candidates that do not end become the next beams; sentences that are done leave.
 
     Returns the new tokens (n'*K, t+2), beam scores (n', K), active sentences (n',), the kept
@@ -402,8 +499,15 @@ def _advance(cand: _Candidates, tokens: Tensor, active: Tensor, finished: _Finis
     return tokens, beam_scores, active, kept, rows
 
 
-def _out_of_steps(tokens: Tensor, beam_scores: Tensor, active: Tensor, finished: _FinishedHypotheses,
-                  length_penalty: float, pad_id: int, observer: SearchObserver | None) -> None:
+def _out_of_steps(
+    tokens: Tensor,
+    beam_scores: Tensor,
+    active: Tensor,
+    finished: _FinishedHypotheses,
+    length_penalty: float,
+    pad_id: int,
+    observer: SearchObserver | None,
+) -> None:
     """Out of steps: the live beams compete with the finished hypotheses as they are."""
     n, K, steps = active.numel(), beam_scores.size(1), tokens.size(1) - 1
     ids = torch.full((n, K, finished.ids.size(2)), pad_id, dtype=torch.long, device=tokens.device)

@@ -37,16 +37,20 @@ class Shortlist:
 
     def save(self, folder: str | Path) -> Path:
         path = Path(folder) / FILE
-        save_file({"table": self.table.to(torch.int32).contiguous(), "frequent": self.frequent.to(torch.int32)},
-                  str(path), metadata={"format": "attention-lens shortlist 1"})
+        save_file(
+            {"table": self.table.to(torch.int32).contiguous(), "frequent": self.frequent.to(torch.int32)},
+            str(path),
+            metadata={"format": "attention-lens shortlist 1"},
+        )
         return path
 
     @classmethod
     def load(cls, folder: str | Path, vocab_size: int) -> Shortlist:
         path = Path(folder) / FILE
         if not path.is_file():
-            raise FileNotFoundError(f"{path} does not exist: build it with python -m training.shortlist "
-                                    f"--checkpoint {folder}")
+            raise FileNotFoundError(
+                f"{path} does not exist: build it with python -m training.shortlist --checkpoint {folder}"
+            )
         tensors = load_file(str(path))
         table, frequent = tensors["table"].long(), tensors["frequent"].long()
         if table.size(0) != vocab_size or int(table.max()) >= vocab_size or int(frequent.max()) >= vocab_size:

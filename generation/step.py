@@ -52,8 +52,14 @@ def memory_kv(model: nn.Module, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
     return [layer.cross_attn.project_memory(memory) for layer in model.decoder_layers]
 
 
-def self_attention_step(attention, x: Tensor, cache: KVCache, weights: tuple[StepLinear, StepLinear],
-                        need_weights: bool = False, head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+def self_attention_step(
+    attention,
+    x: Tensor,
+    cache: KVCache,
+    weights: tuple[StepLinear, StepLinear],
+    need_weights: bool = False,
+    head_mask: Tensor | None = None,
+) -> tuple[Tensor, Tensor | None]:
     """Self-attention of the newest token x (N, D) over itself and the cached earlier ones: (N, D) and the
     weights (N, H, 1, t); the token's key and value join the cache."""
     in_proj, out_proj = weights
@@ -64,9 +70,15 @@ def self_attention_step(attention, x: Tensor, cache: KVCache, weights: tuple[Ste
     return out_proj(out), attn
 
 
-def cross_attention_step(attention, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor,
-                         weights: tuple[StepLinear, StepLinear], need_weights: bool = False,
-                         head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+def cross_attention_step(
+    attention,
+    x: Tensor,
+    kv: tuple[Tensor, Tensor],
+    mask: Tensor,
+    weights: tuple[StepLinear, StepLinear],
+    need_weights: bool = False,
+    head_mask: Tensor | None = None,
+) -> tuple[Tensor, Tensor | None]:
     """Cross-attention of the newest token x (N, D) of K = N / B beams per sentence, over the memory's keys
     and values kv (B, H, S, d_k) each; mask (B, 1, 1, S). Returns (N, D) and the weights (N, H, 1, S)."""
     query_proj, out_proj = weights
@@ -80,25 +92,46 @@ def cross_attention_step(attention, x: Tensor, kv: tuple[Tensor, Tensor], mask: 
     return out_proj(out), attn
 
 
-def layer_step(layer, x: Tensor, cache: KVCache, kv: tuple[Tensor, Tensor], src_mask: Tensor,
-               weights: DecoderStepWeights, need_weights: bool = False, self_heads: Tensor | None = None,
-               cross_heads: Tensor | None = None) -> tuple[Tensor, Tensor | None, Tensor | None]:
+def layer_step(
+    layer,
+    x: Tensor,
+    cache: KVCache,
+    kv: tuple[Tensor, Tensor],
+    src_mask: Tensor,
+    weights: DecoderStepWeights,
+    need_weights: bool = False,
+    self_heads: Tensor | None = None,
+    cross_heads: Tensor | None = None,
+) -> tuple[Tensor, Tensor | None, Tensor | None]:
     """`DecoderLayer.forward` for the newest token only: x (N, D) -> (N, D), self weights (N, H, 1, t), cross
     (N, H, 1, S); its three sublayers through the layer's own residual-and-LayerNorm rule."""
     norm1, norm2, norm3 = weights.norms
     linear1, linear2 = weights.ff
     x, self_weights = layer.sublayer(
-        x, norm1, lambda h: self_attention_step(layer.self_attn, h, cache, weights.self_attn, need_weights, self_heads))
+        x, norm1, lambda h: self_attention_step(layer.self_attn, h, cache, weights.self_attn, need_weights, self_heads)
+    )
     x, cross_weights = layer.sublayer(
-        x, norm2,
-        lambda h: cross_attention_step(layer.cross_attn, h, kv, src_mask, weights.cross_attn, need_weights, cross_heads))
+        x,
+        norm2,
+        lambda h: cross_attention_step(
+            layer.cross_attn, h, kv, src_mask, weights.cross_attn, need_weights, cross_heads
+        ),
+    )
     x, _ = layer.sublayer(x, norm3, lambda h: (linear2(F.relu(linear1(h))), None))  # (N, D) -> (N, d_ff) -> (N, D)
     return x, self_weights, cross_weights
 
 
-def decode_step(model: nn.Module, tgt_last: Tensor, position: int, caches: list[KVCache],
-                kv: list[tuple[Tensor, Tensor]], weights: StepWeights, src_mask: Tensor, need_weights: bool = False,
-                head_mask: HeadMask | None = None) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+def decode_step(
+    model: nn.Module,
+    tgt_last: Tensor,
+    position: int,
+    caches: list[KVCache],
+    kv: list[tuple[Tensor, Tensor]],
+    weights: StepWeights,
+    src_mask: Tensor,
+    need_weights: bool = False,
+    head_mask: HeadMask | None = None,
+) -> tuple[Tensor, list[Tensor], list[Tensor]]:
     """`Transformer.decode` + the output layer for the newest token only: tgt_last (N, 1) at `position` ->
     logits (N, V), self-attention rows (N, H, 1, t), cross-attention rows (N, H, 1, S).
 
@@ -108,20 +141,28 @@ def decode_step(model: nn.Module, tgt_last: Tensor, position: int, caches: list[
     self_maps, cross_maps = [], []
     for i, (layer, cache, layer_kv, layer_weights) in enumerate(zip(model.decoder_layers, caches, kv, weights.layers)):
         self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
-        x, self_weights, cross_weights = layer_step(layer, x, cache, layer_kv, src_mask, layer_weights, need_weights,
-                                                    self_heads, cross_heads)
+        x, self_weights, cross_weights = layer_step(
+            layer, x, cache, layer_kv, src_mask, layer_weights, need_weights, self_heads, cross_heads
+        )
         if need_weights:
             self_maps.append(self_weights)
             cross_maps.append(cross_weights)
     return weights.lm_head(model.decoder_norm(x)), self_maps, cross_maps  # (N, V)
 
 
-
 class CachedDecoder:
     """Next-token logits from the newest token, remembering what earlier steps computed."""
 
-    def __init__(self, model: nn.Module, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
-                 head_mask: HeadMask | None = None, precision: str = "fp32"):
+    def __init__(
+        self,
+        model: nn.Module,
+        memory: Tensor,
+        src_mask: Tensor,
+        num_beams: int,
+        capacity: int,
+        head_mask: HeadMask | None = None,
+        precision: str = "fp32",
+    ):
         """memory (B, S, D), src_mask (B, 1, 1, S) bool: one entry per sentence, not per beam.
 
         `precision` "int8" multiplies by int8 weights (generation/step_linear.py); "fp32" is exact.
@@ -130,7 +171,9 @@ class CachedDecoder:
         self.model = model
         self.head_mask = head_mask
         rows = memory.size(0) * num_beams
-        self.self_caches = [KVCache.empty(rows, c.n_heads, capacity, c.d_k, like=memory) for _ in range(c.n_decoder_layers)]
+        self.self_caches = [
+            KVCache.empty(rows, c.n_heads, capacity, c.d_k, like=memory) for _ in range(c.n_decoder_layers)
+        ]
         self.memory_kv = memory_kv(model, memory)  # per layer, (B, H, S, d_k) each
         self.step_weights = step_weights(model, precision)
         single_threaded_blas()
@@ -150,8 +193,15 @@ class CachedDecoder:
 
     def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, StepAttention | None]:
         logits, self_rows, cross_rows = decode_step(
-            self.model, tokens[:, -1:], tokens.size(1) - 1, self.self_caches, self.memory_kv, self.step_weights,
-            self.src_mask if need_weights else self.src_bias, need_weights, self.head_mask,
+            self.model,
+            tokens[:, -1:],
+            tokens.size(1) - 1,
+            self.self_caches,
+            self.memory_kv,
+            self.step_weights,
+            self.src_mask if need_weights else self.src_bias,
+            need_weights,
+            self.head_mask,
         )
         if not need_weights:
             return logits, None
@@ -170,8 +220,16 @@ class CachedDecoder:
 class UncachedDecoder:
     """Next-token logits by running the whole decoder over the prefix (the reference)."""
 
-    def __init__(self, model: nn.Module, memory: Tensor, src_mask: Tensor, num_beams: int, capacity: int,
-                 head_mask: HeadMask | None = None, precision: str = "fp32"):
+    def __init__(
+        self,
+        model: nn.Module,
+        memory: Tensor,
+        src_mask: Tensor,
+        num_beams: int,
+        capacity: int,
+        head_mask: HeadMask | None = None,
+        precision: str = "fp32",
+    ):
         """`precision` is taken for a common signature; the reference always runs the fp32 modules."""
         self.model = model
         self.head_mask = head_mask
@@ -179,8 +237,9 @@ class UncachedDecoder:
         self.src_mask = src_mask.repeat_interleave(num_beams, dim=0)  # (N, 1, 1, S)
 
     def __call__(self, tokens: Tensor, need_weights: bool = False) -> tuple[Tensor, StepAttention | None]:
-        hidden, self_maps, cross_maps = self.model.decode(tokens, self.memory, self.src_mask, need_weights=need_weights,
-                                                          head_mask=self.head_mask)  # (N, t, D)
+        hidden, self_maps, cross_maps = self.model.decode(
+            tokens, self.memory, self.src_mask, need_weights=need_weights, head_mask=self.head_mask
+        )  # (N, t, D)
         logits = self.model.lm_head(hidden[:, -1])  # (N, V)
         if not need_weights:
             return logits, None

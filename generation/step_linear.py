@@ -99,11 +99,14 @@ class Int8Linear:
 def check_int8_available(weight: Tensor) -> None:
     """A clear error where torch's int8 CPU kernels (fbgemm, x86) are missing."""
     if weight.device.type != "cpu":
-        raise ValueError(f"int8 decoding runs on the CPU; the model is on {weight.device.type}: "
-                         "load it with device='cpu'")
+        raise ValueError(
+            f"int8 decoding runs on the CPU; the model is on {weight.device.type}: load it with device='cpu'"
+        )
     if "fbgemm" not in torch.backends.quantized.supported_engines:
-        raise RuntimeError("int8 decoding needs torch's fbgemm kernels (x86 CPUs); this build has "
-                           f"{torch.backends.quantized.supported_engines}: use the fp32 model instead")
+        raise RuntimeError(
+            "int8 decoding needs torch's fbgemm kernels (x86 CPUs); this build has "
+            f"{torch.backends.quantized.supported_engines}: use the fp32 model instead"
+        )
 
 
 def step_linear(weight: Tensor, bias: Tensor | None, precision: str = "fp32") -> StepLinear | BlasLinear | Int8Linear:

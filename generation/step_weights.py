@@ -54,24 +54,37 @@ def attention_weights(attention, precision: str) -> tuple[StepLinear, StepLinear
     """The input projection (W_Q alone for cross-attention) and W_O of one attention module."""
     D = attention.d_model
     rows = slice(0, D) if attention.cross else slice(0, 3 * D)
-    return (step_linear(attention.in_proj.weight[rows], attention.in_proj.bias[rows], precision),
-            step_linear(attention.out_proj.weight, attention.out_proj.bias, precision))
+    return (
+        step_linear(attention.in_proj.weight[rows], attention.in_proj.bias[rows], precision),
+        step_linear(attention.out_proj.weight, attention.out_proj.bias, precision),
+    )
 
 
 def layer_weights(layer, precision: str) -> DecoderStepWeights:
     """One decoder layer's matrices for steps."""
-    ff = (step_linear(layer.ff.linear1.weight, layer.ff.linear1.bias, precision),
-          step_linear(layer.ff.linear2.weight, layer.ff.linear2.bias, precision))
-    return DecoderStepWeights(attention_weights(layer.self_attn, precision), attention_weights(layer.cross_attn, precision),
-                              ff, [StepLayerNorm(n) for n in (layer.norm1, layer.norm2, layer.norm3)])
+    ff = (
+        step_linear(layer.ff.linear1.weight, layer.ff.linear1.bias, precision),
+        step_linear(layer.ff.linear2.weight, layer.ff.linear2.bias, precision),
+    )
+    return DecoderStepWeights(
+        attention_weights(layer.self_attn, precision),
+        attention_weights(layer.cross_attn, precision),
+        ff,
+        [StepLayerNorm(n) for n in (layer.norm1, layer.norm2, layer.norm3)],
+    )
 
 
 def step_weights(model: nn.Module, precision: str = "fp32") -> StepWeights:
     """The decoder's matrices for steps in `precision` ("fp32" or "int8"), built once and kept until a parameter changes."""
     check_precision(precision)
-    return derived(model, ("step", precision), lambda: StepWeights(
-        [layer_weights(layer, precision) for layer in model.decoder_layers],
-        step_linear(model.lm_head.weight, model.lm_head.bias, precision)))
+    return derived(
+        model,
+        ("step", precision),
+        lambda: StepWeights(
+            [layer_weights(layer, precision) for layer in model.decoder_layers],
+            step_linear(model.lm_head.weight, model.lm_head.bias, precision),
+        ),
+    )
 
 
 def parameter_versions(model: nn.Module) -> tuple:
@@ -97,6 +110,12 @@ def store_decoder_transposed(model: nn.Module) -> None:
     """
     with torch.no_grad():
         for layer in model.decoder_layers:
-            for linear in (layer.self_attn.in_proj, layer.self_attn.out_proj, layer.cross_attn.in_proj,
-                           layer.cross_attn.out_proj, layer.ff.linear1, layer.ff.linear2):
+            for linear in (
+                layer.self_attn.in_proj,
+                layer.self_attn.out_proj,
+                layer.cross_attn.in_proj,
+                layer.cross_attn.out_proj,
+                layer.ff.linear1,
+                layer.ff.linear2,
+            ):
                 linear.weight.data = linear.weight.data.t().contiguous().t()  # (out, in), strides (1, out)

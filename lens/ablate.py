@@ -33,8 +33,12 @@ class WordDiff:
         return sum(self.original_changed) + sum(self.ablated_changed)
 
     def to_dict(self) -> dict:
-        return {"original_words": self.original_words, "original_changed": self.original_changed,
-                "ablated_words": self.ablated_words, "ablated_changed": self.ablated_changed}
+        return {
+            "original_words": self.original_words,
+            "original_changed": self.original_changed,
+            "ablated_words": self.ablated_words,
+            "ablated_changed": self.ablated_changed,
+        }
 
 
 def word_diff(original: str, ablated: str) -> WordDiff:
@@ -60,24 +64,36 @@ class Ablation:
     explanation: Explanation  # of the ablated model
 
     def to_dict(self, decimals: int = 5) -> dict:
-        return {"text": self.text, "original": self.original, "ablated": self.ablated,
-                "diff": self.diff.to_dict(), "head_mask": self.head_mask,
-                "switched_off": [list(head) for head in self.switched_off],
-                "explanation": self.explanation.to_dict(decimals)}
+        return {
+            "text": self.text,
+            "original": self.original,
+            "ablated": self.ablated,
+            "diff": self.diff.to_dict(),
+            "head_mask": self.head_mask,
+            "switched_off": [list(head) for head in self.switched_off],
+            "explanation": self.explanation.to_dict(decimals),
+        }
 
 
 def switched_off_heads(mask_dict: dict) -> list[tuple[str, int, int]]:
     """(kind, layer, head) of every 0 in a HeadMask.to_dict()."""
-    return [(kind, layer, head) for kind in KINDS
-            for layer, heads in enumerate(mask_dict[kind]) for head, on in enumerate(heads) if not on]
+    return [
+        (kind, layer, head)
+        for kind in KINDS
+        for layer, heads in enumerate(mask_dict[kind])
+        for head, on in enumerate(heads)
+        if not on
+    ]
 
 
 def parse_head(spec: str, config) -> tuple[str, int, int] | list[tuple[str, int, int]]:
     """'cross:2:1' (kind:layer:head, counted from 1 as on the page; '*' for all) -> 0-based heads."""
     parts = spec.strip().split(":") if isinstance(spec, str) else []
     if len(parts) != 3 or parts[0] not in KINDS:
-        raise ValueError(f"heads: {spec!r} is not kind:layer:head with kind one of {', '.join(KINDS)} "
-                         "(e.g. 'cross:2:1'; layers and heads count from 1; '*' means all)")
+        raise ValueError(
+            f"heads: {spec!r} is not kind:layer:head with kind one of {', '.join(KINDS)} "
+            "(e.g. 'cross:2:1'; layers and heads count from 1; '*' means all)"
+        )
     kind, counts = parts[0], (layers_of(config, parts[0]), config.n_heads)
     picked = []
     for name, text, n in zip(("layer", "head"), parts[1:], counts):
@@ -98,15 +114,17 @@ def head_mask_from(heads, config) -> HeadMask:
             try:
                 heads = json.loads(text)
             except json.JSONDecodeError as err:
-                raise ValueError(f"heads: not valid JSON ({err.msg}); send a list like [\"cross:2:1\"] or a mask") from None
+                raise ValueError(
+                    f'heads: not valid JSON ({err.msg}); send a list like ["cross:2:1"] or a mask'
+                ) from None
             except RecursionError:
-                raise ValueError("heads: nested too deeply; send a list like [\"cross:2:1\"] or a mask") from None
+                raise ValueError('heads: nested too deeply; send a list like ["cross:2:1"] or a mask') from None
         else:
             heads = [s for s in text.split(",") if s.strip()]
     if isinstance(heads, dict):
         return HeadMask.from_dict(heads, config)
     if not isinstance(heads, (list, tuple)):
-        raise ValueError(f"heads must be a list like [\"cross:2:1\"] or a head mask, got {type(heads).__name__}")
+        raise ValueError(f'heads must be a list like ["cross:2:1"] or a head mask, got {type(heads).__name__}')
     if len(heads) > 3 * 64 * 64:
         raise ValueError("heads: too many entries")
     mask = HeadMask.all_on(config)
@@ -117,7 +135,11 @@ def head_mask_from(heads, config) -> HeadMask:
 
 
 def ablate(
-    translator, text: str, head_mask: HeadMask | dict, num_beams: int = 4, length_penalty: float = 1.0,
+    translator,
+    text: str,
+    head_mask: HeadMask | dict,
+    num_beams: int = 4,
+    length_penalty: float = 1.0,
     max_new_tokens: int | None = None,
 ) -> Ablation:
     """Translate `text` with all heads on and with `head_mask` (a HeadMask or its to_dict())."""
@@ -128,12 +150,20 @@ def ablate(
     if not isinstance(head_mask, HeadMask):
         raise TypeError(f"head_mask must be a HeadMask or its to_dict(), got {type(head_mask).__name__}")
     options = dict(num_beams=num_beams, length_penalty=length_penalty, max_new_tokens=max_new_tokens)
-    explanation = explain_one(translator, text, DecodingOptions(**options), ABLATE, head_mask=head_mask)  # refused first
+    explanation = explain_one(
+        translator, text, DecodingOptions(**options), ABLATE, head_mask=head_mask
+    )  # refused first
     original = translator.translate(text, **options)
     mask_dict = head_mask.to_dict()
-    return Ablation(text=text, original=original, ablated=explanation.translation,
-                    diff=word_diff(original, explanation.translation), head_mask=mask_dict,
-                    switched_off=switched_off_heads(mask_dict), explanation=explanation)
+    return Ablation(
+        text=text,
+        original=original,
+        ablated=explanation.translation,
+        diff=word_diff(original, explanation.translation),
+        head_mask=mask_dict,
+        switched_off=switched_off_heads(mask_dict),
+        explanation=explanation,
+    )
 
 
 def most_important(importance: dict, kind: str | None, n: int) -> list[tuple[str, int, int]]:

@@ -29,8 +29,12 @@ ALARM_FILE = "alarm.json"
 MAX_FILE_BYTES, MAX_DEPTH = 64 << 10, 4  # the shipped rules: under 1 kB, 3 deep
 # What each number of a stored rule may be: (lowest, highest, "finite" or "whole"). Mean log-probabilities are
 # at most 0; a share above 1 never fires (the rule's way to leave a signal out).
-RANGES = {"confidence_below": (-1000, 0, "finite"), "rare_below": (0, 10**9, "whole"),
-          "rare_share_above": (0, 2, "finite"), "unseen_pairs_above": (0, 2, "finite")}
+RANGES = {
+    "confidence_below": (-1000, 0, "finite"),
+    "rare_below": (0, 10**9, "whole"),
+    "rare_share_above": (0, 2, "finite"),
+    "unseen_pairs_above": (0, 2, "finite"),
+}
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,11 @@ class AlarmRule:
     unseen_pairs_above: float = 1.01  # more than this share of never-seen neighbouring-word pairs (above 1: never)
 
     def fires(self, mean_log_prob: float, rare_share: float, unseen_pair_share: float = 0.0) -> bool:
-        return (mean_log_prob < self.confidence_below or rare_share > self.rare_share_above
-                or unseen_pair_share > self.unseen_pairs_above)
+        return (
+            mean_log_prob < self.confidence_below
+            or rare_share > self.rare_share_above
+            or unseen_pair_share > self.unseen_pairs_above
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,8 +76,9 @@ def load_rule(folder: str | Path | None) -> AlarmRule:
     return AlarmRule(**rule)
 
 
-def judge(target_probs: np.ndarray, words: list[dict] | None, rule: AlarmRule,
-          unseen_pairs: tuple[list[str], int] = ([], 0)) -> dict:
+def judge(
+    target_probs: np.ndarray, words: list[dict] | None, rule: AlarmRule, unseen_pairs: tuple[list[str], int] = ([], 0)
+) -> dict:
     """`unfamiliar` and its `reasons` for one sentence (`words`: lens/evidence's entries, None without an index;
     `unseen_pairs`: its never-seen neighbouring-word pairs and how many pairs it has)."""
     confidence = mean_log_prob(target_probs)
@@ -80,18 +88,26 @@ def judge(target_probs: np.ndarray, words: list[dict] | None, rule: AlarmRule,
     share = rare_share(counts, rule.rare_below)
     reasons = []
     if confidence < rule.confidence_below:
-        reasons.append(f"the model was unsure of its translation (mean log-probability {confidence:.2f}, "
-                       f"below {rule.confidence_below:.2f})")
+        reasons.append(
+            f"the model was unsure of its translation (mean log-probability {confidence:.2f}, "
+            f"below {rule.confidence_below:.2f})"
+        )
     if words and share > rule.rare_share_above:
         rare = [w for w in words if w["count"] < rule.rare_below]
         listed = ", ".join(f"'{w['word']}' ({'never' if w['count'] == 0 else str(w['count']) + 'x'})" for w in rare[:4])
-        reasons.append(f"{share:.0%} of its words were seen fewer than {rule.rare_below} times in the training data: "
-                       f"{listed}")
+        reasons.append(
+            f"{share:.0%} of its words were seen fewer than {rule.rare_below} times in the training data: {listed}"
+        )
     if pair_share > rule.unseen_pairs_above:
         listed = ", ".join(f"'{b}'" for b in unseen[:4])
         reasons.append(f"{len(unseen)} of its {n_pairs} word pairs never occur in the training data: {listed}")
-    return {"unfamiliar": bool(reasons), "reasons": reasons, "mean_log_prob": confidence, "rare_share": share,
-            "unseen_pair_share": pair_share}
+    return {
+        "unfamiliar": bool(reasons),
+        "reasons": reasons,
+        "mean_log_prob": confidence,
+        "rare_share": share,
+        "unseen_pair_share": pair_share,
+    }
 
 
 @dataclass
@@ -134,6 +150,11 @@ def load_familiarity(model_id: str | Path, revision: str | None = None) -> Famil
     if found[EVIDENCE_FILE]:
         evidence = optional(lambda: read_index(found[EVIDENCE_FILE]), "the training-data evidence is off")
     if found[ALARM_FILE]:
-        rule = optional(lambda: load_rule(found[ALARM_FILE].parent),
-                        "its alarm rule is off: the alarm listens to the model's confidence only") or AlarmRule()
+        rule = (
+            optional(
+                lambda: load_rule(found[ALARM_FILE].parent),
+                "its alarm rule is off: the alarm listens to the model's confidence only",
+            )
+            or AlarmRule()
+        )
     return Familiarity(evidence, rule, load_domain(model_id, revision))

@@ -75,6 +75,7 @@ class Attribution:
 
     def to_dict(self, decimals: int = 5) -> dict:
         """JSON-ready: lists instead of arrays, floats rounded to `decimals` places."""
+
         def rounded(a: np.ndarray) -> list:
             return np.round(a.astype(np.float64), decimals).tolist()
 
@@ -97,7 +98,9 @@ class Attribution:
         }
 
 
-def _teacher_forced_pass(model, src: Tensor, tgt_out: Tensor, embedding: Tensor, head_mask=None) -> tuple[Tensor, Tensor]:
+def _teacher_forced_pass(
+    model, src: Tensor, tgt_out: Tensor, embedding: Tensor, head_mask=None
+) -> tuple[Tensor, Tensor]:
     """log p(tgt_out[t] | src, tgt_out[:t]) for each of R rows of source embeddings, (R, T), and
     the decoder output (R, T, D) that the output projection read.
 
@@ -131,8 +134,9 @@ def _per_target_gradients(logprobs: Tensor, hidden: Tensor, inputs: Tensor, targ
     return grads  # (n, R, S, D)
 
 
-def _path_scores(model, src1: Tensor, tgt_out: Tensor, x: Tensor, alphas: Tensor, head_mask, group: int,
-                 rows: int) -> Tensor:
+def _path_scores(
+    model, src1: Tensor, tgt_out: Tensor, x: Tensor, alphas: Tensor, head_mask, group: int, rows: int
+) -> Tensor:
     """sum over the path points alpha * x of (dF_t/dx . x), summed over D: (T, S).
 
     Memory stays bounded: the points go `rows` at a time, and each group's gradients (n, R, S, D)
@@ -154,8 +158,14 @@ def _path_scores(model, src1: Tensor, tgt_out: Tensor, x: Tensor, alphas: Tensor
 
 
 def attribute_ids(
-    model, src_ids: list[int], tgt_ids: list[int], method: str = "integrated_gradients", steps: int = 32,
-    head_mask=None, group: int = 6, rows: int = 16,
+    model,
+    src_ids: list[int],
+    tgt_ids: list[int],
+    method: str = "integrated_gradients",
+    steps: int = 32,
+    head_mask=None,
+    group: int = 6,
+    rows: int = 16,
 ) -> SourceAttribution:
     """Attribute each of tgt_ids (the outputs, ending in EOS) to src_ids; see the module docstring.
     `group` targets share one backward and `rows` path points one pass (fewer: less memory, more passes)."""
@@ -174,8 +184,9 @@ def attribute_ids(
         with torch.no_grad():
             x = model.embed(src1)  # (1, S, D)
             # F at the two ends of the path: the input and the zero baseline (completeness)
-            f_input, f_baseline = _teacher_forced_pass(model, src1.expand(2, -1), tgt_out,
-                                                       torch.cat([x, torch.zeros_like(x)]), head_mask)[0]
+            f_input, f_baseline = _teacher_forced_pass(
+                model, src1.expand(2, -1), tgt_out, torch.cat([x, torch.zeros_like(x)]), head_mask
+            )[0]
         if method == "input_x_gradient":
             alphas = torch.ones(1, device=device)
         else:
@@ -235,8 +246,10 @@ def agreement(
 def special_token_masks(config, src_ids: list[int], tgt_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Which source and target positions agreement counts: all but pad, <s> and </s>."""
     special = {config.pad_id, config.bos_id, config.eos_id}
-    return (np.array([i not in special for i in src_ids], dtype=bool),
-            np.array([i not in special for i in tgt_ids], dtype=bool))
+    return (
+        np.array([i not in special for i in src_ids], dtype=bool),
+        np.array([i not in special for i in tgt_ids], dtype=bool),
+    )
 
 
 def attention_maps(translator, src_ids: list[int], tgt_ids: list[int], head_mask=None) -> tuple[np.ndarray, np.ndarray]:
@@ -245,16 +258,28 @@ def attention_maps(translator, src_ids: list[int], tgt_ids: list[int], head_mask
     return explanation.encoder, explanation.cross
 
 
-def translate_ids(translator, src_ids: list[int], num_beams: int = 4, length_penalty: float = 1.0,
-                  max_new_tokens: int | None = None, head_mask=None) -> list[int]:
+def translate_ids(
+    translator,
+    src_ids: list[int],
+    num_beams: int = 4,
+    length_penalty: float = 1.0,
+    max_new_tokens: int | None = None,
+    head_mask=None,
+) -> list[int]:
     """The model's output ids for one source (without BOS and padding, ending in EOS if it finished)."""
     out = translator.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, head_mask=head_mask)[0]
     return [i for i in out if i != translator.config.pad_id]
 
 
 def attribute(
-    translator, text: str, method: str = "integrated_gradients", steps: int = 32, num_beams: int = 4,
-    length_penalty: float = 1.0, max_new_tokens: int | None = None, head_mask=None,
+    translator,
+    text: str,
+    method: str = "integrated_gradients",
+    steps: int = 32,
+    num_beams: int = 4,
+    length_penalty: float = 1.0,
+    max_new_tokens: int | None = None,
+    head_mask=None,
 ) -> Attribution:
     """Translate `text`, then attribute every target token to the source tokens (see module doc)."""
     if not isinstance(text, str) or not text.strip():
@@ -284,6 +309,10 @@ def attribute(
         agreement=per_head,
         agreement_mean_heads=per_layer,
         agreement_tokens=counted,
-        notes={"truncated": truncated, "special_tokens_left_out_of_agreement": ["<s>", "</s>", "<pad>"],
-               "agreement_attribution": "signed, highest value", "rollout_residual": ROLLOUT_RESIDUAL},
+        notes={
+            "truncated": truncated,
+            "special_tokens_left_out_of_agreement": ["<s>", "</s>", "<pad>"],
+            "agreement_attribution": "signed, highest value",
+            "rollout_residual": ROLLOUT_RESIDUAL,
+        },
     )

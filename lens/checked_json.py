@@ -23,8 +23,15 @@ from model.checkpoint.json_file import (  # noqa: F401 - the reader, used throug
     read_json,
 )
 
-_KINDS = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
-          bool: "true or false", type(None): "null"}
+_KINDS = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
 T = TypeVar("T")
 log = logging.getLogger("attention_lens")
 
@@ -92,7 +99,8 @@ def checked_two_way_counts(content: dict, path: str | Path) -> dict:
     if not counts:
         raise CheckpointFileError(f"{path}: counts is empty")
     for key, pair in counts.items():
-        if not (isinstance(pair, list) and len(pair) == 2 and all(is_whole(n, 0, MAX_COUNT) for n in pair)
-                and sum(pair) > 0):
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and all(is_whole(n, 0, MAX_COUNT) for n in pair) and sum(pair) > 0
+        ):
             raise refused(path, f"counts[{key!r}]", pair, "two whole counts, not both 0")
     return content

@@ -66,8 +66,15 @@ def alternative_id(translator: Translator, alternative) -> tuple[int, str]:
     return ids[0], token_strings(tokenizer, ids[:1])[0]
 
 
-def logit_difference(model, src: torch.Tensor, source_embedding: torch.Tensor, prefix: torch.Tensor, chosen: int,
-                     alternative: int, head_mask: HeadMask | None = None) -> torch.Tensor:
+def logit_difference(
+    model,
+    src: torch.Tensor,
+    source_embedding: torch.Tensor,
+    prefix: torch.Tensor,
+    chosen: int,
+    alternative: int,
+    head_mask: HeadMask | None = None,
+) -> torch.Tensor:
     """z_chosen - z_alternative after `prefix` (1, t), for each of R source embeddings (R, S, D): (R,)."""
     R = source_embedding.size(0)
     src = src.expand(R, -1)
@@ -91,8 +98,14 @@ def check_contrast_work(config, S: int, t: int, steps: int) -> None:
     cost.check_work(cost.CONTRAST_WORK, cost.replay_work(config, runs, S, t))
 
 
-def contrast(translator: Translator, text: str, step: int, alternative: str, options: DecodingOptions | None = None,
-             steps: int = 256) -> Contrast:
+def contrast(
+    translator: Translator,
+    text: str,
+    step: int,
+    alternative: str,
+    options: DecodingOptions | None = None,
+    steps: int = 256,
+) -> Contrast:
     """Why the piece at `step` (from 1) of the translation of `text` and not `alternative`."""
     sentence = decode_one(translator, text, options)
     T = len(sentence.output_ids)
@@ -107,17 +120,39 @@ def contrast(translator: Translator, text: str, step: int, alternative: str, opt
         x = model.embed(src)  # (1, S, D)
         ends = logit_difference(model, src, torch.cat([x, torch.zeros_like(x)]), prefix, chosen, other)
         mask_on = HeadMask.all_on(translator.config).to(device, x.dtype)
-        heads = {kind: [[float(logit_difference(model, src, x, prefix, chosen, other,
-                                                mask_on.switched_off(kind, layer, head))[0] - ends[0])
-                         for head in range(translator.config.n_heads)] for layer in range(getattr(mask_on, kind).size(0))]
-                 for kind in KINDS}
+        heads = {
+            kind: [
+                [
+                    float(
+                        logit_difference(model, src, x, prefix, chosen, other, mask_on.switched_off(kind, layer, head))[
+                            0
+                        ]
+                        - ends[0]
+                    )
+                    for head in range(translator.config.n_heads)
+                ]
+                for layer in range(getattr(mask_on, kind).size(0))
+            ]
+            for kind in KINDS
+        }
     alphas = (torch.arange(steps, device=device, dtype=x.dtype) + 0.5) / steps  # the midpoint rule
     grads = torch.zeros_like(x[0])  # (S, D): the path's gradients summed, a few points at a time (bounded memory)
     with torch.enable_grad():
         for chunk in alphas.split(path_rows(translator.config, src.size(1), prefix.size(1))):
             path = (chunk[:, None, None] * x).requires_grad_(True)  # (r, S, D): from the zero embedding to x
-            grads += torch.autograd.grad(logit_difference(model, src, path, prefix, chosen, other).sum(), path)[0].sum(0)
+            grads += torch.autograd.grad(logit_difference(model, src, path, prefix, chosen, other).sum(), path)[0].sum(
+                0
+            )
     scores = (grads / steps * x[0]).sum(-1)  # (S,)
     target = float(ends[0] - ends[1])
-    return Contrast(step, token_strings(translator.tokenizer, [chosen])[0], other_piece, float(ends[0]), float(ends[1]),
-                    token_strings(translator.tokenizer, sentence.source_ids), scores.tolist(), float(scores.sum()) - target, heads)
+    return Contrast(
+        step,
+        token_strings(translator.tokenizer, [chosen])[0],
+        other_piece,
+        float(ends[0]),
+        float(ends[1]),
+        token_strings(translator.tokenizer, sentence.source_ids),
+        scores.tolist(),
+        float(scores.sum()) - target,
+        heads,
+    )

@@ -59,8 +59,15 @@ class Contributions:
         return dict(self.__dict__)
 
 
-def parts_of_block(attention, norm, x: torch.Tensor, memory: torch.Tensor | None, mask: torch.Tensor,
-                   norm_first: bool, heads: torch.Tensor | None = None):
+def parts_of_block(
+    attention,
+    norm,
+    x: torch.Tensor,
+    memory: torch.Tensor | None,
+    mask: torch.Tensor,
+    norm_first: bool,
+    heads: torch.Tensor | None = None,
+):
     """One attention block on x (L, D) -> its output (L, D), which the parts decompose, its weights (H, L, M)
     and the parts T_i(x_j) (L, M, D; cross-attention: M + 1, the residual last)."""
     h = norm(x) if norm_first else x
@@ -105,12 +112,20 @@ def encoder_rollout(model, src: torch.Tensor, head_mask: HeadMask | None, seen: 
     return seen["encoder.out"][0], rollout, mask
 
 
-def block_parts(model, block, x: torch.Tensor, memory: torch.Tensor | None, mask: torch.Tensor,
-                head_mask: HeadMask | None):
+def block_parts(
+    model, block, x: torch.Tensor, memory: torch.Tensor | None, mask: torch.Tensor, head_mask: HeadMask | None
+):
     """parts_of_block for one of lens/stream.py's blocks, its stream before it x (L, D)."""
     heads = None if head_mask is None else getattr(head_mask, block.kind)[block.layer]
-    return parts_of_block(attention_module(model, block.kind, block.layer), attention_norm(model, block.kind, block.layer),
-                          x, memory, mask, model.config.norm_first, heads)
+    return parts_of_block(
+        attention_module(model, block.kind, block.layer),
+        attention_norm(model, block.kind, block.layer),
+        x,
+        memory,
+        mask,
+        model.config.norm_first,
+        heads,
+    )
 
 
 def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: HeadMask | None = None):
@@ -127,8 +142,9 @@ def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: Head
     by_layer, maps = [], []
     for block in blocks:
         cross = block.kind == "cross"
-        y, weights, parts = block_parts(model, block, seen[block.before][0], memory if cross else None,
-                                        src_mask if cross else tgt_mask, head_mask)
+        y, weights, parts = block_parts(
+            model, block, seen[block.before][0], memory if cross else None, src_mask if cross else tgt_mask, head_mask
+        )
         shares = shares_of(parts, y)
         if not cross:
             composition = shares @ composition
@@ -148,8 +164,13 @@ def agreement_with(source: torch.Tensor, cross: torch.Tensor) -> tuple[float, fl
 
 
 @torch.inference_mode()
-def contributions(translator: Translator, text: str, options: DecodingOptions | None = None,
-                  head_mask: HeadMask | None = None, prefix=None) -> Contributions:
+def contributions(
+    translator: Translator,
+    text: str,
+    options: DecodingOptions | None = None,
+    head_mask: HeadMask | None = None,
+    prefix=None,
+) -> Contributions:
     """Translate one sentence (starting with `prefix` when given), then decompose every English token into
     German and English shares (ALTI+)."""
     sentence = decode_one(translator, text, options, prefix=prefix)
@@ -167,7 +188,16 @@ def contributions(translator: Translator, text: str, options: DecodingOptions | 
         return torch.round(t.float(), decimals=4).tolist()
 
     names = translator.tokenizer
-    return Contributions(token_strings(names, sentence.source_ids), token_strings(names, sentence.output_ids),
-                         token_strings(names, sentence.input_ids), rounded(composition[:, :S]),
-                         rounded(composition[:, S:]), rounded(composition[:, :S].sum(-1)), rounded(by_layer),
-                         rounded(rollout), rounded(cross), round(agreement, 4), round(same_top, 4))
+    return Contributions(
+        token_strings(names, sentence.source_ids),
+        token_strings(names, sentence.output_ids),
+        token_strings(names, sentence.input_ids),
+        rounded(composition[:, :S]),
+        rounded(composition[:, S:]),
+        rounded(composition[:, :S].sum(-1)),
+        rounded(by_layer),
+        rounded(rollout),
+        rounded(cross),
+        round(agreement, 4),
+        round(same_top, 4),
+    )

@@ -27,8 +27,11 @@ class Budget:
 
 
 # Measured in bench/abuse.py: the largest answer each allows, its size and its time.
-EXPLAIN = Budget("/explain", 2_500_000, "send fewer or shorter sentences, or lower max_length (/translate has "
-                 "no maps and no such limit)")
+EXPLAIN = Budget(
+    "/explain",
+    2_500_000,
+    "send fewer or shorter sentences, or lower max_length (/translate has no maps and no such limit)",
+)
 PAGE = Budget("the page", 6_000_000, "translate fewer or shorter sentences at once, or lower Max length")
 TRACE = Budget("/trace", 1_000_000, "send a shorter sentence or lower max_length")
 ABLATE = Budget("/ablate", 2_500_000, "send a shorter sentence or lower max_length")
@@ -50,8 +53,9 @@ class WorkBudget:
     advice: str
 
 
-PATCH_WORK = WorkBudget("/patch", 500_000_000, "use shorter sentences (patching replays the model once per German "
-                        "piece and level)")
+PATCH_WORK = WorkBudget(
+    "/patch", 500_000_000, "use shorter sentences (patching replays the model once per German piece and level)"
+)
 CONTRAST_WORK = WorkBudget("/contrast", 500_000_000, "use a shorter sentence or an earlier step")
 
 
@@ -75,8 +79,10 @@ def replay_work(config, runs: int, source_tokens: int, target_tokens: int) -> in
 def check_work(budget: WorkBudget, work: int) -> None:
     """Refuse (ValueError) a request whose replays would compute more than its budget, saying what to shorten."""
     if work > budget.max_work:
-        raise ValueError(f"{budget.what} would compute {work / 1e6:.0f} million attention weights over its replays of "
-                         f"the model; at most {budget.max_work / 1e6:.0f} million are allowed: {budget.advice}")
+        raise ValueError(
+            f"{budget.what} would compute {work / 1e6:.0f} million attention weights over its replays of "
+            f"the model; at most {budget.max_work / 1e6:.0f} million are allowed: {budget.advice}"
+        )
 
 
 def map_weights(config, source_tokens: int, target_tokens: int) -> int:
@@ -94,8 +100,10 @@ def check_weights(budget: Budget, weights: int, sentences: int = 1) -> None:
     """Refuse (ValueError) an answer of more than the budget's attention weights, saying what to shorten."""
     if weights > budget.max_weights:
         many = f"these {sentences} sentences' maps" if sentences > 1 else "this sentence's maps"
-        raise ValueError(f"{many} would hold {weights / 1e6:.1f} million attention weights; {budget.what} answers "
-                         f"at most {budget.max_weights / 1e6:.1f} million: {budget.advice}")
+        raise ValueError(
+            f"{many} would hold {weights / 1e6:.1f} million attention weights; {budget.what} answers "
+            f"at most {budget.max_weights / 1e6:.1f} million: {budget.advice}"
+        )
 
 
 def check_before(budget: Budget, config, source_lengths: list[int], max_new_tokens: int | None) -> None:
@@ -113,7 +121,9 @@ def check_attribution(steps: int, source_tokens: int, target_tokens: int) -> Non
     """Refuse integrated gradients past ATTRIBUTION_WORK (steps x T x (S + T)), saying what to lower."""
     work = steps * target_tokens * (source_tokens + target_tokens)
     if work > ATTRIBUTION_WORK:
-        raise ValueError(f"attribution of {target_tokens} English pieces from {source_tokens} German tokens with "
-                         f"{steps} steps is {work / ATTRIBUTION_WORK:.1f} times the most one request may take: use "
-                         f"fewer steps (at most {max(1, ATTRIBUTION_WORK // max(1, target_tokens * (source_tokens + target_tokens)))}) "
-                         "or a shorter sentence")
+        raise ValueError(
+            f"attribution of {target_tokens} English pieces from {source_tokens} German tokens with "
+            f"{steps} steps is {work / ATTRIBUTION_WORK:.1f} times the most one request may take: use "
+            f"fewer steps (at most {max(1, ATTRIBUTION_WORK // max(1, target_tokens * (source_tokens + target_tokens)))}) "
+            "or a shorter sentence"
+        )

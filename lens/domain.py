@@ -51,8 +51,14 @@ def build_counts(captions: list[str], everyday: list[str], smoothing: float = 0.
         for sentence in sentences:
             for feature in features(sentence):
                 counts.setdefault(feature, [0, 0])[column] += 1
-    return {"format": FORMAT, "kinds": list(KINDS), "sentences": [len(captions), len(everyday)],
-            "smoothing": smoothing, "threshold": 0.0, "counts": counts}
+    return {
+        "format": FORMAT,
+        "kinds": list(KINDS),
+        "sentences": [len(captions), len(everyday)],
+        "smoothing": smoothing,
+        "threshold": 0.0,
+        "counts": counts,
+    }
 
 
 def write_counts(folder: str | Path, content: dict) -> Path:
@@ -90,8 +96,9 @@ def guess_from(content: dict) -> DomainGuess:
     n_captions, n_everyday = (sum(c[k] for c in content["counts"].values()) for k in (0, 1))
     size = len(content["counts"]) + 1  # every feature, and one for those never seen
     log_captions, log_everyday = math.log(n_captions + a * size), math.log(n_everyday + a * size)
-    ratios = {f: math.log(e + a) - log_everyday - math.log(c + a) + log_captions
-              for f, (c, e) in content["counts"].items()}
+    ratios = {
+        f: math.log(e + a) - log_everyday - math.log(c + a) + log_captions for f, (c, e) in content["counts"].items()
+    }
     return DomainGuess(ratios, log_captions - log_everyday, content["threshold"], tuple(content["sentences"]))
 
 
@@ -102,8 +109,12 @@ def read_domain(path: str | Path) -> DomainGuess:
 
 def read_content(path: str | Path) -> dict:
     """The file's content, checked entry by entry (read_domain's guess and lens/truecase.py's counts read it)."""
-    content = checked_object(read_json(path, MAX_FILE_BYTES, MAX_DEPTH, gzipped=True), path, "the file",
-                             ("format", "kinds", "sentences", "smoothing", "threshold", "counts"))
+    content = checked_object(
+        read_json(path, MAX_FILE_BYTES, MAX_DEPTH, gzipped=True),
+        path,
+        "the file",
+        ("format", "kinds", "sentences", "smoothing", "threshold", "counts"),
+    )
     if content["format"] != FORMAT:
         raise refused(path, "format", content["format"], f"{FORMAT}")
     if content["kinds"] != list(KINDS):

@@ -41,8 +41,11 @@ MAX_FILE_BYTES = 16 << 20  # a larger index is refused, not read
 # the MIN_ figures (a model of a small vocabulary still reads an index of these corpora).
 BYTES_PER_TOKEN, WORDS_PER_TOKEN, PAIRS_PER_TOKEN = 4096, 32, 128
 MIN_BYTES, MIN_WORDS, MIN_PAIRS = 16 << 20, 100_000, 400_000
-CAPS = {"bytes": (BYTES_PER_TOKEN, MIN_BYTES), "words": (WORDS_PER_TOKEN, MIN_WORDS),
-        "word pairs": (PAIRS_PER_TOKEN, MIN_PAIRS)}
+CAPS = {
+    "bytes": (BYTES_PER_TOKEN, MIN_BYTES),
+    "words": (WORDS_PER_TOKEN, MIN_WORDS),
+    "word pairs": (PAIRS_PER_TOKEN, MIN_PAIRS),
+}
 DEFAULT_VOCABULARY = 8000  # the shipped models'; for an index with no config.json beside it
 MAX_DEPTH = 4  # the index -> words -> an entry -> its counts
 MAX_CORPORA, MAX_NAME_CHARS, MAX_WORD_CHARS, MAX_SENTENCE_CHARS = 16, 64, 100, 2000
@@ -81,9 +84,17 @@ def build_index(corpora: dict[str, tuple[list[str], list[str]]]) -> dict:
                         pairs.append([src[i], tgt[i]])
                     found.append(chosen[i])
     words = {w: [c, examples.get(w, [])] for w, c in sorted(counts.items())}
-    bigrams = sorted({b for name in names for sentence in corpora[name][0] for b in word_bigrams(german_words(sentence))})
-    return {"format": FORMAT, "corpora": names, "pairs": pairs, "words": words, "bigrams": bigrams,
-            "sizes": {name: len(corpora[name][0]) for name in names}}
+    bigrams = sorted(
+        {b for name in names for sentence in corpora[name][0] for b in word_bigrams(german_words(sentence))}
+    )
+    return {
+        "format": FORMAT,
+        "corpora": names,
+        "pairs": pairs,
+        "words": words,
+        "bigrams": bigrams,
+        "sizes": {name: len(corpora[name][0]) for name in names},
+    }
 
 
 def word_bigrams(words: list[str]) -> list[str]:
@@ -116,9 +127,14 @@ class Evidence:
         """One word's evidence: count in all training data, per corpus, examples, rare and unseen."""
         counts, example_ids = self.words.get(word, [[0] * len(self.corpora), []])
         total = sum(counts)
-        return {"word": word, "count": total, "counts": dict(zip(self.corpora, counts)),
-                "examples": [{"de": self.pairs[i][0], "en": self.pairs[i][1]} for i in example_ids],
-                "rare": 0 < total < RARE_BELOW, "unseen": total == 0}
+        return {
+            "word": word,
+            "count": total,
+            "counts": dict(zip(self.corpora, counts)),
+            "examples": [{"de": self.pairs[i][0], "en": self.pairs[i][1]} for i in example_ids],
+            "rare": 0 < total < RARE_BELOW,
+            "unseen": total == 0,
+        }
 
     def for_sentence(self, text: str) -> list[dict]:
         """Each distinct word of a German sentence, in order of first appearance."""
@@ -205,13 +221,16 @@ def checked_words(words, path: Path, corpora: list[str], n_pairs: int, vocab_siz
     if not isinstance(words, dict):
         raise EvidenceError(f"{path}: words is {kind(words)}, not an object of {{word: [counts, examples]}}")
     if len(words) > cap("words", vocab_size):
-        raise EvidenceError(f"{path} holds {len(words):,} words; an index for a vocabulary of {vocab_size:,} tokens "
-                            f"holds at most {cap('words', vocab_size):,}")
+        raise EvidenceError(
+            f"{path} holds {len(words):,} words; an index for a vocabulary of {vocab_size:,} tokens "
+            f"holds at most {cap('words', vocab_size):,}"
+        )
     for word, entry in words.items():
         if not 0 < len(word) <= MAX_WORD_CHARS:
             raise refused(path, "a word", word, f"a word of 1 to {MAX_WORD_CHARS} characters")
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)
-                and isinstance(entry[1], list)):
+        if not (
+            isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list) and isinstance(entry[1], list)
+        ):
             raise refused(path, f"words[{word!r}]", entry, "[counts per corpus, example ids]")
         counts, ids = entry
         if len(counts) != len(corpora):
@@ -223,8 +242,12 @@ def checked_words(words, path: Path, corpora: list[str], n_pairs: int, vocab_siz
             raise EvidenceError(f"{path}: words[{word!r}] has {len(ids)} examples; an entry has at most {MAX_EXAMPLES}")
         for i in ids:
             if not is_whole(i, 0, n_pairs - 1):
-                raise refused(path, f"words[{word!r}].examples", i, f"an example id from 0 to {n_pairs - 1} "
-                              f"(the index holds {n_pairs} pairs)")
+                raise refused(
+                    path,
+                    f"words[{word!r}].examples",
+                    i,
+                    f"an example id from 0 to {n_pairs - 1} (the index holds {n_pairs} pairs)",
+                )
     return words
 
 
@@ -233,8 +256,10 @@ def checked_bigrams(bigrams, path: Path, vocab_size: int) -> frozenset:
     if not isinstance(bigrams, list):
         raise EvidenceError(f"{path}: bigrams is {kind(bigrams)}, not a list of word pairs")
     if len(bigrams) > cap("word pairs", vocab_size):
-        raise EvidenceError(f"{path} holds {len(bigrams):,} word pairs; an index for a vocabulary of "
-                            f"{vocab_size:,} tokens holds at most {cap('word pairs', vocab_size):,}")
+        raise EvidenceError(
+            f"{path} holds {len(bigrams):,} word pairs; an index for a vocabulary of "
+            f"{vocab_size:,} tokens holds at most {cap('word pairs', vocab_size):,}"
+        )
     for i, pair in enumerate(bigrams):
         if not isinstance(pair, str) or pair.count(" ") != 1 or len(pair) > 2 * MAX_WORD_CHARS + 1:
             raise refused(path, f"bigrams[{i}]", pair, "two words with a space between")

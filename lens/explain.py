@@ -38,8 +38,11 @@ class DecodingOptions:
     def checked(cls, num_beams, length_penalty, max_new_tokens, max_len: int) -> DecodingOptions:
         """Refuse (ValueError naming the argument) anything that is not a finite number in range."""
         values = {}
-        for name, value, low, high in (("num_beams", num_beams, *BEAMS), ("length_penalty", length_penalty, *LENGTH_PENALTY),
-                                       ("max_length", max_new_tokens, 1, max_len)):
+        for name, value, low, high in (
+            ("num_beams", num_beams, *BEAMS),
+            ("length_penalty", length_penalty, *LENGTH_PENALTY),
+            ("max_length", max_new_tokens, 1, max_len),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number between {low} and {high}, got {value!r}")
             if not low <= value <= high:
@@ -50,8 +53,11 @@ class DecodingOptions:
         return cls(int(values["num_beams"]), float(values["length_penalty"]), int(values["max_length"]))
 
     def to_dict(self) -> dict:
-        return {"num_beams": self.num_beams, "length_penalty": self.length_penalty,
-                "max_new_tokens": self.max_new_tokens}
+        return {
+            "num_beams": self.num_beams,
+            "length_penalty": self.length_penalty,
+            "max_new_tokens": self.max_new_tokens,
+        }
 
 
 def method_name(options: DecodingOptions) -> str:
@@ -95,8 +101,9 @@ def sentences_of(text: str) -> tuple[list[str], int]:
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     if len(text) > MAX_CHARACTERS:
-        raise ValueError(f"the text has {len(text):,} characters; at most {MAX_CHARACTERS:,} are translated at "
-                         "once: shorten it")
+        raise ValueError(
+            f"the text has {len(text):,} characters; at most {MAX_CHARACTERS:,} are translated at once: shorten it"
+        )
     sentences = split_sentences(text)
     return sentences[:MAX_SENTENCES], max(0, len(sentences) - MAX_SENTENCES)
 
@@ -108,15 +115,17 @@ def translate_text(translator: Translator, text: str, options: DecodingOptions) 
     return " ".join(o for o in outputs if o)
 
 
-def explain_text(translator: Translator, text: str, options: DecodingOptions,
-                 budget: Budget | None = None) -> TextExplanation:
+def explain_text(
+    translator: Translator, text: str, options: DecodingOptions, budget: Budget | None = None
+) -> TextExplanation:
     """German text -> every sentence's translation and attention maps (one batch for all)."""
     sentences, left_out = sentences_of(text)
     return TextExplanation(explain_batch(translator, sentences, options, budget), options, left_out)
 
 
-def explain_one(translator: Translator, text: str, options: DecodingOptions, budget: Budget, prefix=None,
-                head_mask=None) -> Explanation:
+def explain_one(
+    translator: Translator, text: str, options: DecodingOptions, budget: Budget, prefix=None, head_mask=None
+) -> Explanation:
     """Translator.explain of one sentence through explain_batch, with its budget, prefix and head mask."""
     return explain_batch(translator, [text], options, budget, prefix, head_mask)[0].explanation
 
@@ -161,32 +170,58 @@ class Decoded:
 
 
 @torch.inference_mode()
-def decode_batch(translator: Translator, sentences: list[str], options: DecodingOptions,
-                 budget: Budget | None = None, prefix=None, head_mask=None) -> list[Decoded]:
+def decode_batch(
+    translator: Translator,
+    sentences: list[str],
+    options: DecodingOptions,
+    budget: Budget | None = None,
+    prefix=None,
+    head_mask=None,
+) -> list[Decoded]:
     """Translate the sentences as one batch; a `budget` (lens/cost.py) refuses, before decoding and again
     after it, a translation whose maps would pass its size."""
     config = translator.config
     encoded = [translator.encode_source(s) for s in sentences]
     if budget is not None:
         check_before(budget, config, [len(ids) for ids, _ in encoded], options.max_new_tokens)
-    generated = translator.generate_ids([ids for ids, _ in encoded], options.num_beams, options.length_penalty,
-                                        options.max_new_tokens, translator.encode_prefix(prefix), head_mask)
+    generated = translator.generate_ids(
+        [ids for ids, _ in encoded],
+        options.num_beams,
+        options.length_penalty,
+        options.max_new_tokens,
+        translator.encode_prefix(prefix),
+        head_mask,
+    )
     outputs = [[i for i in ids if i != config.pad_id] for ids in generated]
     if budget is not None:
         check_after(budget, config, [(len(ids), len(out)) for (ids, _), out in zip(encoded, outputs)])
-    return [Decoded(list(ids), [config.bos_id] + out[:-1], out, truncated)
-            for (ids, truncated), out in zip(encoded, outputs)]
+    return [
+        Decoded(list(ids), [config.bos_id] + out[:-1], out, truncated)
+        for (ids, truncated), out in zip(encoded, outputs)
+    ]
 
 
-def decode_one(translator: Translator, text: str, options: DecodingOptions | None = None,
-               budget: Budget | None = None, head_mask=None, prefix=None) -> Decoded:
+def decode_one(
+    translator: Translator,
+    text: str,
+    options: DecodingOptions | None = None,
+    budget: Budget | None = None,
+    head_mask=None,
+    prefix=None,
+) -> Decoded:
     """One sentence through decode_batch, within /explain's budget unless another is given."""
     return decode_batch(translator, [text], options or DecodingOptions(), budget or EXPLAIN, prefix, head_mask)[0]
 
 
 @torch.inference_mode()
-def explain_batch(translator: Translator, sentences: list[str], options: DecodingOptions,
-                  budget: Budget | None = None, prefix=None, head_mask=None) -> list[SentenceExplanation]:
+def explain_batch(
+    translator: Translator,
+    sentences: list[str],
+    options: DecodingOptions,
+    budget: Budget | None = None,
+    prefix=None,
+    head_mask=None,
+) -> list[SentenceExplanation]:
     """Translator.explain for many sentences at once: one batched decode, one batched teacher-forced
     pass. Padding is masked, so each sentence's maps equal those of explaining it alone. A `budget`
     (lens/cost.py) refuses, before decoding and again before the maps are read, maps past its size;
@@ -195,10 +230,19 @@ def explain_batch(translator: Translator, sentences: list[str], options: Decodin
     if not sentences:
         return []
     decoded = decode_batch(translator, sentences, options, budget, prefix, head_mask)
-    maps = translator.teacher_forced_batch([d.source_ids for d in decoded], [d.output_ids for d in decoded], head_mask,
-                                           [d.truncated for d in decoded])
-    return [SentenceExplanation(
-        sentence, explanation, words_of(translator, d.source_ids, explanation.source_tokens),
-        words_of(translator, d.output_ids, explanation.target_tokens),
-        words_of(translator, d.input_ids, explanation.decoder_input_tokens), list(d.source_ids), list(d.input_ids),
-        list(d.output_ids)) for sentence, d, explanation in zip(sentences, decoded, maps)]
+    maps = translator.teacher_forced_batch(
+        [d.source_ids for d in decoded], [d.output_ids for d in decoded], head_mask, [d.truncated for d in decoded]
+    )
+    return [
+        SentenceExplanation(
+            sentence,
+            explanation,
+            words_of(translator, d.source_ids, explanation.source_tokens),
+            words_of(translator, d.output_ids, explanation.target_tokens),
+            words_of(translator, d.input_ids, explanation.decoder_input_tokens),
+            list(d.source_ids),
+            list(d.input_ids),
+            list(d.output_ids),
+        )
+        for sentence, d, explanation in zip(sentences, decoded, maps)
+    ]

@@ -51,9 +51,11 @@ FILE = "head_importance.json"  # beside the weights
 # model (the shipped file: 7 kB for 36 heads); without the model's config, at most MAX_FILE_BYTES.
 BASE_BYTES, BYTES_PER_HEAD, MAX_FILE_BYTES, MAX_DEPTH = 256 << 10, 1 << 10, 4 << 20, 6
 MAX_LAYERS = 1024
-SLICE_WHY = ("the first sentences of Multi30k val, in file order: fixed, so figures from different runs and "
-             "checkpoints compare; val, not test, so the test score stays untouched; 200 sentences keep the "
-             "73 scored configurations of the shipped model to minutes, not hours, on one CPU thread")
+SLICE_WHY = (
+    "the first sentences of Multi30k val, in file order: fixed, so figures from different runs and "
+    "checkpoints compare; val, not test, so the test score stays untouched; 200 sentences keep the "
+    "73 scored configurations of the shipped model to minutes, not hours, on one CPU thread"
+)
 
 
 @dataclass
@@ -76,8 +78,13 @@ def choose_slice(corpus, sentences: int = 200, seed: int | None = None) -> ValSl
         indices = list(range(n))
     else:
         indices = sorted(random.Random(seed).sample(range(len(corpus.src)), n))
-    return ValSlice([corpus.src[i] for i in indices], [corpus.tgt[i] for i in indices], indices,
-                    "first" if seed is None else "random", seed)
+    return ValSlice(
+        [corpus.src[i] for i in indices],
+        [corpus.tgt[i] for i in indices],
+        indices,
+        "first" if seed is None else "random",
+        seed,
+    )
 
 
 def reference_pairs(translator, val: ValSlice) -> list[tuple[list[int], list[int]]]:
@@ -102,8 +109,9 @@ def slice_loss(translator, pairs: list[tuple[list[int], list[int]]], head_mask=N
         tgt_in = padded([t[:-1] for _, t in chunk], pad_id, translator.device)  # (B, T): BOS + all but the last
         tgt_out = padded([t[1:] for _, t in chunk], pad_id, translator.device)  # (B, T): what each step predicts
         logits = model(src, tgt_in, head_mask=head_mask)  # (B, T, V)
-        total += F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id,
-                                 reduction="sum").item()
+        total += F.cross_entropy(
+            logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id, reduction="sum"
+        ).item()
         count += int((tgt_out != pad_id).sum())
     return total / max(count, 1)
 
@@ -147,8 +155,10 @@ def ablation_scores(translator, val: ValSlice, progress: Callable[[str], None] |
                     result[variant]["val_loss"][layer].append(round(scores["val_loss"], 5))
                     result[variant]["val_bleu"][layer].append(round(scores["val_bleu"], 3))
                 if progress:
-                    progress(f"{kind} layer {layer} head {head}: loss {result['switched_off']['val_loss'][layer][-1]}"
-                             f" when off, {result['only']['val_loss'][layer][-1]} alone")
+                    progress(
+                        f"{kind} layer {layer} head {head}: loss {result['switched_off']['val_loss'][layer][-1]}"
+                        f" when off, {result['only']['val_loss'][layer][-1]} alone"
+                    )
         off_loss = np.array(result["switched_off"]["val_loss"])
         result["importance"] = np.round(off_loss - baseline["val_loss"], 5).tolist()  # loss increase when off
         kinds[kind] = result
@@ -156,8 +166,13 @@ def ablation_scores(translator, val: ValSlice, progress: Callable[[str], None] |
     return {"baseline": baseline, "kinds": kinds}
 
 
-def slice_agreement(translator, val: ValSlice, method: str = "integrated_gradients", steps: int = 32,
-                    progress: Callable[[str], None] | None = None) -> dict:
+def slice_agreement(
+    translator,
+    val: ValSlice,
+    method: str = "integrated_gradients",
+    steps: int = 32,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
     """Cross-attention/attribution agreement pooled over every counted target token of the slice,
     on the model's own greedy translations (all heads on)."""
     model, c = translator.model, translator.config
@@ -174,13 +189,21 @@ def slice_agreement(translator, val: ValSlice, method: str = "integrated_gradien
         tokens += counted
         if progress and (done % 10 == 0 or done == len(val.src)):
             progress(f"agreement: {done}/{len(val.src)} sentences")
-    return {"agreement": np.round(hits / max(tokens, 1), 4).tolist(),
-            "agreement_mean_heads": np.round(hits_mean / max(tokens, 1), 4).tolist(), "tokens": tokens}
+    return {
+        "agreement": np.round(hits / max(tokens, 1), 4).tolist(),
+        "agreement_mean_heads": np.round(hits_mean / max(tokens, 1), 4).tolist(),
+        "tokens": tokens,
+    }
 
 
 def head_importance(
-    translator, val: ValSlice, checkpoint: str = "", attribution: str = "integrated_gradients", steps: int = 32,
-    progress: Callable[[str], None] | None = None, known_agreement: dict | None = None,
+    translator,
+    val: ValSlice,
+    checkpoint: str = "",
+    attribution: str = "integrated_gradients",
+    steps: int = 32,
+    progress: Callable[[str], None] | None = None,
+    known_agreement: dict | None = None,
 ) -> dict:
     """The whole head-importance record (schema VERSION) for one translator and val slice.
 
@@ -195,21 +218,34 @@ def head_importance(
     return {
         "version": VERSION,
         "checkpoint": str(checkpoint),
-        "shape": {"n_heads": c.n_heads, "encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers,
-                  "cross": c.n_decoder_layers},
-        "slice": {"split": "val", "sentences": len(val.indices), "selection": val.selection, "seed": val.seed,
-                  "indices": val.indices, "why": SLICE_WHY if val.selection == "first" else "a seeded random sample"},
+        "shape": {
+            "n_heads": c.n_heads,
+            "encoder": c.n_encoder_layers,
+            "decoder": c.n_decoder_layers,
+            "cross": c.n_decoder_layers,
+        },
+        "slice": {
+            "split": "val",
+            "sentences": len(val.indices),
+            "selection": val.selection,
+            "seed": val.seed,
+            "indices": val.indices,
+            "why": SLICE_WHY if val.selection == "first" else "a seeded random sample",
+        },
         "method": {
             "ablation": "one head's output zeroed before the output projection W_O (model/heads.py HeadMask); "
-                        "'switched_off': that head alone off; 'only': every other head of its layer off",
+            "'switched_off': that head alone off; 'only': every other head of its layer off",
             "val_loss": "mean cross-entropy per reference token in nats, teacher-forced, no label smoothing",
             "val_bleu": "sacreBLEU corpus BLEU (cased, 13a) of greedy translations",
             "importance": "val_loss with the head switched off minus the baseline val_loss",
-            "attribution": {"method": attribution, "steps": steps if attribution == "integrated_gradients" else 1,
-                            "baseline": BASELINE if attribution == "integrated_gradients" else None,
-                            "target": "log-probability of each token of the model's greedy translation"},
+            "attribution": {
+                "method": attribution,
+                "steps": steps if attribution == "integrated_gradients" else 1,
+                "baseline": BASELINE if attribution == "integrated_gradients" else None,
+                "target": "log-probability of each token of the model's greedy translation",
+            },
             "agreement": "share of target tokens whose highest-cross-attention source token is the highest-"
-                         "attribution one (signed); <s>, </s> and padding left out; pooled over the slice's tokens",
+            "attribution one (signed); <s>, </s> and padding left out; pooled over the slice's tokens",
         },
         "baseline": result["baseline"],
         "kinds": result["kinds"],
@@ -222,15 +258,23 @@ def reusable_agreement(earlier: dict, val: ValSlice, attribution: str, steps: in
     """The agreement of an earlier head-importance record, if it was measured the same way on the
     same slice (it depends on the weights alone, not on the masks): skips the slowest part."""
     method = earlier.get("method", {}).get("attribution", {})
-    same = (earlier.get("version") == VERSION and earlier.get("slice", {}).get("indices") == val.indices
-            and method.get("method") == attribution
-            and (attribution != "integrated_gradients" or method.get("steps") == steps))
+    same = (
+        earlier.get("version") == VERSION
+        and earlier.get("slice", {}).get("indices") == val.indices
+        and method.get("method") == attribution
+        and (attribution != "integrated_gradients" or method.get("steps") == steps)
+    )
     if not same:
-        raise ValueError("the earlier head importance was measured on another slice or with another attribution; "
-                         "run without reusing its agreement")
+        raise ValueError(
+            "the earlier head importance was measured on another slice or with another attribution; "
+            "run without reusing its agreement"
+        )
     cross = earlier["kinds"]["cross"]
-    return {"agreement": cross["agreement"], "agreement_mean_heads": cross["agreement_mean_heads"],
-            "tokens": earlier["agreement_tokens"]}
+    return {
+        "agreement": cross["agreement"],
+        "agreement_mean_heads": cross["agreement_mean_heads"],
+        "tokens": earlier["agreement_tokens"],
+    }
 
 
 def ranked_heads(importance: dict, kind: str | None = None) -> list[tuple[str, int, int, float]]:
@@ -264,17 +308,22 @@ def importance_table_markdown(importance: dict) -> str:
     for kind, label in zip(KINDS, ("encoder self", "decoder self", "cross")):
         off = importance["kinds"][kind]["switched_off"]
         for layer, losses in enumerate(off["val_loss"]):
-            cells = [f"{loss - base['val_loss']:+.3f} / {bleu - base['val_bleu']:+.1f}"
-                     for loss, bleu in zip(losses, off["val_bleu"][layer])]
+            cells = [
+                f"{loss - base['val_loss']:+.3f} / {bleu - base['val_bleu']:+.1f}"
+                for loss, bleu in zip(losses, off["val_bleu"][layer])
+            ]
             lines.append(f"| {label} | {layer + 1} | " + " | ".join(cells) + " |")
     cross = importance["kinds"]["cross"]
     if "agreement" in cross:
         scores = np.array(cross["agreement"])
         layer, head = np.unravel_index(scores.argmax(), scores.shape)
         method = importance["method"]["attribution"]["method"].replace("_", " ")
-        lines += ["", f"Cross-attention that agrees best with attribution ({method}): layer {layer + 1} head "
-                  f"{head + 1}, whose strongest source token is the most-attributed one for "
-                  f"{scores[layer, head]:.0%} of {importance['agreement_tokens']} target tokens."]
+        lines += [
+            "",
+            f"Cross-attention that agrees best with attribution ({method}): layer {layer + 1} head "
+            f"{head + 1}, whose strongest source token is the most-attributed one for "
+            f"{scores[layer, head]:.0%} of {importance['agreement_tokens']} target tokens.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -298,8 +347,12 @@ def checked_importance(record, path, config=None) -> dict:
     sentences = checked_object(record["slice"], path, "slice", ("sentences",))["sentences"]
     if not is_whole(sentences, 1):
         raise refused(path, "slice.sentences", sentences, "a whole number of at least 1")
-    attribution = checked_object(checked_object(record["method"], path, "method", ("attribution",))["attribution"],
-                                 path, "method.attribution", ("method",))["method"]
+    attribution = checked_object(
+        checked_object(record["method"], path, "method", ("attribution",))["attribution"],
+        path,
+        "method.attribution",
+        ("method",),
+    )["method"]
     if attribution not in METHODS:
         raise refused(path, "method.attribution.method", attribution, f"one of {', '.join(METHODS)}")
     if "agreement_tokens" in record and not is_whole(record["agreement_tokens"]):
@@ -317,13 +370,15 @@ def checked_shape(shape, path, config=None) -> dict:
         if not is_whole(shape[key], 1, MAX_LAYERS):
             raise refused(path, f"shape.{key}", shape[key], f"a whole number from 1 to {MAX_LAYERS}")
     if shape["cross"] != shape["decoder"]:
-        raise CheckpointFileError(f"{path}: shape has {shape['cross']} cross layers for {shape['decoder']} "
-                                  "decoder layers")
+        raise CheckpointFileError(
+            f"{path}: shape has {shape['cross']} cross layers for {shape['decoder']} decoder layers"
+        )
     if config is not None:
         model = {"n_heads": config.n_heads, **{kind: layers_of(config, kind) for kind in KINDS}}
         if any(shape[key] != n for key, n in model.items()):
-            raise CheckpointFileError(f"{path}: shape is {shape}, the model has {model}: it was measured on "
-                                      "another model")
+            raise CheckpointFileError(
+                f"{path}: shape is {shape}, the model has {model}: it was measured on another model"
+            )
     return shape
 
 
@@ -345,8 +400,9 @@ def checked_kind(figures, path, kind: str, layers: int, heads: int) -> None:
 def checked_grid(grid, path, where: str, shape: tuple[int, ...], low: float, high: float) -> None:
     """Nested lists of `shape` (layers, heads) holding finite numbers from `low` to `high`."""
     if not isinstance(grid, list) or len(grid) != shape[0]:
-        raise refused(path, where, grid, f"a list of {shape[0]}" + (f" lists of {shape[1]} numbers" if shape[1:] else
-                                                                     " numbers"))
+        raise refused(
+            path, where, grid, f"a list of {shape[0]}" + (f" lists of {shape[1]} numbers" if shape[1:] else " numbers")
+        )
     for i, row in enumerate(grid):
         if len(shape) > 1:
             checked_grid(row, path, f"{where}[{i}]", shape[1:], low, high)

@@ -58,8 +58,13 @@ def build_counts(german: list[str], english: list[str], kept: int = KEPT_WORDS, 
     """The file's content: the `kept` words each side uses most, with their counts on both sides."""
     sides = [Counter(w for sentence in side for w in words(sentence)) for side in (german, english)]
     vocabulary = sorted({w for side in sides for w, _ in side.most_common(kept)})
-    return {"format": FORMAT, "languages": list(LANGUAGES), "smoothing": smoothing, "threshold": 0.0,
-            "counts": {w: [sides[0][w], sides[1][w]] for w in vocabulary}}
+    return {
+        "format": FORMAT,
+        "languages": list(LANGUAGES),
+        "smoothing": smoothing,
+        "threshold": 0.0,
+        "counts": {w: [sides[0][w], sides[1][w]] for w in vocabulary},
+    }
 
 
 def write_counts(folder: str | Path, content: dict) -> Path:
@@ -99,14 +104,20 @@ def check_from(content: dict) -> LanguageCheck:
     a = content["smoothing"]
     size = len(content["counts"]) + 1
     totals = [sum(c[k] for c in content["counts"].values()) + a * size for k in (0, 1)]
-    ratios = {w: math.log((g + a) / totals[0]) - math.log((e + a) / totals[1]) for w, (g, e) in content["counts"].items()}
+    ratios = {
+        w: math.log((g + a) / totals[0]) - math.log((e + a) / totals[1]) for w, (g, e) in content["counts"].items()
+    }
     return LanguageCheck(ratios, content["threshold"])
 
 
 def read_language(path: str | Path) -> LanguageCheck:
     """The table in `path`, checked entry by entry; anything wrong is a CheckpointFileError naming the file."""
-    content = checked_object(read_json(path, MAX_FILE_BYTES, MAX_DEPTH, gzipped=True), path, "the file",
-                             ("format", "languages", "smoothing", "threshold", "counts"))
+    content = checked_object(
+        read_json(path, MAX_FILE_BYTES, MAX_DEPTH, gzipped=True),
+        path,
+        "the file",
+        ("format", "languages", "smoothing", "threshold", "counts"),
+    )
     if content["format"] != FORMAT:
         raise refused(path, "format", content["format"], f"{FORMAT}")
     if content["languages"] != list(LANGUAGES):

@@ -60,9 +60,12 @@ def logit_lens(translator: Translator, text: str, options: DecodingOptions | Non
     values, ids = probs.topk(TOP, dim=-1)  # (stages, T, TOP)
     names_of = iter(token_strings(translator.tokenizer, ids.flatten().tolist()))
     p_of = iter(values.flatten().tolist())
-    top = [[[{"token": next(names_of), "prob": round(next(p_of), 4)} for _ in range(TOP)] for _ in range(ids.size(1))]
-           for _ in range(len(states))]
+    top = [
+        [[{"token": next(names_of), "prob": round(next(p_of), 4)} for _ in range(TOP)] for _ in range(ids.size(1))]
+        for _ in range(len(states))
+    ]
     favourite = ids[..., 0] == written  # (stages, T)
-    decided = [next((s for s in range(len(states)) if favourite[s:, t].all()), len(states) - 1)
-               for t in range(written.size(0))]
+    decided = [
+        next((s for s in range(len(states)) if favourite[s:, t].all()), len(states) - 1) for t in range(written.size(0))
+    ]
     return LogitLens(names, token_strings(translator.tokenizer, sentence.output_ids), chosen.tolist(), top, decided)

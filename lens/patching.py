@@ -68,8 +68,9 @@ def encoder_states(model, src: torch.Tensor, head_mask=None) -> list[torch.Tenso
     return [seen[name] for _, name in levels]
 
 
-def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: torch.Tensor, y: int, y_other: int,
-                  head_mask=None) -> torch.Tensor:
+def patched_diffs(
+    model, src: torch.Tensor, clean: list[torch.Tensor], prefix: torch.Tensor, y: int, y_other: int, head_mask=None
+) -> torch.Tensor:
     """d for each (level, position) patched run of the corrupted `src` (1, S): (L + 1, S).
 
     The runs go through the model `cost.rows_per_chunk` at a time, so memory stays bounded whatever S is."""
@@ -85,13 +86,16 @@ def patched_diffs(model, src: torch.Tensor, clean: list[torch.Tensor], prefix: t
     return diffs
 
 
-def patched_run(model, src: torch.Tensor, level: int, x: torch.Tensor, prefix: torch.Tensor, head_mask, y: int,
-                y_other: int) -> torch.Tensor:
+def patched_run(
+    model, src: torch.Tensor, level: int, x: torch.Tensor, prefix: torch.Tensor, head_mask, y: int, y_other: int
+) -> torch.Tensor:
     """The model on `src` with the r streams x (r, S, D) in the encoder's stream at `level`, the decoder after
     `prefix`: d per run (r,). The layers below `level` are not run again (their stream is x)."""
     r, src = x.size(0), src.expand(x.size(0), -1)
     memory = encoder_from(model, src, level, x, head_mask)
-    hidden, _, _ = model.decode(prefix.expand(r, -1), memory, padding_mask(src, model.config.pad_id), head_mask=head_mask)
+    hidden, _, _ = model.decode(
+        prefix.expand(r, -1), memory, padding_mask(src, model.config.pad_id), head_mask=head_mask
+    )
     last = model.lm_head(hidden[:, -1]).float()  # (r, V)
     return (last[:, y] - last[:, y_other]).cpu()
 
@@ -105,13 +109,16 @@ def checked_pair(translator: Translator, clean: str, corrupted: str, step=None) 
     """The two sentences' ids, refused in words where they cannot be patched; `step`'s range is checked first, before
     any budget (a step past any translation names `step`, not the work)."""
     if step is not None:
-        checked_whole(step, "step", 0, translator.config.max_len, " (a piece of the translation, or 0 for the first "
-                      "that differs)")
+        checked_whole(
+            step, "step", 0, translator.config.max_len, " (a piece of the translation, or 0 for the first that differs)"
+        )
     clean_ids, _ = translator.encode_source(clean)
     corrupted_ids, _ = translator.encode_source(corrupted)
     if len(clean_ids) != len(corrupted_ids):
-        raise ValueError(f"the corrupted sentence has {len(corrupted_ids)} pieces and the clean one {len(clean_ids)}: "
-                         "patching swaps vectors position by position, so swap a word for one of as many pieces")
+        raise ValueError(
+            f"the corrupted sentence has {len(corrupted_ids)} pieces and the clean one {len(clean_ids)}: "
+            "patching swaps vectors position by position, so swap a word for one of as many pieces"
+        )
     if clean_ids == corrupted_ids:
         raise ValueError("the corrupted sentence is the clean one: change a word")
     known = is_whole(step) and step > 0
@@ -132,13 +139,20 @@ def checked_step(step, clean_out: list[int], corrupted_out: list[int]) -> int:
         if differ is None:
             raise ValueError("the two sentences translate alike: swap a word that changes the translation")
         return differ + 1
-    return checked_whole(step, "step", 1, len(clean_out), " (the pieces of the translation), or 0 for the first "
-                         "that differs")
+    return checked_whole(
+        step, "step", 1, len(clean_out), " (the pieces of the translation), or 0 for the first that differs"
+    )
 
 
 @torch.inference_mode()
-def patch(translator: Translator, clean: str, corrupted: str, step: int | None = None,
-          options: DecodingOptions | None = None, head_mask=None) -> Patching:
+def patch(
+    translator: Translator,
+    clean: str,
+    corrupted: str,
+    step: int | None = None,
+    options: DecodingOptions | None = None,
+    head_mask=None,
+) -> Patching:
     """Patch every encoder level and position, and every head, of `corrupted` with `clean`'s, at `step`
     (from 1; None or 0: the first step where the translations differ) of clean's translation."""
     clean_ids, corrupted_ids = checked_pair(translator, clean, corrupted, step)
@@ -146,7 +160,9 @@ def patch(translator: Translator, clean: str, corrupted: str, step: int | None =
     model, device, c = translator.model, translator.device, translator.config
     if head_mask is not None:
         head_mask = model.checked_head_mask(head_mask)
-    out, bad_out = (decode_one(translator, text, options, head_mask=head_mask).output_ids for text in (clean, corrupted))
+    out, bad_out = (
+        decode_one(translator, text, options, head_mask=head_mask).output_ids for text in (clean, corrupted)
+    )
     step = checked_step(step, out, bad_out)
     check_patch_work(c, len(clean_ids), step)
     src_clean, src_bad = (torch.tensor([ids], device=device) for ids in (clean_ids, corrupted_ids))
@@ -154,16 +170,30 @@ def patch(translator: Translator, clean: str, corrupted: str, step: int | None =
     y, bad_logits = out[step - 1], last_logits(model, src_bad, prefix, head_mask)
     y_other = int(bad_logits.argmax())
     if y_other == y:
-        raise ValueError(f"the corrupted German still gives {translator.decode([y]).strip()!r} at step {step}: "
-                         "pick a step (or a word) where the two differ")
+        raise ValueError(
+            f"the corrupted German still gives {translator.decode([y]).strip()!r} at step {step}: "
+            "pick a step (or a word) where the two differ"
+        )
     clean_logits = last_logits(model, src_clean, prefix, head_mask)
     d_clean, d_bad = float(clean_logits[y] - clean_logits[y_other]), float(bad_logits[y] - bad_logits[y_other])
     diffs = patched_diffs(model, src_bad, encoder_states(model, src_clean, head_mask), prefix, y, y_other, head_mask)
     recovered = ((diffs - d_bad) / (d_clean - d_bad)).tolist()
     heads = head_patching(model, src_clean, src_bad, prefix, y, y_other, d_clean, d_bad, head_mask)
     names = token_strings(translator.tokenizer, [y, y_other])
-    return Patching(step, names[0], names[1], d_clean, d_bad,
-                    ["embedding"] + [f"layer {i + 1}" for i in range(c.n_encoder_layers)],
-                    token_strings(translator.tokenizer, clean_ids), token_strings(translator.tokenizer, corrupted_ids),
-                    [[round(v, 4) for v in row] for row in recovered], heads.restored, heads.all, heads.none,
-                    heads.top(3), translator.decode(out), translator.decode(bad_out))
+    return Patching(
+        step,
+        names[0],
+        names[1],
+        d_clean,
+        d_bad,
+        ["embedding"] + [f"layer {i + 1}" for i in range(c.n_encoder_layers)],
+        token_strings(translator.tokenizer, clean_ids),
+        token_strings(translator.tokenizer, corrupted_ids),
+        [[round(v, 4) for v in row] for row in recovered],
+        heads.restored,
+        heads.all,
+        heads.none,
+        heads.top(3),
+        translator.decode(out),
+        translator.decode(bad_out),
+    )

@@ -35,26 +35,44 @@ class HeadPatching:
 
     def top(self, n: int) -> list[dict]:
         """The n heads that restore most, layer and head counted from 1."""
-        ranked = sorted(((value, kind, layer, head) for kind, grid in self.restored.items()
-                         for layer, row in enumerate(grid) for head, value in enumerate(row)), reverse=True)
-        return [{"kind": kind, "layer": layer + 1, "head": head + 1, "restored": value}
-                for value, kind, layer, head in ranked[:n]]
+        ranked = sorted(
+            (
+                (value, kind, layer, head)
+                for kind, grid in self.restored.items()
+                for layer, row in enumerate(grid)
+                for head, value in enumerate(row)
+            ),
+            reverse=True,
+        )
+        return [
+            {"kind": kind, "layer": layer + 1, "head": head + 1, "restored": value}
+            for value, kind, layer, head in ranked[:n]
+        ]
 
 
-def replay(model, src, prefix, head_mask: HeadMask | None = None, chosen: dict | None = None,
-           clean: Outputs | None = None) -> tuple[torch.Tensor, Outputs]:
+def replay(
+    model, src, prefix, head_mask: HeadMask | None = None, chosen: dict | None = None, clean: Outputs | None = None
+) -> tuple[torch.Tensor, Outputs]:
     """The model on src (R, S) and prefix (R, t), heads patched where `chosen[kind]` (R, layers, H) says:
     the logits of the next piece (R, V) and every head's output."""
-    names = {kind: [attention_name(kind, i) + ".heads" for i in range(layers)]
-             for kind, layers in layer_counts(model.config).items()}
+    names = {
+        kind: [attention_name(kind, i) + ".heads" for i in range(layers)]
+        for kind, layers in layer_counts(model.config).items()
+    }
     patches = {}
     if chosen is not None:
         for kind, per_layer in names.items():
             for i, name in enumerate(per_layer):
                 pick, from_clean = chosen[kind][:, i][:, :, None, None], clean[kind][i]  # (R, H, 1, 1), (1, H, L, d_k)
                 patches[name] = lambda out, pick=pick, from_clean=from_clean: torch.where(pick, from_clean, out)
-    seen, logits = read(model, src, prefix, [n for per_layer in names.values() for n in per_layer], head_mask,
-                        replace=replacing(patches))
+    seen, logits = read(
+        model,
+        src,
+        prefix,
+        [n for per_layer in names.values() for n in per_layer],
+        head_mask,
+        replace=replacing(patches),
+    )
     return logits[:, -1].float(), {kind: [seen[name] for name in per_layer] for kind, per_layer in names.items()}
 
 
@@ -75,8 +93,17 @@ def choices(config, device) -> tuple[dict[str, torch.Tensor], list[tuple[str, in
 
 
 @torch.inference_mode()
-def head_patching(model, src_clean, src_bad, prefix, y: int, y_other: int, d_clean: float, d_bad: float,
-                  head_mask: HeadMask | None = None) -> HeadPatching:
+def head_patching(
+    model,
+    src_clean,
+    src_bad,
+    prefix,
+    y: int,
+    y_other: int,
+    d_clean: float,
+    d_bad: float,
+    head_mask: HeadMask | None = None,
+) -> HeadPatching:
     """Every head of the corrupted run (src_bad (1, S)) patched from the clean one, at the step after `prefix`
     (1, t). d_clean and d_bad come from the model's own forward pass, so `none` and `all` check the replay."""
     if head_mask is not None:

@@ -35,8 +35,9 @@ def dequantize(text: str, shape: tuple[int, ...]) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype=np.uint8).reshape(shape).astype(np.float32) / LEVELS
 
 
-def sentence_payload(source: str, explanation, words: dict[str, list], mean_log_prob: float,
-                     unfamiliar: bool, report: dict | None = None) -> dict:
+def sentence_payload(
+    source: str, explanation, words: dict[str, list], mean_log_prob: float, unfamiliar: bool, report: dict | None = None
+) -> dict:
     """One sentence for the page: tokens, words, per-token probabilities and every map in bytes.
 
     `explanation` has the fields of translation.translator.Explanation; `words` maps "src", "tgt", "in"
@@ -48,8 +49,11 @@ def sentence_payload(source: str, explanation, words: dict[str, list], mean_log_
         "source": source,
         "translation": explanation.translation,
         "truncated": bool(explanation.truncated),
-        "tokens": {"src": explanation.source_tokens, "tgt": explanation.target_tokens,
-                   "in": explanation.decoder_input_tokens},
+        "tokens": {
+            "src": explanation.source_tokens,
+            "tgt": explanation.target_tokens,
+            "in": explanation.decoder_input_tokens,
+        },
         "words": {axis: [[text, list(span)] for text, span in groups] for axis, groups in words.items()},
         "probs": [round(float(p), 3) for p in explanation.target_probs],
         "mean_log_prob": round(float(mean_log_prob), 3),
@@ -61,8 +65,9 @@ def sentence_payload(source: str, explanation, words: dict[str, list], mean_log_
     }
 
 
-def page_payload(result: TextExplanation, config, seconds: float, device: str,
-                 familiarity: Familiarity | None = None) -> dict:
+def page_payload(
+    result: TextExplanation, config, seconds: float, device: str, familiarity: Familiarity | None = None
+) -> dict:
     """What the browser draws: every sentence's tokens, words, probabilities, maps (compactly), and what
     the training data says of its words."""
     familiarity = familiarity or Familiarity()
@@ -71,13 +76,17 @@ def page_payload(result: TextExplanation, config, seconds: float, device: str,
         probs = s.explanation.target_probs
         words = {"src": s.source_words, "tgt": s.target_words, "in": s.input_words}
         report = familiarity.report(s.source, probs)
-        sentences.append(sentence_payload(s.source, s.explanation, words, mean_log_prob_of(probs),
-                                          report["unfamiliar"], report))
+        sentences.append(
+            sentence_payload(s.source, s.explanation, words, mean_log_prob_of(probs), report["unfamiliar"], report)
+        )
     return {
         "v": 1,
         "id": time.time_ns(),  # a fresh value each run, so the page redraws even for the same text
-        "layers": {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers,
-                   "cross": config.n_decoder_layers},
+        "layers": {
+            "encoder": config.n_encoder_layers,
+            "decoder": config.n_decoder_layers,
+            "cross": config.n_decoder_layers,
+        },
         "heads": config.n_heads,
         "max_len": config.max_len,
         "threshold": familiarity.rule.confidence_below,

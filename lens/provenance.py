@@ -22,12 +22,15 @@ class Provenance:
     label: str  # a few words over the model's translation, after "The default model:"
 
 
-CAPTIONS_ONLY = Provenance(f"Trained only on {CAPTIONS}: other German gets a rougher translation.",
-                           "trained on captions")
+CAPTIONS_ONLY = Provenance(
+    f"Trained only on {CAPTIONS}: other German gets a rougher translation.", "trained on captions"
+)
 
 
 # The page's translator when it has both checkpoints (ui/pair.py): each sentence goes to the model that knows it.
-PAIRED = Provenance("Two models, for photo captions and for everyday German.", "each sentence by the model that knows it")
+PAIRED = Provenance(
+    "Two models, for photo captions and for everyday German.", "each sentence by the model that knows it"
+)
 
 
 def provenance(data: dict | None) -> Provenance:
@@ -35,8 +38,10 @@ def provenance(data: dict | None) -> Provenance:
     names each of them; the header stays one short sentence)."""
     if not isinstance((data or {}).get("everyday"), dict):
         return CAPTIONS_ONLY
-    return Provenance("Trained on 29,000 photo captions (Multi30k), then on everyday German too: captions come out best.",
-                      "trained on captions and everyday German")
+    return Provenance(
+        "Trained on 29,000 photo captions (Multi30k), then on everyday German too: captions come out best.",
+        "trained on captions and everyday German",
+    )
 
 
 def checkpoint_provenance(model_id: str | Path, revision: str | None = None) -> Provenance:
@@ -46,8 +51,10 @@ def checkpoint_provenance(model_id: str | Path, revision: str | None = None) -> 
         path = resolve_file(model_id, RESULTS_FILE, revision=revision)
     except (CheckpointError, OSError):
         return CAPTIONS_ONLY
-    results = optional(lambda: read_json(path, MAX_RESULTS_BYTES, MAX_RESULTS_DEPTH),
-                       "the page says the model learned from captions only")
+    results = optional(
+        lambda: read_json(path, MAX_RESULTS_BYTES, MAX_RESULTS_DEPTH),
+        "the page says the model learned from captions only",
+    )
     if results is None:
         return CAPTIONS_ONLY
     return provenance(results.get("data") if isinstance(results, dict) else None)

@@ -57,9 +57,12 @@ def checked_position(kind, layer, head, row, config, rows: int) -> tuple[str, in
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
-    return (kind, checked_whole(layer, "layer", 1, layers, " (counted from 1)"),
-            checked_whole(head, "head", 1, config.n_heads, " (counted from 1)"),
-            checked_whole(row, "row", 1, rows, " (counted from 1)"))
+    return (
+        kind,
+        checked_whole(layer, "layer", 1, layers, " (counted from 1)"),
+        checked_whole(head, "head", 1, config.n_heads, " (counted from 1)"),
+        checked_whole(row, "row", 1, rows, " (counted from 1)"),
+    )
 
 
 def opened(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int) -> dict[str, torch.Tensor]:
@@ -73,11 +76,20 @@ def opened(model, src: torch.Tensor, tgt: torch.Tensor, kind: str, layer: int) -
 
 
 @torch.inference_mode()
-def qkv(translator: Translator, text: str, kind: str, layer: int, head: int, row: int,
-        options: DecodingOptions | None = None) -> OpenedRow:
+def qkv(
+    translator: Translator,
+    text: str,
+    kind: str,
+    layer: int,
+    head: int,
+    row: int,
+    options: DecodingOptions | None = None,
+) -> OpenedRow:
     """Translate one sentence, then open up row `row` of head `head` of the `kind` map of layer `layer`."""
     sentence = decode_one(translator, text, options)  # the translation alone: the row is computed here
-    source_tokens, input_tokens = (token_strings(translator.tokenizer, ids) for ids in (sentence.source_ids, sentence.input_ids))
+    source_tokens, input_tokens = (
+        token_strings(translator.tokenizer, ids) for ids in (sentence.source_ids, sentence.input_ids)
+    )
     rows = len(source_tokens) if kind == "encoder" else len(input_tokens)
     kind, layer, head, row = checked_position(kind, layer, head, row, translator.config, max(rows, 1))
     device = translator.device
@@ -93,7 +105,21 @@ def qkv(translator: Translator, text: str, kind: str, layer: int, head: int, row
     columns = source_tokens if kind != "decoder" else input_tokens
     row_tokens = source_tokens if kind == "encoder" else input_tokens
     writes = None if kind == "encoder" else token_strings(translator.tokenizer, sentence.output_ids[j : j + 1])[0]
-    return OpenedRow(kind, layer, head, row, row_tokens[j], writes, list(columns), q.tolist(), k.tolist(), v.tolist(),
-                     scores.tolist(), scaled.tolist(), allowed.tolist(), weights.tolist(), (weights @ v).tolist(),
-                     parts["out"][j].tolist())
-
+    return OpenedRow(
+        kind,
+        layer,
+        head,
+        row,
+        row_tokens[j],
+        writes,
+        list(columns),
+        q.tolist(),
+        k.tolist(),
+        v.tolist(),
+        scores.tolist(),
+        scaled.tolist(),
+        allowed.tolist(),
+        weights.tolist(),
+        (weights @ v).tolist(),
+        parts["out"][j].tolist(),
+    )

@@ -53,8 +53,15 @@ class Route:
     written: str = ""  # the sentence as the visitor wrote it
 
     def to_dict(self) -> dict:
-        return {"model": self.model, "reads_like": self.reads_like, "forced": self.forced, "words": list(self.words),
-                "recased": [list(pair) for pair in self.recased], "why": self.why, "written": self.written}
+        return {
+            "model": self.model,
+            "reads_like": self.reads_like,
+            "forced": self.forced,
+            "words": list(self.words),
+            "recased": [list(pair) for pair in self.recased],
+            "why": self.why,
+            "written": self.written,
+        }
 
 
 def checked_choice(model) -> str:
@@ -99,7 +106,7 @@ class Router:
         pairs, at = [], 0
         for sentence in split_sentences(read):
             at = read.index(sentence, at)
-            pairs.append((text[at:at + len(sentence)], self.prepared(sentence)[0]))
+            pairs.append((text[at : at + len(sentence)], self.prepared(sentence)[0]))
             at += len(sentence)
         return pairs
 
@@ -125,8 +132,9 @@ class Router:
             if model == "everyday" and not self.everyday:
                 raise ValueError("model='everyday': this app has no everyday model (EVERYDAY_MODEL_ID=none)")
             chosen = model
-        return Route(text, chosen, reads_like, model != "auto", words, recased, why,
-                     sentence if written is None else written)
+        return Route(
+            text, chosen, reads_like, model != "auto", words, recased, why, sentence if written is None else written
+        )
 
 
 class RoutedTranslator:
@@ -137,23 +145,40 @@ class RoutedTranslator:
         self.router = router if isinstance(router, Router) else Router(domain=router)
 
     @classmethod
-    def from_pretrained(cls, captions_id: str | Path, everyday_id: str | Path, revision: str | None = None,
-                        device: str | torch.device | None = None) -> RoutedTranslator:
+    def from_pretrained(
+        cls,
+        captions_id: str | Path,
+        everyday_id: str | Path,
+        revision: str | None = None,
+        device: str | torch.device | None = None,
+    ) -> RoutedTranslator:
         """Both checkpoints (folders or Hub repos; `revision` is the captions repo's), and the captions
         checkpoint's router: a CheckpointError where it has no domain guess, or where its file is refused."""
         router = Router.of_checkpoint(captions_id, revision)
         if router.domain is None:
-            raise CheckpointError(f"{captions_id} has no usable {DOMAIN_FILE} (write it with python -m training.domain "
-                                  f"--checkpoint {captions_id}): the router cannot tell captions from everyday German")
-        return cls(Translator.from_pretrained(captions_id, revision=revision, device=device),
-                   Translator.from_pretrained(everyday_id, device=device), router)
+            raise CheckpointError(
+                f"{captions_id} has no usable {DOMAIN_FILE} (write it with python -m training.domain "
+                f"--checkpoint {captions_id}): the router cannot tell captions from everyday German"
+            )
+        return cls(
+            Translator.from_pretrained(captions_id, revision=revision, device=device),
+            Translator.from_pretrained(everyday_id, device=device),
+            router,
+        )
 
     def route(self, text: str) -> str:
-        """"everyday" where the sentence reads like everyday German (the everyday model translates it), else "captions"."""
+        """ "everyday" where the sentence reads like everyday German (the everyday model translates it), else "captions"."""
         return "everyday" if self.router.route(text).model == "everyday" else "captions"
 
-    def translate(self, text: str | Sequence[str], num_beams: int = 4, length_penalty: float = 1.0,
-                  max_new_tokens: int | None = None, batch_size: int = 64, model: str = "auto") -> str | list[str]:
+    def translate(
+        self,
+        text: str | Sequence[str],
+        num_beams: int = 4,
+        length_penalty: float = 1.0,
+        max_new_tokens: int | None = None,
+        batch_size: int = 64,
+        model: str = "auto",
+    ) -> str | list[str]:
         """As Translator.translate, each sentence by the model its route names; the order of the texts is kept."""
         single = isinstance(text, str)
         texts = [text] if single else list(text)
@@ -162,9 +187,13 @@ class RoutedTranslator:
         for name, translator in self.translators.items():
             picked = [i for i, r in enumerate(routes) if r.model == name]
             if picked:
-                english = translator.translate([routes[i].text for i in picked], num_beams=num_beams,
-                                               length_penalty=length_penalty, max_new_tokens=max_new_tokens,
-                                               batch_size=batch_size)
+                english = translator.translate(
+                    [routes[i].text for i in picked],
+                    num_beams=num_beams,
+                    length_penalty=length_penalty,
+                    max_new_tokens=max_new_tokens,
+                    batch_size=batch_size,
+                )
                 for i, out in zip(picked, english):
                     outputs[i] = out
         return outputs[0] if single else outputs

@@ -15,26 +15,32 @@ import re
 
 # Lower-cased, without their final full stop. Single letters ("z", "B", "d", "h") count as
 # abbreviations or initials anyway; these are the longer ones a German text is likely to use.
-ABBREVIATIONS = frozenset("""
+ABBREVIATIONS = frozenset(
+    """
     abb abs abt allg anm bd bzgl bzw ca chr co dgl di dipl do dr ehem etc evtl fa ff fr frl gebr gegr
     ggf hl hr hrn inkl ing jh jhd jr kap kath kfz lt mi mio mo mrd nr phil pkt prof rd reg sa sen so
     sog st std str tel u.a usw vgl vs z.b zb zt ca bspw mind max min geb gest
-""".split())
+""".split()
+)
 ENDINGS = re.compile(r"[.!?…。！？．]+[\"'“”»«‚‘’)\]」』）]*")  # the end mark, then any closing quotes/brackets
 FULL_WIDTH = frozenset("。！？．")  # end a sentence with no space after them
 OPENERS = "\"'„“‚‘»«(["
 MONTHS = frozenset("januar jänner februar märz april mai juni juli august september oktober november dezember".split())
 # Words before which "3." is an ordinal ("der 3. Platz", "am 1. Mai", "zum 2. Mal").
-BEFORE_ORDINALS = frozenset("""
+BEFORE_ORDINALS = frozenset(
+    """
     der die das dem den des am im zum zur vom beim ab bis seit vor nach ihr ihre sein seine mein meine dein
     deine unser unsere euer eure jeder jede jedes ein eine einem einen einer
-""".split())
+""".split()
+)
 # Words that start a sentence far more often than they follow an ordinal: "Ich bin 25. Ich wohne ...".
-SENTENCE_STARTERS = frozenset("""
+SENTENCE_STARTERS = frozenset(
+    """
     ich du er sie es wir ihr man das der die dies diese dieser mein meine dein deine unser unsere und aber
     dann danach jetzt heute morgen gestern hier dort da wo wie was wann warum wer bitte danke ja nein
     seitdem damals trotzdem deshalb also
-""".split())
+""".split()
+)
 
 
 def _ends_sentence(text: str, end: int, mark: str) -> bool:
@@ -48,7 +54,9 @@ def _ends_sentence(text: str, end: int, mark: str) -> bool:
     if not following:
         return True
     first = following[0]
-    if not (first.isupper() or first.isdigit() or first in OPENERS or (first.isalpha() and first.lower() == first.upper())):
+    if not (
+        first.isupper() or first.isdigit() or first in OPENERS or (first.isalpha() and first.lower() == first.upper())
+    ):
         return False  # "Hallo!" rief er.  /  "... usw. und so fort"
     if not mark.startswith("."):
         return True  # ! ? … end a sentence before a capital

@@ -59,8 +59,11 @@ def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Sn
     for name in branches:
         step = int(BRANCH.match(name).group(1))
         entry = figures.get(step, {})
-        snapshots.append(Snapshot(step, revision=name, val_loss=entry.get("val_loss"), val_bleu=entry.get("val_bleu"),
-                                  phase=_phase(entry)))
+        snapshots.append(
+            Snapshot(
+                step, revision=name, val_loss=entry.get("val_loss"), val_bleu=entry.get("val_bleu"), phase=_phase(entry)
+            )
+        )
     return sorted(snapshots, key=lambda s: s.step)
 
 
@@ -92,11 +95,15 @@ def check_snapshot_tokenizer(model_id: str | Path, snapshot: Snapshot) -> None:
         final_path = resolve_file(str(model_id), "tokenizer.json")  # the final model's: the run's last point
         final = fingerprint(load_tokenizer(final_path))
     except (ValueError, OSError, CheckpointError) as err:
-        raise CheckpointError(f"{own_path}: the snapshot's weights record no tokenizer, and it cannot be checked "
-                              f"against the final model's: {err}") from None
+        raise CheckpointError(
+            f"{own_path}: the snapshot's weights record no tokenizer, and it cannot be checked "
+            f"against the final model's: {err}"
+        ) from None
     if own != final:
-        raise CheckpointError(f"{own_path} ({own}) is not the tokenizer of the final model {final_path} ({final}): "
-                              "the snapshot's weights record none, and a foreign tokenizer would translate garbage")
+        raise CheckpointError(
+            f"{own_path} ({own}) is not the tokenizer of the final model {final_path} ({final}): "
+            "the snapshot's weights record none, and a foreign tokenizer would translate garbage"
+        )
 
 
 def _local_snapshots(folder: Path) -> list[Snapshot]:
@@ -108,7 +115,9 @@ def _local_snapshots(folder: Path) -> list[Snapshot]:
             raise ValueError(f"{index} is not a snapshot index (no 'snapshots' list)")
         entries = stored["snapshots"]
     else:  # folders without an index: steps from their names
-        entries = [{"step": int(m.group(1)), "path": p.name} for p in root.glob("step-*") if (m := BRANCH.match(p.name))]
+        entries = [
+            {"step": int(m.group(1)), "path": p.name} for p in root.glob("step-*") if (m := BRANCH.match(p.name))
+        ]
     if not isinstance(entries, list):
         raise ValueError(f"{index}: 'snapshots' is not a list")
     return sorted((checked_entry(e, root, index) for e in entries), key=lambda s: s.step)

@@ -79,11 +79,14 @@ def stages(config, stack: str) -> list[tuple[str, str]]:
 
 def encoder_levels(config) -> list[tuple[str, str]]:
     """The encoder's stream between its layers: the embedding, then each layer's output."""
-    return [("embedding", "encoder.embed")] + [(f"layer {i + 1}", f"encoder.{i}.ff.resid")
-                                               for i in range(config.n_encoder_layers)]
+    return [("embedding", "encoder.embed")] + [
+        (f"layer {i + 1}", f"encoder.{i}.ff.resid") for i in range(config.n_encoder_layers)
+    ]
 
 
-def encoder_from(model, src: torch.Tensor, level: int, x: torch.Tensor, head_mask: HeadMask | None = None) -> torch.Tensor:
+def encoder_from(
+    model, src: torch.Tensor, level: int, x: torch.Tensor, head_mask: HeadMask | None = None
+) -> torch.Tensor:
     """The encoder's memory when its stream at `level` (encoder_levels: 0 the embedding, i the output of layer i) is
     x (B, S, D): only the layers above it run, so a patched run does not redo the ones below."""
     mask = padding_mask(src, model.config.pad_id)
@@ -92,8 +95,15 @@ def encoder_from(model, src: torch.Tensor, level: int, x: torch.Tensor, head_mas
     return model.encoder_norm(x)
 
 
-def read(model, src: torch.Tensor, tgt: torch.Tensor | None, names: Iterable[str], head_mask: HeadMask | None = None,
-         need_weights: bool = False, replace: Tap | None = None) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
+def read(
+    model,
+    src: torch.Tensor,
+    tgt: torch.Tensor | None,
+    names: Iterable[str],
+    head_mask: HeadMask | None = None,
+    need_weights: bool = False,
+    replace: Tap | None = None,
+) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
     """The values at `names` of the teacher-forced pass over src (B, S) and tgt (B, T) (None: the encoder alone),
     and the logits (B, T, V) or None; `replace` may put other values in place on the way."""
     wanted, seen = set(names), {}

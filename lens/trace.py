@@ -68,25 +68,61 @@ class Trace:
 
     def to_dict(self, decimals: int = 4) -> dict:
         """JSON-ready: tokens as word pieces, probabilities and maps rounded to `decimals` places."""
+
         def r(values) -> list:
             return rounded_lists(values, decimals)
 
         piece = self.token_text.get
-        steps = [{"token": piece(s.token_id), "token_id": s.token_id, "prob": round(s.prob, decimals),
-                  "top_k": [{"token": piece(i), "token_id": i, "prob": round(p, decimals)}
-                            for i, p in zip(s.top_ids, s.top_probs)],
-                  "entropy": round(s.entropy, decimals), "forced": s.forced, "cross": r(s.cross), "decoder": r(s.decoder)}
-                 for s in self.steps]
-        beam = [{"id": n.id, "parent": n.parent, "step": n.step, "token": piece(n.token_ids[-1]) if n.token_ids else "<s>",
-                 "tokens": [piece(i) for i in n.token_ids], "log_prob": round(n.log_prob, decimals),
-                 "score": round(n.score, decimals), "status": n.status} for n in self.beam]
+        steps = [
+            {
+                "token": piece(s.token_id),
+                "token_id": s.token_id,
+                "prob": round(s.prob, decimals),
+                "top_k": [
+                    {"token": piece(i), "token_id": i, "prob": round(p, decimals)}
+                    for i, p in zip(s.top_ids, s.top_probs)
+                ],
+                "entropy": round(s.entropy, decimals),
+                "forced": s.forced,
+                "cross": r(s.cross),
+                "decoder": r(s.decoder),
+            }
+            for s in self.steps
+        ]
+        beam = [
+            {
+                "id": n.id,
+                "parent": n.parent,
+                "step": n.step,
+                "token": piece(n.token_ids[-1]) if n.token_ids else "<s>",
+                "tokens": [piece(i) for i in n.token_ids],
+                "log_prob": round(n.log_prob, decimals),
+                "score": round(n.score, decimals),
+                "status": n.status,
+            }
+            for n in self.beam
+        ]
         by_id = {n.id: n for n in self.beam}
-        nbest = [{"node": i, "tokens": [piece(t) for t in by_id[i].token_ids], "score": round(by_id[i].score, decimals),
-                  "log_prob": round(by_id[i].log_prob, decimals)} for i in self.nbest]
-        return {"translation": self.translation, "source_tokens": self.source_tokens,
-                "target_tokens": self.target_tokens, "num_beams": self.num_beams,
-                "length_penalty": self.length_penalty, "prefix_length": self.prefix_length,
-                "steps": steps, "beam": beam, "nbest": nbest}
+        nbest = [
+            {
+                "node": i,
+                "tokens": [piece(t) for t in by_id[i].token_ids],
+                "score": round(by_id[i].score, decimals),
+                "log_prob": round(by_id[i].log_prob, decimals),
+            }
+            for i in self.nbest
+        ]
+        return {
+            "translation": self.translation,
+            "source_tokens": self.source_tokens,
+            "target_tokens": self.target_tokens,
+            "num_beams": self.num_beams,
+            "length_penalty": self.length_penalty,
+            "prefix_length": self.prefix_length,
+            "steps": steps,
+            "beam": beam,
+            "nbest": nbest,
+        }
 
 
 class SearchRecorder:
@@ -107,8 +143,14 @@ class SearchRecorder:
 
     def _child(self, step: int, parent: BeamNode, token: int, log_prob: float) -> BeamNode:
         length = len(parent.token_ids) + 1
-        node = BeamNode(id=len(self.nodes), parent=parent.id, step=step, token_ids=parent.token_ids + [token],
-                        log_prob=log_prob, score=log_prob / float(length) ** self.length_penalty)
+        node = BeamNode(
+            id=len(self.nodes),
+            parent=parent.id,
+            step=step,
+            token_ids=parent.token_ids + [token],
+            log_prob=log_prob,
+            score=log_prob / float(length) ** self.length_penalty,
+        )
         self.nodes.append(node)
         return node
 
@@ -185,13 +227,16 @@ def trace(
     src_ids, _ = translator.encode_source(text)
     prefix_ids = translator.encode_prefix(prefix)
     recorder = SearchRecorder(length_penalty)
-    out = translator.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, prefix_ids, head_mask,
-                                  observer=recorder)[0]
+    out = translator.generate_ids(
+        [src_ids], num_beams, length_penalty, max_new_tokens, prefix_ids, head_mask, observer=recorder
+    )[0]
     target_ids = [i for i in out if i != translator.config.pad_id]
     nbest = _finish_tree(recorder, translator.config.eos_id, target_ids, num_beams)
     rows, _ = recorder.path_rows(target_ids)
-    steps = [_step(recorder, t, row, token, top_k, t < len(prefix_ids or []))
-             for t, (row, token) in enumerate(zip(rows, target_ids))]
+    steps = [
+        _step(recorder, t, row, token, top_k, t < len(prefix_ids or []))
+        for t, (row, token) in enumerate(zip(rows, target_ids))
+    ]
     beam = recorder.nodes if num_beams > 1 else []
     used = {i for n in beam for i in n.token_ids} | {i for s in steps for i in s.top_ids} | set(target_ids)
     return Trace(

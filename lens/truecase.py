@@ -28,7 +28,7 @@ _SENTENCE_END = re.compile(r"[.!?…。！？]")
 
 
 def uncased(text: str) -> str | None:
-    """"lower" where the text's cased letters are all lowercase, "upper" where all are capitals (two at least),
+    """ "lower" where the text's cased letters are all lowercase, "upper" where all are capitals (two at least),
     else None: the text is written with capitals where the writer put them."""
     cased = [c for c in text if c.lower() != c.upper()]
     if len(cased) < 2 and not (cased and cased[0].islower()):
@@ -69,7 +69,7 @@ class Truecaser:
         changes: list[tuple[str, str]] = []
         out, end = [], 0
         for match in _WORD.finditer(text):
-            between = text[end:match.start()]
+            between = text[end : match.start()]
             at_start = end == 0 or bool(_SENTENCE_END.search(between))
             word = match.group(0)
             known = self.spelling.get(word.lower())

@@ -32,7 +32,12 @@ def target_mask(tgt: Tensor, pad_id: int) -> Tensor:
 
 
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0, need_weights: bool = False,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    need_weights: bool = False,
     tap: Tap | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(Q K^T / sqrt(d_k)) V for q (B, H, L, d_k), k and v (B, H, M, d_k).
@@ -103,8 +108,14 @@ class MultiHeadAttention(nn.Module):
         return self.split_heads(k), self.split_heads(v)
 
     def attend_heads(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = False,
-        head_mask: Tensor | None = None, tap: Tap | None = None,
+        self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        mask: Tensor | None = None,
+        need_weights: bool = False,
+        head_mask: Tensor | None = None,
+        tap: Tap | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """The heads' attention, concatenated before W_O: (B*L, D), and the weights (B, H, L, M) or None.
 
@@ -119,8 +130,13 @@ class MultiHeadAttention(nn.Module):
         return out.transpose(1, 2).reshape(B * L, H * d_k), weights  # (B*L, D): heads concatenated
 
     def forward(
-        self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, need_weights: bool = False,
-        head_mask: Tensor | None = None, tap: Tap | None = None,
+        self,
+        x: Tensor,
+        memory: Tensor | None = None,
+        mask: Tensor | None = None,
+        need_weights: bool = False,
+        head_mask: Tensor | None = None,
+        tap: Tap | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from x (B, L, D) to itself, or (cross) to the encoder `memory` (B, M, D).
 

@@ -60,7 +60,11 @@ class TransformerConfig:
                 raise ConfigError(f"{name} must be at most {limit:,}, got {value:,}")
         if self.d_model % self.n_heads != 0:
             raise ConfigError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) or not 0.0 <= self.dropout < 1.0:
+        if (
+            not isinstance(self.dropout, (int, float))
+            or isinstance(self.dropout, bool)
+            or not 0.0 <= self.dropout < 1.0
+        ):
             raise ConfigError(f"dropout must be a number in [0, 1), got {self.dropout!r}")
         if not isinstance(self.norm_first, bool):
             raise ConfigError(f"norm_first must be true or false, got {self.norm_first!r}")

@@ -29,8 +29,11 @@ class HeadMask:
     def all_on(cls, config: TransformerConfig) -> HeadMask:
         """Every head on: the model as trained."""
         H = config.n_heads
-        return cls(encoder=torch.ones(config.n_encoder_layers, H), decoder=torch.ones(config.n_decoder_layers, H),
-                   cross=torch.ones(config.n_decoder_layers, H))
+        return cls(
+            encoder=torch.ones(config.n_encoder_layers, H),
+            decoder=torch.ones(config.n_decoder_layers, H),
+            cross=torch.ones(config.n_decoder_layers, H),
+        )
 
     def _rows(self, kind: str, layer: int, head: int) -> Tensor:
         if kind not in KINDS:
@@ -70,12 +73,21 @@ class HeadMask:
         if not isinstance(d, dict) or set(d) != set(KINDS):
             got = sorted(d) if isinstance(d, dict) else type(d).__name__
             raise ValueError(f"a head mask needs exactly the keys {list(KINDS)}, got {got}")
-        shapes = {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers, "cross": config.n_decoder_layers}
+        shapes = {
+            "encoder": config.n_encoder_layers,
+            "decoder": config.n_decoder_layers,
+            "cross": config.n_decoder_layers,
+        }
         rows = {}
         for kind, n_layers in shapes.items():
             values = d[kind]
-            ok = (isinstance(values, list) and len(values) == n_layers
-                  and all(isinstance(r, list) and len(r) == config.n_heads and all(v in (0, 1) for v in r) for r in values))
+            ok = (
+                isinstance(values, list)
+                and len(values) == n_layers
+                and all(
+                    isinstance(r, list) and len(r) == config.n_heads and all(v in (0, 1) for v in r) for r in values
+                )
+            )
             if not ok:
                 raise ValueError(f"head mask {kind!r} must be {n_layers} lists of {config.n_heads} values 0 or 1")
             rows[kind] = torch.tensor(values, dtype=torch.float32)
@@ -83,7 +95,11 @@ class HeadMask:
 
     def check(self, config: TransformerConfig) -> None:
         """Raise a clear error unless the mask has the model's layers x heads."""
-        shapes = {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers, "cross": config.n_decoder_layers}
+        shapes = {
+            "encoder": config.n_encoder_layers,
+            "decoder": config.n_decoder_layers,
+            "cross": config.n_decoder_layers,
+        }
         for kind, n_layers in shapes.items():
             shape = tuple(getattr(self, kind).shape)
             if shape != (n_layers, config.n_heads):

@@ -69,8 +69,9 @@ class ResidualLayer(nn.Module):
         self.norm_first = norm_first
         self.dropout = nn.Dropout(dropout)  # on each sublayer's output, before the residual sum
 
-    def sublayer(self, x: Tensor, norm: Callable[[Tensor], Tensor], f: Callable[[Tensor], SublayerOutput],
-                 tap: Tap | None = None) -> SublayerOutput:
+    def sublayer(
+        self, x: Tensor, norm: Callable[[Tensor], Tensor], f: Callable[[Tensor], SublayerOutput], tap: Tap | None = None
+    ) -> SublayerOutput:
         """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)); f's weights pass through.
         `tap` sees the stream after the sublayer as "resid"."""
         out, weights = f(norm(x) if self.norm_first else x)
@@ -90,7 +91,11 @@ class EncoderLayer(ResidualLayer):
         self.norm2 = nn.LayerNorm(d_model)
 
     def forward(
-        self, x: Tensor, src_mask: Tensor | None, need_weights: bool = False, heads: Tensor | None = None,
+        self,
+        x: Tensor,
+        src_mask: Tensor | None,
+        need_weights: bool = False,
+        heads: Tensor | None = None,
         tap: Tap | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """x (B, S, D), src_mask (B, 1, 1, S) -> (B, S, D) and the self-attention weights (B, H, S, S).
@@ -98,8 +103,12 @@ class EncoderLayer(ResidualLayer):
         `heads` (H,): 1.0 keeps a head, 0.0 switches it off (model/heads.py). `tap`: model/taps.py.
         """
         attn_tap, ff_tap = under(tap, "self_attn"), under(tap, "ff")
-        x, weights = self.sublayer(x, self.norm1, lambda h: self.self_attn(h, mask=src_mask, need_weights=need_weights,
-                                                                           head_mask=heads, tap=attn_tap), attn_tap)
+        x, weights = self.sublayer(
+            x,
+            self.norm1,
+            lambda h: self.self_attn(h, mask=src_mask, need_weights=need_weights, head_mask=heads, tap=attn_tap),
+            attn_tap,
+        )
         x, _ = self.sublayer(x, self.norm2, lambda h: (self.ff(h, ff_tap), None), ff_tap)
         return x, weights
 
@@ -132,9 +141,19 @@ class DecoderLayer(ResidualLayer):
         `self_heads`, `cross_heads` (H,): 1.0 keeps a head, 0.0 switches it off. `tap`: model/taps.py.
         """
         self_tap, cross_tap, ff_tap = under(tap, "self_attn"), under(tap, "cross_attn"), under(tap, "ff")
-        x, self_weights = self.sublayer(x, self.norm1, lambda h: self.self_attn(
-            h, mask=tgt_mask, need_weights=need_weights, head_mask=self_heads, tap=self_tap), self_tap)
-        x, cross_weights = self.sublayer(x, self.norm2, lambda h: self.cross_attn(
-            h, memory, mask=src_mask, need_weights=need_weights, head_mask=cross_heads, tap=cross_tap), cross_tap)
+        x, self_weights = self.sublayer(
+            x,
+            self.norm1,
+            lambda h: self.self_attn(h, mask=tgt_mask, need_weights=need_weights, head_mask=self_heads, tap=self_tap),
+            self_tap,
+        )
+        x, cross_weights = self.sublayer(
+            x,
+            self.norm2,
+            lambda h: self.cross_attn(
+                h, memory, mask=src_mask, need_weights=need_weights, head_mask=cross_heads, tap=cross_tap
+            ),
+            cross_tap,
+        )
         x, _ = self.sublayer(x, self.norm3, lambda h: (self.ff(h, ff_tap), None), ff_tap)
         return x, self_weights, cross_weights

@@ -84,7 +84,11 @@ class Transformer(
         return self.dropout(x) if self.training else x
 
     def encode(
-        self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False, head_mask: HeadMask | None = None,
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        need_weights: bool = False,
+        head_mask: HeadMask | None = None,
         tap: Tap | None = None,
     ) -> tuple[Tensor, list[Tensor]]:
         """src (B, S) -> memory (B, S, D), and the encoder self-attention maps when asked for.
@@ -102,8 +106,14 @@ class Transformer(
         return offer(tap, "out", self.encoder_norm(x)), maps
 
     def decode(
-        self, tgt: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = None,
-        need_weights: bool = False, head_mask: HeadMask | None = None, tap: Tap | None = None,
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None,
+        tgt_mask: Tensor | None = None,
+        need_weights: bool = False,
+        head_mask: HeadMask | None = None,
+        tap: Tap | None = None,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """tgt (B, T) -> decoder states (B, T, D), self-attention maps, cross-attention maps.
 
@@ -116,15 +126,20 @@ class Transformer(
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.decoder_layers):
             self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
-            x, self_weights, cross_weights = layer(x, memory, src_mask, tgt_mask, need_weights, self_heads, cross_heads,
-                                                   under(tap, str(i)))
+            x, self_weights, cross_weights = layer(
+                x, memory, src_mask, tgt_mask, need_weights, self_heads, cross_heads, under(tap, str(i))
+            )
             if need_weights:
                 self_maps.append(self_weights)
                 cross_maps.append(cross_weights)
         return offer(tap, "out", self.decoder_norm(x)), self_maps, cross_maps
 
     def forward(
-        self, src: Tensor, tgt_in: Tensor, return_attention: bool = False, head_mask: HeadMask | None = None,
+        self,
+        src: Tensor,
+        tgt_in: Tensor,
+        return_attention: bool = False,
+        head_mask: HeadMask | None = None,
         tap: Tap | None = None,
     ) -> Tensor | tuple[Tensor, AttentionMaps]:
         """Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) [, AttentionMaps].
@@ -135,8 +150,9 @@ class Transformer(
         head_mask = self.checked_head_mask(head_mask)
         src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
         memory, encoder_maps = self.encode(src, src_mask, need_weights=return_attention, head_mask=head_mask, tap=tap)
-        hidden, decoder_maps, cross_maps = self.decode(tgt_in, memory, src_mask, need_weights=return_attention,
-                                                       head_mask=head_mask, tap=tap)
+        hidden, decoder_maps, cross_maps = self.decode(
+            tgt_in, memory, src_mask, need_weights=return_attention, head_mask=head_mask, tap=tap
+        )
         logits = offer(tapped(tap), "logits", self.lm_head(hidden))  # (B, T, V)
         if return_attention:
             return logits, AttentionMaps(encoder=encoder_maps, decoder=decoder_maps, cross=cross_maps)
@@ -159,14 +175,17 @@ class Transformer(
         write_config(self.config, Path(save_directory) / "config.json")
 
     @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path: str | Path, *, revision: str | None = None,
-                        **kwargs) -> Transformer:
+    def from_pretrained(
+        cls, pretrained_model_name_or_path: str | Path, *, revision: str | None = None, **kwargs
+    ) -> Transformer:
         """The mixin's from_pretrained (which calls `_from_pretrained`), after finding config.json.
 
         The mixin reads config.json itself, leniently and without naming the file, and retries an
         unreachable Hub for 23 s; finding and checking the file first makes both fast and clear.
         """
-        where = {key: kwargs[key] for key in ("cache_dir", "force_download", "token", "local_files_only") if key in kwargs}
+        where = {
+            key: kwargs[key] for key in ("cache_dir", "force_download", "token", "local_files_only") if key in kwargs
+        }
         config_path = resolve_file(pretrained_model_name_or_path, "config.json", revision=revision, **where)
         TransformerConfig.from_json_file(config_path)
         if not os.path.isdir(pretrained_model_name_or_path):
@@ -194,10 +213,14 @@ class Transformer(
         """
         if unexpected:
             raise TypeError(f"unexpected argument(s): {', '.join(sorted(unexpected))}")
-        where = dict(revision=revision, cache_dir=cache_dir, force_download=force_download, token=token,
-                     local_files_only=local_files_only)
+        where = dict(
+            revision=revision,
+            cache_dir=cache_dir,
+            force_download=force_download,
+            token=token,
+            local_files_only=local_files_only,
+        )
         config_path = resolve_file(model_id, "config.json", **where)
         weights_path = resolve_file(model_id, "model.safetensors", **where)
         model = load_checkpoint(cls, TransformerConfig.from_json_file(config_path), config_path, weights_path)
         return model.to(map_location).eval()
-

@@ -49,19 +49,25 @@ def features(translator: Translator, evidence, corpus: data.ParallelCorpus, chun
     chrf, rows = CHRF(), []
     options = DecodingOptions(num_beams=4)
     for start in range(0, len(corpus.src), chunk):
-        batch = explain_batch(translator, corpus.src[start:start + chunk], options)
-        for sentence, reference in zip(batch, corpus.tgt[start:start + chunk]):
+        batch = explain_batch(translator, corpus.src[start : start + chunk], options)
+        for sentence, reference in zip(batch, corpus.tgt[start : start + chunk]):
             words = evidence.for_sentence(sentence.source)
             unseen, n_pairs = evidence.unseen_bigrams(sentence.source)
-            rows.append({"mean_log_prob": mean_log_prob(sentence.explanation.target_probs),
-                         "counts": [w["count"] for w in words], "unseen_pairs": len(unseen) / n_pairs if n_pairs else 0.0,
-                         "chrf": chrf.sentence_score(sentence.explanation.translation, [reference]).score})
+            rows.append(
+                {
+                    "mean_log_prob": mean_log_prob(sentence.explanation.target_probs),
+                    "counts": [w["count"] for w in words],
+                    "unseen_pairs": len(unseen) / n_pairs if n_pairs else 0.0,
+                    "chrf": chrf.sentence_score(sentence.explanation.translation, [reference]).score,
+                }
+            )
     return rows
 
 
 def flags(rows: list[dict], rule: AlarmRule) -> np.ndarray:
-    return np.array([rule.fires(r["mean_log_prob"], rare_share(r["counts"], rule.rare_below), r["unseen_pairs"])
-                     for r in rows])
+    return np.array(
+        [rule.fires(r["mean_log_prob"], rare_share(r["counts"], rule.rare_below), r["unseen_pairs"]) for r in rows]
+    )
 
 
 def choose(val: list[dict], everyday: list[dict]) -> tuple[AlarmRule, dict]:
@@ -79,12 +85,16 @@ def choose(val: list[dict], everyday: list[dict]) -> tuple[AlarmRule, dict]:
             continue
         balanced = float((fired[bad].mean() + (~fired[~bad]).mean()) / 2)
         if best is None or balanced > report["balanced_accuracy"]:
-            flagged = fired[len(val):]
+            flagged = fired[len(val) :]
             best = rule
-            report = {"val_alarm_rate": val_rate, "everyday_alarm_rate": float(flagged.mean()),
-                      "balanced_accuracy": balanced, "bad_translations_caught": float(fired[bad].mean()),
-                      "everyday_chrf_flagged": float(chrf[flagged].mean()) if flagged.any() else None,
-                      "everyday_chrf_not_flagged": float(chrf[~flagged].mean()) if not flagged.all() else None}
+            report = {
+                "val_alarm_rate": val_rate,
+                "everyday_alarm_rate": float(flagged.mean()),
+                "balanced_accuracy": balanced,
+                "bad_translations_caught": float(fired[bad].mean()),
+                "everyday_chrf_flagged": float(chrf[flagged].mean()) if flagged.any() else None,
+                "everyday_chrf_not_flagged": float(chrf[~flagged].mean()) if not flagged.all() else None,
+            }
     if report["everyday_chrf_flagged"] is not None and report["everyday_chrf_not_flagged"] is not None:
         report["chrf_gap"] = report["everyday_chrf_not_flagged"] - report["everyday_chrf_flagged"]
     return best, report
@@ -110,7 +120,9 @@ def main() -> None:
     translator = Translator.from_pretrained(args.checkpoint)
     evidence = load_evidence(args.checkpoint)
     if evidence is None:
-        raise SystemExit(f"{args.checkpoint} has no evidence index: build it first (python -m training.evidence --checkpoint ...)")
+        raise SystemExit(
+            f"{args.checkpoint} has no evidence index: build it first (python -m training.evidence --checkpoint ...)"
+        )
     start = time.perf_counter()
     val = features(translator, evidence, data.load_split(data.find_corpus(args.data_dir), "val"))
     everyday = features(translator, evidence, data.load_split(data.find_ding(args.ding_dir), "dev"))
@@ -121,12 +133,15 @@ def main() -> None:
         report["test2016_alarm_rate"] = float(flags(test, rule).mean())
     old = AlarmRule(confidence_below=-0.52, rare_below=1, rare_share_above=1.01)  # the confidence-only notice
     old_flags = flags(everyday, old)
-    report["confidence_only"] = {"val_alarm_rate": float(flags(val, old).mean()),
-                                 "everyday_alarm_rate": float(old_flags.mean())}
+    report["confidence_only"] = {
+        "val_alarm_rate": float(flags(val, old).mean()),
+        "everyday_alarm_rate": float(old_flags.mean()),
+    }
     print(json.dumps({"rule": rule.to_dict(), **report, "seconds": round(time.perf_counter() - start, 1)}, indent=2))
     if args.write:
-        (Path(args.checkpoint) / ALARM_FILE).write_text(json.dumps({"rule": rule.to_dict(), "chosen_by": report},
-                                                                   indent=2) + "\n")
+        (Path(args.checkpoint) / ALARM_FILE).write_text(
+            json.dumps({"rule": rule.to_dict(), "chosen_by": report}, indent=2) + "\n"
+        )
 
 
 if __name__ == "__main__":

@@ -95,26 +95,37 @@ def main() -> None:
     options = DecodingOptions(num_beams=args.num_beams, length_penalty=1.0, max_new_tokens=128)
     start = time.perf_counter()
     val_scores, ood_scores = scores(translator, val, options), scores(translator, OUT_OF_DOMAIN, options)
-    print(f"{len(val)} val captions and {len(OUT_OF_DOMAIN)} out-of-domain sentences, beam {args.num_beams}, "
-          f"{time.perf_counter() - start:.0f} s")
+    print(
+        f"{len(val)} val captions and {len(OUT_OF_DOMAIN)} out-of-domain sentences, beam {args.num_beams}, "
+        f"{time.perf_counter() - start:.0f} s"
+    )
     for name, values in (("val", val_scores), ("out of domain", ood_scores)):
         q = np.percentile(values, [1, 2, 5, 25, 50, 75, 95])
-        print(f"   {name:14s} mean log-prob per token: percentiles 1/2/5/25/50/75/95 = "
-              + " ".join(f"{v:.3f}" for v in q))
+        print(
+            f"   {name:14s} mean log-prob per token: percentiles 1/2/5/25/50/75/95 = " + " ".join(f"{v:.3f}" for v in q)
+        )
     chosen = float(np.percentile(val_scores, args.percentile))
-    for label, threshold in ((f"{args.percentile:g}th percentile of val", chosen),
-                             ("lens/confidence.py", UNFAMILIAR_BELOW)):
-        print(f"   threshold {threshold:.3f} ({label}): val flagged {np.mean(val_scores < threshold):.1%} "
-              f"({int(np.sum(val_scores < threshold))}/{len(val_scores)}), out-of-domain flagged "
-              f"{np.mean(ood_scores < threshold):.1%} ({int(np.sum(ood_scores < threshold))}/{len(ood_scores)})")
+    for label, threshold in (
+        (f"{args.percentile:g}th percentile of val", chosen),
+        ("lens/confidence.py", UNFAMILIAR_BELOW),
+    ):
+        print(
+            f"   threshold {threshold:.3f} ({label}): val flagged {np.mean(val_scores < threshold):.1%} "
+            f"({int(np.sum(val_scores < threshold))}/{len(val_scores)}), out-of-domain flagged "
+            f"{np.mean(ood_scores < threshold):.1%} ({int(np.sum(ood_scores < threshold))}/{len(ood_scores)})"
+        )
     out = ROOT / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
     np.savez(out / "confidence.npz", val=val_scores, ood=ood_scores, probs=np.array(PROBS, dtype=object))
     for i in np.argsort(ood_scores):
-        print(f"      {ood_scores[i]:7.3f} {'flagged' if ood_scores[i] < UNFAMILIAR_BELOW else 'MISSED '} {OUT_OF_DOMAIN[i]}")
+        print(
+            f"      {ood_scores[i]:7.3f} {'flagged' if ood_scores[i] < UNFAMILIAR_BELOW else 'MISSED '} {OUT_OF_DOMAIN[i]}"
+        )
     order = np.argsort(ood_scores)
-    print("   out-of-domain sentences the threshold misses:",
-          [OUT_OF_DOMAIN[i] for i in order if ood_scores[i] >= UNFAMILIAR_BELOW])
+    print(
+        "   out-of-domain sentences the threshold misses:",
+        [OUT_OF_DOMAIN[i] for i in order if ood_scores[i] >= UNFAMILIAR_BELOW],
+    )
 
 
 if __name__ == "__main__":

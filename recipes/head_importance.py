@@ -35,16 +35,26 @@ from translation import Translator  # noqa: E402
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", default="checkpoints/de-en", help="checkpoint folder (or Hub repo id)")
-    parser.add_argument("--data-dir", default=None, help="Multi30k folder (default: $MULTI30K_DIR, else ../shared/data/multi30k)")
+    parser.add_argument(
+        "--data-dir", default=None, help="Multi30k folder (default: $MULTI30K_DIR, else ../shared/data/multi30k)"
+    )
     parser.add_argument("--sentences", type=int, default=200, help="val sentences to score on")
     parser.add_argument("--seed", type=int, default=None, help="sample the slice at random with this seed")
-    parser.add_argument("--attribution", choices=("input_x_gradient", "integrated_gradients"),
-                        default="integrated_gradients", help="attribution for the agreement figures "
-                        "(input x gradient is faster but, where the model is sure, its gradients are near zero and noisy)")
+    parser.add_argument(
+        "--attribution",
+        choices=("input_x_gradient", "integrated_gradients"),
+        default="integrated_gradients",
+        help="attribution for the agreement figures "
+        "(input x gradient is faster but, where the model is sure, its gradients are near zero and noisy)",
+    )
     parser.add_argument("--steps", type=int, default=32, help="integrated-gradients steps")
-    parser.add_argument("--reuse-agreement", default=None, metavar="JSON",
-                        help="take the attribution agreement from an earlier head_importance.json of the same "
-                        "checkpoint, slice and attribution (it does not depend on the masks)")
+    parser.add_argument(
+        "--reuse-agreement",
+        default=None,
+        metavar="JSON",
+        help="take the attribution agreement from an earlier head_importance.json of the same "
+        "checkpoint, slice and attribution (it does not depend on the masks)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     parser.add_argument("--output", default=None, help="JSON path (default: <checkpoint>/head_importance.json)")
     return parser.parse_args(argv)
@@ -63,9 +73,15 @@ def main(argv=None) -> dict:
     if args.reuse_agreement:
         earlier = json.loads(Path(args.reuse_agreement).read_text(encoding="utf-8"))
         agreement = reusable_agreement(earlier, val, args.attribution, args.steps)
-    result = head_importance(translator, val, checkpoint=args.checkpoint, attribution=args.attribution,
-                             steps=args.steps, progress=lambda line: print(line, file=sys.stderr, flush=True),
-                             known_agreement=agreement)
+    result = head_importance(
+        translator,
+        val,
+        checkpoint=args.checkpoint,
+        attribution=args.attribution,
+        steps=args.steps,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+        known_agreement=agreement,
+    )
     output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(importance_table_markdown(result))
     print(f"wrote {output} in {result['seconds']} s", file=sys.stderr)

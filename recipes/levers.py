@@ -30,21 +30,40 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-COMMON = ["--epochs", "400", "--eval-every", "500", "--save-every", "1000", "--num-beams", "5",
-          "--length-penalties", "0.6,1.0,1.4", "--snapshot-steps", "0,100,250,600,1500,4000", "--skip-test"]
+COMMON = [
+    "--epochs",
+    "400",
+    "--eval-every",
+    "500",
+    "--save-every",
+    "1000",
+    "--num-beams",
+    "5",
+    "--length-penalties",
+    "0.6,1.0,1.4",
+    "--snapshot-steps",
+    "0,100,250,600,1500,4000",
+    "--skip-test",
+]
 BASE = ["--batch-tokens", "6144", "--lr", "1e-3", "--warmup", "800", "--dropout", "0.3"]
 LEVERS = {  # name: (what it changes, flags)
-    "recipe-0.15": ("the shipped model's recipe (dropout 0.15, 3,072-token batches), trained on",
-                    ["--batch-tokens", "3072", "--lr", "1e-3", "--warmup", "800", "--dropout", "0.15"]),
+    "recipe-0.15": (
+        "the shipped model's recipe (dropout 0.15, 3,072-token batches), trained on",
+        ["--batch-tokens", "3072", "--lr", "1e-3", "--warmup", "800", "--dropout", "0.15"],
+    ),
     "dropout-0.3": ("dropout 0.3, 6,144-token batches", BASE),
     "dropout-0.3-seed": ("the same, another seed (run-to-run noise)", [*BASE, "--seed", "4321"]),
     "dropout-0.4": ("dropout 0.4", [*BASE[:-1], "0.4"]),
     "vocab-5000": ("dropout 0.3, a 5,000-piece BPE vocabulary", [*BASE, "--vocab-size", "5000"]),
     "smoothing-0.2": ("dropout 0.3, label smoothing 0.2", [*BASE, "--label-smoothing", "0.2"]),
-    "batch-12k": ("dropout 0.3, 12,288-token batches, peak lr 2e-3",
-                  ["--batch-tokens", "12288", "--lr", "2e-3", "--warmup", "800", "--dropout", "0.3"]),
-    "wide-512": ("dropout 0.3, d_model 512, 8 heads, d_ff 2048 (slower to decode)",
-                 [*BASE, "--d-model", "512", "--n-heads", "8", "--d-ff", "2048"]),
+    "batch-12k": (
+        "dropout 0.3, 12,288-token batches, peak lr 2e-3",
+        ["--batch-tokens", "12288", "--lr", "2e-3", "--warmup", "800", "--dropout", "0.3"],
+    ),
+    "wide-512": (
+        "dropout 0.3, d_model 512, 8 heads, d_ff 2048 (slower to decode)",
+        [*BASE, "--d-model", "512", "--n-heads", "8", "--d-ff", "2048"],
+    ),
 }
 RECIPE = ["--batch-tokens", "12288", "--lr", "2e-3", "--warmup", "800", "--dropout", "0.3"]  # the shipped one
 MIX = ["--corpus", "multi30k+ding"]
@@ -53,19 +72,60 @@ EVERYDAY_LEVERS = {  # --set everyday: captions and the Ding sentences (python -
     "mix-r1": ("Multi30k + Ding sentences, each Ding pair once an epoch; one tokenizer for both", [*RECIPE, *MIX]),
     "mix-r2": ("the same, each Ding pair twice an epoch", [*RECIPE, *MIX, "--ding-repeat", "2"]),
     "mix-r3": ("the same, three times", [*RECIPE, *MIX, "--ding-repeat", "3"]),
-    "mix-r2-vocab-10k": ("mix-r2 with a 10,000-piece vocabulary", [*RECIPE, *MIX, "--ding-repeat", "2", "--vocab-size", "10000"]),
-    "mix-r2-phrases": ("mix-r2 and the Ding phrase pairs (52,000 multi-word entries, once an epoch)",
-                       [*RECIPE, *MIX, "--ding-repeat", "2", "--ding-phrases"]),
-    "mix-r2-wide-512": ("mix-r2, d_model 512, 8 heads, d_ff 2048 (slower to decode; a distillation teacher)",
-                        [*RECIPE, *MIX, "--ding-repeat", "2", "--d-model", "512", "--n-heads", "8", "--d-ff", "2048"]),
-    "finetune-r2": ("the shipped checkpoint trained on with Ding twice an epoch (its caption vocabulary kept)",
-                    ["--init-from", "checkpoints/de-en", *MIX, "--ding-repeat", "2", "--batch-tokens", "12288",
-                     "--lr", "5e-4", "--warmup", "200", "--dropout", "0.3"]),
+    "mix-r2-vocab-10k": (
+        "mix-r2 with a 10,000-piece vocabulary",
+        [*RECIPE, *MIX, "--ding-repeat", "2", "--vocab-size", "10000"],
+    ),
+    "mix-r2-phrases": (
+        "mix-r2 and the Ding phrase pairs (52,000 multi-word entries, once an epoch)",
+        [*RECIPE, *MIX, "--ding-repeat", "2", "--ding-phrases"],
+    ),
+    "mix-r2-wide-512": (
+        "mix-r2, d_model 512, 8 heads, d_ff 2048 (slower to decode; a distillation teacher)",
+        [*RECIPE, *MIX, "--ding-repeat", "2", "--d-model", "512", "--n-heads", "8", "--d-ff", "2048"],
+    ),
+    "finetune-r2": (
+        "the shipped checkpoint trained on with Ding twice an epoch (its caption vocabulary kept)",
+        [
+            "--init-from",
+            "checkpoints/de-en",
+            *MIX,
+            "--ding-repeat",
+            "2",
+            "--batch-tokens",
+            "12288",
+            "--lr",
+            "5e-4",
+            "--warmup",
+            "200",
+            "--dropout",
+            "0.3",
+        ],
+    ),
 }
 LEVER_SETS = {"captions": LEVERS, "everyday": EVERYDAY_LEVERS}
-TINY = ["--max-train-pairs", "400", "--max-eval-sentences", "16", "--d-model", "32", "--n-heads", "2",
-        "--n-layers", "1", "--d-ff", "64", "--vocab-size", "600", "--batch-tokens", "1024",
-        "--eval-every", "20", "--snapshot-steps", "0,5,10,20"]
+TINY = [
+    "--max-train-pairs",
+    "400",
+    "--max-eval-sentences",
+    "16",
+    "--d-model",
+    "32",
+    "--n-heads",
+    "2",
+    "--n-layers",
+    "1",
+    "--d-ff",
+    "64",
+    "--vocab-size",
+    "600",
+    "--batch-tokens",
+    "1024",
+    "--eval-every",
+    "20",
+    "--snapshot-steps",
+    "0,5,10,20",
+]
 SHAPE = ("d_model", "n_heads", "n_layers", "d_ff")  # what decides the decoding cost, besides vocabulary
 PART = 15 * 2**20
 
@@ -74,15 +134,31 @@ def launch(name: str, flags: list[str], args) -> subprocess.Popen:
     run = args.work / name
     run.mkdir(parents=True, exist_ok=True)
     if args.tiny and "--init-from" in flags:  # the tiny shape cannot start from the shipped weights
-        flags = flags[:flags.index("--init-from")] + flags[flags.index("--init-from") + 2:]
+        flags = flags[: flags.index("--init-from")] + flags[flags.index("--init-from") + 2 :]
     ding = ["--ding-dir", str(args.ding_dir)] if args.ding_dir and "--corpus" in flags else []
-    cmd = [sys.executable, "train.py", "--data-dir", str(args.data_dir), "--output", str(run / "checkpoint"),
-           "--work-dir", str(run / "work"), "--time-limit", str(args.minutes), "--threads", str(args.threads),
-           *COMMON, *flags, *ding, *(TINY if args.tiny else [])]
+    cmd = [
+        sys.executable,
+        "train.py",
+        "--data-dir",
+        str(args.data_dir),
+        "--output",
+        str(run / "checkpoint"),
+        "--work-dir",
+        str(run / "work"),
+        "--time-limit",
+        str(args.minutes),
+        "--threads",
+        str(args.threads),
+        *COMMON,
+        *flags,
+        *ding,
+        *(TINY if args.tiny else []),
+    ]
     (run / "command.txt").write_text(" ".join(cmd[1:]) + "\n")
     log = open(run / "train.log", "w")
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
 
 
 def wait_all(procs: dict, deadline: float) -> dict[str, int | None]:
@@ -117,8 +193,9 @@ def decode_cost(folders: dict[str, Path], data_dir: Path, repeats: int = 3) -> d
     torch.set_num_threads(1)
     sentences = data.load_split(data_dir, "val").src[:30]
     translators = {n: Translator.from_pretrained(f, device="cpu") for n, f in folders.items()}
-    seconds = interleaved({n: lambda t=t: [t.translate(s, num_beams=1) for s in sentences]
-                           for n, t in translators.items()}, repeats)
+    seconds = interleaved(
+        {n: lambda t=t: [t.translate(s, num_beams=1) for s in sentences] for n, t in translators.items()}, repeats
+    )
     return {n: round(1000 * s / len(sentences), 2) for n, s in seconds.items()}
 
 
@@ -128,19 +205,32 @@ def summarise(args, codes: dict) -> list[dict]:
         if name not in codes:
             continue
         run = args.work / name
-        row = {"lever": name, "what": what, "exit": codes[name], "command": (run / "command.txt").read_text().strip(),
-               "candidates_greedy": candidate_scores(run / "train.log")}
+        row = {
+            "lever": name,
+            "what": what,
+            "exit": codes[name],
+            "command": (run / "command.txt").read_text().strip(),
+            "candidates_greedy": candidate_scores(run / "train.log"),
+        }
         results = run / "checkpoint" / "results.json"
         if codes[name] == 0 and results.is_file():
             info = json.loads(results.read_text())
-            row.update(val_bleu=round(info["results"]["val"]["bleu"], 2), val_chrf=round(info["results"]["val"]["chrf"], 2),
-                       length_penalty=info["results"]["decoding"]["length_penalty"], steps=info["training"]["steps"],
-                       epochs=info["training"]["epochs"], weights=info["training"]["weights"],
-                       shape={k: info["settings"][k] for k in SHAPE}, vocab_size=info["settings"]["vocab_size"],
-                       hardware=info["training"]["hardware"])
+            row.update(
+                val_bleu=round(info["results"]["val"]["bleu"], 2),
+                val_chrf=round(info["results"]["val"]["chrf"], 2),
+                length_penalty=info["results"]["decoding"]["length_penalty"],
+                steps=info["training"]["steps"],
+                epochs=info["training"]["epochs"],
+                weights=info["training"]["weights"],
+                shape={k: info["settings"][k] for k in SHAPE},
+                vocab_size=info["settings"]["vocab_size"],
+                hardware=info["training"]["hardware"],
+            )
             if "everyday_dev" in info["results"]:
-                row.update(everyday_dev_bleu=round(info["results"]["everyday_dev"]["bleu"], 2),
-                           everyday_dev_chrf=round(info["results"]["everyday_dev"]["chrf"], 2))
+                row.update(
+                    everyday_dev_bleu=round(info["results"]["everyday_dev"]["bleu"], 2),
+                    everyday_dev_chrf=round(info["results"]["everyday_dev"]["chrf"], 2),
+                )
         rows.append(row)
     return rows
 
@@ -198,9 +288,16 @@ def pack(chosen: dict, rows: list[dict], args, extra: dict) -> None:
     index = json.loads(index_file.read_text())["snapshots"] if index_file.is_file() else []
     picks = pick_snapshots(index)
     for entry in picks:
-        (out / f"{entry['path']}.safetensors").write_bytes((folder / "snapshots" / entry["path"] / "model.safetensors").read_bytes())
-    summary = {"chosen": chosen["lever"], "rows": rows, "shipped_snapshots": [e["step"] for e in picks],
-               "weights_sha256": hashlib.sha256(weights).hexdigest(), **extra}
+        (out / f"{entry['path']}.safetensors").write_bytes(
+            (folder / "snapshots" / entry["path"] / "model.safetensors").read_bytes()
+        )
+    summary = {
+        "chosen": chosen["lever"],
+        "rows": rows,
+        "shipped_snapshots": [e["step"] for e in picks],
+        "weights_sha256": hashlib.sha256(weights).hexdigest(),
+        **extra,
+    }
     if index and index[0]["step"] == 0:
         summary["step0_fp16_sha256"] = weights_hash(folder / "snapshots" / index[0]["path"])
     (args.work / "levers.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -226,9 +323,15 @@ def main(argv=None) -> int:
     parser.add_argument("--minutes", type=float, default=7.0, help="training time of every run")
     parser.add_argument("--deadline", type=float, default=None, help="minutes after which unfinished runs are stopped")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of each run")
-    parser.add_argument("--set", default="captions", choices=sorted(LEVER_SETS), help="which levers: the captions "
-                        "recipe's, or captions + everyday Ding sentences")
-    parser.add_argument("--ding-dir", type=Path, default=None, help="Ding folder (default: $DING_DIR or runs/corpora/ding)")
+    parser.add_argument(
+        "--set",
+        default="captions",
+        choices=sorted(LEVER_SETS),
+        help="which levers: the captions recipe's, or captions + everyday Ding sentences",
+    )
+    parser.add_argument(
+        "--ding-dir", type=Path, default=None, help="Ding folder (default: $DING_DIR or runs/corpora/ding)"
+    )
     parser.add_argument("--only", default=None, help="comma-separated lever names (default: all)")
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "levers", help="where the runs are written")
     parser.add_argument("--out", type=Path, required=True, help="where the chosen checkpoint is packed")

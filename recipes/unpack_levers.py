@@ -91,8 +91,9 @@ def score_test(folder: Path, data_dir: Path, info: dict) -> None:
     translator = Translator.from_pretrained(folder, device="cpu")
     decoding = info["results"]["decoding"]
     test = data.load_split(data_dir, "test_2016_flickr")
-    hyps = translate_all(translator, test.src, desc="test", num_beams=decoding["num_beams"],
-                         length_penalty=decoding["length_penalty"])
+    hyps = translate_all(
+        translator, test.src, desc="test", num_beams=decoding["num_beams"], length_penalty=decoding["length_penalty"]
+    )
     info["results"]["test"] = bleu_chrf(hyps, test.tgt)
     (folder / "test_hypotheses.txt").write_text("\n".join(hyps) + "\n")
     (folder / "results.json").write_text(json.dumps(info, indent=2) + "\n")

@@ -32,8 +32,16 @@ def tiny_checkpoint(tmp_path_factory):
     train = data.load_split(DATA_DIR, "train")
     tokenizer = train_tokenizer(train.src[:2000] + train.tgt[:2000], vocab_size=600)
     torch.manual_seed(0)
-    config = TransformerConfig(vocab_size=tokenizer.get_vocab_size(), d_model=32, n_heads=4, n_encoder_layers=2,
-                               n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64)
+    config = TransformerConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        max_len=64,
+    )
     folder = tmp_path_factory.mktemp("checkpoint") / "de-en"
     Translator(Transformer(config), tokenizer, device="cpu").save_pretrained(folder)
     return folder
@@ -57,8 +65,11 @@ def shipped_app(tmp_path_factory):
 
     root = Path(__file__).resolve().parent.parent
     checkpoint, second = root / "checkpoints" / "de-en", root / "checkpoints" / "de-en-everyday"
-    with running_app(tmp_path_factory.mktemp("page") / "app.log", MODEL_ID=str(checkpoint),
-                     EVERYDAY_MODEL_ID=str(second if second.is_dir() else checkpoint)) as url:
+    with running_app(
+        tmp_path_factory.mktemp("page") / "app.log",
+        MODEL_ID=str(checkpoint),
+        EVERYDAY_MODEL_ID=str(second if second.is_dir() else checkpoint),
+    ) as url:
         yield url
 
 
@@ -67,8 +78,9 @@ def public_app(tiny_checkpoint, tmp_path_factory):
     """app.py on the tiny checkpoint as a Space runs it, started once (tests/test_public.py's `server`)."""
     from ui.app_process import launch_app
 
-    proc, url = launch_app(tmp_path_factory.mktemp("public") / "app.log", listen_local=False,
-                           MODEL_ID=str(tiny_checkpoint))
+    proc, url = launch_app(
+        tmp_path_factory.mktemp("public") / "app.log", listen_local=False, MODEL_ID=str(tiny_checkpoint)
+    )
     yield url
     proc.terminate()
     proc.wait(timeout=30)

@@ -17,8 +17,34 @@ needs_corpus = pytest.mark.skipif(
 
 def tiny_run(output: Path, work_dir: Path, steps: int, eval_every: int, snapshot_steps: str, *extra: str) -> list[str]:
     """train.py's arguments for a run of a tiny model on 200 Multi30k pairs (seconds on one core)."""
-    return ["--data-dir", str(DATA_DIR), "--output", str(output), "--work-dir", str(work_dir),
-            "--max-train-pairs", "200", "--max-steps", str(steps), "--eval-every", str(eval_every),
-            "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64", "--batch-tokens", "1024",
-            "--length-penalties", "1.0", "--threads", "1", "--snapshot-steps", snapshot_steps, *extra]
-
+    return [
+        "--data-dir",
+        str(DATA_DIR),
+        "--output",
+        str(output),
+        "--work-dir",
+        str(work_dir),
+        "--max-train-pairs",
+        "200",
+        "--max-steps",
+        str(steps),
+        "--eval-every",
+        str(eval_every),
+        "--d-model",
+        "32",
+        "--n-heads",
+        "2",
+        "--n-layers",
+        "1",
+        "--d-ff",
+        "64",
+        "--batch-tokens",
+        "1024",
+        "--length-penalties",
+        "1.0",
+        "--threads",
+        "1",
+        "--snapshot-steps",
+        snapshot_steps,
+        *extra,
+    ]

@@ -72,8 +72,9 @@ class HubHandler(BaseHTTPRequestHandler):
         branches = self.hub.repos[repo_id]["branches"]
         if action == "preupload":
             files = json.loads(body)["files"]
-            return self._reply(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
-                                               for f in files]})
+            return self._reply(
+                200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]}
+            )
         if action == "branch":
             branches.setdefault(revision, dict(branches["main"]))
             return self._reply(200, {})

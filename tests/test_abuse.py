@@ -23,8 +23,9 @@ SENTENCE = "Ein Mann fährt Fahrrad."
 def odd_text(lines: int = 16, characters: int = 100, seed: int = 0) -> str:
     """16 lines of 100 CJK characters: each line a sentence of 256 byte pieces, inside every text cap."""
     rng = random.Random(seed)
-    return "\n".join("".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(characters)) + "。"
-                     for _ in range(lines))
+    return "\n".join(
+        "".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(characters)) + "。" for _ in range(lines)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +71,12 @@ def test_step_view_server_functions_run_in_a_bounded_lane(server):
     answers = []
 
     def force():
-        body = {"session_hash": f"s{threading.get_ident()}", "component_id": component, "fn_name": "force",
-                "data": {"text": "Ein Hund läuft über eine grüne Wiese und " * 8, "num_beams": 8, "ids": [5, 9]}}
+        body = {
+            "session_hash": f"s{threading.get_ident()}",
+            "component_id": component,
+            "fn_name": "force",
+            "data": {"text": "Ein Hund läuft über eine grüne Wiese und " * 8, "num_beams": 8, "ids": [5, 9]},
+        }
         answers.append(post(f"{server}gradio_api/component_server", body))
 
     threads = [threading.Thread(target=force) for _ in range(12)]

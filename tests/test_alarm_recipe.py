@@ -4,7 +4,9 @@ reported on the other half it never saw."""
 import importlib.util
 from pathlib import Path
 
-spec = importlib.util.spec_from_file_location("alarm_recipe", Path(__file__).resolve().parent.parent / "recipes" / "alarm.py")
+spec = importlib.util.spec_from_file_location(
+    "alarm_recipe", Path(__file__).resolve().parent.parent / "recipes" / "alarm.py"
+)
 alarm_recipe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(alarm_recipe)
 

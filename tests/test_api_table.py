@@ -31,14 +31,16 @@ def test_the_endpoints_are_the_tables_rows_with_the_shared_decoding_arguments(bu
     for fn in demo.fns.values():
         names = list(inspect.signature(fn.fn).parameters)
         at = names.index("decoding")
-        assert names[at:at + 4] == shared, (fn.api_name, names)
+        assert names[at : at + 4] == shared, (fn.api_name, names)
         assert "options" not in names and fn.fn.__doc__.count("num_beams:") == 1, fn.api_name
 
 
 def test_docs_list_exactly_the_endpoints_with_their_lanes_and_bounds(built):
     _, table = built
-    rows = {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(
-        r"^\| `/(\w+)` \| ([^|]+) \| ([^|]+) \|", DOC.read_text(encoding="utf-8"), re.MULTILINE)}
+    rows = {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r"^\| `/(\w+)` \| ([^|]+) \| ([^|]+) \|", DOC.read_text(encoding="utf-8"), re.MULTILINE)
+    }
     assert set(rows) == {e.name for e in table}
     for e in table:
         assert rows[e.name] == (e.lane + (", batched" if e.batched else ""), e.cost), e.name

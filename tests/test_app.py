@@ -16,7 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt Fahrrad."
 
 
-
 @pytest.fixture(scope="module")
 def checkpoint_with_evidence(tiny_checkpoint, tmp_path_factory):
     """The tiny checkpoint with an evidence index of three captions and an alarm rule that words decide."""
@@ -26,12 +25,29 @@ def checkpoint_with_evidence(tiny_checkpoint, tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("evidence") / "de-en"
     shutil.copytree(tiny_checkpoint, folder)
-    write_index(folder, build_index({"multi30k": (["Ein Mann fährt Fahrrad.", "Ein Mann liest.", "Zwei Hunde."],
-                                                  ["A man rides a bike.", "A man reads.", "Two dogs."])}))
-    (folder / ALARM_FILE).write_text(json.dumps({"rule": {"confidence_below": -100.0, "rare_below": 1,
-                                                         "rare_share_above": 0.5, "unseen_pairs_above": 1.01}}))
-    write_counts(folder, build_counts(["Ein Mann fährt Fahrrad.", "Ein Mann liest.", "Zwei Hunde."],
-                                      ["Ich möchte ein Bier.", "Wo bist du?", "Ich habe Zeit."]))
+    write_index(
+        folder,
+        build_index(
+            {
+                "multi30k": (
+                    ["Ein Mann fährt Fahrrad.", "Ein Mann liest.", "Zwei Hunde."],
+                    ["A man rides a bike.", "A man reads.", "Two dogs."],
+                )
+            }
+        ),
+    )
+    (folder / ALARM_FILE).write_text(
+        json.dumps(
+            {"rule": {"confidence_below": -100.0, "rare_below": 1, "rare_share_above": 0.5, "unseen_pairs_above": 1.01}}
+        )
+    )
+    write_counts(
+        folder,
+        build_counts(
+            ["Ein Mann fährt Fahrrad.", "Ein Mann liest.", "Zwei Hunde."],
+            ["Ich möchte ein Bier.", "Wo bist du?", "Ich habe Zeit."],
+        ),
+    )
     return folder
 
 
@@ -71,7 +87,12 @@ def test_explain_endpoint_returns_maps_that_fit_the_tokens(client, reference):
     assert result["source_tokens"][-1] == "</s>" and S == len(reference.encode_source(SENTENCE)[0])
     assert T >= 1 and len(result["decoder_input_tokens"]) == T
     L, H = reference.config.n_encoder_layers, reference.config.n_heads
-    assert [len(result["encoder"]), len(result["encoder"][0]), len(result["encoder"][0][0]), len(result["encoder"][0][0][0])] == [L, H, S, S]
+    assert [
+        len(result["encoder"]),
+        len(result["encoder"][0]),
+        len(result["encoder"][0][0]),
+        len(result["encoder"][0][0][0]),
+    ] == [L, H, S, S]
     assert [len(result["decoder"][0][0]), len(result["decoder"][0][0][0])] == [T, T]
     assert [len(result["cross"][0][0]), len(result["cross"][0][0][0])] == [T, S]
     assert abs(sum(result["cross"][0][0][0]) - 1) < 1e-2
@@ -86,9 +107,16 @@ def test_explain_endpoint_returns_maps_that_fit_the_tokens(client, reference):
 def test_explain_gives_each_sentence_its_training_evidence_and_alarm(client):
     result = client.predict("Ein Mann fährt Fahrrad. Ich möchte ein Bier.", "greedy", 1, 1.0, 10, api_name="/explain")
     known, unknown = result["sentences"]
-    assert [(w["word"], w["count"]) for w in known["evidence"]] == [("ein", 2), ("mann", 2), ("fährt", 1), ("fahrrad", 1)]
-    assert known["evidence"][1]["examples"] == [{"de": "Ein Mann liest.", "en": "A man reads."},
-                                                 {"de": "Ein Mann fährt Fahrrad.", "en": "A man rides a bike."}]
+    assert [(w["word"], w["count"]) for w in known["evidence"]] == [
+        ("ein", 2),
+        ("mann", 2),
+        ("fährt", 1),
+        ("fahrrad", 1),
+    ]
+    assert known["evidence"][1]["examples"] == [
+        {"de": "Ein Mann liest.", "en": "A man reads."},
+        {"de": "Ein Mann fährt Fahrrad.", "en": "A man rides a bike."},
+    ]
     assert known["unfamiliar"] is False and known["reasons"] == []
     assert [w["unseen"] for w in unknown["evidence"]] == [True, True, False, True]
     assert unknown["unfamiliar"] is True and "'möchte' (never)" in unknown["reasons"][0]
@@ -140,9 +168,12 @@ def test_a_nan_length_penalty_is_refused_with_its_name(server):
     """JSON has no NaN, so gradio_client cannot send one; a raw call can (Python's json reads it)."""
     import json
 
-    body = json.dumps({"data": [SENTENCE, "beam search", 4, float("nan"), 20, ""]}).encode()  # raw calls send every argument
-    request = urllib.request.Request(server + "gradio_api/call/translate", data=body,
-                                     headers={"Content-Type": "application/json"})
+    body = json.dumps(
+        {"data": [SENTENCE, "beam search", 4, float("nan"), 20, ""]}
+    ).encode()  # raw calls send every argument
+    request = urllib.request.Request(
+        server + "gradio_api/call/translate", data=body, headers={"Content-Type": "application/json"}
+    )
     event_id = json.loads(urllib.request.urlopen(request, timeout=30).read())["event_id"]
     stream = urllib.request.urlopen(f"{server}gradio_api/call/translate/{event_id}", timeout=60).read().decode()
     assert "event: error" in stream and "length_penalty must be a finite number" in stream, stream
@@ -155,11 +186,14 @@ def test_too_long_a_text_is_refused_before_any_work(client):
         client.predict("Ein Hund. " * 600, "greedy", 1, 1.0, 16, api_name="/translate")
 
 
-@pytest.mark.parametrize("args, message", [
-    (("beam search", "many", 1.0, 20), "num_beams must be a finite number"),
-    (("beam search", 4, -1.0, 20), "length_penalty must be between 0.0 and 3.0"),
-    (("sideways", 4, 1.0, 20), "decoding must be one of"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("beam search", "many", 1.0, 20), "num_beams must be a finite number"),
+        (("beam search", 4, -1.0, 20), "length_penalty must be between 0.0 and 3.0"),
+        (("sideways", 4, 1.0, 20), "decoding must be one of"),
+    ],
+)
 def test_bad_arguments_are_refused_by_name_and_the_server_keeps_serving(client, reference, args, message):
     from gradio_client.exceptions import AppError
 
@@ -167,7 +201,8 @@ def test_bad_arguments_are_refused_by_name_and_the_server_keeps_serving(client, 
         with pytest.raises(AppError, match=message):
             client.predict(SENTENCE, *args, api_name=endpoint)
     assert client.predict(SENTENCE, "greedy", 1, 1.0, 20, api_name="/translate") == reference.translate(
-        SENTENCE, num_beams=1, max_new_tokens=20)
+        SENTENCE, num_beams=1, max_new_tokens=20
+    )
 
 
 def test_twenty_simultaneous_clients_all_get_correct_answers(server, reference):
@@ -203,13 +238,20 @@ def test_model_calls_share_the_cores_and_a_bad_thread_count_is_refused(tiny_chec
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "MODEL_ID": str(tiny_checkpoint), "GRADIO_ANALYTICS_ENABLED": "False"}
     env.pop("ATTENTION_LENS_THREADS", None)
-    done = subprocess.run([sys.executable, "-c", THREADS_CHILD], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", THREADS_CHILD], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     default, used = map(int, done.stdout.split()[-2:])
     assert used == max(1, default // BATCH_WORKERS)
-    refused = subprocess.run([sys.executable, "-c", THREADS_CHILD], cwd=root, capture_output=True, text=True,
-                             env={**env, "ATTENTION_LENS_THREADS": "two"}, timeout=300)
+    refused = subprocess.run(
+        [sys.executable, "-c", THREADS_CHILD],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**env, "ATTENTION_LENS_THREADS": "two"},
+        timeout=300,
+    )
     assert refused.returncode != 0 and "ATTENTION_LENS_THREADS must be a number of threads" in refused.stderr
 
 
@@ -232,11 +274,18 @@ def test_logit_lens_endpoint_ends_in_the_models_own_probabilities(client):
 def test_contributions_endpoint_gives_each_word_shares_that_sum_to_one(client):
     explained = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/explain")["sentences"][0]
     result = client.predict(SENTENCE, "greedy", 1, 1.0, 10, api_name="/contributions")
-    assert result["target_tokens"] == explained["target_tokens"] and result["source_tokens"] == explained["source_tokens"]
+    assert (
+        result["target_tokens"] == explained["target_tokens"] and result["source_tokens"] == explained["source_tokens"]
+    )
     assert all(abs(sum(s) + sum(t) - 1.0) < 1e-2 for s, t in zip(result["source"], result["target"]))
     layers = explained["cross"]  # [layer][head][step][German token]: the map the shares are compared with
-    mean = [[sum(h[t][s] for layer in layers for h in layer) / sum(len(layer) for layer in layers)
-             for s in range(len(result["source_tokens"]))] for t in range(len(result["target_tokens"]))]
+    mean = [
+        [
+            sum(h[t][s] for layer in layers for h in layer) / sum(len(layer) for layer in layers)
+            for s in range(len(result["source_tokens"]))
+        ]
+        for t in range(len(result["target_tokens"]))
+    ]
     assert max(abs(a - b) for row, ref in zip(result["cross_attention"], mean) for a, b in zip(row, ref)) < 2e-3
     with pytest.raises(Exception, match="num_beams must be"):
         client.predict(SENTENCE, "beam search", 99, 1.0, 10, api_name="/contributions")

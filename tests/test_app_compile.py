@@ -33,11 +33,16 @@ def test_the_app_answers_while_the_step_builds_and_takes_the_build_down_with_it(
     from gradio_client import Client
 
     cache = tmp_path / "compiled"
-    proc, url = launch_app(tmp_path / "app.log", MODEL_ID=str(tiny_checkpoint), ATTENTION_LENS_COMPILE="1",
-                           ATTENTION_LENS_COMPILE_CACHE=str(cache))
+    proc, url = launch_app(
+        tmp_path / "app.log",
+        MODEL_ID=str(tiny_checkpoint),
+        ATTENTION_LENS_COMPILE="1",
+        ATTENTION_LENS_COMPILE_CACHE=str(cache),
+    )
     try:
-        english = Client(url, verbose=False).predict("Ein Mann fährt Fahrrad.", "beam search", 4, 1.0, 30,
-                                                     api_name="/translate")
+        english = Client(url, verbose=False).predict(
+            "Ein Mann fährt Fahrrad.", "beam search", 4, 1.0, 30, api_name="/translate"
+        )
         building = builders(proc.pid)
         assert isinstance(english, str) and english.strip()
         assert building, (tmp_path / "app.log").read_text()[-2000:]  # answered while the packages were still building
@@ -46,8 +51,9 @@ def test_the_app_answers_while_the_step_builds_and_takes_the_build_down_with_it(
         proc.terminate()
         proc.wait(timeout=30)
     deadline = time.time() + 20
-    while time.time() < deadline and any(os.path.exists(f"/proc/{pid}") and b"build_child" in
-                                         _cmdline(pid) for pid in building):
+    while time.time() < deadline and any(
+        os.path.exists(f"/proc/{pid}") and b"build_child" in _cmdline(pid) for pid in building
+    ):
         time.sleep(0.2)
     assert not [pid for pid in building if os.path.exists(f"/proc/{pid}") and b"build_child" in _cmdline(pid)]
 

@@ -22,8 +22,9 @@ TGT = [11, 4, 30, 8, 2]  # the outputs, ending in EOS
 
 def tiny_model(dtype=torch.float32, seed=0) -> Transformer:
     torch.manual_seed(seed)
-    config = TransformerConfig(vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                               d_ff=64, dropout=0.0, max_len=32)
+    config = TransformerConfig(
+        vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=32
+    )
     return Transformer(config).to(dtype).eval()
 
 

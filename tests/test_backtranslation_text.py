@@ -32,8 +32,12 @@ def data_files(root):
 def test_extract_keeps_examples_by_the_rules(tmp_path):
     data_files(tmp_path)
     found = wordnet_examples.extract(tmp_path, held={"a man is riding a bike"})
-    assert found.kept == ["He was elected to a seat in the Senate.", "polar diameter",
-                          "They sedated the patient before the operation.", "she sleeps"]
+    assert found.kept == [
+        "He was elected to a seat in the Senate.",
+        "polar diameter",
+        "They sedated the patient before the operation.",
+        "she sleeps",
+    ]
     assert found.sentences == 2  # "she sleeps" has fewer than 4 words: left as it is
     assert found.dropped == {"duplicate": 1, "ellipsis": 1, "length": 1, "held out": 1, "no letter": 1}
 
@@ -51,11 +55,14 @@ def test_build_from_a_local_deb_writes_the_text_and_its_source(tmp_path, monkeyp
     tree = tmp_path / "tree"
     data_files(tree)
     (tree / "DEBIAN").mkdir()
-    (tree / "DEBIAN/control").write_text("Package: wordnet-base\nVersion: 1:3.0-37\nArchitecture: all\n"
-                                         "Maintainer: x <x@y>\nDescription: test\n")
+    (tree / "DEBIAN/control").write_text(
+        "Package: wordnet-base\nVersion: 1:3.0-37\nArchitecture: all\nMaintainer: x <x@y>\nDescription: test\n"
+    )
     debs = tmp_path / "debs"
     debs.mkdir()
-    subprocess.run(["dpkg-deb", "-b", str(tree), str(debs / "wordnet-base_3.0_all.deb")], check=True, capture_output=True)
+    subprocess.run(
+        ["dpkg-deb", "-b", str(tree), str(debs / "wordnet-base_3.0_all.deb")], check=True, capture_output=True
+    )
     monkeypatch.setattr(wordnet_examples, "held_out", lambda *a: set())
     from training.apt_packages import PackageError
 
@@ -84,8 +91,14 @@ def test_a_reverse_run_learns_english_to_german(tmp_path):
     from tests.corpus import DATA_DIR
     from training.tasks import TranslationTask
 
-    settings = TrainSettings(output=str(tmp_path / "x"), data_dir=str(DATA_DIR), max_train_pairs=50, reverse=True,
-                             max_eval_sentences=30, epochs=1).validate()
+    settings = TrainSettings(
+        output=str(tmp_path / "x"),
+        data_dir=str(DATA_DIR),
+        max_train_pairs=50,
+        reverse=True,
+        max_eval_sentences=30,
+        epochs=1,
+    ).validate()
     task = TranslationTask(settings, tmp_path / "tok" / "tokenizer.json")
     val = load_split(DATA_DIR, "val")
     assert task.val.src == val.tgt[:30] and task.val.tgt == val.src[:30] and task.test.tgt[0].startswith("Ein")
@@ -95,11 +108,18 @@ def test_a_reverse_run_learns_english_to_german(tmp_path):
     assert not (out / "evidence.json.gz").exists() and (out / "model.safetensors").exists()
 
 
-@pytest.mark.parametrize("english, german, why", [("a formal ball", "ein formeller Ball", None), ("a ball", " ", "empty"),
-                                                   ("Hello", "hello", "copied"), ("a ball", "ein " * 7, "too long"),
-                                                   ("he was also there", "er war auch auch auch da", "stutters"),
-                                                   ("nanny", "NANNNNNA", "stutters"),
-                                                   ("a tall wall", "eine sehr sehr hohe Mauer", None)])
+@pytest.mark.parametrize(
+    "english, german, why",
+    [
+        ("a formal ball", "ein formeller Ball", None),
+        ("a ball", " ", "empty"),
+        ("Hello", "hello", "copied"),
+        ("a ball", "ein " * 7, "too long"),
+        ("he was also there", "er war auch auch auch da", "stutters"),
+        ("nanny", "NANNNNNA", "stutters"),
+        ("a tall wall", "eine sehr sehr hohe Mauer", None),
+    ],
+)
 def test_what_a_back_translation_keeps(english, german, why):
     from training.back_translation import kept
 

@@ -9,6 +9,8 @@ import pytest
 from ui.batching import Batcher
 
 pytestmark = [pytest.mark.server]
+
+
 class Model:
     """A model call that records each batch and can be held busy until released."""
 
@@ -33,6 +35,7 @@ def call_in_thread(batcher, items, key, results, name):
             results[name] = batcher(items, key)
         except Exception as err:  # noqa: BLE001
             results[name] = err
+
     thread = threading.Thread(target=target)
     thread.start()
     return thread
@@ -165,10 +168,18 @@ def test_concurrent_calls_through_the_server_share_batches_and_each_gets_its_own
     from lens.explain import sentences_of
     from ui.shared_calls import batched_calls
 
-    texts = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch.",
-             "Kinder spielen Fußball.", "Ein Mädchen trinkt Wasser. Ein Junge lacht.", "Der Hund schläft."]
-    expected = [" ".join(o for o in app.translator.translate(sentences_of(t)[0], num_beams=2, max_new_tokens=20) if o)
-                for t in texts]  # each text alone
+    texts = [
+        "Ein Mann fährt Fahrrad.",
+        "Zwei Hunde spielen im Schnee.",
+        "Eine Frau liest ein Buch.",
+        "Kinder spielen Fußball.",
+        "Ein Mädchen trinkt Wasser. Ein Junge lacht.",
+        "Der Hund schläft.",
+    ]
+    expected = [
+        " ".join(o for o in app.translator.translate(sentences_of(t)[0], num_beams=2, max_new_tokens=20) if o)
+        for t in texts
+    ]  # each text alone
     batcher = getattr(batched_calls(app.translator), endpoint.strip("/"))
     before = (batcher.batches, batcher.calls)
     run = hold_batches_until_all_arrived(batcher, len(texts))
@@ -203,4 +214,5 @@ def test_on_zerogpu_every_call_runs_alone_as_before(tiny_checkpoint, monkeypatch
     assert calls.explain.max_items == 1
     options = DecodingOptions(num_beams=2, max_new_tokens=12)
     assert calls.translate(["Ein Hund.", "Eine Katze."], (options, None)) == translator.translate(
-        ["Ein Hund.", "Eine Katze."], **options.to_dict())  # a call of many sentences still runs whole
+        ["Ein Hund.", "Eine Katze."], **options.to_dict()
+    )  # a call of many sentences still runs whole

@@ -11,8 +11,12 @@ import torch
 from translation import Translator
 
 pytestmark = pytest.mark.slow
-SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch im Park.",
-             "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."]
+SENTENCES = [
+    "Ein Mann fährt Fahrrad.",
+    "Zwei Hunde spielen im Schnee.",
+    "Eine Frau liest ein Buch im Park.",
+    "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +42,13 @@ def test_compiled_and_eager_give_the_same_tokens_batched_and_alone(pair, num_bea
     eager, compiled = pair
     before = used(compiled)
     for max_new_tokens in (5, 40):  # 40: the cache grows past its first 16 positions
-        assert compiled.translate(SENTENCES, num_beams=num_beams, max_new_tokens=max_new_tokens) == \
-            eager.translate(SENTENCES, num_beams=num_beams, max_new_tokens=max_new_tokens)
+        assert compiled.translate(SENTENCES, num_beams=num_beams, max_new_tokens=max_new_tokens) == eager.translate(
+            SENTENCES, num_beams=num_beams, max_new_tokens=max_new_tokens
+        )
         for sentence in SENTENCES:
-            assert compiled.translate(sentence, num_beams=num_beams, max_new_tokens=max_new_tokens) == \
-                eager.translate(sentence, num_beams=num_beams, max_new_tokens=max_new_tokens)
+            assert compiled.translate(sentence, num_beams=num_beams, max_new_tokens=max_new_tokens) == eager.translate(
+                sentence, num_beams=num_beams, max_new_tokens=max_new_tokens
+            )
     assert used(compiled) > before  # the compiled step did the decoding
 
 
@@ -58,7 +64,10 @@ def test_the_step_ranks_with_the_bans_as_the_eager_search_does(pair):
     tokens = torch.full((3, 1), config.bos_id)
     logits = CompiledDecoder(step, src, 3, 10)(tokens)[0]  # (3, V)
     banned = Banned(config, 5, src.device).bias(0).clone()
-    assert banned[[config.pad_id, config.bos_id, config.eos_id]].isneginf().all() and banned.isfinite().sum() == config.vocab_size - 3
+    assert (
+        banned[[config.pad_id, config.bos_id, config.eos_id]].isneginf().all()
+        and banned.isfinite().sum() == config.vocab_size - 3
+    )
     assert Banned(config, 5, src.device).bias(5).isneginf().sum() == 2  # EOS allowed from min_new_tokens on
     favourite = int(logits[0].argmax())
     banned[favourite] = float("-inf")
@@ -83,7 +92,10 @@ def test_searches_it_does_not_fit_stay_eager(pair):
     eager, compiled = pair
     before = used(compiled)
     mask = HeadMask.all_on(compiled.config).switched_off("cross", 0, 0)
-    assert compiled.explain(SENTENCES[0], head_mask=mask).target_tokens == eager.explain(SENTENCES[0], head_mask=mask).target_tokens
+    assert (
+        compiled.explain(SENTENCES[0], head_mask=mask).target_tokens
+        == eager.explain(SENTENCES[0], head_mask=mask).target_tokens
+    )
     many = SENTENCES * 3  # 12 sentences x 4 beams: more rows than the compiled step takes
     assert compiled.translate(many, num_beams=4, batch_size=12) == eager.translate(many, num_beams=4, batch_size=12)
     assert used(compiled) == before
@@ -94,7 +106,9 @@ def test_changed_weights_are_never_decoded_with_the_frozen_ones(tiny_checkpoint,
     step = compiled.model.compiled_step
     assert step.usable()
     with torch.no_grad():
-        compiled.model.decoder_layers[0].norm1.weight.add_(0.0)  # a write: the frozen graph no longer holds these weights
+        compiled.model.decoder_layers[0].norm1.weight.add_(
+            0.0
+        )  # a write: the frozen graph no longer holds these weights
     assert not step.usable()
 
 
@@ -126,8 +140,9 @@ def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monke
 
     def stand_in(self, tokens, banned):
         if not hasattr(self, "shadow"):
-            self.shadow = CachedDecoder(step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0),
-                                        self.capacity)
+            self.shadow = CachedDecoder(
+                step.model, self.memory, self.src_mask, tokens.size(0) // self.memory.size(0), self.capacity
+            )
         calls.append(tokens.size(1))
         if len(calls) == 3:
             raise RuntimeError("the compiled package failed to run the step (AOTInductor error 1)")
@@ -141,7 +156,9 @@ def test_a_call_that_fails_falls_back_to_eager_mid_search(tiny_checkpoint, monke
             self.shadow.reorder(rows, sentences)
         reorder(self, rows, sentences)
 
-    monkeypatch.setattr(CompiledStep, "encode", lambda self, src: list(EncoderGraph(self.model)(src, self.model.embed(src))))  # run eagerly
+    monkeypatch.setattr(
+        CompiledStep, "encode", lambda self, src: list(EncoderGraph(self.model)(src, self.model.embed(src)))
+    )  # run eagerly
     monkeypatch.setattr(CompiledDecoder, "_compiled", stand_in)
     monkeypatch.setattr(CompiledDecoder, "reorder", reorder_both)
     translator.model.compiled_step = step
@@ -158,9 +175,14 @@ def test_int8_weights_in_the_compiled_step_stay_close_to_fp32(pair, tiny_checkpo
     fp32 = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     int8 = Translator.from_pretrained(tiny_checkpoint, device="cpu", quantize="int8")
     fp32_step = pair[1].model.compiled_step
-    step = int8.compile(cache_dir=fp32_step.cache_dir, native=False)  # the fp32 encoder's package is shared: only the step is built
+    step = int8.compile(
+        cache_dir=fp32_step.cache_dir, native=False
+    )  # the fp32 encoder's package is shared: only the step is built
     assert step.ready and step.precision == "int8", step.failure
-    assert step.packages["encoder"] == fp32_step.packages["encoder"] and step.packages["step"] != fp32_step.packages["step"]
+    assert (
+        step.packages["encoder"] == fp32_step.packages["encoder"]
+        and step.packages["step"] != fp32_step.packages["step"]
+    )
     src = torch.tensor([int8.encode_source(SENTENCES[2])[0]])
     with torch.inference_mode():
         decoder = CompiledDecoder(step, src, 1, 8)

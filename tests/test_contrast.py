@@ -21,7 +21,9 @@ def test_the_attribution_is_complete_and_the_difference_is_the_models(tiny_trans
     import torch
 
     with torch.no_grad():  # the model's own logits after BOS
-        logits = tiny_translator.model(torch.tensor([sentence.source_ids]), torch.tensor([sentence.input_ids[:1]]))[0, -1]
+        logits = tiny_translator.model(torch.tensor([sentence.source_ids]), torch.tensor([sentence.input_ids[:1]]))[
+            0, -1
+        ]
     chosen, other = sentence.output_ids[0], alternative_id(tiny_translator, "woman")[0]
     assert abs(float(logits[chosen] - logits[other]) - result.logit_diff) < 1e-4
     assert result.logit_diff >= 0  # greedy wrote the favourite
@@ -31,15 +33,22 @@ def test_each_head_has_an_effect_and_one_that_is_off_everywhere_changes_nothing(
     result = contrast(tiny_translator, SENTENCE, 2, "dog", OPTIONS, steps=8)
     config = tiny_translator.config
     assert {k: np.array(v).shape for k, v in result.heads.items()} == {
-        "encoder": (config.n_encoder_layers, config.n_heads), "decoder": (config.n_decoder_layers, config.n_heads),
-        "cross": (config.n_decoder_layers, config.n_heads)}
+        "encoder": (config.n_encoder_layers, config.n_heads),
+        "decoder": (config.n_decoder_layers, config.n_heads),
+        "cross": (config.n_decoder_layers, config.n_heads),
+    }
     assert any(abs(e) > 1e-6 for rows in result.heads.values() for row in rows for e in row)
 
 
-@pytest.mark.parametrize("step, alternative, message", [
-    (0, "dog", "step must be a whole number from 1 to"), (99, "dog", "step must be a whole number from 1 to"),
-    (1.5, "dog", "step must be a whole number"), (1, "", "alternative must be an English word"),
-])
+@pytest.mark.parametrize(
+    "step, alternative, message",
+    [
+        (0, "dog", "step must be a whole number from 1 to"),
+        (99, "dog", "step must be a whole number from 1 to"),
+        (1.5, "dog", "step must be a whole number"),
+        (1, "", "alternative must be an English word"),
+    ],
+)
 def test_bad_arguments_are_refused_by_name(tiny_translator, step, alternative, message):
     with pytest.raises(ValueError, match=message):
         contrast(tiny_translator, SENTENCE, step, alternative, OPTIONS, steps=4)

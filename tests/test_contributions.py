@@ -31,8 +31,9 @@ def tensors(translator):
 @torch.inference_mode()
 def test_the_decomposed_pass_gives_the_models_own_logits(translator):
     src, tgt = tensors(translator)
-    torch.testing.assert_close(decoder_rollout(translator.model, src, tgt)[0], translator.model(src, tgt)[0],
-                               atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        decoder_rollout(translator.model, src, tgt)[0], translator.model(src, tgt)[0], atol=1e-4, rtol=1e-4
+    )
 
 
 @torch.inference_mode()
@@ -45,8 +46,9 @@ def test_each_blocks_parts_add_up_to_its_output_and_its_output_is_the_layers(tra
     attention, norm = (layer.cross_attn, layer.norm2) if kind == "cross" else (layer.self_attn, layer.norm1)
     mask = target_mask(tgt, model.config.pad_id) if kind == "decoder" else padding_mask(src, model.config.pad_id)
     keys = memory if kind == "cross" else None
-    output, _, parts = parts_of_block(attention, norm, x, None if keys is None else keys[0], mask,
-                                      model.config.norm_first)
+    output, _, parts = parts_of_block(
+        attention, norm, x, None if keys is None else keys[0], mask, model.config.norm_first
+    )
     expected, _ = layer.sublayer(x[None], norm, lambda h: attention(h, keys, mask=mask))
     torch.testing.assert_close(output, expected[0], atol=1e-5, rtol=1e-5)
     bias = attention.out_proj.bias
@@ -65,7 +67,7 @@ def test_every_tokens_shares_sum_to_one_and_later_english_gives_nothing(translat
     for step, (source, target) in enumerate(zip(c.source, c.target)):
         assert sum(source) + sum(target) == pytest.approx(1.0, abs=1e-3)
         assert min(source + target) >= 0.0
-        assert all(share == 0.0 for share in target[step + 1:])  # the decoder never sees the future
+        assert all(share == 0.0 for share in target[step + 1 :])  # the decoder never sees the future
         assert sum(source) == pytest.approx(c.source_share[step], abs=1e-3)
     assert all(sum(row) == pytest.approx(1.0, abs=1e-3) for row in c.encoder)
     assert c.source_share_by_layer[-1] == pytest.approx(c.source_share, abs=1e-3)
@@ -78,7 +80,9 @@ def test_the_source_share_is_exactly_zero_with_every_cross_attention_head_off(tr
     c = contributions(translator, SENTENCE, OPTIONS, head_mask=mask)
     assert all(share == 0.0 for row in c.source for share in row)
     assert all(sum(row) == pytest.approx(1.0, abs=1e-3) for row in c.target)
-    one_off = contributions(translator, SENTENCE, OPTIONS, head_mask=HeadMask.all_on(translator.config).switched_off("cross", 0, 0))
+    one_off = contributions(
+        translator, SENTENCE, OPTIONS, head_mask=HeadMask.all_on(translator.config).switched_off("cross", 0, 0)
+    )
     assert sum(one_off.source_share) > 0.0
 
 

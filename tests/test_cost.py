@@ -32,8 +32,11 @@ def test_a_text_past_the_budget_is_refused_before_decoding_with_what_to_shorten(
     decoded = counting_generate(tiny_translator, monkeypatch)
     small = cost.Budget("/explain", 20_000, "send fewer sentences")
     text = [SENTENCE] * 3 + ["Ein Hund läuft über eine grüne Wiese und " * 4]
-    with pytest.raises(ValueError, match=r"these 4 sentences' maps would hold .* million attention weights; /explain "
-                                         r"answers at most 0.0 million: send fewer sentences"):
+    with pytest.raises(
+        ValueError,
+        match=r"these 4 sentences' maps would hold .* million attention weights; /explain "
+        r"answers at most 0.0 million: send fewer sentences",
+    ):
         explain_batch(tiny_translator, text, DecodingOptions(1, 1.0, 60), small)
     assert decoded == []  # refused before any decoding
     assert len(explain_batch(tiny_translator, text[:1], DecodingOptions(1, 1.0, 8), small)) == 1
@@ -43,7 +46,9 @@ def test_a_translation_longer_than_estimated_is_refused_before_its_maps_are_read
     config = tiny_translator.config
     S = len(tiny_translator.encode_source(SENTENCE)[0])
     options = DecodingOptions(1, 1.0, config.max_len - 1)
-    generated = tiny_translator.generate_ids([tiny_translator.encode_source(SENTENCE)[0]], 1, 1.0, options.max_new_tokens)
+    generated = tiny_translator.generate_ids(
+        [tiny_translator.encode_source(SENTENCE)[0]], 1, 1.0, options.max_new_tokens
+    )
     T = sum(1 for i in generated[0] if i != config.pad_id)
     assert T > S, "the untrained tiny model should write past the source's length"
     between = cost.Budget("/explain", (cost.map_weights(config, S, S) + cost.map_weights(config, S, T)) // 2, "shorten")

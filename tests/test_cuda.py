@@ -26,8 +26,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
-FALLBACK = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch im Park.",
-            "Kinder spielen Fußball auf einer Wiese.", "Ein Koch bereitet in einer Küche Essen zu."]
+FALLBACK = [
+    "Ein Mann fährt Fahrrad.",
+    "Zwei Hunde spielen im Schnee.",
+    "Eine Frau liest ein Buch im Park.",
+    "Kinder spielen Fußball auf einer Wiese.",
+    "Ein Koch bereitet in einer Küche Essen zu.",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -106,14 +111,16 @@ def test_explain_gives_the_cpu_maps(translators, sentences):
         assert actual.target_tokens == expected.target_tokens and actual.source_tokens == expected.source_tokens
         for kind in ("encoder", "decoder", "cross"):
             assert getattr(actual, kind).shape == getattr(expected, kind).shape
-            torch.testing.assert_close(torch.from_numpy(getattr(actual, kind)), torch.from_numpy(getattr(expected, kind)),
-                                       rtol=0, atol=1e-5)
+            torch.testing.assert_close(
+                torch.from_numpy(getattr(actual, kind)), torch.from_numpy(getattr(expected, kind)), rtol=0, atol=1e-5
+            )
 
 
 def train_steps(device: str, bf16: bool, steps: int = 5) -> tuple[list[float], Transformer]:
     """A few AdamW steps of a tiny model on a fixed copy-task batch; the same start on every device."""
-    config = TransformerConfig(vocab_size=64, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,
-                               dropout=0.0, max_len=32)
+    config = TransformerConfig(
+        vocab_size=64, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=32
+    )
     torch.manual_seed(0)
     model = Transformer(config).to(device).train()
     gen = torch.Generator().manual_seed(1)

@@ -28,8 +28,9 @@ def corpus_tokenizer():
 def test_decode_encode_round_trip_on_validation(corpus_tokenizer):
     val = data.load_split(DATA_DIR, "val")
     sentences = val.src + val.tgt
-    same = sum(corpus_tokenizer.decode(corpus_tokenizer.encode(s).ids) == unicodedata.normalize("NFC", s)
-               for s in sentences)
+    same = sum(
+        corpus_tokenizer.decode(corpus_tokenizer.encode(s).ids) == unicodedata.normalize("NFC", s) for s in sentences
+    )
     print(f"round trip: {same}/{len(sentences)}")
     assert same / len(sentences) >= 0.999
     assert corpus_tokenizer.get_vocab_size() == 8000

@@ -18,10 +18,39 @@ spec = importlib.util.spec_from_file_location("distill", ROOT / "recipes" / "eve
 distill = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(distill)
 
-TINY = ["--max-train-pairs", "200", "--max-steps", "2", "--eval-every", "2", "--max-eval-sentences", "4",
-        "--batch-tokens", "1024", "--num-beams", "1", "--length-penalties", "1.0", "--threads", "1",
-        "--snapshot-steps", "none", "--precision", "fp32", "--skip-test", "--vocab-size", "600",
-        "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64"]
+TINY = [
+    "--max-train-pairs",
+    "200",
+    "--max-steps",
+    "2",
+    "--eval-every",
+    "2",
+    "--max-eval-sentences",
+    "4",
+    "--batch-tokens",
+    "1024",
+    "--num-beams",
+    "1",
+    "--length-penalties",
+    "1.0",
+    "--threads",
+    "1",
+    "--snapshot-steps",
+    "none",
+    "--precision",
+    "fp32",
+    "--skip-test",
+    "--vocab-size",
+    "600",
+    "--d-model",
+    "32",
+    "--n-heads",
+    "2",
+    "--n-layers",
+    "1",
+    "--d-ff",
+    "64",
+]
 
 
 def test_the_teacher_translates_every_source_and_an_interrupted_file_resumes(tiny_checkpoint, tmp_path, monkeypatch):
@@ -42,8 +71,21 @@ def test_the_teacher_translates_the_ding_sentences_when_asked(tiny_checkpoint, t
 
     ding_dir = make_tiny_ding(tmp_path / "ding")
     out = tmp_path / "ding-targets.txt"
-    distill.main([str(tiny_checkpoint), "--corpus", "ding", "--ding-dir", str(ding_dir), "--out", str(out),
-                  "--num-beams", "1", "--device", "cpu"])
+    distill.main(
+        [
+            str(tiny_checkpoint),
+            "--corpus",
+            "ding",
+            "--ding-dir",
+            str(ding_dir),
+            "--out",
+            str(out),
+            "--num-beams",
+            "1",
+            "--device",
+            "cpu",
+        ]
+    )
     teacher = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     sources = data.load_split(ding_dir, "train").src
     assert out.read_text().splitlines() == [" ".join(h.split()) or "." for h in teacher.translate(sources, num_beams=1)]
@@ -67,16 +109,41 @@ def test_a_run_reads_the_distilled_english_and_a_file_of_another_length_is_refus
     with pytest.raises(data.CorpusError, match="line 2 is empty"):
         training_corpora("multi30k", str(DATA_DIR), distilled=str(holed))
     out = tmp_path / "student"
-    assert train.main(["--data-dir", str(DATA_DIR), "--distilled-targets", str(targets), "--output", str(out),
-                       "--work-dir", str(tmp_path / "w"), *TINY]) == 0
+    assert (
+        train.main(
+            [
+                "--data-dir",
+                str(DATA_DIR),
+                "--distilled-targets",
+                str(targets),
+                "--output",
+                str(out),
+                "--work-dir",
+                str(tmp_path / "w"),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     vocabulary = json.loads((out / "tokenizer.json").read_text())["model"]["vocab"]
     assert any("Zyxw" in piece for piece in vocabulary)  # the student's vocabulary learned the teacher's English
     assert json.loads((out / "results.json").read_text())["settings"]["distilled_targets"] == str(targets)
     short = tmp_path / "short.txt"
     short.write_text("Only one line.\n")
     with pytest.raises(SystemExit, match=rf"one non-empty line per Multi30k training pair \({pairs}\), not 1 lines"):
-        train.main(["--data-dir", str(DATA_DIR), "--distilled-targets", str(short), "--output", str(tmp_path / "x"),
-                    "--work-dir", str(tmp_path / "w2"), *TINY])
+        train.main(
+            [
+                "--data-dir",
+                str(DATA_DIR),
+                "--distilled-targets",
+                str(short),
+                "--output",
+                str(tmp_path / "x"),
+                "--work-dir",
+                str(tmp_path / "w2"),
+                *TINY,
+            ]
+        )
 
 
 @needs_corpus
@@ -86,21 +153,38 @@ def test_a_run_reads_a_teachers_english_of_the_ding_sentences(tmp_path, capsys):
     ding_dir = make_tiny_ding(tmp_path / "ding")
     targets = tmp_path / "ding-targets.txt"
     targets.write_text("".join(f"Qxqx beers {i}.\n" for i in range(40)))
-    german, english = training_corpora("multi30k+ding", str(DATA_DIR), str(ding_dir), max_train_pairs=3,
-                                       distilled_ding=str(targets))["ding"]
+    german, english = training_corpora(
+        "multi30k+ding", str(DATA_DIR), str(ding_dir), max_train_pairs=3, distilled_ding=str(targets)
+    )["ding"]
     assert english[:2] == ["Qxqx beers 0.", "Qxqx beers 1."] and german[0] == "Ich möchte 0 Bierchen."
     out = tmp_path / "student"
     mixed = ["--data-dir", str(DATA_DIR), "--corpus", "multi30k+ding", "--ding-dir", str(ding_dir)]
-    assert train.main([*mixed, "--distilled-ding", str(targets), "--output", str(out), "--work-dir", str(tmp_path / "w"),
-                       *TINY]) == 0
+    assert (
+        train.main(
+            [*mixed, "--distilled-ding", str(targets), "--output", str(out), "--work-dir", str(tmp_path / "w"), *TINY]
+        )
+        == 0
+    )
     assert any("Qxqx" in piece for piece in json.loads((out / "tokenizer.json").read_text())["model"]["vocab"])
     assert json.loads((out / "results.json").read_text())["settings"]["distilled_ding"] == str(targets)
     with pytest.raises(SystemExit, match=r"one non-empty line per Ding training pair \(40\), not 1 lines"):
         targets.write_text("Only one line.\n")
-        train.main([*mixed, "--distilled-ding", str(targets), "--output", str(tmp_path / "x"),
-                    "--work-dir", str(tmp_path / "w2"), *TINY])
+        train.main(
+            [
+                *mixed,
+                "--distilled-ding",
+                str(targets),
+                "--output",
+                str(tmp_path / "x"),
+                "--work-dir",
+                str(tmp_path / "w2"),
+                *TINY,
+            ]
+        )
     with pytest.raises(SystemExit):
-        train.main(["--data-dir", str(DATA_DIR), "--distilled-ding", str(targets), "--output", str(tmp_path / "y"), *TINY])
+        train.main(
+            ["--data-dir", str(DATA_DIR), "--distilled-ding", str(targets), "--output", str(tmp_path / "y"), *TINY]
+        )
     assert "--distilled-ding needs --corpus multi30k+ding" in capsys.readouterr().err
 
 

@@ -21,8 +21,12 @@ from lens.domain import (
 from training.domain import main as build_main
 
 ROOT = Path(__file__).resolve().parents[1]
-CAPTIONS = ["Ein Mann fährt Fahrrad.", "Ein Hund rennt im Park.", "Zwei Kinder spielen am Strand.",
-            "Eine Frau liest ein Buch."]
+CAPTIONS = [
+    "Ein Mann fährt Fahrrad.",
+    "Ein Hund rennt im Park.",
+    "Zwei Kinder spielen am Strand.",
+    "Eine Frau liest ein Buch.",
+]
 EVERYDAY = ["Ich möchte ein Bier.", "Wo ist der Bahnhof?", "Kannst du mir helfen?", "Ich habe keine Zeit."]
 
 
@@ -60,19 +64,22 @@ def tampered(tmp_path: Path, edit) -> Path:
     return path
 
 
-@pytest.mark.parametrize("edit, phrase", [
-    (lambda c: c.update(format=2), "format"),
-    (lambda c: c.update(kinds=["everyday", "captions"]), "kinds"),
-    (lambda c: c.update(sentences=[0, 4]), "sentences"),
-    (lambda c: c.update(smoothing=float("nan")), "smoothing"),
-    (lambda c: c.update(threshold=1e9), "threshold"),
-    (lambda c: c.update(counts={}), "counts is empty"),
-    (lambda c: c["counts"].update(Bier=[1]), "counts['Bier']"),
-    (lambda c: c["counts"].update(Bier=[-1, 3]), "counts['Bier']"),
-    (lambda c: c["counts"].update(Bier=[0, 0]), "counts['Bier']"),
-    (lambda c: c["counts"].update(Bier=[True, 2]), "counts['Bier']"),
-    (lambda c: c.pop("counts"), "lacks 'counts'"),
-])
+@pytest.mark.parametrize(
+    "edit, phrase",
+    [
+        (lambda c: c.update(format=2), "format"),
+        (lambda c: c.update(kinds=["everyday", "captions"]), "kinds"),
+        (lambda c: c.update(sentences=[0, 4]), "sentences"),
+        (lambda c: c.update(smoothing=float("nan")), "smoothing"),
+        (lambda c: c.update(threshold=1e9), "threshold"),
+        (lambda c: c.update(counts={}), "counts is empty"),
+        (lambda c: c["counts"].update(Bier=[1]), "counts['Bier']"),
+        (lambda c: c["counts"].update(Bier=[-1, 3]), "counts['Bier']"),
+        (lambda c: c["counts"].update(Bier=[0, 0]), "counts['Bier']"),
+        (lambda c: c["counts"].update(Bier=[True, 2]), "counts['Bier']"),
+        (lambda c: c.pop("counts"), "lacks 'counts'"),
+    ],
+)
 def test_a_tampered_file_is_refused_naming_it_and_the_entry(tmp_path, edit, phrase):
     path = tampered(tmp_path, edit)
     with pytest.raises(CheckpointFileError) as caught:

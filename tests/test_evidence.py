@@ -33,28 +33,58 @@ from tests.corpus import DATA_DIR, needs_corpus
 
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
 
-CAPTIONS = (["Ein Hund rennt.", "Zwei Hunde rennen im Park.", "Ein Hund schläft.", "Ein Mann fährt Fahrrad.",
-             "Ein Hund und ein Mann.", "Eine Frau liest."],
-            ["A dog runs.", "Two dogs run in the park.", "A dog sleeps.", "A man rides a bike.",
-             "A dog and a man.", "A woman reads."])
+CAPTIONS = (
+    [
+        "Ein Hund rennt.",
+        "Zwei Hunde rennen im Park.",
+        "Ein Hund schläft.",
+        "Ein Mann fährt Fahrrad.",
+        "Ein Hund und ein Mann.",
+        "Eine Frau liest.",
+    ],
+    [
+        "A dog runs.",
+        "Two dogs run in the park.",
+        "A dog sleeps.",
+        "A man rides a bike.",
+        "A dog and a man.",
+        "A woman reads.",
+    ],
+)
 EVERYDAY = (["Ich möchte ein Bier.", "Der Hund bellt."], ["I'd like a beer.", "The dog barks."])
 
 
 def test_words_are_lowercased_letters_with_inner_hyphens_and_apostrophes():
-    assert german_words("Wie geht’s? Die E-Mail kam um 10 Uhr.") == ["wie", "geht's", "die", "e-mail", "kam", "um", "uhr"]
+    assert german_words("Wie geht’s? Die E-Mail kam um 10 Uhr.") == [
+        "wie",
+        "geht's",
+        "die",
+        "e-mail",
+        "kam",
+        "um",
+        "uhr",
+    ]
 
 
 def test_the_index_counts_every_word_per_corpus_and_keeps_examples_from_multi30k_only(tmp_path):
     index = build_index({"multi30k": CAPTIONS, "ding": EVERYDAY})
     evidence = read_index(write_index(tmp_path, index))
     dog = evidence.word("hund")
-    assert dog["counts"] == {"multi30k": 3, "ding": 1} and dog["count"] == 4  # "Hunde" is another word and not dog["rare"]
+    assert (
+        dog["counts"] == {"multi30k": 3, "ding": 1} and dog["count"] == 4
+    )  # "Hunde" is another word and not dog["rare"]
     assert len(dog["examples"]) == MAX_EXAMPLES
     assert [e["de"] for e in dog["examples"]] == ["Ein Hund rennt.", "Ein Hund schläft.", "Ein Hund und ein Mann."]
     beer = evidence.word("bier")
     assert beer["count"] == 1 and beer["rare"] and beer["examples"] == []  # Ding sentences are never copied
-    assert evidence.word("katze") == {"word": "katze", "count": 0, "counts": {"multi30k": 0, "ding": 0},
-                                      "examples": [], "rare": False, "unseen": True}
+    assert evidence.word("katze") == {
+        "word": "katze",
+        "count": 0,
+        "counts": {"multi30k": 0, "ding": 0},
+        "examples": [],
+        "rare": False,
+        "unseen": True,
+    }
     assert [w["word"] for w in evidence.for_sentence("Ein Hund, ein Hund!")] == ["ein", "hund"]
     assert evidence.unseen_bigrams("Ein Hund bellt laut.") == (["bellt laut"], 3)  # "hund bellt": in Ding
 
@@ -111,8 +141,11 @@ def test_a_checkpoint_without_evidence_keeps_the_confidence_only_alarm(tmp_path)
 
 def test_familiarity_reports_evidence_and_alarm_for_a_sentence(tmp_path):
     write_index(tmp_path, build_index({"multi30k": CAPTIONS}))
-    (tmp_path / ALARM_FILE).write_text(json.dumps({"rule": {"confidence_below": -2.0, "rare_below": 2,
-                                                           "rare_share_above": 0.5, "unseen_pairs_above": 1.01}}))
+    (tmp_path / ALARM_FILE).write_text(
+        json.dumps(
+            {"rule": {"confidence_below": -2.0, "rare_below": 2, "rare_share_above": 0.5, "unseen_pairs_above": 1.01}}
+        )
+    )
     familiarity = load_familiarity(tmp_path)
     report = familiarity.report("Ich möchte ein Bier.", np.full(6, 0.9))
     assert [w["word"] for w in report["evidence"]] == ["ich", "möchte", "ein", "bier"]

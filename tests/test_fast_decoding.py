@@ -123,8 +123,9 @@ def test_quantize_argument_is_checked(tiny_checkpoint):
 def shipped():
     if not (SHIPPED / "model.safetensors").is_file():
         pytest.skip(f"no checkpoint in {SHIPPED}")
-    return Translator.from_pretrained(SHIPPED, device="cpu"), Translator.from_pretrained(SHIPPED, device="cpu",
-                                                                                          quantize="int8")
+    return Translator.from_pretrained(SHIPPED, device="cpu"), Translator.from_pretrained(
+        SHIPPED, device="cpu", quantize="int8"
+    )
 
 
 @needs_corpus
@@ -181,8 +182,10 @@ def test_translator_stores_decoder_matrices_transposed_and_steps_read_them_in_pl
     plain = Transformer.from_pretrained(tiny_checkpoint)
     src = batch_of_sources()
     for beams in (1, 3):
-        assert (generate(translator.model, src, max_new_tokens=12, num_beams=beams).tolist()
-                == generate(plain, src, max_new_tokens=12, num_beams=beams, use_cache=False).tolist())
+        assert (
+            generate(translator.model, src, max_new_tokens=12, num_beams=beams).tolist()
+            == generate(plain, src, max_new_tokens=12, num_beams=beams, use_cache=False).tolist()
+        )
     handed_in = Transformer.from_pretrained(tiny_checkpoint)
     Translator(handed_in, translator.tokenizer, device="cpu")  # e.g. a model being trained, for val BLEU
     assert all(p.is_contiguous() for p in handed_in.parameters())  # keeps its layout

@@ -15,10 +15,21 @@ from ui.file_ranges import range_problem
 pytestmark = [pytest.mark.server]
 
 
-@pytest.mark.parametrize("value, ok", [("bytes=0-10", True), ("bytes=5-", True), ("bytes=-5", True),
-                                       ("bytes=0-1,2-3", False), ("bytes=--", False), ("bytes=1-2-3", False),
-                                       ("bytes=5-2", False), ("bytes=-", False), ("items=0-1", False),
-                                       ("bytes=" + "9" * 40 + "-", False)])
+@pytest.mark.parametrize(
+    "value, ok",
+    [
+        ("bytes=0-10", True),
+        ("bytes=5-", True),
+        ("bytes=-5", True),
+        ("bytes=0-1,2-3", False),
+        ("bytes=--", False),
+        ("bytes=1-2-3", False),
+        ("bytes=5-2", False),
+        ("bytes=-", False),
+        ("items=0-1", False),
+        ("bytes=" + "9" * 40 + "-", False),
+    ],
+)
 def test_one_well_formed_range_is_served_and_nothing_else(value, ok):
     assert (range_problem(value) is None) == ok, value
 
@@ -26,8 +37,11 @@ def test_one_well_formed_range_is_served_and_nothing_else(value, ok):
 def file_url(server: str) -> str:  # noqa: F811
     with urllib.request.urlopen(f"{server}config", timeout=30) as response:
         config = json.load(response)
-    folder = next(m.group(1) for c in config["components"]
-                  if (m := re.search(r"data-in-browser='([^']+)'", str(c.get("props", {}).get("value", "")))))
+    folder = next(
+        m.group(1)
+        for c in config["components"]
+        if (m := re.search(r"data-in-browser='([^']+)'", str(c.get("props", {}).get("value", ""))))
+    )
     return server.rstrip("/") + folder + "config.json"
 
 

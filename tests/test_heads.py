@@ -20,8 +20,9 @@ def test_all_on_mask_is_bit_identical_to_no_mask():
         assert all(torch.equal(a, b) for a, b in zip(getattr(maps, kind), getattr(masked_maps, kind)))
     for num_beams in (1, 3):
         plain = generate(model, batch_of_sources(), max_new_tokens=12, num_beams=num_beams)
-        assert torch.equal(plain, generate(model, batch_of_sources(), max_new_tokens=12, num_beams=num_beams,
-                                                 head_mask=mask))
+        assert torch.equal(
+            plain, generate(model, batch_of_sources(), max_new_tokens=12, num_beams=num_beams, head_mask=mask)
+        )
 
 
 @pytest.mark.parametrize("num_beams", [1, 3])
@@ -59,7 +60,9 @@ def test_a_head_off_in_layer_2_leaves_layer_1_maps_identical(kind):
     model = tiny_model(seed=14)
     src, tgt = random_ids(2, 7, 5), random_ids(2, 6, 6)
     _, maps = model(src, tgt, return_attention=True)
-    logits, off = model(src, tgt, return_attention=True, head_mask=HeadMask.all_on(model.config).switched_off(kind, 1, 2))
+    logits, off = model(
+        src, tgt, return_attention=True, head_mask=HeadMask.all_on(model.config).switched_off(kind, 1, 2)
+    )
     assert torch.equal(getattr(maps, kind)[0], getattr(off, kind)[0])  # layer 1 sees nothing of layer 2
     if kind == "encoder":  # the memory changes, so every decoder map after it does
         assert not torch.allclose(maps.cross[0], off.cross[0])
@@ -125,7 +128,8 @@ def test_translator_takes_a_head_mask(tiny_checkpoint):
     text = "Zwei Hunde spielen im Schnee."
     mask = HeadMask.all_on(translator.config)
     assert translator.translate(text, num_beams=2, max_new_tokens=10, head_mask=mask) == translator.translate(
-        text, num_beams=2, max_new_tokens=10)
+        text, num_beams=2, max_new_tokens=10
+    )
     off = mask.only("cross", 1, 0)
     result = translator.explain(text, num_beams=2, max_new_tokens=10, head_mask=off)
     assert result.translation == translator.translate(text, num_beams=2, max_new_tokens=10, head_mask=off)

@@ -24,19 +24,35 @@ SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
 CARD_INFO = {
     "results": {
         "val": {"bleu": 40.1, "chrf": 61.0, "bleu_lowercase": 42.0},
-        "test": {"bleu": 39.2, "chrf": 60.5, "bleu_lowercase": 41.3,
-                 "bleu_signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
-                 "chrf_signature": "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"},
+        "test": {
+            "bleu": 39.2,
+            "chrf": 60.5,
+            "bleu_lowercase": 41.3,
+            "bleu_signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
+            "chrf_signature": "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0",
+        },
         "decoding": {"num_beams": 5, "length_penalty": 1.0},
     },
-    "training": {"command": "train.py --data-dir data --output checkpoints/de-en", "hardware": "2 CPU cores",
-                 "steps": 100, "epochs": 1.0, "wall_time_s": 3600, "tokens_per_s": 2000},
+    "training": {
+        "command": "train.py --data-dir data --output checkpoints/de-en",
+        "hardware": "2 CPU cores",
+        "steps": 100,
+        "epochs": 1.0,
+        "wall_time_s": 3600,
+        "tokens_per_s": 2000,
+    },
 }
 
 
 def python(code: str, env: dict, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env}, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_folder_round_trip_gives_identical_translations_and_logits(tiny_checkpoint, tmp_path):
@@ -69,9 +85,15 @@ def test_model_card_parses_back_and_carries_the_metrics(tiny_checkpoint, tmp_pat
 def test_the_card_names_every_corpus_a_run_read_with_its_license(tiny_checkpoint, tmp_path):
     from training.settings import TrainSettings
 
-    info = {**CARD_INFO, "settings": TrainSettings().validate().recorded(),
-            "data": {"train_pairs": 300091, "everyday": {"package": "trans-de-en 1.9-6", "repeat": 6},
-                     "more_corpora": {"backtranslated": 2, "games": 2}}}
+    info = {
+        **CARD_INFO,
+        "settings": TrainSettings().validate().recorded(),
+        "data": {
+            "train_pairs": 300091,
+            "everyday": {"package": "trans-de-en 1.9-6", "repeat": 6},
+            "more_corpora": {"backtranslated": 2, "games": 2},
+        },
+    }
     Translator.from_pretrained(tiny_checkpoint, device="cpu").save_pretrained(tmp_path, card_info=info)
     line = next(x for x in ModelCard.load(tmp_path / "README.md").text.splitlines() if x.startswith("- Data:"))
     assert "each pair 6x an epoch" in line and "300,091 pairs" in line
@@ -106,8 +128,12 @@ def other_checkpoint(tiny_checkpoint: Path, folder: Path) -> Path:
 def test_offline_cache_loads_by_repo_id_and_by_revision(tiny_checkpoint, tmp_path):
     second = other_checkpoint(tiny_checkpoint, tmp_path / "second")
     main_sha, v2_sha = "a" * 40, "b" * 40
-    write_cache(tmp_path / "hf", "user/attention-lens", {main_sha: tiny_checkpoint, v2_sha: second},
-                {"main": main_sha, "v2": v2_sha})
+    write_cache(
+        tmp_path / "hf",
+        "user/attention-lens",
+        {main_sha: tiny_checkpoint, v2_sha: second},
+        {"main": main_sha, "v2": v2_sha},
+    )
     expected = {
         "main": Translator.from_pretrained(tiny_checkpoint, device="cpu").translate(SENTENCES, num_beams=2),
         "v2": Translator.from_pretrained(second, device="cpu").translate(SENTENCES, num_beams=2),
@@ -163,8 +189,10 @@ for name in ["user/not-cached", "user/attention-lens", "checkpoint/de-en", "chec
     out[name]["warnings"] = [str(w.message) for w in caught]
 print(json.dumps(out))
 """
-    result = python(code, {"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}", "HF_HOME": str(tmp_path / "hf"),
-                           "HF_HUB_OFFLINE": "0"})
+    result = python(
+        code,
+        {"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}", "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
     # Retrying would take 23 s; refusals take milliseconds, loading from the cache a few seconds on a busy machine.
@@ -175,9 +203,12 @@ print(json.dumps(out))
     cached = out["user/attention-lens"]
     assert cached["translation"] == Translator.from_pretrained(tiny_checkpoint).translate("Ein Hund.")
     assert any("from the local cache" in w for w in cached["warnings"])
-    assert out["checkpoint/de-en"]["error"].startswith("no such folder: checkpoint/de-en (did you mean checkpoints/de-en?)")
+    assert out["checkpoint/de-en"]["error"].startswith(
+        "no such folder: checkpoint/de-en (did you mean checkpoints/de-en?)"
+    )
     assert out["checkpoints/de-enn"]["error"].startswith(
-        "no such folder: checkpoints/de-enn (did you mean checkpoints/de-en?)")
+        "no such folder: checkpoints/de-enn (did you mean checkpoints/de-en?)"
+    )
     assert out["./nowhere"]["error"].startswith("no such folder: ./nowhere;")
     assert out["de-en"]["error"].startswith("no such folder: de-en;")
 
@@ -220,8 +251,6 @@ print(t.push_to_hub("user/attention-lens", branch="step-100", commit_message="Ch
     assert set(hub.commits[1]["files"]) == FILES
 
 
-
-
 @needs_corpus
 @pytest.mark.slow
 def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
@@ -229,16 +258,48 @@ def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
     lists the revisions with their val figures, and the snapshot index."""
     from safetensors.torch import load as load_safetensors
 
-    args = ["train.py", "--data-dir", str(DATA_DIR), "--output", str(tmp_path / "out"), "--work-dir",
-            str(tmp_path / "work"), "--max-train-pairs", "200", "--max-steps", "4", "--eval-every", "4",
-            "--max-eval-sentences", "10", "--vocab-size", "500", "--d-model", "32", "--n-heads", "2",
-            "--n-layers", "1", "--d-ff", "64", "--batch-tokens", "1024", "--num-beams", "2",
-            "--length-penalties", "1.0", "--threads", "1", "--push-to-hub", "user/attention-lens",
-            "--snapshot-steps", "0,2,4"]
+    args = [
+        "train.py",
+        "--data-dir",
+        str(DATA_DIR),
+        "--output",
+        str(tmp_path / "out"),
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--max-train-pairs",
+        "200",
+        "--max-steps",
+        "4",
+        "--eval-every",
+        "4",
+        "--max-eval-sentences",
+        "10",
+        "--vocab-size",
+        "500",
+        "--d-model",
+        "32",
+        "--n-heads",
+        "2",
+        "--n-layers",
+        "1",
+        "--d-ff",
+        "64",
+        "--batch-tokens",
+        "1024",
+        "--num-beams",
+        "2",
+        "--length-penalties",
+        "1.0",
+        "--threads",
+        "1",
+        "--push-to-hub",
+        "user/attention-lens",
+        "--snapshot-steps",
+        "0,2,4",
+    ]
     with FakeHub() as hub:
         env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_test_token"}
-        result = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                                timeout=300)
+        result = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-3000:]
     assert [c["revision"] for c in hub.commits] == ["step-00000", "step-00002", "step-00004", "main"]
     for commit in hub.commits[:3]:

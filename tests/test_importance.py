@@ -19,10 +19,20 @@ from lens.importance import (
 )
 from model.heads import HeadMask
 
-VAL_SRC = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch.",
-           "Kinder laufen am Strand.", "Ein Junge springt ins Wasser."]
-VAL_TGT = ["A man rides a bike.", "Two dogs play in the snow.", "A woman reads a book.",
-           "Children run on the beach.", "A boy jumps into the water."]
+VAL_SRC = [
+    "Ein Mann fährt Fahrrad.",
+    "Zwei Hunde spielen im Schnee.",
+    "Eine Frau liest ein Buch.",
+    "Kinder laufen am Strand.",
+    "Ein Junge springt ins Wasser.",
+]
+VAL_TGT = [
+    "A man rides a bike.",
+    "Two dogs play in the snow.",
+    "A woman reads a book.",
+    "Children run on the beach.",
+    "A boy jumps into the water.",
+]
 
 
 class Corpus:
@@ -60,8 +70,9 @@ def test_all_on_equals_the_baseline_and_a_switched_off_head_changes_the_loss(tra
 def test_importance_json_is_reproducible_from_its_seed(translator):
     val = choose_slice(Corpus, 2, seed=7)
     first = head_importance(translator, val, checkpoint="tiny", attribution="integrated_gradients", steps=4)
-    second = head_importance(translator, choose_slice(Corpus, 2, seed=7), checkpoint="tiny",
-                             attribution="integrated_gradients", steps=4)
+    second = head_importance(
+        translator, choose_slice(Corpus, 2, seed=7), checkpoint="tiny", attribution="integrated_gradients", steps=4
+    )
     first.pop("seconds"), second.pop("seconds")
     assert json.loads(json.dumps(first)) == second  # JSON-ready and identical
     assert first["version"] == VERSION and first["slice"]["indices"] == val.indices
@@ -91,8 +102,9 @@ def fake_importance(values: dict) -> dict:
 
 
 def test_most_and_least_important_heads():
-    importance = fake_importance({"encoder": [[0.1, 0.5], [0.0, 0.2]], "decoder": [[0.3, -0.1], [0.0, 0.0]],
-                                  "cross": [[0.9, 0.05], [0.4, 0.01]]})
+    importance = fake_importance(
+        {"encoder": [[0.1, 0.5], [0.0, 0.2]], "decoder": [[0.3, -0.1], [0.0, 0.0]], "cross": [[0.9, 0.05], [0.4, 0.01]]}
+    )
     assert most_important(importance, None, 3) == [("cross", 0, 0), ("encoder", 0, 1), ("cross", 1, 0)]
     assert most_important(importance, "decoder", 1) == [("decoder", 0, 0)]
     assert least_important(importance, None, 1) == [("decoder", 0, 1)]
@@ -101,13 +113,16 @@ def test_most_and_least_important_heads():
         most_important(importance, "self", 1)
 
 
-@pytest.mark.parametrize("original, ablated, before, after", [
-    ("A man rides a bike .", "A man rides a bike .", [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]),
-    ("A man rides a bike .", "A woman rides a bike .", [0, 1, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0]),
-    ("A man rides a bike .", "A man rides a red bike .", [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 0, 0]),
-    ("A man rides a bike .", "A man rides .", [0, 0, 0, 1, 1, 0], [0, 0, 0, 0]),
-    ("A dog .", "", [1, 1, 1], []),
-])
+@pytest.mark.parametrize(
+    "original, ablated, before, after",
+    [
+        ("A man rides a bike .", "A man rides a bike .", [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]),
+        ("A man rides a bike .", "A woman rides a bike .", [0, 1, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0]),
+        ("A man rides a bike .", "A man rides a red bike .", [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 0, 0]),
+        ("A man rides a bike .", "A man rides .", [0, 0, 0, 1, 1, 0], [0, 0, 0, 0]),
+        ("A dog .", "", [1, 1, 1], []),
+    ],
+)
 def test_word_diff_marks_exactly_the_changed_words(original, ablated, before, after):
     diff = word_diff(original, ablated)
     assert diff.original_words == original.split() and diff.ablated_words == ablated.split()

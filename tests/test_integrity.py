@@ -88,11 +88,15 @@ def refused_quickly(load, match: str, names: list[Path]) -> str:
 
 # ----- 1. absurd config values are refused before anything is allocated -----------------------
 
+
 @pytest.mark.parametrize(
     "change, match, blame",
     [
-        ({"d_model": 4096}, r"do not fit.*asks for at least [0-9,]+ parameters, the file holds 7,",
-         ["model.safetensors", "config.json"]),
+        (
+            {"d_model": 4096},
+            r"do not fit.*asks for at least [0-9,]+ parameters, the file holds 7,",
+            ["model.safetensors", "config.json"],
+        ),
         ({"max_len": 2_000_000}, r"max_len must be at most 16,384", ["config.json"]),
         ({"n_heads": 256}, r"n_heads must be at most 64", ["config.json"]),
         ({"vocab_size": 10**9}, r"vocab_size must be at most", ["config.json"]),
@@ -109,18 +113,25 @@ def test_a_wider_model_is_refused_by_the_header_even_without_a_recorded_config(t
     folder = copy_checkpoint(tiny_checkpoint, tmp_path / "ckpt")
     rewrite_weights(folder, keep_record=False)
     edit_config(folder, d_model=4096, d_ff=16_384)
-    refused_quickly(lambda: Transformer.from_pretrained(folder), r"do not fit.*asks for at least",
-                    [folder / "model.safetensors", folder / "config.json"])
+    refused_quickly(
+        lambda: Transformer.from_pretrained(folder),
+        r"do not fit.*asks for at least",
+        [folder / "model.safetensors", folder / "config.json"],
+    )
 
 
 # ----- 2. mismatches that used to load silently ---------------------------------------------
+
 
 def test_heads_the_weights_were_not_trained_with_are_refused(tmp_path):
     # n_heads=8 keeps every shape of the shipped weights: only the recorded config tells.
     folder = copy_checkpoint(SHIPPED, tmp_path / "de-en")
     edit_config(folder, n_heads=8)
-    refused_quickly(lambda: Translator.from_pretrained(folder, device="cpu"), r"disagrees.*n_heads=8 \(saved with 4\)",
-                    [folder / "config.json", folder / "model.safetensors"])
+    refused_quickly(
+        lambda: Translator.from_pretrained(folder, device="cpu"),
+        r"disagrees.*n_heads=8 \(saved with 4\)",
+        [folder / "config.json", folder / "model.safetensors"],
+    )
 
 
 def test_older_weights_without_a_record_load_with_a_warning(tiny_checkpoint, tmp_path):
@@ -139,8 +150,11 @@ def test_a_foreign_tokenizer_is_refused(tiny_checkpoint, tmp_path):
     folder = copy_checkpoint(tiny_checkpoint, tmp_path / "ckpt")
     foreign = train_tokenizer(["Der Hund läuft schnell.", "The dog runs fast."] * 50, vocab_size=300)
     foreign.save(str(folder / "tokenizer.json"))
-    refused_quickly(lambda: Translator.from_pretrained(folder, device="cpu"), r"has \d+ tokens where .*vocab_size=",
-                    [folder / "tokenizer.json"])
+    refused_quickly(
+        lambda: Translator.from_pretrained(folder, device="cpu"),
+        r"has \d+ tokens where .*vocab_size=",
+        [folder / "tokenizer.json"],
+    )
 
 
 def test_a_tokenizer_with_other_special_ids_is_refused(tiny_checkpoint, tmp_path):
@@ -151,8 +165,11 @@ def test_a_tokenizer_with_other_special_ids_is_refused(tiny_checkpoint, tmp_path
     for added in data["added_tokens"]:
         added["content"] = swap.get(added["content"], added["content"])
     (folder / "tokenizer.json").write_text(json.dumps(data))
-    refused_quickly(lambda: Translator.from_pretrained(folder, device="cpu"), r"special token <s> has id 2",
-                    [folder / "tokenizer.json"])
+    refused_quickly(
+        lambda: Translator.from_pretrained(folder, device="cpu"),
+        r"special token <s> has id 2",
+        [folder / "tokenizer.json"],
+    )
     # The ids are checked against the model's config, not only against the usual 0, 1, 2.
     tokenizer = Translator.from_pretrained(tiny_checkpoint, device="cpu").tokenizer
     config = TransformerConfig(vocab_size=tokenizer.get_vocab_size(), d_model=32, n_heads=4, bos_id=3)
@@ -172,8 +189,11 @@ def test_nan_or_infinite_weights_are_refused(tiny_checkpoint, tmp_path, dtype):
         poisoned.append(name)
 
     path = rewrite_weights(folder, poison)
-    refused_quickly(lambda: Translator.from_pretrained(folder, device="cpu"),
-                    rf"{re.escape(poisoned[0])} holds 3 NaN or infinite", [path])
+    refused_quickly(
+        lambda: Translator.from_pretrained(folder, device="cpu"),
+        rf"{re.escape(poisoned[0])} holds 3 NaN or infinite",
+        [path],
+    )
     model = Transformer(Transformer.from_pretrained(tiny_checkpoint).config)
     with pytest.raises(CheckpointError, match="NaN or infinite"):
         load_weights(model, path)  # the function training uses checks as much
@@ -194,8 +214,9 @@ def test_a_tensor_of_a_wrong_dtype_is_refused(tiny_checkpoint, tmp_path, dtype):
         state["embed.weight"] = state["embed.weight"].to(dtype)
 
     path = rewrite_weights(folder, retype)
-    refused_quickly(lambda: Transformer.from_pretrained(folder), r"embed.weight is [A-Z0-9]+; weights must be float16",
-                    [path])
+    refused_quickly(
+        lambda: Transformer.from_pretrained(folder), r"embed.weight is [A-Z0-9]+; weights must be float16", [path]
+    )
 
 
 def test_a_tensor_of_a_wrong_shape_is_refused(tiny_checkpoint, tmp_path):
@@ -209,11 +230,15 @@ def test_a_tensor_of_a_wrong_shape_is_refused(tiny_checkpoint, tmp_path):
 
     path = rewrite_weights(folder, transpose)
     name, shape = changed[0]
-    refused_quickly(lambda: Transformer.from_pretrained(folder), rf"{re.escape(name)} has shape {re.escape(str(shape))}",
-                    [path, folder / "config.json"])
+    refused_quickly(
+        lambda: Transformer.from_pretrained(folder),
+        rf"{re.escape(name)} has shape {re.escape(str(shape))}",
+        [path, folder / "config.json"],
+    )
 
 
 # ----- what is written, and what loads ---------------------------------------------------------
+
 
 def test_saving_records_the_config_in_the_weights(tiny_checkpoint, tmp_path):
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
@@ -246,8 +271,11 @@ def test_a_foreign_tokenizer_of_the_same_size_and_special_ids_is_refused(tiny_ch
     other = foreign_tokenizer(original.tokenizer)
     assert other.get_vocab_size() == original.tokenizer.get_vocab_size()
     other.save(str(folder / "tokenizer.json"))
-    refused_quickly(lambda: Translator.from_pretrained(folder, device="cpu"),
-                    r"is not the tokenizer these weights were trained with", [folder / "tokenizer.json"])
+    refused_quickly(
+        lambda: Translator.from_pretrained(folder, device="cpu"),
+        r"is not the tokenizer these weights were trained with",
+        [folder / "tokenizer.json"],
+    )
     with pytest.raises(CheckpointError, match="comes from another checkpoint"):
         Translator(original.model, other, device="cpu")  # in code too, not only from files
 
@@ -279,10 +307,16 @@ def test_the_shipped_checkpoint_records_its_config_and_tokenizer_and_loads_witho
     assert recorded == translator.config.to_dict()
 
 
-@pytest.mark.parametrize("write, why", [
-    (lambda path: path.write_bytes("Modellkarte für ein Übersetzungsmodell".encode("latin-1")), "is not UTF-8 text"),
-    (lambda path: os.truncate(path, 1 << 30), "is larger than 1 MB"),  # a sparse 1 GiB file: never read in full
-])
+@pytest.mark.parametrize(
+    "write, why",
+    [
+        (
+            lambda path: path.write_bytes("Modellkarte für ein Übersetzungsmodell".encode("latin-1")),
+            "is not UTF-8 text",
+        ),
+        (lambda path: os.truncate(path, 1 << 30), "is larger than 1 MB"),  # a sparse 1 GiB file: never read in full
+    ],
+)
 def test_a_model_card_too_large_or_not_utf8_is_left_out_with_a_warning(tiny_checkpoint, tmp_path, write, why):
     import shutil
 

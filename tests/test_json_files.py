@@ -70,8 +70,14 @@ OPTIONAL = {  # file -> (its loader's answer when the file is refused, how the a
     "results.json": (checkpoint_provenance, lambda v: v == CAPTIONS_ONLY),
     IMPORTANCE_FILE: (lambda f: load_importance(str(f)), lambda v: v is None),
 }
-CAPS = {EVIDENCE_FILE: 16 << 20, ALARM_FILE: 64 << 10, DOMAIN_FILE: 16 << 20, LANGUAGE_FILE: 4 << 20,
-        "results.json": MAX_RESULTS_BYTES, IMPORTANCE_FILE: IMPORTANCE_CAP}
+CAPS = {
+    EVIDENCE_FILE: 16 << 20,
+    ALARM_FILE: 64 << 10,
+    DOMAIN_FILE: 16 << 20,
+    LANGUAGE_FILE: 4 << 20,
+    "results.json": MAX_RESULTS_BYTES,
+    IMPORTANCE_FILE: IMPORTANCE_CAP,
+}
 
 
 @pytest.mark.parametrize("content", ["deep", "huge"])
@@ -83,8 +89,9 @@ def test_an_optional_file_turns_its_feature_off_with_one_line_naming_it(folder, 
         answer = load(folder)
     assert off(answer), (name, answer)
     lines = [r.getMessage() for r in caplog.records if name in r.getMessage()]
-    assert lines and all("\n" not in line and ("nests" in line or "more than" in line) for line in lines), \
-        [r.getMessage() for r in caplog.records]
+    assert lines and all("\n" not in line and ("nests" in line or "more than" in line) for line in lines), [
+        r.getMessage() for r in caplog.records
+    ]
 
 
 @pytest.mark.parametrize("content", ["deep", "huge"])

@@ -16,8 +16,9 @@ pytestmark = [pytest.mark.server]
 
 
 def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, str]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json", **(headers or {})})
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json", **(headers or {})}
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, response.read().decode()
@@ -33,6 +34,7 @@ def tiny_app():
 
     release = threading.Event()
     with gr.Blocks() as demo:
+
         def heavy(x: str = "") -> str:
             """Wait until the test lets it go."""
             release.wait(30)

@@ -28,8 +28,12 @@ def test_gradio_passes_over_rows_of_numbers_and_still_finds_files():
 
     public.fast_traversal()
     public.fast_traversal()  # twice: installed once
-    data = {"maps": [[[0.1, 0.2], [0.3, None]]], "file": {"path": "x.png", "meta": {"_type": "gradio.FileData"}},
-            "rows": [(1, 2.5, True)], "words": ["a", "b"]}
+    data = {
+        "maps": [[[0.1, 0.2], [0.3, None]]],
+        "file": {"path": "x.png", "meta": {"_type": "gradio.FileData"}},
+        "rows": [(1, 2.5, True)],
+        "words": ["a", "b"],
+    }
     seen = []
     out = client_utils.traverse(data, lambda d: seen.append(d) or {**d, "url": "u"}, client_utils.is_file_obj_with_meta)
     assert out["maps"] == data["maps"] and out["rows"] == [[1, 2.5, True]] and out["words"] == ["a", "b"]

@@ -36,9 +36,12 @@ def translated(page, text=SENTENCE):
     before = page.locator("#result .al-result").get_attribute("data-shown")
     page.locator("#source textarea").fill(text)
     page.click("#translate")
-    page.wait_for_function("(b) => { const r = document.querySelector('#result .al-result');"
-                           " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
-                           arg=before, timeout=60_000)
+    page.wait_for_function(
+        "(b) => { const r = document.querySelector('#result .al-result');"
+        " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
+        arg=before,
+        timeout=60_000,
+    )
 
 
 def test_the_picture_is_the_models_own_shape_and_every_block_is_a_named_button(browser, server):
@@ -49,7 +52,9 @@ def test_the_picture_is_the_models_own_shape_and_every_block_is_a_named_button(b
     L, M = config["n_encoder_layers"], config["n_decoder_layers"]
     assert page.locator(".al-spine-encoder .al-b-layer").count() == L
     assert page.locator(".al-spine-decoder .al-b-layer").count() == M
-    names = page.eval_on_selector_all(".al-spine .al-block", "bs => bs.map(b => [b.tagName, b.getAttribute('aria-label')])")
+    names = page.eval_on_selector_all(
+        ".al-spine .al-block", "bs => bs.map(b => [b.tagName, b.getAttribute('aria-label')])"
+    )
     assert len(names) == (L + 3) + (M + 3) + 7  # input, embedding, layers, memory or softmax; the whole-model views
     assert all(tag == "BUTTON" and label for tag, label in names)
     assert len({label for _, label in names}) == len(names)  # each block says what it is
@@ -96,8 +101,9 @@ def test_every_block_title_fits_its_block_alone_beside_the_other_model_and_on_a_
         expect(page.locator("#compare input")).to_be_checked()
         page.locator("#second-result .al-english").wait_for(timeout=60_000)
         assert page.evaluate(PRESSED, "#result") == [], width
-        tops = page.eval_on_selector_all("#result .al-spine-encoder .al-spine-flow > .al-block",
-                                         "bs => bs.map(b => b.getBoundingClientRect().top)")
+        tops = page.eval_on_selector_all(
+            "#result .al-spine-encoder .al-spine-flow > .al-block", "bs => bs.map(b => b.getBoundingClientRect().top)"
+        )
         assert tops == sorted(set(tops)), (width, tops)  # one under another: half a desktop has no room for a line
         page.close()
 
@@ -116,8 +122,11 @@ def test_every_block_opens_its_view_for_the_pages_sentence(browser, server):
     page.click(".al-spine [aria-label='Decoder layer 3']")
     page.click(".al-spine-detail [data-opens='openLadder']")
     page.wait_for_selector("#result .al-ladder-table", timeout=60_000)
-    for block, view in (("Output layer and softmax: the next word, step by step", "step"),
-                        ("Head lab: switch heads off", "headlab"), ("Time travel through training", "history")):
+    for block, view in (
+        ("Output layer and softmax: the next word, step by step", "step"),
+        ("Head lab: switch heads off", "headlab"),
+        ("Time travel through training", "history"),
+    ):
         if view != "step":
             whole_model(page)
         page.click(f".al-spine [aria-label='{block}']")
@@ -142,8 +151,9 @@ def test_the_walk_covers_every_view_and_esc_leaves_the_page_as_it_was(browser, s
     assert page.locator("#view-step").is_visible()
     page.keyboard.press("Escape")
     after = page.evaluate("() => window.attentionLens.state()")
-    assert {k: after[k] for k in ("kind", "layer", "head", "display", "level")} == \
-        {k: before[k] for k in ("kind", "layer", "head", "display", "level")}
+    assert {k: after[k] for k in ("kind", "layer", "head", "display", "level")} == {
+        k: before[k] for k in ("kind", "layer", "head", "display", "level")
+    }
     assert page.locator("#view-step").is_hidden()  # closed again, as the visitor had it
     assert after["panel"] is None and before["kind"] == "decoder"  # the panels the walk opened are closed too
     start = page.locator(".al-tour-start")
@@ -183,8 +193,10 @@ def test_the_compare_tick_lives_in_the_link(browser, server):
 
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.goto(server + "#s=" + quote("Ich möchte ein Bier.") + "&compare=1")
-    page.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
-                           " return r && r.dataset.shown; }", timeout=90_000)
+    page.wait_for_function(
+        "() => { const r = document.querySelector('#second-result .al-result'); return r && r.dataset.shown; }",
+        timeout=90_000,
+    )
     assert page.evaluate("() => window.attentionLens.state().compare") is True
     assert "compare=1" in page.url
     page.locator("#result .al-see-other").click()  # "Hide the other model's answer"

@@ -20,10 +20,44 @@ from ui import time_travel
 def base_and_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("lineage")
     base, run = root / "base", root / "run"
-    assert train.main(tiny_run(base, root / "w-base", 4, 2, "0,2", "--max-eval-sentences", "5",
-                               "--vocab-size", "500", "--num-beams", "1", "--skip-test")) == 0
-    assert train.main(tiny_run(run, root / "w-run", 3, 3, "1,2", "--max-eval-sentences", "5", "--num-beams", "1",
-                               "--skip-test", "--init-from", str(base))) == 0
+    assert (
+        train.main(
+            tiny_run(
+                base,
+                root / "w-base",
+                4,
+                2,
+                "0,2",
+                "--max-eval-sentences",
+                "5",
+                "--vocab-size",
+                "500",
+                "--num-beams",
+                "1",
+                "--skip-test",
+            )
+        )
+        == 0
+    )
+    assert (
+        train.main(
+            tiny_run(
+                run,
+                root / "w-run",
+                3,
+                3,
+                "1,2",
+                "--max-eval-sentences",
+                "5",
+                "--num-beams",
+                "1",
+                "--skip-test",
+                "--init-from",
+                str(base),
+            )
+        )
+        == 0
+    )
     return base, run
 
 
@@ -44,7 +78,9 @@ def test_the_run_lists_the_base_history_then_its_own_steps(base_and_run):
     assert index[-1]["path"] == ".." and isinstance(index[-1]["val_bleu"], float)  # the kept weights, their figures
     # the base's final weights, in fp16, are the snapshot at its step; the run's last entry is the run itself
     at_start = Transformer.from_pretrained(snapshots[2].path)
-    torch.testing.assert_close(at_start.embed.weight, Transformer.from_pretrained(base).embed.weight, atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(
+        at_start.embed.weight, Transformer.from_pretrained(base).embed.weight, atol=1e-3, rtol=1e-3
+    )
     assert not torch.equal(at_start.embed.weight, Transformer.from_pretrained(snapshots[3].path).embed.weight)
     for snapshot in snapshots:
         assert isinstance(load_snapshot(run, snapshot).translate("Ein Hund.", num_beams=1), str)
@@ -72,8 +108,11 @@ def test_the_last_point_is_the_step_whose_weights_were_kept(base_and_run, tmp_pa
     results = json.loads((fresh / "results.json").read_text())
     results["settings"]["eval_every"], results["training"]["weights"] = 1, "best"
     (fresh / "results.json").write_text(json.dumps(results))
-    rows = [{"step": 1, "val_bleu": 9.0, "val_bleu_mean": 6.0}, {"step": 2, "val_bleu": 8.0, "val_bleu_mean": 5.0},
-            {"step": 3, "val_bleu": 9.0, "val_bleu_mean": 6.0}]  # a tie: the loop kept the first
+    rows = [
+        {"step": 1, "val_bleu": 9.0, "val_bleu_mean": 6.0},
+        {"step": 2, "val_bleu": 8.0, "val_bleu_mean": 5.0},
+        {"step": 3, "val_bleu": 9.0, "val_bleu_mean": 6.0},
+    ]  # a tie: the loop kept the first
     (fresh / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     lineage.extend(base, fresh, "captions", "both")
     snapshots = list_snapshots(fresh)

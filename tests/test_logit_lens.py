@@ -32,7 +32,9 @@ def test_top_candidates_are_sorted_and_decided_at_marks_where_the_word_stays_the
     for step, stage in enumerate(lens.decided_at):
         assert 0 <= stage < len(lens.stages)
         if lens.top[-1][step][0]["token"] == lens.target_tokens[step]:  # greedy: the last stage's favourite
-            assert all(lens.top[s][step][0]["token"] == lens.target_tokens[step] for s in range(stage, len(lens.stages)))
+            assert all(
+                lens.top[s][step][0]["token"] == lens.target_tokens[step] for s in range(stage, len(lens.stages))
+            )
 
 
 def test_a_prefix_forces_the_start_and_the_ladder_reads_that_translation(tiny_translator):

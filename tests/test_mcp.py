@@ -46,8 +46,15 @@ def test_translate_and_explain_are_tools_with_typed_described_arguments(tools):
         schema = tool.inputSchema
         assert schema["required"] == ["text"]
         types = {arg: spec.get("type") for arg, spec in schema["properties"].items()}
-        assert types == {"text": "string", "decoding": None, "num_beams": "integer", "length_penalty": "number",
-                         "max_length": "integer", "prefix": "string", "model": None}, types
+        assert types == {
+            "text": "string",
+            "decoding": None,
+            "num_beams": "integer",
+            "length_penalty": "number",
+            "max_length": "integer",
+            "prefix": "string",
+            "model": None,
+        }, types
         assert schema["properties"]["decoding"]["enum"] == ["beam search", "greedy"]
         assert schema["properties"]["model"]["enum"] == ["auto", "default", "everyday"]
         assert all(len(spec.get("description", "")) > 20 for spec in schema["properties"].values()), schema
@@ -76,8 +83,9 @@ def test_an_mcp_client_gets_the_translators_translation(server, tiny_checkpoint)
         return good, bad
 
     good, bad = with_session(server, calls)
-    expected = Translator.from_pretrained(tiny_checkpoint, device="cpu").translate(SENTENCE, num_beams=1,
-                                                                                     max_new_tokens=20)
+    expected = Translator.from_pretrained(tiny_checkpoint, device="cpu").translate(
+        SENTENCE, num_beams=1, max_new_tokens=20
+    )
     assert not good.isError and good.content[0].text == expected
     assert bad.isError and "length_penalty must be between 0.0 and 3.0" in bad.content[0].text
 
@@ -100,8 +108,10 @@ def shipped_server(shipped_app):
     return shipped_app
 
 
-LONG = ("Ein Mann mit einem roten Hut fährt mit seinem Fahrrad über eine lange Brücke, während zwei Kinder am Ufer "
-        "des Flusses spielen und eine Frau mit einem Hund im Park spazieren geht, der neben dem alten Bahnhof liegt.")
+LONG = (
+    "Ein Mann mit einem roten Hut fährt mit seinem Fahrrad über eine lange Brücke, während zwei Kinder am Ufer "
+    "des Flusses spielen und eine Frau mit einem Hund im Park spazieren geht, der neben dem alten Bahnhof liegt."
+)
 
 
 def test_one_mcp_client_flooding_leaves_another_its_calls(shipped_server):
@@ -120,9 +130,11 @@ def test_one_mcp_client_flooding_leaves_another_its_calls(shipped_server):
                 return await asyncio.gather(*(session.call_tool(tool, arguments) for _ in range(calls)))
 
     async def main():
-        return await asyncio.gather(client(24, "contributions", {"text": LONG}),
-                                    client(3, "translate", {"text": SENTENCE, "decoding": "greedy"}, delay=0.5),
-                                    client(3, "trace", {"text": SENTENCE, "decoding": "greedy"}, delay=1.0))
+        return await asyncio.gather(
+            client(24, "contributions", {"text": LONG}),
+            client(3, "translate", {"text": SENTENCE, "decoding": "greedy"}, delay=0.5),
+            client(3, "trace", {"text": SENTENCE, "decoding": "greedy"}, delay=1.0),
+        )
 
     flood, translations, traces = asyncio.run(main())
     refused = [r.content[0].text for r in flood if r.isError]
@@ -132,8 +144,12 @@ def test_one_mcp_client_flooding_leaves_another_its_calls(shipped_server):
         assert [r.isError for r in answers] == [False] * 3, [r.content[0].text[:200] for r in answers]
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 def open_session(url: str, source: str):
@@ -141,8 +157,9 @@ def open_session(url: str, source: str):
     import httpx
 
     with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=30) as client:
-        answer = client.post(url + "gradio_api/mcp/", json=INITIALIZE,
-                             headers={"Accept": "application/json, text/event-stream"})
+        answer = client.post(
+            url + "gradio_api/mcp/", json=INITIALIZE, headers={"Accept": "application/json, text/event-stream"}
+        )
         return answer.status_code, answer.headers.get("mcp-session-id"), answer.text
 
 
@@ -191,11 +208,14 @@ def test_a_client_that_disconnects_is_one_line_in_the_log():
     except anyio.ClosedResourceError:
         import sys
 
-        record = logging.LogRecord("mcp.server.streamable_http", logging.ERROR, __file__, 1, "Error in message router",
-                                   (), sys.exc_info())
+        record = logging.LogRecord(
+            "mcp.server.streamable_http", logging.ERROR, __file__, 1, "Error in message router", (), sys.exc_info()
+        )
     assert DisconnectInOneLine().filter(record) and record.exc_info is None and record.levelno == logging.WARNING
     assert logging.Formatter().format(record) == "an MCP client disconnected"
-    other = logging.LogRecord("mcp", logging.ERROR, __file__, 1, "something else", (), (ValueError, ValueError("x"), None))
+    other = logging.LogRecord(
+        "mcp", logging.ERROR, __file__, 1, "something else", (), (ValueError, ValueError("x"), None)
+    )
     DisconnectInOneLine().filter(other)
     assert other.exc_info is not None  # other errors keep their traceback
 

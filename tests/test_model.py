@@ -19,8 +19,9 @@ PAD = 0
 
 
 def tiny_config(**overrides) -> TransformerConfig:
-    values = dict(vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,
-                  dropout=0.0, max_len=64)
+    values = dict(
+        vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64
+    )
     values.update(overrides)
     return TransformerConfig(**values)
 
@@ -315,8 +316,9 @@ def test_positional_encoding_is_not_saved():
 
 
 def test_paper_base_configuration_has_about_63_million_parameters():
-    config = TransformerConfig(vocab_size=37000, d_model=512, n_heads=8, n_encoder_layers=6, n_decoder_layers=6,
-                               d_ff=2048, dropout=0.1)
+    config = TransformerConfig(
+        vocab_size=37000, d_model=512, n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=2048, dropout=0.1
+    )
     with torch.device("meta"):
         model = Transformer(config)
     count = sum(p.numel() for p in model.parameters())  # shared embedding counted once

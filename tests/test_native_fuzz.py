@@ -107,8 +107,13 @@ CHILD = textwrap.dedent(r"""
 @pytest.mark.slow
 def test_no_input_kills_the_process_and_valid_ones_answer_as_eager(tmp_path):
     pytest.importorskip("torch")
-    done = subprocess.run([sys.executable, "-c", CHILD, str(CHECKPOINT), str(tmp_path / "cache")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(CHECKPOINT), str(tmp_path / "cache")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     lines = done.stdout.splitlines()
     last = next((line for line in reversed(lines) if line.startswith("CASE")), "before the first case")
     assert done.returncode == 0, f"the child died ({done.returncode}) at {last}:\n{done.stderr[-2000:]}"

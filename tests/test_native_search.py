@@ -19,8 +19,13 @@ from translation import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints" / "de-en"
-SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest ein Buch im Park.",
-             "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", "Wo ist der Bahnhof?"]
+SENTENCES = [
+    "Ein Mann fährt Fahrrad.",
+    "Zwei Hunde spielen im Schnee.",
+    "Eine Frau liest ein Buch im Park.",
+    "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
+    "Wo ist der Bahnhof?",
+]
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +61,12 @@ def test_fp32_gives_the_eager_tokens_on_val_alone_and_batched(shipped, val, num_
     eager, native = shipped
     sentences = val.src[:40]
     before = calls(native)
-    assert native.translate(sentences, num_beams=num_beams, batch_size=64) == \
-        eager.translate(sentences, num_beams=num_beams, batch_size=64)
-    alone = [native.translate(s, num_beams=num_beams) == eager.translate(s, num_beams=num_beams) for s in sentences[:20]]
+    assert native.translate(sentences, num_beams=num_beams, batch_size=64) == eager.translate(
+        sentences, num_beams=num_beams, batch_size=64
+    )
+    alone = [
+        native.translate(s, num_beams=num_beams) == eager.translate(s, num_beams=num_beams) for s in sentences[:20]
+    ]
     assert all(alone), alone
     assert calls(native) == before + 21  # one call for the batch, one a sentence
 
@@ -70,8 +78,14 @@ def test_the_search_rules_give_the_eager_tokens(shipped, num_beams):
     eager, native = shipped
     src = torch.tensor([eager.encode_source(SENTENCES[3])[0]])
     prefix = eager.encode_prefix("The woman")
-    cases = [dict(prefix=prefix), dict(min_new_tokens=25, max_new_tokens=30), dict(no_repeat_ngram=0),
-             dict(no_repeat_ngram=2), dict(max_new_tokens=4), dict(length_penalty=0.6, max_new_tokens=6)]
+    cases = [
+        dict(prefix=prefix),
+        dict(min_new_tokens=25, max_new_tokens=30),
+        dict(no_repeat_ngram=0),
+        dict(no_repeat_ngram=2),
+        dict(max_new_tokens=4),
+        dict(length_penalty=0.6, max_new_tokens=6),
+    ]
     before = calls(native)
     for case in cases:
         case = {"max_new_tokens": 40, "no_repeat_ngram": eager.no_repeat_ngram, **case}
@@ -104,8 +118,9 @@ def test_tiny_model_with_an_odd_vocabulary(tiny_checkpoint, cache):
     assert native.config.vocab_size % 16 != 0
     assert native.compile(cache_dir=cache, packages=False).search.ready
     for beams in (1, 3):
-        assert native.translate(SENTENCES, num_beams=beams, max_new_tokens=30) == \
-            eager.translate(SENTENCES, num_beams=beams, max_new_tokens=30)
+        assert native.translate(SENTENCES, num_beams=beams, max_new_tokens=30) == eager.translate(
+            SENTENCES, num_beams=beams, max_new_tokens=30
+        )
     assert calls(native) == 2
 
 

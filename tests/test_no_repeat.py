@@ -10,7 +10,7 @@ from generation.bans import repeated_ngram_bans
 
 
 def has_repeated_ngram(ids: list[int], n: int) -> bool:
-    grams = [tuple(ids[i:i + n]) for i in range(len(ids) - n + 1)]
+    grams = [tuple(ids[i : i + n]) for i in range(len(ids) - n + 1)]
     return len(grams) != len(set(grams))
 
 
@@ -25,8 +25,12 @@ def test_the_bans_are_the_pieces_that_followed_the_last_two_before():
 @pytest.mark.parametrize("num_beams", [1, 4])
 def test_no_output_repeats_a_trigram_and_without_the_rule_nothing_changes(tiny_translator, num_beams):
 
-    sentences = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Gras.", "Eine Frau singt ein Lied.",
-                 "Ein Hund Hund Hund Hund Hund Hund rennt rennt rennt rennt."]
+    sentences = [
+        "Ein Mann fährt Fahrrad.",
+        "Zwei Hunde spielen im Gras.",
+        "Eine Frau singt ein Lied.",
+        "Ein Hund Hund Hund Hund Hund Hund rennt rennt rennt rennt.",
+    ]
     ids = [tiny_translator.encode_source(s)[0] for s in sentences]
     before = tiny_translator.generate_ids(ids, num_beams, 1.0, 40)
     try:

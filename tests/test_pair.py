@@ -23,9 +23,11 @@ MIXED = "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."
 
 @pytest.fixture(scope="module")
 def pair():
-    return Pair(Served("default", Translator.from_pretrained(DEFAULT, device="cpu"), load_familiarity(DEFAULT)),
-                Served("everyday", Translator.from_pretrained(EVERYDAY, device="cpu"), load_familiarity(EVERYDAY)),
-                Router.of_checkpoint(DEFAULT))
+    return Pair(
+        Served("default", Translator.from_pretrained(DEFAULT, device="cpu"), load_familiarity(DEFAULT)),
+        Served("everyday", Translator.from_pretrained(EVERYDAY, device="cpu"), load_familiarity(EVERYDAY)),
+        Router.of_checkpoint(DEFAULT),
+    )
 
 
 def alone(pair, name, text, beams=1):
@@ -52,18 +54,25 @@ def test_a_paragraph_of_both_kinds_is_explained_sentence_by_sentence_by_its_mode
 def test_lowercase_german_is_read_with_its_capitals_and_the_page_says_what_changed(pair):
     x = page_handler(pair)("wo ist der bahnhof? ich möchte ein bier", "beam search", 4, 1.0, 64)
     first, second = x["sentences"]
-    assert first["source"] == "Wo ist der Bahnhof?" and first["route"]["recased"] == [["wo", "Wo"], ["bahnhof", "Bahnhof"]]
+    assert first["source"] == "Wo ist der Bahnhof?" and first["route"]["recased"] == [
+        ["wo", "Wo"],
+        ["bahnhof", "Bahnhof"],
+    ]
     assert second["source"] == "Ich möchte ein Bier" and "beer" in second["translation"]
-    assert page_handler(pair)("你好。Where is the station?", "greedy", 1, 1.0, 64)["sentences"][0]["route"]["reads_like"] \
+    assert (
+        page_handler(pair)("你好。Where is the station?", "greedy", 1, 1.0, 64)["sentences"][0]["route"]["reads_like"]
         == "not German"
+    )
 
 
 def test_one_budget_holds_for_both_models_together(pair):
     options = DecodingOptions(1, 1.0, 64)
     sentences = pair.sentences(MIXED)[0]
     found = explain_routed(pair, sentences, options, cost.PAGE)
-    used = sum(cost.map_weights(served.translator.config, len(s.explanation.source_tokens),
-                                len(s.explanation.target_tokens)) for _, served, s in found)
+    used = sum(
+        cost.map_weights(served.translator.config, len(s.explanation.source_tokens), len(s.explanation.target_tokens))
+        for _, served, s in found
+    )
     with pytest.raises(ValueError, match="would hold"):
         explain_routed(pair, sentences, options, cost.Budget("the page", used - 1, "shorten it"))
     assert len(explain_routed(pair, sentences, options, cost.Budget("the page", used, "shorten it"))) == 2
@@ -87,9 +96,14 @@ def test_every_endpoint_names_the_model_that_answered_and_a_forced_one_answers(p
         assert (auto["model"], auto["reads_like"], forced["model"]) == ("everyday", "everyday", "default"), name
         assert forced["route"]["forced"] and not auto["route"]["forced"], name
     assert table["translate"](MIXED, options, "", "auto") == " ".join(
-        [alone(pair, "everyday", "Wo ist der Bahnhof?"), alone(pair, "default", "Ein Mann fährt Fahrrad.")])
+        [alone(pair, "everyday", "Wo ist der Bahnhof?"), alone(pair, "default", "Ein Mann fährt Fahrrad.")]
+    )
     explained = table["explain"]("wo ist der bahnhof?", options, "", "auto")["sentences"][0]
-    assert (explained["model"], explained["reads_like"], explained["source"]) == ("everyday", "everyday", "Wo ist der Bahnhof?")
+    assert (explained["model"], explained["reads_like"], explained["source"]) == (
+        "everyday",
+        "everyday",
+        "Wo ist der Bahnhof?",
+    )
     with pytest.raises(ValueError, match="model must be one of auto, default, everyday"):
         table["translate"](MIXED, options, "", "both")
 

@@ -38,8 +38,11 @@ def write_mo(path: Path, entries: dict, charset: str = "UTF-8") -> Path:
 
 
 def test_read_mo_keeps_context_plurals_and_charset(tmp_path):
-    path = write_mo(tmp_path / "a.mo", {("menu", "_Open"): "_Öffnen", ("", "%d file", "%d files"): ["%d Datei", "%d Dateien"],
-                                         "Grüße": "Größe"}, charset="ISO-8859-1")
+    path = write_mo(
+        tmp_path / "a.mo",
+        {("menu", "_Open"): "_Öffnen", ("", "%d file", "%d files"): ["%d Datei", "%d Dateien"], "Grüße": "Größe"},
+        charset="ISO-8859-1",
+    )
     messages = {m.singular: m for m in read_mo(path)}
     assert messages["_Open"].context == "menu"
     assert messages["%d file"].plural == "%d files" and messages["%d file"].translations == ("%d Datei", "%d Dateien")
@@ -53,34 +56,56 @@ def test_not_a_catalogue_is_refused_by_name(tmp_path):
         read_mo(bad)
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("_Open the file", "Open the file"), ("&Save", "Save"), ("Sa~ve as", "Save as"), ("Drag & Drop", "Drag & Drop"),
-    ("Cannot open %s: %s", "Cannot open"), ("Copied %1$d of %2$d files.", "Copied of files."),
-    ("Hello %(name)s!", "Hello!"), ("Found {count} items", "Found items"), ("$unit.name attacks", "attacks"),
-    ("Open %PRODUCTNAME now", "Open now"), ("It has a 70% chance", "It has a 70% chance"),
-    ("Click <b>here</b> &amp; go", "Click here & go"), ("female^I am ready.", "I am ready."),
-    ("„Ja“ – sagte er…", '"Ja" – sagte er...'),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("_Open the file", "Open the file"),
+        ("&Save", "Save"),
+        ("Sa~ve as", "Save as"),
+        ("Drag & Drop", "Drag & Drop"),
+        ("Cannot open %s: %s", "Cannot open"),
+        ("Copied %1$d of %2$d files.", "Copied of files."),
+        ("Hello %(name)s!", "Hello!"),
+        ("Found {count} items", "Found items"),
+        ("$unit.name attacks", "attacks"),
+        ("Open %PRODUCTNAME now", "Open now"),
+        ("It has a 70% chance", "It has a 70% chance"),
+        ("Click <b>here</b> &amp; go", "Click here & go"),
+        ("female^I am ready.", "I am ready."),
+        ("„Ja“ – sagte er…", '"Ja" – sagte er...'),
+    ],
+)
 def test_clean_strips_accelerators_placeholders_and_markup(raw, expected):
     assert clean(raw) == expected
 
 
 def test_catalogue_pairs_apply_every_rule(tmp_path):
-    path = write_mo(tmp_path / "de" / "LC_MESSAGES" / "demo.mo", {
-        "_Open": "Ö_ffnen",
-        ("", "One file was deleted.", "%d files were deleted."): ["Eine Datei wurde gelöscht.", "%d Dateien wurden gelöscht."],
-        "%s:": "%s:",  # only a variable
-        "/usr/share/doc": "/usr/share/doc/de",  # a path
-        "GTK_THEME": "GTK_THEME_DE",  # a symbol
-        "  -f, --force    never prompt\n": "  -f, --force    nie nachfragen\n",  # command-line help
-        "Save": "Save",  # untranslated
-        "First line.\nSecond line.": "Erste Zeile.\nZweite Zeile.",
-        "Is it you?": "Bist du es?",
-    })
+    path = write_mo(
+        tmp_path / "de" / "LC_MESSAGES" / "demo.mo",
+        {
+            "_Open": "Ö_ffnen",
+            ("", "One file was deleted.", "%d files were deleted."): [
+                "Eine Datei wurde gelöscht.",
+                "%d Dateien wurden gelöscht.",
+            ],
+            "%s:": "%s:",  # only a variable
+            "/usr/share/doc": "/usr/share/doc/de",  # a path
+            "GTK_THEME": "GTK_THEME_DE",  # a symbol
+            "  -f, --force    never prompt\n": "  -f, --force    nie nachfragen\n",  # command-line help
+            "Save": "Save",  # untranslated
+            "First line.\nSecond line.": "Erste Zeile.\nZweite Zeile.",
+            "Is it you?": "Bist du es?",
+        },
+    )
     found = catalogue_pairs(path)
-    assert set(found.pairs) == {("Öffnen", "Open"), ("Eine Datei wurde gelöscht.", "One file was deleted."),
-                                ("Dateien wurden gelöscht.", "files were deleted."), ("Erste Zeile.", "First line."),
-                                ("Zweite Zeile.", "Second line."), ("Bist du es?", "Is it you?")}
+    assert set(found.pairs) == {
+        ("Öffnen", "Open"),
+        ("Eine Datei wurde gelöscht.", "One file was deleted."),
+        ("Dateien wurden gelöscht.", "files were deleted."),
+        ("Erste Zeile.", "First line."),
+        ("Zweite Zeile.", "Second line."),
+        ("Bist du es?", "Is it you?"),
+    }
     assert found.dropped["only a variable, a path or a symbol"] == 2 and found.dropped["empty after cleaning"] == 1
     assert found.dropped["command-line help"] == 1 and found.dropped["untranslated"] == 1
 
@@ -94,10 +119,18 @@ def _help_page(root: Path, lang_text: dict[str, str]) -> None:
 
 def test_libreoffice_help_aligns_by_paragraph_id(tmp_path):
     mac = '<span class="switchinline"><span class="MAC">Command</span><span>{}</span></span>'
-    _help_page(tmp_path / "de", {"par_id1": f"Drücken Sie {mac.format('Strg')}+C, um zu kopieren.",
-                                  "hd_id2": "Kopieren", "par_id3": "Nur deutsch."})
-    _help_page(tmp_path / "en-US", {"par_id1": f"Press {mac.format('Ctrl')}+C to copy.", "hd_id2": "Copying",
-                                     "par_id4": "English only."})
+    _help_page(
+        tmp_path / "de",
+        {
+            "par_id1": f"Drücken Sie {mac.format('Strg')}+C, um zu kopieren.",
+            "hd_id2": "Kopieren",
+            "par_id3": "Nur deutsch.",
+        },
+    )
+    _help_page(
+        tmp_path / "en-US",
+        {"par_id1": f"Press {mac.format('Ctrl')}+C to copy.", "hd_id2": "Copying", "par_id4": "English only."},
+    )
     found = help_pairs(tmp_path / "de", tmp_path / "en-US")
     assert found.pairs == [("Drücken Sie Strg+C, um zu kopieren.", "Press Ctrl+C to copy."), ("Kopieren", "Copying")]
     assert found.dropped == {"paragraph in German only": 1}
@@ -105,8 +138,12 @@ def test_libreoffice_help_aligns_by_paragraph_id(tmp_path):
 
 def test_held_out_sentences_never_reach_training(tmp_path):
     held = {"a man is riding a bike", "ein mann fährt fahrrad"}
-    pairs = [("Ein Mann fährt Fahrrad.", "A cyclist."), ("Hallo!", "A man is riding a bike!"), ("Hallo!", "Hello!"),
-             ("Hallo!", "Hello!")]
+    pairs = [
+        ("Ein Mann fährt Fahrrad.", "A cyclist."),
+        ("Hallo!", "A man is riding a bike!"),
+        ("Hallo!", "Hello!"),
+        ("Hallo!", "Hello!"),
+    ]
     kept, removed = parallel_text.deduplicated(pairs, held)
     assert kept == [("Hallo!", "Hello!")] and removed == 2
 
@@ -130,11 +167,14 @@ def test_build_writes_splits_and_source_from_local_debs(tmp_path, monkeypatch):
     if not shutil.which("dpkg-deb"):
         pytest.skip("dpkg-deb is not installed")
     tree = tmp_path / "tree"
-    write_mo(tree / "usr/share/locale/de/LC_MESSAGES/chat.mo", {"Where is the station?": "Wo ist der Bahnhof?",
-                                                                 "Good morning!": "Guten Morgen!"})
+    write_mo(
+        tree / "usr/share/locale/de/LC_MESSAGES/chat.mo",
+        {"Where is the station?": "Wo ist der Bahnhof?", "Good morning!": "Guten Morgen!"},
+    )
     (tree / "DEBIAN").mkdir()
-    (tree / "DEBIAN/control").write_text("Package: chat-data\nVersion: 1.0\nArchitecture: all\nMaintainer: x <x@y>\n"
-                                         "Description: test\n")
+    (tree / "DEBIAN/control").write_text(
+        "Package: chat-data\nVersion: 1.0\nArchitecture: all\nMaintainer: x <x@y>\nDescription: test\n"
+    )
     debs = tmp_path / "debs"
     debs.mkdir()
     subprocess.run(["dpkg-deb", "-b", str(tree), str(debs / "chat-data_1.0_all.deb")], check=True, capture_output=True)
@@ -160,8 +200,10 @@ def test_a_deb_of_another_version_is_refused(tmp_path):
         checked(deb, parallel_text.Package("x", "1", "0" * 64, "MIT"))
 
 
-@pytest.mark.parametrize("value, message", [("games:2,chat:1", "unknown corpus 'chat'"), ("games:0", "at least 1"),
-                                            ("games:x", "whole number")])
+@pytest.mark.parametrize(
+    "value, message",
+    [("games:2,chat:1", "unknown corpus 'chat'"), ("games:0", "at least 1"), ("games:x", "whole number")],
+)
 def test_more_corpora_flag_is_checked_by_name(value, message):
     settings = TrainSettings(output="x", corpus="multi30k+ding", more_corpora=value, epochs=1)
     with pytest.raises(ValueError, match=message):

@@ -32,12 +32,15 @@ def test_the_swapped_words_embedding_carries_the_whole_choice_and_nothing_else_d
     assert all(len(row) == len(result.source_tokens) for row in result.recovered)
 
 
-@pytest.mark.parametrize("corrupted, step, message", [
-    ("Eine große Katze rennt über die Wiese.", 2, "swap a word for one of as many pieces"),
-    (CLEAN, 2, "the corrupted sentence is the clean one"),
-    (CORRUPTED, 99, "step must be a whole number from 1 to"),
-    ("Ein Hund rennt über die Straße.", 2, "still gives"),  # the word at step 2 (dog) does not change
-])
+@pytest.mark.parametrize(
+    "corrupted, step, message",
+    [
+        ("Eine große Katze rennt über die Wiese.", 2, "swap a word for one of as many pieces"),
+        (CLEAN, 2, "the corrupted sentence is the clean one"),
+        (CORRUPTED, 99, "step must be a whole number from 1 to"),
+        ("Ein Hund rennt über die Straße.", 2, "still gives"),  # the word at step 2 (dog) does not change
+    ],
+)
 def test_what_cannot_be_patched_is_refused_in_words(translator, corrupted, step, message):
     from lens.patching import patch
 
@@ -52,8 +55,11 @@ def test_patching_every_head_restores_the_choice_and_patching_none_changes_nothi
     assert result.step == 2 and result.clean_translation.startswith("A dog") and "horse" in result.corrupted_translation
     assert abs(result.all - 1.0) < 1e-3 and abs(result.none) < 1e-3  # computed from the patched runs, not written in
     c = translator.config
-    assert [len(result.restored[k]) for k in ("encoder", "decoder", "cross")] == [c.n_encoder_layers, c.n_decoder_layers,
-                                                                                c.n_decoder_layers]
+    assert [len(result.restored[k]) for k in ("encoder", "decoder", "cross")] == [
+        c.n_encoder_layers,
+        c.n_decoder_layers,
+        c.n_decoder_layers,
+    ]
     assert all(len(row) == c.n_heads for grid in result.restored.values() for row in grid)
     best = result.top_heads[0]
     assert result.restored[best["kind"]][best["layer"] - 1][best["head"] - 1] == best["restored"]

@@ -34,9 +34,16 @@ def test_quantized_maps_round_trip_within_half_a_step():
 def test_sentence_payload_carries_tokens_words_probabilities_and_every_map():
     T, S = len(TARGET), len(SOURCE)
     explanation = SimpleNamespace(
-        translation="A man rides a bicycle.", truncated=False, source_tokens=SOURCE, target_tokens=TARGET,
-        decoder_input_tokens=DECODER_INPUT, encoder=random_maps(2, 4, S, S), decoder=random_maps(2, 4, T, T, seed=1),
-        cross=random_maps(2, 4, T, S, seed=2), target_probs=np.linspace(0.1, 0.9, T, dtype=np.float32))
+        translation="A man rides a bicycle.",
+        truncated=False,
+        source_tokens=SOURCE,
+        target_tokens=TARGET,
+        decoder_input_tokens=DECODER_INPUT,
+        encoder=random_maps(2, 4, S, S),
+        decoder=random_maps(2, 4, T, T, seed=1),
+        cross=random_maps(2, 4, T, S, seed=2),
+        target_probs=np.linspace(0.1, 0.9, T, dtype=np.float32),
+    )
     words = {"src": words_of(SOURCE), "tgt": words_of(TARGET), "in": []}
     payload = viz.sentence_payload("Ein Mann fährt Fahrrad.", explanation, words, -0.5, True)
     assert payload["tokens"] == {"src": SOURCE, "tgt": TARGET, "in": DECODER_INPUT}
@@ -44,4 +51,6 @@ def test_sentence_payload_carries_tokens_words_probabilities_and_every_map():
     assert payload["probs"] == [round(float(p), 3) for p in explanation.target_probs]
     assert payload["unfamiliar"] is True and payload["mean_log_prob"] == -0.5
     for kind, shape in (("encoder", (2, 4, S, S)), ("decoder", (2, 4, T, T)), ("cross", (2, 4, T, S))):
-        np.testing.assert_allclose(viz.dequantize(payload["maps"][kind], shape), getattr(explanation, kind), atol=0.5 / 255)
+        np.testing.assert_allclose(
+            viz.dequantize(payload["maps"][kind], shape), getattr(explanation, kind), atol=0.5 / 255
+        )

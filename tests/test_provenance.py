@@ -7,8 +7,13 @@ from lens.provenance import CAPTIONS_ONLY, checkpoint_provenance, provenance
 
 def test_captions_only_and_both_corpora_are_told_apart():
     assert provenance({"corpus": "Multi30k", "train_pairs": 29000}) is CAPTIONS_ONLY
-    both = provenance({"corpus": "Multi30k + Ding + games", "everyday": {"name": "Ding example sentences"},
-                       "more_corpora": {"games": 1, "software": 2}})
+    both = provenance(
+        {
+            "corpus": "Multi30k + Ding + games",
+            "everyday": {"name": "Ding example sentences"},
+            "more_corpora": {"games": 1, "software": 2},
+        }
+    )
     assert both.label == "trained on captions and everyday German" and "everyday German" in both.header
     assert len(both.header) <= len(CAPTIONS_ONLY.header) + 10  # a phone shows it above the first map
 

@@ -21,7 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt Fahrrad."
 
 
-
 def launch_app(checkpoint, log_path: Path, **env_extra) -> tuple[subprocess.Popen, str]:
     """app.py in a subprocess as a Space runs it (no GRADIO_SERVER_NAME unless given); waits until it serves."""
     return start_app(log_path, listen_local=False, MODEL_ID=str(checkpoint), **env_extra)
@@ -70,6 +69,7 @@ def assert_no_internals(text: str) -> None:
 
 # ----- binding -------------------------------------------------------------------------------------
 
+
 def test_the_server_name_is_localhost_unless_a_space_or_the_environment_asks():
     from ui.public import server_name
 
@@ -101,6 +101,7 @@ def test_the_app_listens_on_localhost_only_by_default(server):
 
 # ----- caps and numbers ----------------------------------------------------------------------------
 
+
 def test_a_long_text_is_refused_at_once_with_a_message(server):
     start = time.perf_counter()
     stream = raw_call(server, "explain", ["Ein Hund läuft. " * 400, "greedy", 1, 1.0, 16])  # 6,400 characters
@@ -110,10 +111,17 @@ def test_a_long_text_is_refused_at_once_with_a_message(server):
     assert time.perf_counter() - start < 10
 
 
-@pytest.mark.parametrize("index, name, value", [(2, "num_beams", math.inf), (3, "length_penalty", -math.inf),
-                                                (4, "max_length", math.nan), (3, "length_penalty", 1e300),
-                                                (2, "num_beams must be a whole number", 2.5),
-                                                (4, "max_length must be a whole number", 2.5)])
+@pytest.mark.parametrize(
+    "index, name, value",
+    [
+        (2, "num_beams", math.inf),
+        (3, "length_penalty", -math.inf),
+        (4, "max_length", math.nan),
+        (3, "length_penalty", 1e300),
+        (2, "num_beams must be a whole number", 2.5),
+        (4, "max_length must be a whole number", 2.5),
+    ],
+)
 def test_non_finite_or_out_of_range_numbers_are_refused_by_name(server, index, name, value):
     args = [SENTENCE, "beam search", 2, 1.0, 16]
     args[index] = value
@@ -133,12 +141,15 @@ def test_typed_special_tokens_are_text_not_control_tokens(server, reference):
     assert reference.tokenizer.decode(ids[:-1]) == text  # every typed character comes back
 
 
-@pytest.mark.parametrize("api_name, args, message", [
-    ("translate", ["Ein \ud800 Hund."], "text has a character that is not valid Unicode at position 5"),
-    ("translate", [SENTENCE, "greedy", 1, 1.0, 16, "A \udfff"], "prefix has a character that is not valid Unicode"),
-    ("ablate", [SENTENCE, '["cross:\u00b2:1"]', "greedy", 1, 1.0, 16], "cross layer must be 1 to 2 or '*'"),
-    ("ablate", [SENTENCE, "[" * 100_000 + "]" * 100_000, "greedy", 1, 1.0, 16], "heads: nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "api_name, args, message",
+    [
+        ("translate", ["Ein \ud800 Hund."], "text has a character that is not valid Unicode at position 5"),
+        ("translate", [SENTENCE, "greedy", 1, 1.0, 16, "A \udfff"], "prefix has a character that is not valid Unicode"),
+        ("ablate", [SENTENCE, '["cross:\u00b2:1"]', "greedy", 1, 1.0, 16], "cross layer must be 1 to 2 or '*'"),
+        ("ablate", [SENTENCE, "[" * 100_000 + "]" * 100_000, "greedy", 1, 1.0, 16], "heads: nested too deeply"),
+    ],
+)
 def test_odd_strings_are_refused_naming_the_argument(server, api_name, args, message):
     stream = raw_call(server, api_name, args)
     assert "event: error" in stream and message in stream, stream[:400]
@@ -155,8 +166,10 @@ def page_event(server: str, inputs: list[str]) -> int:
 @pytest.mark.parametrize("value", ["4", None])
 def test_a_page_slider_sent_a_string_or_null_is_named(server, value):
     fn_index = page_event(server, ["textbox", "radio", "slider", "slider", "slider", "radio"])
-    status, body = post(f"{server}gradio_api/queue/join", {"data": [SENTENCE, "greedy", value, 1.0, 16, "auto"],
-                                                          "fn_index": fn_index, "session_hash": f"slider{value}"})
+    status, body = post(
+        f"{server}gradio_api/queue/join",
+        {"data": [SENTENCE, "greedy", value, 1.0, 16, "auto"], "fn_index": fn_index, "session_hash": f"slider{value}"},
+    )
     assert status == 200, body
     with urllib.request.urlopen(f"{server}gradio_api/queue/data?session_hash=slider{value}", timeout=60) as stream:
         answer = stream.read().decode()
@@ -164,6 +177,7 @@ def test_a_page_slider_sent_a_string_or_null_is_named(server, value):
 
 
 # ----- malformed calls -----------------------------------------------------------------------------
+
 
 def test_a_missing_argument_is_named(server):
     stream = raw_call(server, "translate", [])
@@ -185,8 +199,14 @@ def test_uploads_are_refused_whatever_their_size_or_count(server):
     boundary = "attentionlens"
 
     def form(size: int) -> bytes:
-        return (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"f.txt\"\r\n"
-                f"Content-Type: text/plain\r\n\r\n").encode() + b"x" * size + f"\r\n--{boundary}--\r\n".encode()
+        return (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="f.txt"\r\n'
+                f"Content-Type: text/plain\r\n\r\n"
+            ).encode()
+            + b"x" * size
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
 
     for size in (10, 2_000_000) + (100,) * 20:  # small, past the size cap, and many at once
         status, body = post(f"{server}gradio_api/upload", form(size), f"multipart/form-data; boundary={boundary}")
@@ -196,6 +216,7 @@ def test_uploads_are_refused_whatever_their_size_or_count(server):
 
 
 # ----- ui/public.py on a tiny Blocks: queue full, sessions -------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tiny_app():
@@ -243,8 +264,9 @@ def test_a_full_queue_says_busy_try_again(tiny_app):
     busy = [body for status, body in answers if status == 503]
     assert busy and all("busy" in b and "try again in a moment" in b for b in busy), answers
     deadline = time.time() + 20
-    while (len(demo._queue) or demo._queue.active_jobs.count(None) < len(demo._queue.active_jobs)) \
-            and time.time() < deadline:
+    while (
+        len(demo._queue) or demo._queue.active_jobs.count(None) < len(demo._queue.active_jobs)
+    ) and time.time() < deadline:
         time.sleep(0.2)  # let the accepted calls finish before the next test queues
 
 
@@ -309,8 +331,9 @@ def test_a_page_choice_that_is_not_one_is_refused_naming_the_input(server, at, v
     fn_index = page_event(server, ["textbox", "radio", "slider", "slider", "slider", "radio"])
     data = [SENTENCE, "greedy", 1, 1.0, 16, "auto"]
     data[at] = value
-    status, body = post(f"{server}gradio_api/queue/join", {"data": data, "fn_index": fn_index,
-                                                          "session_hash": f"choice{at}"})
+    status, body = post(
+        f"{server}gradio_api/queue/join", {"data": data, "fn_index": fn_index, "session_hash": f"choice{at}"}
+    )
     assert status == 200, body
     with urllib.request.urlopen(f"{server}gradio_api/queue/data?session_hash=choice{at}", timeout=60) as stream:
         answer = stream.read().decode()

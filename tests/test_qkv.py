@@ -43,13 +43,16 @@ def test_each_step_follows_from_the_one_before(translator):
     assert len(opened.output) == translator.config.d_model
 
 
-@pytest.mark.parametrize("args, message", [
-    (("keys", 1, 1, 1), "kind must be one of encoder, decoder, cross"),
-    (("cross", 0, 1, 1), "layer must be a whole number from 1 to"),
-    (("cross", 1, 99, 1), "head must be a whole number from 1 to"),
-    (("encoder", 1, 1, 999), "row must be a whole number from 1 to"),
-    (("encoder", 1, 1.5, 1), "head must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("keys", 1, 1, 1), "kind must be one of encoder, decoder, cross"),
+        (("cross", 0, 1, 1), "layer must be a whole number from 1 to"),
+        (("cross", 1, 99, 1), "head must be a whole number from 1 to"),
+        (("encoder", 1, 1, 999), "row must be a whole number from 1 to"),
+        (("encoder", 1, 1.5, 1), "head must be a whole number"),
+    ],
+)
 def test_a_position_the_sentence_does_not_have_is_refused_by_name(translator, args, message):
     with pytest.raises(ValueError, match=message):
         qkv(translator, SENTENCE, *args, DecodingOptions(num_beams=1, max_new_tokens=8))

@@ -29,8 +29,11 @@ def python_snippets(path: Path) -> list[tuple[str, str | None]]:
     return [(m["code"], m["reason"].strip() if m["reason"] is not None else None) for m in SNIPPET.finditer(text)]
 
 
-SNIPPETS = [(path.relative_to(ROOT).as_posix(), index, code, reason)
-            for path in MARKDOWN for index, (code, reason) in enumerate(python_snippets(path))]
+SNIPPETS = [
+    (path.relative_to(ROOT).as_posix(), index, code, reason)
+    for path in MARKDOWN
+    for index, (code, reason) in enumerate(python_snippets(path))
+]
 
 
 def test_readme_has_snippets():
@@ -58,13 +61,18 @@ def relative_links(text: str) -> list[str]:
 
 @pytest.mark.parametrize("path", MARKDOWN, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_relative_links_point_to_files(path):
-    missing = [target for target in relative_links(path.read_text(encoding="utf-8"))
-               if not (path.parent / target.split("#", 1)[0]).exists()]
+    missing = [
+        target
+        for target in relative_links(path.read_text(encoding="utf-8"))
+        if not (path.parent / target.split("#", 1)[0]).exists()
+    ]
     assert not missing, f"{path.relative_to(ROOT)} links to what does not exist: {missing}"
 
 
 def test_every_docs_file_is_linked_from_readme():
-    linked = {(ROOT / t.split("#", 1)[0]).resolve() for t in relative_links((ROOT / "README.md").read_text(encoding="utf-8"))}
+    linked = {
+        (ROOT / t.split("#", 1)[0]).resolve() for t in relative_links((ROOT / "README.md").read_text(encoding="utf-8"))
+    }
     unlinked = [p.relative_to(ROOT).as_posix() for p in MARKDOWN[1:] if p.resolve() not in linked]
     assert not unlinked, f"README.md's Documentation list misses {unlinked}"
 
@@ -78,7 +86,9 @@ def demo_url(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("file, index", [(f, i) for f, i, _, _ in SNIPPETS], ids=[f"{f}-{i + 1}" for f, i, _, _ in SNIPPETS])
+@pytest.mark.parametrize(
+    "file, index", [(f, i) for f, i, _, _ in SNIPPETS], ids=[f"{f}-{i + 1}" for f, i, _, _ in SNIPPETS]
+)
 def test_readme_snippet_runs(file, index, request):
     code, reason = next((c, r) for f, i, c, r in SNIPPETS if (f, i) == (file, index))
     if reason is not None:
@@ -86,6 +96,7 @@ def test_readme_snippet_runs(file, index, request):
     if DEMO_URL in code:
         code = code.replace(DEMO_URL, request.getfixturevalue("demo_url"))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, f"{file} snippet {index + 1} failed:\n{code}\n{result.stderr[-3000:]}"

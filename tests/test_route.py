@@ -20,8 +20,10 @@ class Corpus:
 
 
 def test_each_sentence_is_scored_as_its_route_translates_it_and_translated_once():
-    models = {"default": Translator.from_pretrained(CAPTIONS, device="cpu"),
-              "everyday": Translator.from_pretrained(EVERYDAY, device="cpu")}
+    models = {
+        "default": Translator.from_pretrained(CAPTIONS, device="cpu"),
+        "everyday": Translator.from_pretrained(EVERYDAY, device="cpu"),
+    }
     cache = route.Cached(models)
     router = Router.of_checkpoint(CAPTIONS)
     sources = ["ich möchte ein bier.", "Ein Mann fährt Fahrrad."]
@@ -31,7 +33,9 @@ def test_each_sentence_is_scored_as_its_route_translates_it_and_translated_once(
     before = dict(cache.done)
     cache.routed(router, sources)
     assert cache.done == before  # asked again: nothing translated again
-    report = route.translation_report(cache, router, {"tiny": Corpus(sources, ["I want a beer.", "A man rides a bike."])})
+    report = route.translation_report(
+        cache, router, {"tiny": Corpus(sources, ["I want a beer.", "A man rides a bike."])}
+    )
     assert set(report) == {"tiny cased", "tiny lowercased"}
     lowered = report["tiny lowercased"]
     assert lowered["pair"]["chrf"] > lowered["pair_without_recasing"]["chrf"]  # "ein mann fährt fahrrad." recased
@@ -40,7 +44,9 @@ def test_each_sentence_is_scored_as_its_route_translates_it_and_translated_once(
 def test_the_not_german_set_is_built_from_the_docs_and_the_written_sentences():
     english = route.english_of_docs()
     assert len(english) > 300 and not any("`" in s or "„" in s for s in english)
-    report = route.language_report(Router.of_checkpoint(CAPTIONS),
-                                   {"tiny": Corpus(["Wo ist der Bahnhof?", "Ein Hund rennt."], ["Where is it?", "A dog runs."])})
+    report = route.language_report(
+        Router.of_checkpoint(CAPTIONS),
+        {"tiny": Corpus(["Wo ist der Bahnhof?", "Ein Hund rennt."], ["Where is it?", "A dog runs."])},
+    )
     assert report["german_called_not_german"] == 0 and report["not_german"]["chinese and japanese"] == "60/60"
     assert report["precision"] == 1.0 and report["recall"] > 0.99

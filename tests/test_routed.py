@@ -12,8 +12,13 @@ from model import CheckpointError
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS, EVERYDAY = ROOT / "checkpoints" / "de-en", ROOT / "checkpoints" / "de-en-everyday"
-TEXTS = ["Ein Hund rennt über eine Wiese.", "Wo ist der Bahnhof?", "Zwei Männer spielen Fußball im Park.",
-         "Ich möchte ein Bier.", ""]
+TEXTS = [
+    "Ein Hund rennt über eine Wiese.",
+    "Wo ist der Bahnhof?",
+    "Zwei Männer spielen Fußball im Park.",
+    "Ich möchte ein Bier.",
+    "",
+]
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +55,28 @@ def test_the_tutorials_lowercase_sentence_is_read_with_its_capitals(both, router
 
 def test_a_lowercase_paragraph_is_split_where_its_sentences_end(router):
     assert router.split("wo ist der bahnhof? ein mann fährt fahrrad.") == [
-        ("wo ist der bahnhof?", "Wo ist der Bahnhof?"), ("ein mann fährt fahrrad.", "Ein Mann fährt Fahrrad.")]
-    routes = [router.route(read, written=written) for written, read in router.split("wo ist der bahnhof? ein mann fährt fahrrad.")]
+        ("wo ist der bahnhof?", "Wo ist der Bahnhof?"),
+        ("ein mann fährt fahrrad.", "Ein Mann fährt Fahrrad."),
+    ]
+    routes = [
+        router.route(read, written=written)
+        for written, read in router.split("wo ist der bahnhof? ein mann fährt fahrrad.")
+    ]
     assert [r.model for r in routes] == ["everyday", "default"]
     assert routes[1].recased == [("ein", "Ein"), ("mann", "Mann"), ("fahrrad", "Fahrrad")]
 
 
-@pytest.mark.parametrize("text, why", [("你好，我是学生。", "script"), ("こんにちは。", "script"), ("Where is the station?", "english"),
-                                       ("The weather is nice today.", "english"), ("😀😀😀", "no letters"),
-                                       ("12345", "no letters")])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("你好，我是学生。", "script"),
+        ("こんにちは。", "script"),
+        ("Where is the station?", "english"),
+        ("The weather is nice today.", "english"),
+        ("😀😀😀", "no letters"),
+        ("12345", "no letters"),
+    ],
+)
 def test_text_that_is_not_german_is_named_and_still_translated_by_the_default_model(router, text, why):
     route = router.route(text)
     assert (route.reads_like, route.why, route.model) == ("not German", why, "default")
@@ -67,7 +85,9 @@ def test_text_that_is_not_german_is_named_and_still_translated_by_the_default_mo
 def test_full_width_marks_end_sentences_and_are_read_as_plain_ones(router):
     assert router.route("Ich möchte ein Bier。").text == "Ich möchte ein Bier."
     assert [read for _, read in router.split("Ich möchte ein Bier。Wo ist der Bahnhof？")] == [
-        "Ich möchte ein Bier.", "Wo ist der Bahnhof?"]
+        "Ich möchte ein Bier.",
+        "Wo ist der Bahnhof?",
+    ]
 
 
 def test_a_model_is_forced_by_name_and_a_wrong_name_is_refused(router):

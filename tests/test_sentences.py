@@ -5,43 +5,60 @@ import pytest
 from lens.sentences import split_sentences
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Ein Hund rennt. Eine Katze schläft.", ["Ein Hund rennt.", "Eine Katze schläft."]),
-    ("Wo ist der Hund? Er spielt! Dann schläft er…  Gut.",
-     ["Wo ist der Hund?", "Er spielt!", "Dann schläft er…", "Gut."]),
-    ("Tiere, z. B. Hunde und Katzen, spielen im Park. Kinder sehen zu.",
-     ["Tiere, z. B. Hunde und Katzen, spielen im Park.", "Kinder sehen zu."]),
-    ("Dr. Müller geht mit Prof. Schmidt spazieren. Sie reden.",
-     ["Dr. Müller geht mit Prof. Schmidt spazieren.", "Sie reden."]),
-    ("Sie kaufen Äpfel, Birnen usw. und gehen heim. Dann essen sie.",
-     ["Sie kaufen Äpfel, Birnen usw. und gehen heim.", "Dann essen sie."]),
-    ("Der Hund wiegt 3.5 Kilo. Er ist klein.", ["Der Hund wiegt 3.5 Kilo.", "Er ist klein."]),
-    ("Am 1. Mai tanzen die Leute. Der 3. Platz geht an ihn.",
-     ["Am 1. Mai tanzen die Leute.", "Der 3. Platz geht an ihn."]),
-    ("Das war im Jahr 1990. Dann kam der Winter.", ["Das war im Jahr 1990.", "Dann kam der Winter."]),
-    ("Er sagt: „Komm her.“ Dann geht er.", ["Er sagt: „Komm her.“", "Dann geht er."]),
-    ('"Hallo!" ruft der Junge. "Komm!" Sie kommt.', ['"Hallo!" ruft der Junge.', '"Komm!"', "Sie kommt."]),
-    ("Ein Mann singt. 2 Kinder tanzen.", ["Ein Mann singt.", "2 Kinder tanzen."]),
-    ("J. S. Bach spielt Orgel.", ["J. S. Bach spielt Orgel."]),
-    ("Ein Hund rennt\nEine Katze schläft\n\n  Ein Vogel singt.  ",
-     ["Ein Hund rennt", "Eine Katze schläft", "Ein Vogel singt."]),
-    ("ohne Punkt am Ende", ["ohne Punkt am Ende"]),
-    # A one- or two-digit number, then a full stop: a sentence end before a word that starts sentences.
-    ("Ich bin 25. Ich wohne in Berlin.", ["Ich bin 25.", "Ich wohne in Berlin."]),
-    ("Mein Sohn ist 7. Er geht zur Schule.", ["Mein Sohn ist 7.", "Er geht zur Schule."]),
-    ("Wir treffen uns am 3. Dann fahren wir.", ["Wir treffen uns am 3. Dann fahren wir."]),  # "am 3.": an ordinal
-    ("Der 1. Mai ist ein Feiertag. Der 2. Platz geht an sie.",
-     ["Der 1. Mai ist ein Feiertag.", "Der 2. Platz geht an sie."]),
-    ("1. Mai: Wir tanzen.", ["1. Mai: Wir tanzen."]),
-    ("Sie wurde 3. Das war gut.", ["Sie wurde 3.", "Das war gut."]),
-    # Full-width marks (Chinese, Japanese) end a sentence with no space after them.
-    ("你好。我是学生！你呢？", ["你好。", "我是学生！", "你呢？"]),
-    ("Ich möchte ein Bier。Wo ist der Bahnhof？", ["Ich möchte ein Bier。", "Wo ist der Bahnhof？"]),
-    ("「你好。」他说。", ["「你好。」", "他说。"]),
-    ("Ein Mann fährt Fahrrad. 你好。", ["Ein Mann fährt Fahrrad.", "你好。"]),
-    ("", []),
-    ("   \n\t ", []),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Ein Hund rennt. Eine Katze schläft.", ["Ein Hund rennt.", "Eine Katze schläft."]),
+        (
+            "Wo ist der Hund? Er spielt! Dann schläft er…  Gut.",
+            ["Wo ist der Hund?", "Er spielt!", "Dann schläft er…", "Gut."],
+        ),
+        (
+            "Tiere, z. B. Hunde und Katzen, spielen im Park. Kinder sehen zu.",
+            ["Tiere, z. B. Hunde und Katzen, spielen im Park.", "Kinder sehen zu."],
+        ),
+        (
+            "Dr. Müller geht mit Prof. Schmidt spazieren. Sie reden.",
+            ["Dr. Müller geht mit Prof. Schmidt spazieren.", "Sie reden."],
+        ),
+        (
+            "Sie kaufen Äpfel, Birnen usw. und gehen heim. Dann essen sie.",
+            ["Sie kaufen Äpfel, Birnen usw. und gehen heim.", "Dann essen sie."],
+        ),
+        ("Der Hund wiegt 3.5 Kilo. Er ist klein.", ["Der Hund wiegt 3.5 Kilo.", "Er ist klein."]),
+        (
+            "Am 1. Mai tanzen die Leute. Der 3. Platz geht an ihn.",
+            ["Am 1. Mai tanzen die Leute.", "Der 3. Platz geht an ihn."],
+        ),
+        ("Das war im Jahr 1990. Dann kam der Winter.", ["Das war im Jahr 1990.", "Dann kam der Winter."]),
+        ("Er sagt: „Komm her.“ Dann geht er.", ["Er sagt: „Komm her.“", "Dann geht er."]),
+        ('"Hallo!" ruft der Junge. "Komm!" Sie kommt.', ['"Hallo!" ruft der Junge.', '"Komm!"', "Sie kommt."]),
+        ("Ein Mann singt. 2 Kinder tanzen.", ["Ein Mann singt.", "2 Kinder tanzen."]),
+        ("J. S. Bach spielt Orgel.", ["J. S. Bach spielt Orgel."]),
+        (
+            "Ein Hund rennt\nEine Katze schläft\n\n  Ein Vogel singt.  ",
+            ["Ein Hund rennt", "Eine Katze schläft", "Ein Vogel singt."],
+        ),
+        ("ohne Punkt am Ende", ["ohne Punkt am Ende"]),
+        # A one- or two-digit number, then a full stop: a sentence end before a word that starts sentences.
+        ("Ich bin 25. Ich wohne in Berlin.", ["Ich bin 25.", "Ich wohne in Berlin."]),
+        ("Mein Sohn ist 7. Er geht zur Schule.", ["Mein Sohn ist 7.", "Er geht zur Schule."]),
+        ("Wir treffen uns am 3. Dann fahren wir.", ["Wir treffen uns am 3. Dann fahren wir."]),  # "am 3.": an ordinal
+        (
+            "Der 1. Mai ist ein Feiertag. Der 2. Platz geht an sie.",
+            ["Der 1. Mai ist ein Feiertag.", "Der 2. Platz geht an sie."],
+        ),
+        ("1. Mai: Wir tanzen.", ["1. Mai: Wir tanzen."]),
+        ("Sie wurde 3. Das war gut.", ["Sie wurde 3.", "Das war gut."]),
+        # Full-width marks (Chinese, Japanese) end a sentence with no space after them.
+        ("你好。我是学生！你呢？", ["你好。", "我是学生！", "你呢？"]),
+        ("Ich möchte ein Bier。Wo ist der Bahnhof？", ["Ich möchte ein Bier。", "Wo ist der Bahnhof？"]),
+        ("「你好。」他说。", ["「你好。」", "他说。"]),
+        ("Ein Mann fährt Fahrrad. 你好。", ["Ein Mann fährt Fahrrad.", "你好。"]),
+        ("", []),
+        ("   \n\t ", []),
+    ],
+)
 def test_split_sentences(text, expected):
     assert split_sentences(text) == expected
 
@@ -56,12 +73,16 @@ def test_split_sentences_rejects_non_text():
         split_sentences(None)
 
 
-@pytest.mark.parametrize("text, message", [
-    (None, "Please enter a German sentence"), ("   ", "Please enter a German sentence"),
-    ("Ein Hund. Eine Katze.", "the step view takes one sentence; this text has 2"),
-    ("Ein Hund läuft. " * 40, "the step view takes one sentence of at most 400"),
-    ("Ein \ud800 Hund.", "not valid Unicode"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, "Please enter a German sentence"),
+        ("   ", "Please enter a German sentence"),
+        ("Ein Hund. Eine Katze.", "the step view takes one sentence; this text has 2"),
+        ("Ein Hund läuft. " * 40, "the step view takes one sentence of at most 400"),
+        ("Ein \ud800 Hund.", "not valid Unicode"),
+    ],
+)
 def test_one_sentence_is_checked_in_one_place(text, message):
     from ui.runtime import one_sentence
 

@@ -41,8 +41,9 @@ def test_an_unrestricted_shortlist_gives_the_full_tokens_and_a_narrow_one_stays_
     V = full.config.vocab_size
     short.shortlist = Shortlist(torch.full((V, 1), -1), torch.arange(V))  # every piece a candidate
     for beams in (1, 4):
-        assert short.translate(SENTENCES, num_beams=beams, max_new_tokens=12) == \
-            full.translate(SENTENCES, num_beams=beams, max_new_tokens=12)
+        assert short.translate(SENTENCES, num_beams=beams, max_new_tokens=12) == full.translate(
+            SENTENCES, num_beams=beams, max_new_tokens=12
+        )
     narrow = torch.arange(4, 40)
     short.shortlist = Shortlist(torch.full((V, 1), -1), narrow)
     out = short.generate_ids([short.encode_source(SENTENCES[0])[0]], 4, 1.0, 12)[0]

@@ -31,8 +31,25 @@ def dtypes(folder: Path) -> set:
 @pytest.mark.slow
 def test_copy_run_snapshots_the_auto_steps_as_loadable_fp16_checkpoints(tmp_path):
     out = tmp_path / "out"
-    assert train.main(["--task", "copy", "--threads", "1", "--output", str(out), "--work-dir", str(tmp_path / "w"),
-                       "--max-steps", "20", "--eval-every", "10"]) == 0
+    assert (
+        train.main(
+            [
+                "--task",
+                "copy",
+                "--threads",
+                "1",
+                "--output",
+                str(out),
+                "--work-dir",
+                str(tmp_path / "w"),
+                "--max-steps",
+                "20",
+                "--eval-every",
+                "10",
+            ]
+        )
+        == 0
+    )
     expected = auto_snapshot_steps(20)
     snapshots = list_snapshots(out)
     assert [s.step for s in snapshots] == expected == [0, 1, 2, 3, 4, 7, 12, 20]
@@ -50,8 +67,24 @@ def test_copy_run_snapshots_the_auto_steps_as_loadable_fp16_checkpoints(tmp_path
 def test_translation_snapshots_load_as_translators_with_val_figures(tmp_path):
     out = tmp_path / "de-en"
     # steps past the end are left out
-    assert train.main(tiny_run(out, tmp_path / "work", 4, 4, "0,2,4,99", "--max-eval-sentences", "10",
-                               "--vocab-size", "500", "--num-beams", "2")) == 0
+    assert (
+        train.main(
+            tiny_run(
+                out,
+                tmp_path / "work",
+                4,
+                4,
+                "0,2,4,99",
+                "--max-eval-sentences",
+                "10",
+                "--vocab-size",
+                "500",
+                "--num-beams",
+                "2",
+            )
+        )
+        == 0
+    )
     snapshots = list_snapshots(out)
     assert [s.step for s in snapshots] == [0, 2, 4]
     assert all(s.val_bleu is not None and s.val_loss is not None for s in snapshots)
@@ -92,12 +125,18 @@ def test_hub_snapshots_are_listed_and_loaded_offline_from_the_cache(tiny_checkpo
     main = tmp_path / "main"
     base.save_pretrained(main)
     (main / "snapshots").mkdir()
-    index = [{"step": s, "revision": f"step-{s:05d}", "path": f"step-{s:05d}", "val_loss": 5.0 - s, "val_bleu": 1.0 + s}
-             for s in (0, 2)]
+    index = [
+        {"step": s, "revision": f"step-{s:05d}", "path": f"step-{s:05d}", "val_loss": 5.0 - s, "val_bleu": 1.0 + s}
+        for s in (0, 2)
+    ]
     (main / "snapshots" / "index.json").write_text(json.dumps({"snapshots": index}))
     shas = {"main": "a" * 40, "step-00000": "b" * 40, "step-00002": "c" * 40}
-    write_cache(tmp_path / "hf", "user/lens", {shas["main"]: main, shas["step-00000"]: folders[0],
-                                               shas["step-00002"]: folders[2]}, shas)
+    write_cache(
+        tmp_path / "hf",
+        "user/lens",
+        {shas["main"]: main, shas["step-00000"]: folders[0], shas["step-00002"]: folders[2]},
+        shas,
+    )
     expected = Translator.from_pretrained(folders[2], device="cpu").translate(SENTENCES, num_beams=1)
     code = f"""
 import json
@@ -107,12 +146,16 @@ t = load_snapshot("user/lens", snaps[-1], device="cpu")
 print(json.dumps({{"snaps": [s.__dict__ for s in snaps], "out": t.translate({SENTENCES!r}, num_beams=1)}}))
 """
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     answer = json.loads(result.stdout.strip().splitlines()[-1])
     listed = [Snapshot(**s) for s in answer["snaps"]]
-    assert listed == [Snapshot(0, revision="step-00000", val_loss=5.0, val_bleu=1.0),
-                      Snapshot(2, revision="step-00002", val_loss=3.0, val_bleu=3.0)]
+    assert listed == [
+        Snapshot(0, revision="step-00000", val_loss=5.0, val_bleu=1.0),
+        Snapshot(2, revision="step-00002", val_loss=3.0, val_bleu=3.0),
+    ]
     assert answer["out"] == expected
 
 
@@ -144,14 +187,17 @@ def test_shipped_step_0_is_the_untrained_model_of_the_runs_seed():
     assert all(torch.equal(fresh.state_dict()[k], v) for k, v in loaded.state_dict().items())
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"path": "step-00000"}, "no whole 'step'"),
-    ({"step": "x", "path": "step-00000"}, "no whole 'step'"),
-    ({"step": -1, "path": "step-00000"}, "no whole 'step'"),
-    ({"step": 3, "path": "../../elsewhere"}, "no 'path' inside"),
-    ({"step": 3}, "no 'path' inside"),
-    ("step-3", "not an object"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"path": "step-00000"}, "no whole 'step'"),
+        ({"step": "x", "path": "step-00000"}, "no whole 'step'"),
+        ({"step": -1, "path": "step-00000"}, "no whole 'step'"),
+        ({"step": 3, "path": "../../elsewhere"}, "no 'path' inside"),
+        ({"step": 3}, "no 'path' inside"),
+        ("step-3", "not an object"),
+    ],
+)
 def test_a_broken_index_entry_is_refused_naming_the_index(tmp_path, entry, message):
     from lens.snapshots import list_snapshots
 

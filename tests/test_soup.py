@@ -40,8 +40,9 @@ def test_the_soup_is_the_mean_of_the_weights_and_its_card_names_the_ingredients(
     results = {"val": {"bleu": 1.0, "chrf": 2.0}, "everyday_dev": {"bleu": 3.0, "chrf": 4.0}}
     soup.write(mixed, [a, b], results, {"test_hypotheses.txt": "A test.\n"}, tmp_path / "out")
     info = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert info["results"] == results and info["training"]["soup"] == [{"folder": str(a), "command": "train.py --shift 0.5",
-                                                                         "steps": 100, "wall_time_s": 60}]
+    assert info["results"] == results and info["training"]["soup"] == [
+        {"folder": str(a), "command": "train.py --shift 0.5", "steps": 100, "wall_time_s": 60}
+    ]
     card = (tmp_path / "out" / "README.md").read_text()
     assert f"- Weights: the mean of this run's weights and those of `{a}` (100 steps)" in card
     reloaded = Translator.from_pretrained(tmp_path / "out", device="cpu").model.state_dict()

@@ -36,8 +36,9 @@ print(json.dumps({"spaces_first": seen["torch"], "real": hasattr(spaces, "GPU") 
 @pytest.mark.slow
 def test_spaces_is_imported_before_anything_imports_torch(tiny_checkpoint):
     env = {**os.environ, "MODEL_ID": str(tiny_checkpoint), "GRADIO_ANALYTICS_ENABLED": "False"}
-    done = subprocess.run([sys.executable, "-c", IMPORT_ORDER], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_ORDER], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     facts = json.loads(done.stdout.strip().splitlines()[-1])
     assert facts["spaces_first"] and facts["real"], facts
@@ -91,7 +92,10 @@ def test_every_model_run_happens_inside_a_gpu_function(app, model_runs):
 def test_the_gpu_functions_are_exactly_the_model_runners_each_with_a_duration(app):
     from ui.runtime import GPU_FUNCTIONS, MAX_GPU_SECONDS
 
-    expected = {f"ui.api.inside_calls.<locals>.run_{name}" for name in ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch")}
+    expected = {
+        f"ui.api.inside_calls.<locals>.run_{name}"
+        for name in ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch")
+    }
     expected |= {f"ui.shared_calls._build.<locals>.{name}_sentences" for name in ("translate", "explain")}
     assert expected <= set(GPU_FUNCTIONS), GPU_FUNCTIONS
     assert all(0 < seconds <= MAX_GPU_SECONDS for seconds in GPU_FUNCTIONS.values())

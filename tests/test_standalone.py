@@ -25,11 +25,14 @@ def drawn(browser, html: str) -> tuple[dict, list]:
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(("data:", "about:"))
-               else route.continue_())  # nothing may be fetched: the cell is self-contained
+    page.route(
+        "**/*",
+        lambda route: route.abort() if not route.request.url.startswith(("data:", "about:")) else route.continue_(),
+    )  # nothing may be fetched: the cell is self-contained
     page.set_content(html)
-    page.wait_for_function("() => { const r = document.querySelector('.al-show'); return r && r.__lens "
-                           "&& r.__lens.viewer.map; }")
+    page.wait_for_function(
+        "() => { const r = document.querySelector('.al-show'); return r && r.__lens && r.__lens.viewer.map; }"
+    )
     page.locator(".al-spine-decoder .al-b-layer").last.click()  # the picture opens the last layer (the map shown)
     page.get_by_role("button", name="Pieces", exact=True).click()  # one row per piece, as the payload has them
     state = page.evaluate("""() => { const r = document.querySelector('.al-show'), v = r.__lens.viewer;

@@ -12,7 +12,10 @@ spec.loader.exec_module(tag_scores)
 
 
 def test_the_tag_goes_in_front_of_the_chosen_sentences_only():
-    assert tag_scores.with_tag(["Ein Hund.", "Wo bist du?"], "<CAP>", [True, False]) == ["<CAP> Ein Hund.", "Wo bist du?"]
+    assert tag_scores.with_tag(["Ein Hund.", "Wo bist du?"], "<CAP>", [True, False]) == [
+        "<CAP> Ein Hund.",
+        "Wo bist du?",
+    ]
 
 
 def test_lists_of_other_lengths_are_refused():

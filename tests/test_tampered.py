@@ -31,8 +31,10 @@ from ui.head_lab_data import IMPORTANCE_FILE, importance_payload, load_importanc
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints" / "de-en"
-CAPTIONS = (["Ein Hund rennt.", "Zwei Hunde rennen im Park.", "Ein Hund schläft.", "Ein Mann fährt Fahrrad."],
-            ["A dog runs.", "Two dogs run in the park.", "A dog sleeps.", "A man rides a bike."])
+CAPTIONS = (
+    ["Ein Hund rennt.", "Zwei Hunde rennen im Park.", "Ein Hund schläft.", "Ein Mann fährt Fahrrad."],
+    ["A dog runs.", "Two dogs run in the park.", "A dog sleeps.", "A man rides a bike."],
+)
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
@@ -76,10 +78,14 @@ EVIDENCE_TAMPERINGS = {
     "no corpora": (lambda i: i.update(corpora=[]), "corpora is [], not a list of 1 to"),
     "pairs not pairs": (lambda i: i.update(pairs=[["Ein Hund rennt."]] + i["pairs"][1:]), "pairs[0] is"),
     "a word entry an int": (lambda i: i["words"].update(hund=5), "words['hund'] is 5, not [counts per corpus"),
-    "an example id out of range": (lambda i: i["words"]["hund"].__setitem__(1, [99]),
-                                   "words['hund'].examples is 99, not an example id from 0 to"),
-    "a count a string": (lambda i: i["words"]["hund"].__setitem__(0, ["x"]),
-                         "words['hund'].count['multi30k'] is 'x', not a whole number"),
+    "an example id out of range": (
+        lambda i: i["words"]["hund"].__setitem__(1, [99]),
+        "words['hund'].examples is 99, not an example id from 0 to",
+    ),
+    "a count a string": (
+        lambda i: i["words"]["hund"].__setitem__(0, ["x"]),
+        "words['hund'].count['multi30k'] is 'x', not a whole number",
+    ),
     "a NaN count": (lambda i: i["words"]["hund"].__setitem__(0, [math.nan]), "count['multi30k'] is nan"),
     "a negative count": (lambda i: i["words"]["hund"].__setitem__(0, [-3]), "count['multi30k'] is -3"),
     "true as a count": (lambda i: i["words"]["hund"].__setitem__(0, [True]), "count['multi30k'] is True"),
@@ -99,8 +105,9 @@ def test_a_tampered_evidence_entry_is_refused_naming_the_file_and_the_entry(tmp_
 
 
 def test_an_evidence_index_nested_100k_deep_is_refused_in_words(tmp_path):
-    path = write_index(tmp_path, '{"format": 1, "corpora": ["multi30k"], "pairs": [], "words": {}, "bigrams": '
-                       + DEEP + "}")
+    path = write_index(
+        tmp_path, '{"format": 1, "corpora": ["multi30k"], "pairs": [], "words": {}, "bigrams": ' + DEEP + "}"
+    )
     refused(lambda: read_index(path), EVIDENCE_FILE, "nests 100,001 levels deep")
 
 
@@ -119,10 +126,16 @@ def test_an_index_past_its_decompressed_cap_is_refused_before_it_is_read_whole(t
 
 def test_an_index_with_more_words_than_its_vocabulary_allows_is_refused(tmp_path):
     words = {f"w{i}": [[1], []] for i in range(100_001)}  # well under the byte cap
-    path = write_index(tmp_path, {"format": 1, "corpora": ["multi30k"], "pairs": [], "words": words, "bigrams": [],
-                                  "sizes": {"multi30k": 1}})
-    refused(lambda: read_index(path, vocab_size=600), EVIDENCE_FILE, "holds 100,001 words",
-            "a vocabulary of 600 tokens holds at most 100,000")  # at least 100,000, else 32 per token
+    path = write_index(
+        tmp_path,
+        {"format": 1, "corpora": ["multi30k"], "pairs": [], "words": words, "bigrams": [], "sizes": {"multi30k": 1}},
+    )
+    refused(
+        lambda: read_index(path, vocab_size=600),
+        EVIDENCE_FILE,
+        "holds 100,001 words",
+        "a vocabulary of 600 tokens holds at most 100,000",
+    )  # at least 100,000, else 32 per token
 
 
 # ----- the alarm rule --------------------------------------------------------------------------
@@ -160,6 +173,7 @@ def test_an_alarm_rule_missing_a_number_too_large_or_nested_deep_is_refused(tmp_
 
 # ----- head importance -------------------------------------------------------------------------
 
+
 def importance_text(edit) -> str:
     record = json.loads((SHIPPED / IMPORTANCE_FILE).read_text())
     edit(record)
@@ -169,18 +183,27 @@ def importance_text(edit) -> str:
 IMPORTANCE_TAMPERINGS = {
     "not JSON": (lambda: "{'version': 1,", "is not valid JSON"),
     "nested 100k deep": (lambda: '{"kinds": ' + DEEP + "}", "nests 100,001 levels deep"),
-    "the shape of another model": (lambda: importance_text(lambda r: r["shape"].update(n_heads=8)),
-                                   "'n_heads': 8"),
-    "a layer missing": (lambda: importance_text(lambda r: r["kinds"]["cross"]["importance"].pop()),
-                        "kinds.cross.importance is"),
-    "a head missing": (lambda: importance_text(lambda r: r["kinds"]["encoder"]["only"]["val_loss"][1].pop()),
-                       "kinds.encoder.only.val_loss[1] is"),
-    "a NaN figure": (lambda: importance_text(lambda r: r["kinds"]["decoder"]["importance"][0].__setitem__(2, math.nan)),
-                     "kinds.decoder.importance[0][2] is nan, not a finite number"),
-    "a figure a string": (lambda: importance_text(lambda r: r["baseline"].update(val_bleu="43")),
-                          "baseline.val_bleu is '43'"),
-    "an agreement above 1": (lambda: importance_text(lambda r: r["kinds"]["cross"]["agreement"][0].__setitem__(0, 7)),
-                             "kinds.cross.agreement[0][0] is 7"),
+    "the shape of another model": (lambda: importance_text(lambda r: r["shape"].update(n_heads=8)), "'n_heads': 8"),
+    "a layer missing": (
+        lambda: importance_text(lambda r: r["kinds"]["cross"]["importance"].pop()),
+        "kinds.cross.importance is",
+    ),
+    "a head missing": (
+        lambda: importance_text(lambda r: r["kinds"]["encoder"]["only"]["val_loss"][1].pop()),
+        "kinds.encoder.only.val_loss[1] is",
+    ),
+    "a NaN figure": (
+        lambda: importance_text(lambda r: r["kinds"]["decoder"]["importance"][0].__setitem__(2, math.nan)),
+        "kinds.decoder.importance[0][2] is nan, not a finite number",
+    ),
+    "a figure a string": (
+        lambda: importance_text(lambda r: r["baseline"].update(val_bleu="43")),
+        "baseline.val_bleu is '43'",
+    ),
+    "an agreement above 1": (
+        lambda: importance_text(lambda r: r["kinds"]["cross"]["agreement"][0].__setitem__(0, 7)),
+        "kinds.cross.agreement[0][0] is 7",
+    ),
     "kinds a list": (lambda: importance_text(lambda r: r.update(kinds=[])), "kinds is a list, not an object"),
 }
 
@@ -191,8 +214,9 @@ def shipped_config():
 
 
 @pytest.mark.parametrize("tampering", list(IMPORTANCE_TAMPERINGS))
-def test_a_tampered_head_importance_is_refused_and_the_page_shows_no_figures(tmp_path, caplog, shipped_config,
-                                                                            tampering):
+def test_a_tampered_head_importance_is_refused_and_the_page_shows_no_figures(
+    tmp_path, caplog, shipped_config, tampering
+):
     make, phrase = IMPORTANCE_TAMPERINGS[tampering]
     (tmp_path / IMPORTANCE_FILE).write_text(make())
     refused(lambda: read_importance(tmp_path / IMPORTANCE_FILE, shipped_config), IMPORTANCE_FILE, phrase)
@@ -205,6 +229,7 @@ def test_a_tampered_head_importance_is_refused_and_the_page_shows_no_figures(tmp
 
 
 # ----- a bad optional file turns its feature off; a bad required one stops the start -----------
+
 
 def test_a_bad_optional_file_turns_its_feature_off_and_the_rest_still_loads(tmp_path, caplog):
     shutil.copy(SHIPPED / "config.json", tmp_path / "config.json")
@@ -240,6 +265,7 @@ def test_a_bad_required_file_stops_the_start_in_one_line_without_a_traceback(tmp
 
 
 # ----- snapshots: their tokenizer checked -------------------------------------------------------
+
 
 def test_the_shipped_snapshots_record_the_tokenizer_of_the_final_model():
     final = read_header(SHIPPED / "model.safetensors").tokenizer

@@ -16,10 +16,20 @@ TGT[2, 3:] = PAD
 
 def documented_names(config) -> set[str]:
     """The names model/taps.py's docstring promises, spelled out for this config."""
-    names = {"encoder.tokens", "encoder.embed", "encoder.out", "decoder.tokens", "decoder.embed", "decoder.out", "logits"}
+    names = {
+        "encoder.tokens",
+        "encoder.embed",
+        "encoder.out",
+        "decoder.tokens",
+        "decoder.embed",
+        "decoder.out",
+        "logits",
+    }
     parts = ("q", "k", "v", "scores", "weights", "heads", "out", "resid")
-    for stack, layers, attentions in (("encoder", config.n_encoder_layers, ("self_attn",)),
-                                      ("decoder", config.n_decoder_layers, ("self_attn", "cross_attn"))):
+    for stack, layers, attentions in (
+        ("encoder", config.n_encoder_layers, ("self_attn",)),
+        ("decoder", config.n_decoder_layers, ("self_attn", "cross_attn")),
+    ):
         for i in range(layers):
             names |= {f"{stack}.{i}.{a}.{p}" for a in attentions for p in parts}
             names |= {f"{stack}.{i}.ff.{p}" for p in ("hidden", "out", "resid")}
@@ -64,6 +74,7 @@ def test_a_replaced_value_takes_its_place_from_there_on():
     assert not torch.allclose(zeroed, plain)
     # zeroing every head of the last cross-attention is switching them all off by the head mask
     from model.heads import HeadMask
+
     mask = HeadMask.all_on(model.config)
     mask.cross[1] = 0.0
     torch.testing.assert_close(zeroed, model(src, TGT, head_mask=mask))
@@ -95,8 +106,12 @@ def test_the_stream_reads_the_stages_and_levels_the_model_computes():
     model = tiny_model(seed=5)
     src = batch_of_sources()[:1]
     labelled = stages(model.config, "decoder")
-    assert [label for label, _ in labelled][:4] == ["embedding", "layer 1 self-attention", "layer 1 cross-attention",
-                                                    "layer 1 feed-forward"]
+    assert [label for label, _ in labelled][:4] == [
+        "embedding",
+        "layer 1 self-attention",
+        "layer 1 cross-attention",
+        "layer 1 feed-forward",
+    ]
     seen, logits = read(model, src, TGT[:1], [name for _, name in labelled])
     hidden, _, _ = model.decode(TGT[:1], model.encode(src)[0], None)
     torch.testing.assert_close(model.decoder_norm(seen[labelled[-1][1]]), hidden)

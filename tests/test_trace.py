@@ -67,7 +67,12 @@ def test_probabilities_top_k_and_entropy(translator):
 def test_beam_tree_winner_and_nbest(translator):
     result = trace(translator, TEXT, num_beams=3, max_new_tokens=12)
     nodes = {n.id: n for n in result.beam}
-    assert result.beam[0].parent == -1 and {n.status for n in result.beam} <= {"winner", "finished", "expanded", "pruned"}
+    assert result.beam[0].parent == -1 and {n.status for n in result.beam} <= {
+        "winner",
+        "finished",
+        "expanded",
+        "pruned",
+    }
     winner = nodes[result.nbest[0]]
     assert winner.status == "winner" and winner.token_ids == result.target_ids
     assert translator.decode(winner.token_ids) == translator.translate(TEXT, num_beams=3, max_new_tokens=12)

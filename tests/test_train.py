@@ -33,7 +33,9 @@ def read_state_step(work_dir: Path) -> int:
 def test_copy_task_learns_to_copy_held_out_sequences(tmp_path):
     """The tutorials' first sanity check: a tiny model copies random sequences after < 1 minute."""
     out = tmp_path / "copy"
-    assert train.main([*COPY_ARGS, "--output", str(out), "--work-dir", str(tmp_path / "work"), "--max-steps", "600"]) == 0
+    assert (
+        train.main([*COPY_ARGS, "--output", str(out), "--work-dir", str(tmp_path / "work"), "--max-steps", "600"]) == 0
+    )
     results = json.loads((out / "results.json").read_text())
     print("copy accuracy:", results["results"]["copy_accuracy"])
     assert results["results"]["copy_accuracy"] >= 0.99
@@ -60,8 +62,19 @@ def _wait_for_state(work: Path, proc: subprocess.Popen, min_step: int, timeout: 
 @pytest.mark.parametrize("how", ["sigkill", "sigterm"])
 def test_interrupted_run_resumes_where_it_stopped(tmp_path, how):
     work, out = tmp_path / "work", tmp_path / "out"
-    args = [*COPY_ARGS, "--output", str(out), "--work-dir", str(work), "--max-steps", "200",
-            "--save-every", "20", "--eval-every", "200"]
+    args = [
+        *COPY_ARGS,
+        "--output",
+        str(out),
+        "--work-dir",
+        str(work),
+        "--max-steps",
+        "200",
+        "--save-every",
+        "20",
+        "--eval-every",
+        "200",
+    ]
     with open(tmp_path / "first.log", "wb") as log:
         proc = _start(args, log)
         saved = _wait_for_state(work, proc, min_step=40)
@@ -98,8 +111,14 @@ def test_resume_with_other_model_settings_is_refused(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--task", "copy", "--output", "x", "--max-steps", "5", "--hub-branch", "b"], "--hub-branch needs --push-to-hub"),
-        (["--task", "copy", "--output", "x", "--max-steps", "5", "--snapshot-steps", "1,x"], "--snapshot-steps must be"),
+        (
+            ["--task", "copy", "--output", "x", "--max-steps", "5", "--hub-branch", "b"],
+            "--hub-branch needs --push-to-hub",
+        ),
+        (
+            ["--task", "copy", "--output", "x", "--max-steps", "5", "--snapshot-steps", "1,x"],
+            "--snapshot-steps must be",
+        ),
         (["--task", "copy", "--output", "x", "--max-steps", "5", "--adam-betas", "0.9"], "--adam-betas must be two"),
         (["--task", "copy", "--output", "x", "--max-steps", "5", "--data-dir", "d"], "copy makes its own data"),
         (["--task", "copy", "--output", "x", "--max-steps", "5", "--n-heads", "3"], "divisible"),
@@ -119,9 +138,28 @@ def test_two_processes_train_with_distributed_data_parallel(tmp_path):
     out, work = tmp_path / "out", tmp_path / "work"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--standalone",
-         "train.py", *COPY_ARGS, "--output", str(out), "--work-dir", str(work), "--max-steps", "30", "--eval-every", "30"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node=2",
+            "--standalone",
+            "train.py",
+            *COPY_ARGS,
+            "--output",
+            str(out),
+            "--work-dir",
+            str(work),
+            "--max-steps",
+            "30",
+            "--eval-every",
+            "30",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (out / "model.safetensors").exists()
@@ -137,13 +175,44 @@ def test_two_processes_train_with_distributed_data_parallel(tmp_path):
 @needs_corpus
 def test_multi30k_smoke_run_loads_back_as_a_translator(tmp_path):
     out = tmp_path / "de-en"
-    code = train.main([
-        "--data-dir", str(DATA_DIR), "--output", str(out), "--work-dir", str(tmp_path / "work"),
-        "--max-train-pairs", "300", "--max-steps", "6", "--eval-every", "3", "--max-eval-sentences", "20",
-        "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
-        "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
-        "--snapshot-steps", "none",
-    ])
+    code = train.main(
+        [
+            "--data-dir",
+            str(DATA_DIR),
+            "--output",
+            str(out),
+            "--work-dir",
+            str(tmp_path / "work"),
+            "--max-train-pairs",
+            "300",
+            "--max-steps",
+            "6",
+            "--eval-every",
+            "3",
+            "--max-eval-sentences",
+            "20",
+            "--vocab-size",
+            "600",
+            "--d-model",
+            "32",
+            "--n-heads",
+            "2",
+            "--n-layers",
+            "1",
+            "--d-ff",
+            "64",
+            "--batch-tokens",
+            "1024",
+            "--num-beams",
+            "2",
+            "--length-penalties",
+            "1.0",
+            "--threads",
+            "1",
+            "--snapshot-steps",
+            "none",
+        ]
+    )
     assert code == 0
     assert {"config.json", "model.safetensors", "tokenizer.json", "README.md"} <= {p.name for p in out.iterdir()}
     assert (out / "curves.png").stat().st_size > 1000
@@ -163,8 +232,18 @@ def test_multi30k_smoke_run_loads_back_as_a_translator(tmp_path):
 
 def test_missing_corpus_gives_a_clear_error(tmp_path, capsys):
     with pytest.raises(SystemExit, match="^train.py: .* has no train.de.gz or train.de"):  # one line, no traceback
-        train.main(["--data-dir", str(tmp_path), "--output", str(tmp_path / "o"), "--work-dir", str(tmp_path / "w"),
-                    "--max-steps", "1"])
+        train.main(
+            [
+                "--data-dir",
+                str(tmp_path),
+                "--output",
+                str(tmp_path / "o"),
+                "--work-dir",
+                str(tmp_path / "w"),
+                "--max-steps",
+                "1",
+            ]
+        )
     assert not (tmp_path / "w").exists() and not (tmp_path / "o").exists()
 
 
@@ -174,11 +253,44 @@ def test_time_limit_ends_the_schedule_and_skip_test_leaves_test_for_later(tmp_pa
     """--time-limit stops early but finishes (evaluated, snapshotted); --skip-test scores val only,
     and the same command with --evaluate-again scores test once."""
     out, work = tmp_path / "de-en", tmp_path / "work"
-    args = ["--data-dir", str(DATA_DIR), "--output", str(out), "--work-dir", str(work),
-            "--max-train-pairs", "300", "--max-steps", "100000", "--eval-every", "1000", "--max-eval-sentences", "10",
-            "--vocab-size", "600", "--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64",
-            "--batch-tokens", "1024", "--num-beams", "2", "--length-penalties", "1.0", "--threads", "1",
-            "--snapshot-steps", "0", "--time-limit", "0.05"]
+    args = [
+        "--data-dir",
+        str(DATA_DIR),
+        "--output",
+        str(out),
+        "--work-dir",
+        str(work),
+        "--max-train-pairs",
+        "300",
+        "--max-steps",
+        "100000",
+        "--eval-every",
+        "1000",
+        "--max-eval-sentences",
+        "10",
+        "--vocab-size",
+        "600",
+        "--d-model",
+        "32",
+        "--n-heads",
+        "2",
+        "--n-layers",
+        "1",
+        "--d-ff",
+        "64",
+        "--batch-tokens",
+        "1024",
+        "--num-beams",
+        "2",
+        "--length-penalties",
+        "1.0",
+        "--threads",
+        "1",
+        "--snapshot-steps",
+        "0",
+        "--time-limit",
+        "0.05",
+    ]
     assert train.main([*args, "--skip-test"]) == 0
     results = json.loads((out / "results.json").read_text())
     last = results["training"]["steps"]

@@ -20,8 +20,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def copy_args(tmp_path: Path, output: str = "out", work: str = "work", steps: int = 4) -> list[str]:
-    return ["--task", "copy", "--threads", "1", "--snapshot-steps", "none", "--output", str(tmp_path / output),
-            "--work-dir", str(tmp_path / work), "--max-steps", str(steps), "--eval-every", "2", "--save-every", "2"]
+    return [
+        "--task",
+        "copy",
+        "--threads",
+        "1",
+        "--snapshot-steps",
+        "none",
+        "--output",
+        str(tmp_path / output),
+        "--work-dir",
+        str(tmp_path / work),
+        "--max-steps",
+        str(steps),
+        "--eval-every",
+        "2",
+        "--save-every",
+        "2",
+    ]
 
 
 def test_state_of_another_output_is_refused(tmp_path):
@@ -95,14 +111,19 @@ def test_resumed_run_announces_itself_and_records_real_throughput(tmp_path, caps
     assert [r["step"] for r in records] == [2, 4, 6]  # one evaluation record a step, none repeated
 
 
-@pytest.mark.parametrize("flags, device, bf16", [({"avx512f", "avx512_bf16"}, "cpu", True),
-                                                 ({"amx_bf16"}, "cpu", True), ({"avx2"}, "cpu", False)])
+@pytest.mark.parametrize(
+    "flags, device, bf16",
+    [({"avx512f", "avx512_bf16"}, "cpu", True), ({"amx_bf16"}, "cpu", True), ({"avx2"}, "cpu", False)],
+)
 def test_auto_precision_follows_the_cpu(monkeypatch, flags, device, bf16):
     monkeypatch.setattr(hardware, "cpu_flags", lambda: flags)
     chosen, why = hardware.choose_precision("auto", torch.device(device))
     assert chosen is bf16
     assert ("bf16 autocast: the CPU has" in why) if bf16 else ("fp32: the CPU lacks" in why)
-    assert hardware.choose_precision("bf16", torch.device("cpu"))[0] and not hardware.choose_precision("fp32", torch.device("cpu"))[0]
+    assert (
+        hardware.choose_precision("bf16", torch.device("cpu"))[0]
+        and not hardware.choose_precision("fp32", torch.device("cpu"))[0]
+    )
 
 
 def test_copy_task_output_is_a_transformer_not_a_translator(tmp_path):
@@ -141,12 +162,43 @@ def test_a_state_beyond_the_schedule_is_refused(tmp_path):
 
 @needs_corpus
 def test_a_garbage_tokenizer_in_the_work_folder_is_named_in_one_line(tmp_path):
-    args = ["--data-dir", str(DATA_DIR), "--output", str(tmp_path / "out"), "--work-dir", str(tmp_path / "work"),
-            "--max-train-pairs", "100", "--max-steps", "1", "--max-eval-sentences", "4", "--vocab-size", "300",
-            "--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--d-ff", "32", "--batch-tokens", "512",
-            "--num-beams", "1", "--length-penalties", "1.0", "--threads", "1"]
+    args = [
+        "--data-dir",
+        str(DATA_DIR),
+        "--output",
+        str(tmp_path / "out"),
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--max-train-pairs",
+        "100",
+        "--max-steps",
+        "1",
+        "--max-eval-sentences",
+        "4",
+        "--vocab-size",
+        "300",
+        "--d-model",
+        "16",
+        "--n-heads",
+        "2",
+        "--n-layers",
+        "1",
+        "--d-ff",
+        "32",
+        "--batch-tokens",
+        "512",
+        "--num-beams",
+        "1",
+        "--length-penalties",
+        "1.0",
+        "--threads",
+        "1",
+    ]
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "tokenizer.json").write_text('{"version": "1.0", "model": 42}')
-    with pytest.raises(SystemExit, match=r"tokenizer.json is not a readable tokenizer.json.*delete .* to learn the "
-                                         r"tokenizer again"):
+    with pytest.raises(
+        SystemExit,
+        match=r"tokenizer.json is not a readable tokenizer.json.*delete .* to learn the "
+        r"tokenizer again",
+    ):
         train.main(args)

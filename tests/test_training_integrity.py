@@ -20,9 +20,25 @@ from training.tasks import CopyTask, weight_candidates
 
 
 def copy_args(tmp_path: Path, steps: int = 4, *extra: str) -> list[str]:
-    return ["--task", "copy", "--threads", "1", "--snapshot-steps", "none", "--output", str(tmp_path / "out"),
-            "--work-dir", str(tmp_path / "work"), "--max-steps", str(steps), "--eval-every", "2", "--save-every", "2",
-            *extra]
+    return [
+        "--task",
+        "copy",
+        "--threads",
+        "1",
+        "--snapshot-steps",
+        "none",
+        "--output",
+        str(tmp_path / "out"),
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--max-steps",
+        str(steps),
+        "--eval-every",
+        "2",
+        "--save-every",
+        "2",
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -105,8 +121,11 @@ def test_damaged_rotation_checkpoint_is_skipped_with_a_warning(run_copy, tmp_pat
         save_training_weights(other, tmp_path / f"good-{seed}.safetensors")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        candidates = weight_candidates(model, tmp_path / "none.safetensors",
-                                       [tmp_path / "good-1.safetensors", ckpt, tmp_path / "good-2.safetensors"])
+        candidates = weight_candidates(
+            model,
+            tmp_path / "none.safetensors",
+            [tmp_path / "good-1.safetensors", ckpt, tmp_path / "good-2.safetensors"],
+        )
     assert any(str(ckpt) in str(w.message) for w in caught)
     assert set(candidates) == {"average"}
     for name, value in candidates["average"].items():

@@ -12,8 +12,9 @@ from training import lab, loop
 def test_lab_trains_within_its_caps_and_its_loss_falls():
     reports = []
     settings = lab.CopyLabSettings(n_layers=1, n_heads=2, d_model=32, lr=5e-3, steps=80, seed=3)
-    final = lab.train_copy(settings, on_progress=lambda p: reports.append((p.step, p.losses[-1][1])),
-                           time_limit_s=20, report_every=20)
+    final = lab.train_copy(
+        settings, on_progress=lambda p: reports.append((p.step, p.losses[-1][1])), time_limit_s=20, report_every=20
+    )
     assert final.done and final.step <= 80 and final.elapsed_s < 25
     assert final.step == 80 or final.stopped_by_time
     losses = [loss for _, loss in final.losses]
@@ -30,16 +31,19 @@ def test_lab_trains_within_its_caps_and_its_loss_falls():
     assert lab.train_step is loop.train_step  # the same step code as train.py
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(n_layers=3), "n_layers must be between 1 and 2"),
-    (dict(n_heads=8), "n_heads must be between 1 and 4"),
-    (dict(d_model=128), "d_model must be between 16 and 64"),
-    (dict(steps=601), "steps must be between 10 and 600"),
-    (dict(lr=0.5), "lr must be between"),
-    (dict(lr=math.nan), "lr must be between"),
-    (dict(d_model=30, n_heads=4), "divisible"),
-    (dict(steps=20.5), "steps must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(n_layers=3), "n_layers must be between 1 and 2"),
+        (dict(n_heads=8), "n_heads must be between 1 and 4"),
+        (dict(d_model=128), "d_model must be between 16 and 64"),
+        (dict(steps=601), "steps must be between 10 and 600"),
+        (dict(lr=0.5), "lr must be between"),
+        (dict(lr=math.nan), "lr must be between"),
+        (dict(d_model=30, n_heads=4), "divisible"),
+        (dict(steps=20.5), "steps must be a whole number"),
+    ],
+)
 def test_lab_settings_outside_the_caps_are_refused(change, message):
     with pytest.raises(ValueError, match=message):
         lab.train_copy(lab.CopyLabSettings(**change), time_limit_s=1)

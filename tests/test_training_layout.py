@@ -12,15 +12,46 @@ from model import TransformerConfig
 from training.settings import TASKS, TrainSettings, auto_snapshot_steps, build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCAL = ("training", "model", "generation", "compiled", "translation", "lens", "ui", "tokenizer", "data", "app", "train",
-         "bench", "tests")
-MODEL_API = ("CheckpointError", "ConfigError")  # what ui/ and app.py may take from model/ (and Translator from translation/)
-PACKAGES = ("training", "model", "model/checkpoint", "generation", "compiled", "translation", "lens", "tokenizer", "ui",
-            "bench", "recipes", "recipes/everyday", "tools")
+LOCAL = (
+    "training",
+    "model",
+    "generation",
+    "compiled",
+    "translation",
+    "lens",
+    "ui",
+    "tokenizer",
+    "data",
+    "app",
+    "train",
+    "bench",
+    "tests",
+)
+MODEL_API = (
+    "CheckpointError",
+    "ConfigError",
+)  # what ui/ and app.py may take from model/ (and Translator from translation/)
+PACKAGES = (
+    "training",
+    "model",
+    "model/checkpoint",
+    "generation",
+    "compiled",
+    "translation",
+    "lens",
+    "tokenizer",
+    "ui",
+    "bench",
+    "recipes",
+    "recipes/everyday",
+    "tools",
+)
 
 
 def test_help_lists_every_flag_with_its_description_and_default():
-    result = subprocess.run([sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())  # argparse wraps lines
     fields = [f for f in dataclasses.fields(TrainSettings) if f.metadata.get("cli", True)]

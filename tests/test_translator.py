@@ -72,8 +72,9 @@ def test_shipped_checkpoint_reproduces_its_committed_test_hypotheses():
     expected = (folder / "test_hypotheses.txt").read_text(encoding="utf-8").splitlines()[:24]
     test = data.load_split(DATA_DIR, "test_2016_flickr")
     translator = Translator.from_pretrained(folder, device="cpu")
-    got = translator.translate(test.src[:24], num_beams=decoding["num_beams"],
-                               length_penalty=decoding["length_penalty"])
+    got = translator.translate(
+        test.src[:24], num_beams=decoding["num_beams"], length_penalty=decoding["length_penalty"]
+    )
     assert len(expected) == 24 and got == expected
 
 

@@ -37,11 +37,17 @@ def test_the_shipped_truecaser_gives_the_tutorials_beer_its_capital():
 
 
 def test_german_is_told_from_english_and_from_other_scripts():
-    check = check_from(build_counts(CAPTIONS + EVERYDAY, ["A man drinks a beer.", "Where is the park?",
-                                                          "I would like a beer.", "A dog drinks water."]))
+    check = check_from(
+        build_counts(
+            CAPTIONS + EVERYDAY,
+            ["A man drinks a beer.", "Where is the park?", "I would like a beer.", "A dog drinks water."],
+        )
+    )
     assert check.german("Ein Hund trinkt Wasser.") and not check.german("A dog drinks water.")
-    assert check.report("Where is the dog?") == {"german": False, "why": "english", "words": ["a", "drinks", "is"]} or \
-        check.report("Where is the dog?")["why"] == "english"
+    assert (
+        check.report("Where is the dog?") == {"german": False, "why": "english", "words": ["a", "drinks", "is"]}
+        or check.report("Where is the dog?")["why"] == "english"
+    )
     assert check.report("我想喝啤酒。")["why"] == "script" and check.report("🍺🍺")["why"] == "no letters"
     assert check.german("Zebra Giraffe")  # words on neither side: the benefit of the doubt
 
@@ -53,13 +59,16 @@ def test_the_shipped_check_names_what_is_not_german():
     assert not check.german("你好") and not check.german("1234")
 
 
-@pytest.mark.parametrize("content, message", [
-    ({"format": 2}, "format"),
-    ({"languages": ["en", "de"]}, "languages"),
-    ({"smoothing": -1}, "smoothing"),
-    ({"counts": {"der": [1, -1]}}, "counts"),
-    ({"counts": {}}, "counts is empty"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ({"format": 2}, "format"),
+        ({"languages": ["en", "de"]}, "languages"),
+        ({"smoothing": -1}, "smoothing"),
+        ({"counts": {"der": [1, -1]}}, "counts"),
+        ({"counts": {}}, "counts is empty"),
+    ],
+)
 def test_a_bad_language_file_is_refused_by_name(tmp_path, content, message):
     good = build_counts(["Der Hund."], ["The dog."])
     path = write_counts(tmp_path, {**good, **content})

@@ -30,13 +30,16 @@ def call_with_infinity(server, api_name: str, data: list) -> str:  # noqa: F811
         return stream.read().decode()
 
 
-@pytest.mark.parametrize("api_name, data, name", [
-    ("qkv", [SENTENCE, "cross", math.inf, 1, 1, "greedy", 1, 1.0, 32], "layer"),
-    ("qkv", [SENTENCE, "cross", 1, -math.inf, 1, "greedy", 1, 1.0, 32], "head"),
-    ("qkv", [SENTENCE, "encoder", 1, 1, math.inf, "greedy", 1, 1.0, 32], "row"),
-    ("contrast", [SENTENCE, math.inf, "woman", "greedy", 1, 1.0, 32], "step"),
-    ("patch", [SENTENCE, "Eine Frau fährt Fahrrad.", -math.inf, "greedy", 1, 1.0, 32], "step"),
-])
+@pytest.mark.parametrize(
+    "api_name, data, name",
+    [
+        ("qkv", [SENTENCE, "cross", math.inf, 1, 1, "greedy", 1, 1.0, 32], "layer"),
+        ("qkv", [SENTENCE, "cross", 1, -math.inf, 1, "greedy", 1, 1.0, 32], "head"),
+        ("qkv", [SENTENCE, "encoder", 1, 1, math.inf, "greedy", 1, 1.0, 32], "row"),
+        ("contrast", [SENTENCE, math.inf, "woman", "greedy", 1, 1.0, 32], "step"),
+        ("patch", [SENTENCE, "Eine Frau fährt Fahrrad.", -math.inf, "greedy", 1, 1.0, 32], "step"),
+    ],
+)
 def test_infinite_indices_are_refused_by_name(server, api_name, data, name):  # noqa: F811
     message = error_of(call_with_infinity(server, api_name, data))
     assert f"{name} must be a whole number" in message and "OverflowError" not in message, message
@@ -50,8 +53,10 @@ def test_control_and_direction_characters_in_a_prefix_are_refused(server, charac
 
 def test_extra_values_are_refused_by_name(server):  # noqa: F811
     message = error_of(raw_call(server, "translate", [SENTENCE, "greedy", 1, 1.0, 32, "", "auto", "surplus"]))
-    assert "translate takes 7 values (text, decoding, num_beams, length_penalty, max_length, prefix, model), got 8" \
+    assert (
+        "translate takes 7 values (text, decoding, num_beams, length_penalty, max_length, prefix, model), got 8"
         in message
+    )
     assert "remove the 1 extra" in message, message
 
 
@@ -78,11 +83,14 @@ def compare_shaped_app():
 def test_a_page_event_sent_too_few_inputs_names_what_is_missing(compare_shaped_app):
     import urllib.request
 
-    status, body = post(f"{compare_shaped_app}gradio_api/queue/join",
-                        {"data": [True, "x"], "fn_index": 0, "session_hash": "trust-missing"})
+    status, body = post(
+        f"{compare_shaped_app}gradio_api/queue/join",
+        {"data": [True, "x"], "fn_index": 0, "session_hash": "trust-missing"},
+    )
     assert status == 200, body
-    with urllib.request.urlopen(f"{compare_shaped_app}gradio_api/queue/data?session_hash=trust-missing",
-                                timeout=60) as stream:
+    with urllib.request.urlopen(
+        f"{compare_shaped_app}gradio_api/queue/data?session_hash=trust-missing", timeout=60
+    ) as stream:
         events = stream.read().decode()
     assert "box 1 is missing" in events and "takes 6 values (Compare, box 0, box 1" in events, events[-800:]
 
@@ -94,6 +102,7 @@ def test_contrast_names_the_alternative_as_the_other_pieces(server):  # noqa: F8
 
 
 # ----- every argument named, its range before any budget ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("step", [1e308, 1e18, -3, 2.5])
 def test_a_patch_step_out_of_range_is_named_before_the_work_budget(server, step):  # noqa: F811

@@ -44,7 +44,9 @@ def test_target_probs_are_the_softmax_of_each_step(translator):
         logits = translator.model(src, torch.tensor([[translator.config.bos_id] + ids[:-1]]))
     expected = torch.softmax(logits[0], -1)[torch.arange(len(ids)), torch.tensor(ids)].numpy()
     np.testing.assert_allclose(result.target_probs, expected, rtol=1e-4)
-    assert result.target_probs.dtype == np.float32 and result.to_dict()["target_probs"][0] == round(float(expected[0]), 5)
+    assert result.target_probs.dtype == np.float32 and result.to_dict()["target_probs"][0] == round(
+        float(expected[0]), 5
+    )
     # greedy picks the most likely token at every step, so no step is below 1 / vocabulary
     assert (result.target_probs >= 1 / translator.config.vocab_size).all()
 
@@ -60,15 +62,18 @@ def test_words_merge_pieces_keep_specials_and_join_an_emoji(translator):
     assert sorted(i for _, span in words for i in span) == list(range(len(ids)))
 
 
-@pytest.mark.parametrize("args, message", [
-    (("beam search", 4, float("nan"), 20), "length_penalty must be a finite number"),
-    (("beam search", 4, math.inf, 20), "length_penalty must be a finite number"),
-    (("beam search", 0, 1.0, 20), "num_beams must be between 1 and 8"),
-    (("beam search", "many", 1.0, 20), "num_beams must be a finite number"),
-    (("beam search", 4, 1.0, 10_000), "max_length must be between 1 and 64"),
-    (("beam search", True, 1.0, 20), "num_beams must be a finite number"),
-    (("sideways", 4, 1.0, 20), "decoding must be one of beam search, greedy"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("beam search", 4, float("nan"), 20), "length_penalty must be a finite number"),
+        (("beam search", 4, math.inf, 20), "length_penalty must be a finite number"),
+        (("beam search", 0, 1.0, 20), "num_beams must be between 1 and 8"),
+        (("beam search", "many", 1.0, 20), "num_beams must be a finite number"),
+        (("beam search", 4, 1.0, 10_000), "max_length must be between 1 and 64"),
+        (("beam search", True, 1.0, 20), "num_beams must be a finite number"),
+        (("sideways", 4, 1.0, 20), "decoding must be one of beam search, greedy"),
+    ],
+)
 def test_bad_options_are_refused_by_name(args, message):
     with pytest.raises(ValueError, match=message):
         decoding_options(*args, max_len=64)
@@ -77,7 +82,10 @@ def test_bad_options_are_refused_by_name(args, message):
 def test_greedy_means_one_beam():
     assert decoding_options("greedy", 5, 1.0, 20, max_len=64).num_beams == 1
     assert decoding_options("beam search", 5, 1.0, 20, max_len=64).to_dict() == {
-        "num_beams": 5, "length_penalty": 1.0, "max_new_tokens": 20}
+        "num_beams": 5,
+        "length_penalty": 1.0,
+        "max_new_tokens": 20,
+    }
 
 
 def test_texts_are_capped_before_any_work():

@@ -17,8 +17,10 @@ from ui import head_lab_data as hd
 pytestmark = [pytest.mark.server]
 OPTIONS = DecodingOptions(num_beams=2, length_penalty=1.0, max_new_tokens=12)
 SENTENCE = "Ein Mann fährt Fahrrad."
-needs_page = pytest.mark.skipif(not (CHECKPOINT / "model.safetensors").is_file() or not __import__("os").path.exists(CHROMIUM),
-                                reason="the shipped checkpoint or Debian's chromium is missing")
+needs_page = pytest.mark.skipif(
+    not (CHECKPOINT / "model.safetensors").is_file() or not __import__("os").path.exists(CHROMIUM),
+    reason="the shipped checkpoint or Debian's chromium is missing",
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +33,21 @@ def translator(tiny_checkpoint):
 def test_head_specs_count_from_one_and_refuse_by_name(translator):
     c = translator.config
     mask = head_mask_from(["cross:2:1", "encoder:*:3"], c)
-    expected = HeadMask.all_on(c).switched_off("cross", 1, 0).switched_off("encoder", 0, 2).switched_off("encoder", 1, 2)
+    expected = (
+        HeadMask.all_on(c).switched_off("cross", 1, 0).switched_off("encoder", 0, 2).switched_off("encoder", 1, 2)
+    )
     assert mask.to_dict() == expected.to_dict()
     assert head_mask_from('["cross:2:1"]', c).to_dict() == head_mask_from("cross:2:1", c).to_dict()
     assert head_mask_from(json.dumps(expected.to_dict()), c).to_dict() == expected.to_dict()
     assert head_mask_from("[]", c).to_dict() == HeadMask.all_on(c).to_dict()
-    for bad, message in [("cross:0:1", "cross layer must be 1 to 2"), ("cross:1:5", "head must be 1 to 4"),
-                         ("self:1:1", "kind one of encoder"), ("{", "not valid JSON"), ({"cross": []}, "exactly the keys"),
-                         (3, "heads must be a list")]:
+    for bad, message in [
+        ("cross:0:1", "cross layer must be 1 to 2"),
+        ("cross:1:5", "head must be 1 to 4"),
+        ("self:1:1", "kind one of encoder"),
+        ("{", "not valid JSON"),
+        ({"cross": []}, "exactly the keys"),
+        (3, "heads must be a list"),
+    ]:
         with pytest.raises(ValueError, match=message):
             head_mask_from(bad, c)
 
@@ -52,8 +61,9 @@ def test_ablation_payload_equals_lens_ablate_and_all_on_changes_nothing(translat
     assert payload["switched_off"] == [list(h) for h in reference.switched_off]
     sentence = payload["explanation"]["sentences"][0]
     L, H, T, S = reference.explanation.cross.shape
-    np.testing.assert_allclose(viz.dequantize(sentence["maps"]["cross"], (L, H, T, S)), reference.explanation.cross,
-                               atol=1 / 500)
+    np.testing.assert_allclose(
+        viz.dequantize(sentence["maps"]["cross"], (L, H, T, S)), reference.explanation.cross, atol=1 / 500
+    )
     same = hd.ablation_payload(translator, SENTENCE + " Zwei Hunde.", HeadMask.all_on(translator.config), OPTIONS)
     assert same["original"] == same["ablated"] and not same["changed"] and not any(same["diff"]["ablated_changed"])
     assert same["left_out"] == 1 and same["sentence"] == SENTENCE
@@ -83,8 +93,10 @@ def test_attribution_follows_the_heads_switched_off_in_the_grid(translator):
     payload = hd.attribution_payload(translator, SENTENCE, "integrated_gradients", 8, OPTIONS, mask)
     src_ids, _ = translator.encode_source(SENTENCE)
     off_ids = hd.output_ids(translator, src_ids, OPTIONS, mask)
-    assert payload["translation"] == translator.decode(off_ids) and len(payload["heads_off"]) == \
-        translator.config.n_decoder_layers * translator.config.n_heads
+    assert (
+        payload["translation"] == translator.decode(off_ids)
+        and len(payload["heads_off"]) == translator.config.n_decoder_layers * translator.config.n_heads
+    )
     expected = attribute_ids(translator.model, src_ids, off_ids, "integrated_gradients", 8, mask)
     T, S = expected.scores.shape
     shares = viz.dequantize(payload["attribution"], (1, 1, T, S))[0, 0]
@@ -105,20 +117,30 @@ def test_importance_payload_reads_the_json_and_a_missing_file_is_none(translator
     imp = payload["importance"]
     assert imp["metrics"]["cross"]["loss"] == record["kinds"]["cross"]["importance"]
     base = record["baseline"]["val_bleu"]
-    assert imp["metrics"]["decoder"]["bleu"][1][2] == pytest.approx(base - record["kinds"]["decoder"]["switched_off"]["val_bleu"][1][2], abs=0.01)
+    assert imp["metrics"]["decoder"]["bleu"][1][2] == pytest.approx(
+        base - record["kinds"]["decoder"]["switched_off"]["val_bleu"][1][2], abs=0.01
+    )
     assert imp["metrics"]["cross"]["agreement"] == record["kinds"]["cross"]["agreement"]
     values = [row[3] for row in imp["ranked"]]
     assert values == sorted(values, reverse=True) and len(values) == 3 * 2 * c.n_heads
     assert hd.load_importance(str(tmp_path / "nowhere")) is None
-    assert hd.importance_payload(None, c) == {"layers": {"encoder": 2, "decoder": 2, "cross": 2}, "heads": 4, "importance": None}
+    assert hd.importance_payload(None, c) == {
+        "layers": {"encoder": 2, "decoder": 2, "cross": 2},
+        "heads": 4,
+        "importance": None,
+    }
 
 
 # ----- the page and the API, against the shipped checkpoint ---------------------------------------
 
+
 def lab_answer(page, selector, before):
-    page.wait_for_function("([sel, before]) => { const r = document.querySelector(sel);"
-                           " return r && r.dataset.shown && r.dataset.shown !== before && !r.classList.contains('hl-busy'); }",
-                           arg=[selector, before], timeout=120_000)
+    page.wait_for_function(
+        "([sel, before]) => { const r = document.querySelector(sel);"
+        " return r && r.dataset.shown && r.dataset.shown !== before && !r.classList.contains('hl-busy'); }",
+        arg=[selector, before],
+        timeout=120_000,
+    )
 
 
 @needs_page

@@ -23,7 +23,6 @@ VAL = ["Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", "Eine Fr
 UNLIKE = ["Die Zentralbank senkt den Leitzins.", "Das Kernkraftwerk wurde stillgelegt."]
 
 
-
 @pytest.fixture(scope="module")
 def server(shipped_app):
     """The app on the shipped checkpoint: one for the whole session (tests/conftest.py)."""
@@ -55,9 +54,12 @@ def desk(browser, server):
 
 def wait_for_answer(page, before: str):
     """Until a new answer from the server is drawn."""
-    page.wait_for_function("(before) => { const r = document.querySelector('#result .al-result');"
-                           " return r.dataset.shown && r.dataset.shown !== before && !r.classList.contains('al-busy'); }",
-                           arg=before, timeout=30_000)
+    page.wait_for_function(
+        "(before) => { const r = document.querySelector('#result .al-result');"
+        " return r.dataset.shown && r.dataset.shown !== before && !r.classList.contains('al-busy'); }",
+        arg=before,
+        timeout=30_000,
+    )
 
 
 def search(page, method: str):
@@ -117,6 +119,7 @@ def test_switching_keeps_the_layer_and_asks_the_server_nothing(desk):
     requests = []
     page.locator(".al-view .al-choice[data-value='matrix']").click()
     page.locator(".al-level .al-choice[data-value='words']").click()
+
     def count(request):  # every request the page makes from here on
         requests.append(request.url)
 
@@ -148,7 +151,9 @@ def test_downloads_are_exactly_what_is_on_screen(desk):
     assert png.value.suggested_filename == "attention-lens_sentence1_decoder_layer2_head3_words.png"
     header = Path(png.value.path()).read_bytes()[:24]
     width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
-    canvas = page.evaluate("() => [document.querySelector('.al-canvas').width, document.querySelector('.al-canvas').height]")
+    canvas = page.evaluate(
+        "() => [document.querySelector('.al-canvas').width, document.querySelector('.al-canvas').height]"
+    )
     assert [width, height] == canvas
     with page.expect_download() as svg:
         page.locator(".al-download[data-format='svg']").click()
@@ -160,7 +165,9 @@ def test_downloads_are_exactly_what_is_on_screen(desk):
     assert exported["shown"]["kind"] == "decoder" and exported["shown"]["layer"] == 2 and exported["shown"]["head"] == 3
     assert exported["decoding"]["num_beams"] == 4 and exported["source"] == VAL[0]
     T = len(exported["tokens"]["target"])
-    assert len(exported["maps"]["decoder"][1][2]) == T and len(exported["maps"]["cross"][0][0][0]) == len(exported["tokens"]["source"])
+    assert len(exported["maps"]["decoder"][1][2]) == T and len(exported["maps"]["cross"][0][0][0]) == len(
+        exported["tokens"]["source"]
+    )
     assert len(exported["shown"]["weights"]) == len(exported["shown"]["rows"])
 
 
@@ -243,7 +250,9 @@ def test_a_phone_reaches_every_view_and_control(browser, server):
         page.locator(f".al-view .al-choice[data-value='{name}']").click()
         assert page.locator(".al-canvas").is_visible()
     page.locator(".al-view .al-choice[data-value='matrix']").click()
-    assert page.evaluate("() => document.querySelector('.al-viewer') && document.querySelector('.al-overview').width") > 0
+    assert (
+        page.evaluate("() => document.querySelector('.al-viewer') && document.querySelector('.al-overview').width") > 0
+    )
     cell = page.evaluate("() => { const c = document.querySelector('.al-canvas'); return c.style.width; }")
     assert int(cell[:-2]) <= 390 or page.locator(".al-stage").evaluate("e => e.scrollWidth > e.clientWidth")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 392  # nothing wider than the phone
@@ -253,8 +262,9 @@ def test_a_phone_reaches_every_view_and_control(browser, server):
 def test_dark_mode_draws_dark_maps(browser, server):
     page = open_page(browser, server, dark=True)
     translate(page, VAL[0])
-    corner = page.evaluate("() => Array.from(document.querySelector('.al-canvas').getContext('2d')"
-                           ".getImageData(2, 2, 1, 1).data)")
+    corner = page.evaluate(
+        "() => Array.from(document.querySelector('.al-canvas').getContext('2d').getImageData(2, 2, 1, 1).data)"
+    )
     assert sum(corner[:3]) < 3 * 80, corner  # the map's background is dark, not a white card
     page.close()
 
@@ -285,16 +295,19 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
     expect(desk.locator("#second-column")).to_be_hidden()
     desk.locator("#result .al-see-other").click()  # the route line's button ticks the comparison
     second = desk.locator("#second-result .al-result")
-    desk.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
-                           " return r && r.dataset.shown; }", timeout=30_000)
+    desk.wait_for_function(
+        "() => { const r = document.querySelector('#second-result .al-result'); return r && r.dataset.shown; }",
+        timeout=30_000,
+    )
     assert second.locator(".al-english").inner_text().strip() != ""
     assert "al-busy" not in second.get_attribute("class")
     first_box, second_box = desk.locator("#result").bounding_box(), desk.locator("#second-result").bounding_box()
     assert second_box["x"] > first_box["x"] + first_box["width"] - 5  # side by side at 1366 px
     shown = second.get_attribute("data-shown")
     translate(desk, "Zwei Hunde spielen im Gras.")  # a new sentence reaches both
-    desk.wait_for_function("(s) => document.querySelector('#second-result .al-result').dataset.shown !== s", arg=shown,
-                           timeout=30_000)
+    desk.wait_for_function(
+        "(s) => document.querySelector('#second-result .al-result').dataset.shown !== s", arg=shown, timeout=30_000
+    )
     assert "dog" in second.locator(".al-english").inner_text().lower()
     desk.locator("#result .al-see-other").click()
     expect(desk.locator("#compare input")).not_to_be_checked()
@@ -343,8 +356,10 @@ def test_each_sentence_is_translated_by_the_model_that_knows_it_and_the_page_say
     page.close()
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.goto(link)  # the link keeps the choice: the sentence is translated by the model it names
-    page.wait_for_function("() => [...document.querySelectorAll('#result .al-route')].some((n) => "
-                           "n.textContent.includes('as you chose'))", timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#result .al-route')].some((n) => n.textContent.includes('as you chose'))",
+        timeout=60_000,
+    )
     page.close()
 
 
@@ -356,8 +371,10 @@ def test_the_first_visit_shows_an_example_translated_and_drawn_without_a_click(b
     page = open_page(browser, server)
     expect(page.locator("#source textarea")).to_have_value(EXAMPLES[0])
     expect(page.locator("#result .al-english")).to_contain_text("headphones")
-    page.wait_for_function("() => document.querySelector('#result .al-canvas') && "
-                           "document.querySelector('#result .al-canvas').getBoundingClientRect().height > 100")
+    page.wait_for_function(
+        "() => document.querySelector('#result .al-canvas') && "
+        "document.querySelector('#result .al-canvas').getBoundingClientRect().height > 100"
+    )
     expect(page.locator("#result .al-download").first).to_be_enabled()
     assert page.locator("#result .al-result").get_attribute("class") == "al-result"  # neither empty nor stale
     page.close()
@@ -370,8 +387,10 @@ def test_an_empty_box_clears_the_old_result_picker_and_overview(desk):
     assert "Type a German sentence" in desk.locator("#result .al-status").inner_text()
     assert not desk.locator("#result .al-sentence").is_visible()
     assert desk.locator("#result .al-notices").inner_text().strip() == ""
-    blank = desk.evaluate("() => { const c = document.querySelector('#result .al-overview');"
-                          " return !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v); }")
+    blank = desk.evaluate(
+        "() => { const c = document.querySelector('#result .al-overview');"
+        " return !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v); }"
+    )
     assert blank  # no thumbnails of the old answer
     assert desk.locator("#result .al-download").first.is_disabled()
 
@@ -387,7 +406,9 @@ def test_a_row_opens_up_into_query_key_softmax_and_values(desk):
     for words in ("The query", "dot product", "divided by \u221a64", "Softmax across the row", "Mixing the values"):
         assert words in text, words
     weights = [float(v) for v in desk.locator("#result .al-qkv-after .al-qkv-value").all_inner_texts()]
-    assert abs(sum(weights) - 1) < 0.02 and len(weights) == len(desk.locator("#result .al-qkv-before .al-qkv-bar").all())
+    assert abs(sum(weights) - 1) < 0.02 and len(weights) == len(
+        desk.locator("#result .al-qkv-before .al-qkv-bar").all()
+    )
 
 
 def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
@@ -399,7 +420,9 @@ def test_the_ladder_shows_every_stage_for_every_english_piece(desk):
     columns = desk.locator("#result .al-ladder-table tr").first.locator("th").count() - 1
     last = desk.locator("#result .al-ladder-table tr").last.locator("td")
     assert columns == last.count() and columns >= 5
-    assert last.all_inner_texts().count("\u2605") >= columns - 1  # the last stage's favourite is, mostly, what was written
+    assert (
+        last.all_inner_texts().count("\u2605") >= columns - 1
+    )  # the last stage's favourite is, mostly, what was written
     assert desk.locator("#result .al-ladder-decided").count() == columns  # one decision per piece
     translate(desk, "")
     assert desk.locator("#result .al-ladder-table").count() == 0 and not desk.locator("#result .al-inside").is_visible()
@@ -439,8 +462,10 @@ def test_the_hovered_cell_is_read_out_next_to_the_pointer(desk):
     translate(page, VAL[0])
     canvas = page.locator("#result .al-canvas")
     box = canvas.bounding_box()
-    layout = page.evaluate("() => { const r = [...document.querySelectorAll('#result div')].find((n) => n.__lens);"
-                           " const l = r.__lens.viewer.layout; return [l.left, l.top, l.cell]; }")
+    layout = page.evaluate(
+        "() => { const r = [...document.querySelectorAll('#result div')].find((n) => n.__lens);"
+        " const l = r.__lens.viewer.layout; return [l.left, l.top, l.cell]; }"
+    )
     x, y = box["x"] + layout[0] + layout[2] * 1.5, box["y"] + layout[1] + layout[2] * 1.5  # the cell (1, 1)
     page.mouse.move(x, y)
     tip = page.locator("#result .al-tip")
@@ -456,10 +481,12 @@ def test_a_two_thousand_character_word_wraps_and_nothing_runs_off_the_screen(bro
     page = open_page(browser, server, width, height)
     try:
         translate(page, "Ein " + "Donaudampfschifffahrt" * 95 + " fährt.")  # one word of 1,995 characters
-        overflow = page.evaluate("() => { const wide = [...document.querySelectorAll('body *')].filter(e => {"
-                                 " const r = e.getBoundingClientRect(); return r.width > 0 && r.right > innerWidth + 1; });"
-                                 " return {scroll: document.scrollingElement.scrollWidth - innerWidth,"
-                                 " wide: wide.slice(0, 5).map(e => e.className || e.tagName)}; }")
+        overflow = page.evaluate(
+            "() => { const wide = [...document.querySelectorAll('body *')].filter(e => {"
+            " const r = e.getBoundingClientRect(); return r.width > 0 && r.right > innerWidth + 1; });"
+            " return {scroll: document.scrollingElement.scrollWidth - innerWidth,"
+            " wide: wide.slice(0, 5).map(e => e.className || e.tagName)}; }"
+        )
         assert overflow["scroll"] <= 0 and overflow["wide"] == [], overflow
     finally:
         page.close()

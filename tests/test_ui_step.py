@@ -33,6 +33,7 @@ def expected(reference):
 
 # ----- the API ---------------------------------------------------------------------------------
 
+
 def test_trace_endpoint_is_the_lens_trace(client, reference):
     from lens.trace import trace
 
@@ -53,7 +54,9 @@ def test_prefix_on_translate_and_explain_and_old_calls_still_work(client, refere
     own = client.predict(SENTENCE, "greedy", 1, 1.0, 40, "A man", api_name="/translate")
     assert own == reference.translate(SENTENCE, num_beams=1, max_new_tokens=40)  # its own start: the same
     forced = client.predict(SENTENCE, "beam search", 4, 1.0, 40, "A person", api_name="/translate")
-    assert forced.startswith("A person") and forced == reference.translate(SENTENCE, max_new_tokens=40, prefix="A person")
+    assert forced.startswith("A person") and forced == reference.translate(
+        SENTENCE, max_new_tokens=40, prefix="A person"
+    )
     explained = client.predict(SENTENCE, "beam search", 4, 1.0, 40, "A person", api_name="/explain")["sentences"][0]
     expected = reference.explain(SENTENCE, max_new_tokens=40, prefix="A person")
     assert explained["translation"] == forced and explained["target_tokens"] == expected.target_tokens
@@ -64,12 +67,15 @@ def test_prefix_on_translate_and_explain_and_old_calls_still_work(client, refere
     assert client.predict(SENTENCE, "greedy", 1, 1.0, 40, api_name="/translate") == own  # no prefix argument
 
 
-@pytest.mark.parametrize("endpoint, args, message", [
-    ("/trace", ("greedy", 1, 1.0, 40, 0, ""), "top_k must be a whole number"),
-    ("/trace", ("greedy", 1, 1.0, 40, 2.5, ""), "top_k must be a whole number"),
-    ("/translate", ("greedy", 1, 1.0, 40, "a" * 301), "prefix has 301 characters"),
-    ("/explain", ("greedy", 1, 1.0, 3, "a big brown dog runs"), "longer than the 3 new tokens"),
-])
+@pytest.mark.parametrize(
+    "endpoint, args, message",
+    [
+        ("/trace", ("greedy", 1, 1.0, 40, 0, ""), "top_k must be a whole number"),
+        ("/trace", ("greedy", 1, 1.0, 40, 2.5, ""), "top_k must be a whole number"),
+        ("/translate", ("greedy", 1, 1.0, 40, "a" * 301), "prefix has 301 characters"),
+        ("/explain", ("greedy", 1, 1.0, 3, "a big brown dog runs"), "longer than the 3 new tokens"),
+    ],
+)
 def test_bad_trace_and_prefix_arguments_are_refused_by_name(client, endpoint, args, message):
     from gradio_client.exceptions import AppError
 
@@ -81,6 +87,7 @@ def test_bad_trace_and_prefix_arguments_are_refused_by_name(client, endpoint, ar
 
 # ----- the page --------------------------------------------------------------------------------
 
+
 def open_view(browser, server, sentence=SENTENCE, beams=4, width=1366, height=768):  # noqa: F811
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(server + "?open=all")  # every view's section open, as the picture opens one
@@ -89,8 +96,11 @@ def open_view(browser, server, sentence=SENTENCE, beams=4, width=1366, height=76
     if beams != 4:
         page.locator("#step-beams input[type='number']").fill(str(beams))
     page.locator("#step-go").click()
-    page.wait_for_function("() => { const v = document.querySelector('.st-view');"
-                           " return v.dataset.shown && !v.classList.contains('st-busy'); }", timeout=60_000)
+    page.wait_for_function(
+        "() => { const v = document.querySelector('.st-view');"
+        " return v.dataset.shown && !v.classList.contains('st-busy'); }",
+        timeout=60_000,
+    )
     return page
 
 

@@ -27,17 +27,40 @@ def run_folder(tmp_path_factory):
         pytest.skip(f"Multi30k not found in {DATA_DIR}: set MULTI30K_DIR")
     tmp = tmp_path_factory.mktemp("run")
     out = tmp / "de-en"
-    assert train.main(tiny_run(out, tmp / "work", 6, 3, "0,3,6", "--max-eval-sentences", "8", "--vocab-size", "400",
-                               "--num-beams", "1", "--lr", "0.01", "--warmup", "2")) == 0
+    assert (
+        train.main(
+            tiny_run(
+                out,
+                tmp / "work",
+                6,
+                3,
+                "0,3,6",
+                "--max-eval-sentences",
+                "8",
+                "--vocab-size",
+                "400",
+                "--num-beams",
+                "1",
+                "--lr",
+                "0.01",
+                "--warmup",
+                "2",
+            )
+        )
+        == 0
+    )
     return out
-
 
 
 @pytest.fixture(scope="module")
 def server(run_folder, tmp_path_factory):
     # SNAPSHOTS_DIR names the snapshots folder itself; the model served is the run's final checkpoint.
-    with running_app(tmp_path_factory.mktemp("app") / "app.log", MODEL_ID=str(run_folder),
-                     SNAPSHOTS_DIR=str(run_folder / "snapshots"), COPYLAB_TIME_S="4") as url:
+    with running_app(
+        tmp_path_factory.mktemp("app") / "app.log",
+        MODEL_ID=str(run_folder),
+        SNAPSHOTS_DIR=str(run_folder / "snapshots"),
+        COPYLAB_TIME_S="4",
+    ) as url:
         yield url
 
 
@@ -49,9 +72,11 @@ def browser():
 
 def shown(page) -> dict:
     """What the time-travel view shows now: step, translation and the drawn map's weights."""
-    return page.evaluate("() => { const h = document.querySelector('.al-history').__history;"
-                         " return {step: h.data.snapshots[h.current].step, english: h.english.textContent,"
-                         " map: Array.from(h.viewer.map.values), done: !!h.data.done, ms: h.lastPickMs}; }")
+    return page.evaluate(
+        "() => { const h = document.querySelector('.al-history').__history;"
+        " return {step: h.data.snapshots[h.current].step, english: h.english.textContent,"
+        " map: Array.from(h.viewer.map.values), done: !!h.data.done, ms: h.lastPickMs}; }"
+    )
 
 
 @needs_corpus
@@ -66,12 +91,14 @@ def test_a_checkpoint_without_snapshots_says_so(tmp_path, run_folder):
 
 def test_lab_settings_are_checked_with_clear_errors(monkeypatch):
     assert lab_settings(2, 4, 64.0, 3e-3, 300.0).d_model == 64  # sliders send floats
-    for args, message in [((3, 4, 64, 3e-3, 300), "n_layers must be between 1 and 2"),
-                          ((2, 4, 64, 3e-3, 10_000), "steps must be between 10 and 600"),
-                          ((2, 4, 64, 1.0, 300), "lr must be between"),
-                          ((2, 3, 64, 3e-3, 300), "divisible by n_heads"),
-                          ((2, 4, 64.5, 3e-3, 300), "d_model must be a whole number"),
-                          ((2, 4, 64, "fast", 300), "learning rate must be a number")]:
+    for args, message in [
+        ((3, 4, 64, 3e-3, 300), "n_layers must be between 1 and 2"),
+        ((2, 4, 64, 3e-3, 10_000), "steps must be between 10 and 600"),
+        ((2, 4, 64, 1.0, 300), "lr must be between"),
+        ((2, 3, 64, 3e-3, 300), "divisible by n_heads"),
+        ((2, 4, 64.5, 3e-3, 300), "d_model must be a whole number"),
+        ((2, 4, 64, "fast", 300), "learning rate must be a number"),
+    ]:
         with pytest.raises(ValueError, match=message):
             lab_settings(*args)
     monkeypatch.setenv("COPYLAB_TIME_S", "60")
@@ -94,8 +121,10 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
     assert page.locator(".al-h-label").text_content().startswith("step 6 (3 of 3)")  # the catalog, before any run
     page.locator("#history-source textarea").fill("Ein Mann fährt Fahrrad.")
     page.locator("#history-go").click()
-    page.wait_for_function("() => { const h = document.querySelector('.al-history').__history;"
-                           " return h.data && h.data.done; }", timeout=120_000)
+    page.wait_for_function(
+        "() => { const h = document.querySelector('.al-history').__history; return h.data && h.data.done; }",
+        timeout=120_000,
+    )
     page.wait_for_function(READY)
     last = shown(page)
     assert last["step"] == 6 and last["english"]
@@ -109,16 +138,23 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
     page.locator(".al-h-chart").first.locator(".al-h-hit").nth(1).click()  # a click on the BLEU curve picks step 3
     assert shown(page)["step"] == 3 and page.locator(".al-h-slider").input_value() == "1"
     assert requests == []
-    sharpness = page.evaluate("() => document.querySelector('.al-history').__history.data.snapshots.map(s => s.sharpness)")
+    sharpness = page.evaluate(
+        "() => document.querySelector('.al-history').__history.data.snapshots.map(s => s.sharpness)"
+    )
     assert len(sharpness) == 3 and all(len(s) == 1 and 0 <= s[0] for s in sharpness)
-    data = page.evaluate("() => { const d = document.querySelector('.al-history').__history.data;"
-                         " return {unfamiliar: d.unfamiliar, reasons: d.reasons}; }")
+    data = page.evaluate(
+        "() => { const d = document.querySelector('.al-history').__history.data;"
+        " return {unfamiliar: d.unfamiliar, reasons: d.reasons}; }"
+    )
     notice = page.locator(".al-history .al-h-notice")
     assert notice.is_visible() == bool(data["unfamiliar"] and data["reasons"])  # the trained model's verdict, shown
     page.locator("#history-source textarea").fill("Ich möchte ein Bier.")  # words the run never saw
     page.locator("#history-go").click()
-    page.wait_for_function("() => { const h = document.querySelector('.al-history').__history;"
-                           " return h.data && h.data.done && h.data.text === 'Ich möchte ein Bier.'; }", timeout=120_000)
+    page.wait_for_function(
+        "() => { const h = document.querySelector('.al-history').__history;"
+        " return h.data && h.data.done && h.data.text === 'Ich möchte ein Bier.'; }",
+        timeout=120_000,
+    )
     assert notice.is_visible() and "unlike what this model learned from" in notice.inner_text()
     page.close()
 
@@ -131,13 +167,17 @@ def test_the_copy_lab_streams_progress_and_its_loss_falls(browser, server):
     page.locator("#copylab-train").click()
     page.wait_for_function("() => document.querySelector('.al-copylab').dataset.done === 'true'", timeout=120_000)
     seconds = time.time() - start
-    lab = page.evaluate("() => { const l = document.querySelector('.al-copylab').__copylab;"
-                        " return {updates: l.updates, losses: l.data.losses, step: l.data.step, elapsed: l.data.elapsed,"
-                        " rows: document.querySelectorAll('.al-c-examples tr').length}; }")
+    lab = page.evaluate(
+        "() => { const l = document.querySelector('.al-copylab').__copylab;"
+        " return {updates: l.updates, losses: l.data.losses, step: l.data.step, elapsed: l.data.elapsed,"
+        " rows: document.querySelectorAll('.al-c-examples tr').length}; }"
+    )
     assert lab["updates"] >= 2, lab  # streamed, not one answer at the end
     assert lab["elapsed"] <= 4 + 5, lab  # the time limit (COPYLAB_TIME_S=4) holds, a step or report late at most
     losses = [loss for _, loss in lab["losses"]]
     assert losses[-1] < losses[0], losses[:3] + losses[-3:]
     assert lab["rows"] == 5  # the header and four examples
-    print(f"copy lab: {lab['step']} steps in {lab['elapsed']} s (page {seconds:.1f} s), loss {losses[0]} -> {losses[-1]}")
+    print(
+        f"copy lab: {lab['step']} steps in {lab['elapsed']} s (page {seconds:.1f} s), loss {losses[0]} -> {losses[-1]}"
+    )
     page.close()

@@ -16,8 +16,9 @@ wide_teacher = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(wide_teacher)
 
 
-def test_a_packed_student_unpacks_into_the_same_checkpoint_and_a_changed_part_is_refused(tiny_checkpoint, tmp_path,
-                                                                                         monkeypatch):
+def test_a_packed_student_unpacks_into_the_same_checkpoint_and_a_changed_part_is_refused(
+    tiny_checkpoint, tmp_path, monkeypatch
+):
     monkeypatch.setattr(wide_teacher, "PART", 64 * 1024)
     student = tmp_path / "student"
     shutil.copytree(tiny_checkpoint, student)
@@ -40,8 +41,9 @@ def test_a_packed_student_unpacks_into_the_same_checkpoint_and_a_changed_part_is
     assert json.loads((tmp_path / "unpacked" / "wide-teacher" / "results.json").read_text()) == {"val": {"bleu": 1.5}}
     assert (tmp_path / "unpacked" / "wide-distill" / "ding-train.de-en.txt").read_text() == "A ding line.\n"
     sentence = ["Ein Hund läuft."]
-    assert Translator.from_pretrained(out, device="cpu").translate(sentence) == \
-        Translator.from_pretrained(student, device="cpu").translate(sentence)
+    assert Translator.from_pretrained(out, device="cpu").translate(sentence) == Translator.from_pretrained(
+        student, device="cpu"
+    ).translate(sentence)
 
     damaged = bytearray(parts[1].read_bytes())
     damaged[100] ^= 0xFF
@@ -55,8 +57,19 @@ def test_more_corpora_reach_the_teacher_and_the_student_but_not_the_translations
     commands = []
     monkeypatch.setattr(wide_teacher, "run", lambda cmd, log: commands.append(cmd))
     monkeypatch.setattr(wide_teacher, "pack", lambda *args: commands.append(["pack"]))
-    assert wide_teacher.main(["--out", str(tmp_path / "packed"), "--work", str(tmp_path / "work"),
-                              "--more-corpora", "backtranslated:2,games:2"]) == 0
+    assert (
+        wide_teacher.main(
+            [
+                "--out",
+                str(tmp_path / "packed"),
+                "--work",
+                str(tmp_path / "work"),
+                "--more-corpora",
+                "backtranslated:2,games:2",
+            ]
+        )
+        == 0
+    )
     trains = [c for c in commands if c[0] == "train.py"]
     distills = [c for c in commands if c[0] == "recipes/everyday/distill.py"]
     assert len(trains) == 2 and len(distills) == 2 and commands[-1] == ["pack"]

@@ -85,15 +85,20 @@ def check_vocabulary(
     for token, expected_id in special_ids.items():
         actual = tokenizer.token_to_id(token)
         if actual != expected_id:
-            raise ValueError(f"{source}: special token {token} has id {actual} where the model's config says {expected_id}")
+            raise ValueError(
+                f"{source}: special token {token} has id {actual} where the model's config says {expected_id}"
+            )
 
 
 def fingerprint(tokenizer: Tokenizer) -> str:
     """A short hash of what the tokenizer maps: its vocabulary (token -> id) and its BPE merges.
     Two tokenizers with the same size and special ids but other tokens differ here."""
     model = json.loads(tokenizer.to_str()).get("model", {})
-    canonical = json.dumps({"vocab": sorted(tokenizer.get_vocab().items(), key=lambda item: item[1]),
-                            "merges": model.get("merges", [])}, ensure_ascii=False, separators=(",", ":"))
+    canonical = json.dumps(
+        {"vocab": sorted(tokenizer.get_vocab().items(), key=lambda item: item[1]), "merges": model.get("merges", [])},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 

@@ -46,13 +46,17 @@ def why(page):
 
 def inside(view: str, ready: str):
     """Open one of the inside views under the translation and wait for its drawing."""
+
     def action(page):
-        page.wait_for_function("() => (document.querySelector('#result .al-english') || {}).textContent"
-                               ".includes('red hat')", timeout=60_000)  # the linked sentence, not the first visit's
+        page.wait_for_function(
+            "() => (document.querySelector('#result .al-english') || {}).textContent.includes('red hat')",
+            timeout=60_000,
+        )  # the linked sentence, not the first visit's
         page.locator(f"#result [data-view='{view}']").dispatch_event("click")  # as the picture's blocks press it
         page.wait_for_selector(f"#result {ready}", timeout=60_000)
         page.locator("#result .al-ladder-panel").scroll_into_view_if_needed()
         page.mouse.wheel(0, 120)
+
     return action
 
 
@@ -65,22 +69,28 @@ def inside_step(page):
 
 def layer(name: str, sublayer: str | None = None, ready: str | None = None):
     """Open a layer block of the picture (and one of its sublayers), as a visitor would."""
+
     def action(page):
-        page.wait_for_function("() => (document.querySelector('#result .al-english') || {}).textContent"
-                               ".includes('red hat')", timeout=60_000)
+        page.wait_for_function(
+            "() => (document.querySelector('#result .al-english') || {}).textContent.includes('red hat')",
+            timeout=60_000,
+        )
         page.click(f".al-spine [aria-label='{name}']")
         if sublayer:
             page.click(f".al-spine [aria-label^='{sublayer}']")
         if ready:
             page.wait_for_selector(ready, timeout=60_000)
         page.locator(".al-spine").scroll_into_view_if_needed()
+
     return action
 
 
 def compare(page):
     page.locator("#result .al-see-other").click()
-    page.wait_for_function("() => { const r = document.querySelector('#second-result .al-result');"
-                           " return r && r.dataset.shown; }", timeout=60_000)
+    page.wait_for_function(
+        "() => { const r = document.querySelector('#second-result .al-result'); return r && r.dataset.shown; }",
+        timeout=60_000,
+    )
 
 
 def legend(page):
@@ -115,10 +125,16 @@ SHOTS = {
     "first-visit-desktop": (DESKTOP, {}, None),
     "first-visit-dark": (DESKTOP, {}, None),
     "picture-layer-desktop": (DESKTOP, {"s": WALK}, layer("Decoder layer 2")),
-    "picture-cross-desktop": (DESKTOP, {"s": WALK}, layer("Decoder layer 2", "Decoder layer 2 cross-attention",
-                                                          "#result .al-who-table")),
-    "picture-ladder-desktop": (DESKTOP, {"s": WALK}, layer("Decoder layer 3", "Decoder layer 3 feed-forward",
-                                                           "#result .al-ladder-table")),
+    "picture-cross-desktop": (
+        DESKTOP,
+        {"s": WALK},
+        layer("Decoder layer 2", "Decoder layer 2 cross-attention", "#result .al-who-table"),
+    ),
+    "picture-ladder-desktop": (
+        DESKTOP,
+        {"s": WALK},
+        layer("Decoder layer 3", "Decoder layer 3 feed-forward", "#result .al-ladder-table"),
+    ),
     "picture-phone": (PHONE, {"s": WALK}, layer("Decoder layer 2")),
     "phone": (PHONE, {}, None),
     "phone-dark": (PHONE, {}, None),
@@ -151,15 +167,20 @@ def in_browser(page):
     page.locator("#options > button").first.click()
     page.locator("#in-browser input").check()
     page.locator("#translate").click()
-    page.wait_for_function("() => (document.querySelector('#result .al-status') || {}).textContent"
-                           ".includes('this browser') && !!document.querySelector('#result .al-route')", timeout=120_000)
+    page.wait_for_function(
+        "() => (document.querySelector('#result .al-status') || {}).textContent"
+        ".includes('this browser') && !!document.querySelector('#result .al-route')",
+        timeout=120_000,
+    )
     page.locator("#options > button").first.click()
 
 
 SHOTS["inbrowser-everyday-desktop"] = (DESKTOP, {"s": "Wo ist der Bahnhof?"}, in_browser)
 # The static site (python -m ui.export_site, both models), served from a local folder: name -> (viewport, text)
-SITE_SHOTS = {"site-everyday-desktop": (DESKTOP, "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."),
-              "site-everyday-phone": (PHONE, "ich möchte ein bier")}
+SITE_SHOTS = {
+    "site-everyday-desktop": (DESKTOP, "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."),
+    "site-everyday-phone": (PHONE, "ich möchte ein bier"),
+}
 
 
 def site_shots(out: Path, names: list[str]) -> None:
@@ -181,8 +202,11 @@ def site_shots(out: Path, names: list[str]) -> None:
             page = browser.new_page(viewport={"width": width, "height": height})
             page.goto(f"http://127.0.0.1:{server.server_port}/")
             page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=120_000)
-            page.evaluate("(t) => { document.querySelector('#site-source').value = t; "
-                          "return window.attentionLens.translate(t, {num_beams: 4}); }", text)
+            page.evaluate(
+                "(t) => { document.querySelector('#site-source').value = t; "
+                "return window.attentionLens.translate(t, {num_beams: 4}); }",
+                text,
+            )
             page.wait_for_timeout(400)
             page.screenshot(path=str(out / f"{name}.png"))
             print("wrote", out / f"{name}.png", flush=True)
@@ -192,12 +216,16 @@ def site_shots(out: Path, names: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", nargs="*", choices=sorted(SHOTS) + sorted(SITE_SHOTS),
-                        default=sorted(SHOTS) + sorted(SITE_SHOTS))
+    parser.add_argument(
+        "--only", nargs="*", choices=sorted(SHOTS) + sorted(SITE_SHOTS), default=sorted(SHOTS) + sorted(SITE_SHOTS)
+    )
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en"))
-    parser.add_argument("--second", default=str(ROOT / "checkpoints" / "de-en-everyday"),
-                        help="the model the page compares with ('none': no comparison)")
+    parser.add_argument(
+        "--second",
+        default=str(ROOT / "checkpoints" / "de-en-everyday"),
+        help="the model the page compares with ('none': no comparison)",
+    )
     args = parser.parse_args()
     site = [name for name in args.only if name in SITE_SHOTS]
     if site:

@@ -61,8 +61,10 @@ def checked(deb: Path, package: Package, any_version: bool = False) -> str:
     """The .deb's sha256, refused when it is not the one the package was written against."""
     digest = sha256_of(deb)
     if package.sha256 and digest != package.sha256 and not any_version:
-        raise PackageError(f"{deb.name} has sha256 {digest}, not {package.sha256} ({package.name} {package.version}); "
-                           "another version extracts other pairs: pass --any-version to use it (its sha256 is recorded)")
+        raise PackageError(
+            f"{deb.name} has sha256 {digest}, not {package.sha256} ({package.name} {package.version}); "
+            "another version extracts other pairs: pass --any-version to use it (its sha256 is recorded)"
+        )
     return digest
 
 
@@ -73,5 +75,4 @@ def unpacked(package: Package, scratch: Path, debs: Path | None = None, any_vers
     root = scratch / package.name
     root.mkdir(parents=True, exist_ok=True)
     _run(["dpkg-deb", "-x", str(deb.resolve()), str(root.resolve())], scratch, f"unpacking {deb.name}")
-    return root, {"package": package.name, "version": package.version, "deb_sha256": digest,
-                  "license": package.license}
+    return root, {"package": package.name, "version": package.version, "deb_sha256": digest, "license": package.license}

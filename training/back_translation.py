@@ -78,7 +78,9 @@ def build(reverse: Path, text: Path, output: Path, num_beams: int = 4, tag: str 
     translator.compile(packages=False)  # the native search where it builds; eager otherwise
     output.mkdir(parents=True, exist_ok=True)
     weights = hashlib.sha256((reverse / "model.safetensors").read_bytes()).hexdigest()
-    german = translate_resumably(translator, lines, output / f"partial-{weights[:12]}-beam{num_beams}.de", num_beams, chunk)
+    german = translate_resumably(
+        translator, lines, output / f"partial-{weights[:12]}-beam{num_beams}.de", num_beams, chunk
+    )
     pairs, dropped = [], {}
     for english, de in zip(lines, german):
         why = kept(english, de)
@@ -86,9 +88,18 @@ def build(reverse: Path, text: Path, output: Path, num_beams: int = 4, tag: str 
             dropped[why] = dropped.get(why, 0) + 1
         else:
             pairs.append((f"{tag} {de}" if tag else de, english))
-    source = {"corpus": NAME, "synthetic": True, "tag": tag, "reverse_checkpoint": str(reverse),
-              "reverse_weights_sha256": weights, "text": str(text), "num_beams": num_beams, "lines": len(lines),
-              "pairs": len(pairs), "dropped": dict(sorted(dropped.items()))}
+    source = {
+        "corpus": NAME,
+        "synthetic": True,
+        "tag": tag,
+        "reverse_checkpoint": str(reverse),
+        "reverse_weights_sha256": weights,
+        "text": str(text),
+        "num_beams": num_beams,
+        "lines": len(lines),
+        "pairs": len(pairs),
+        "dropped": dict(sorted(dropped.items())),
+    }
     text_source = text.parent / "SOURCE.json"
     if text_source.is_file():
         source["text_source"] = json.loads(text_source.read_text(encoding="utf-8"))

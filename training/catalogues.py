@@ -65,8 +65,9 @@ def read_mo(path: Path | str) -> list[Message]:
             break
     else:
         raise CatalogueError(f"{path}: not a .mo file (bad magic number)")
-    entries = [(_bytes(raw, order, originals, i, path), _bytes(raw, order, translations, i, path))
-               for i in range(count)]
+    entries = [
+        (_bytes(raw, order, originals, i, path), _bytes(raw, order, translations, i, path)) for i in range(count)
+    ]
     charset = _charset(entries)
     try:
         return [_message(original.decode(charset), translated.decode(charset)) for original, translated in entries]
@@ -81,7 +82,7 @@ def _bytes(raw: bytes, order: str, table: int, index: int, path) -> bytes:
         raise CatalogueError(f"{path}: entry {index} unreadable ({err})") from None
     if offset + length > len(raw):
         raise CatalogueError(f"{path}: entry {index} runs past the end of the file")
-    return raw[offset:offset + length]
+    return raw[offset : offset + length]
 
 
 def _charset(entries: list[tuple[bytes, bytes]]) -> str:
@@ -112,8 +113,22 @@ _PLACEHOLDER = re.compile(
 _ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&nbsp;": " "}
 _ACCELERATOR = re.compile(r"(?<![\w&])[_&~](?=\w)|(?<=\w)[_~](?=\w)|(?<=\w)&(?=\w)")
 _GAME_CONTEXT = re.compile(r"^[a-z_]+\^")  # Wesnoth's "female^", "race^"
-_QUOTES = str.maketrans({"„": '"', "“": '"', "”": '"', "»": '"', "«": '"', "‚": "'", "‘": "'", "’": "'",
-                         "…": "...", "\u00a0": " ", "\u2011": "-", "\u2010": "-"})
+_QUOTES = str.maketrans(
+    {
+        "„": '"',
+        "“": '"',
+        "”": '"',
+        "»": '"',
+        "«": '"',
+        "‚": "'",
+        "‘": "'",
+        "’": "'",
+        "…": "...",
+        "\u00a0": " ",
+        "\u2011": "-",
+        "\u2010": "-",
+    }
+)
 _PATH = re.compile(r"^[~.]?/\S*$|^\S*/\S*\.\w+$|^\w+://")
 _SYMBOL = re.compile(r"^[\W\d_]*$|^[A-Za-z0-9]+(?:[_:.=]+[A-Za-z0-9]+)+$|^-")
 _HELP_LINE = re.compile(r"^\s*-|\S\s{3,}\S")

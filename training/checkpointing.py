@@ -44,8 +44,9 @@ def restore_rng(state: dict) -> None:
 # ----- the training state ------------------------------------------------------------------------
 
 
-def save_state(path: Path, model: Transformer, optimizer: torch.optim.Optimizer, progress: RunState,
-               run_id: dict, rngs: list[dict]) -> None:
+def save_state(
+    path: Path, model: Transformer, optimizer: torch.optim.Optimizer, progress: RunState, run_id: dict, rngs: list[dict]
+) -> None:
     """Everything a resume needs in one safetensors file, replaced atomically. `rngs[r]` is rank r's."""
     tensors = {f"model.{k}": v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}
     opt = optimizer.state_dict()
@@ -82,8 +83,10 @@ def load_state(path: Path, model: Transformer, optimizer: torch.optim.Optimizer,
     except (SafetensorError, OSError, ValueError) as err:
         raise StateError(f"the training state {path} is damaged ({err}); delete it to start over") from None
     if not isinstance(meta.get("param_groups"), list):
-        raise StateError(f"the training state {path} records no optimizer settings (param_groups); delete it to start over")
-    weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+        raise StateError(
+            f"the training state {path} records no optimizer settings (param_groups); delete it to start over"
+        )
+    weights = {k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")}
     _check_weights(path, model, weights)
     opt_state = _optimizer_state(path, tensors, model, progress.step)
     model.load_state_dict(weights, strict=True)
@@ -104,14 +107,20 @@ def _check_weights(path: Path, model: Transformer, weights: dict[str, torch.Tens
     expected = model.state_dict()
     missing, unexpected = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
     if missing or unexpected:
-        raise StateError(f"the training state {path} does not fit the model: missing {missing}, unexpected {unexpected}")
+        raise StateError(
+            f"the training state {path} does not fit the model: missing {missing}, unexpected {unexpected}"
+        )
     for name, value in weights.items():
         if value.shape != expected[name].shape:
-            raise StateError(f"the training state {path}: {name} has shape {tuple(value.shape)}, "
-                             f"the model needs {tuple(expected[name].shape)}")
+            raise StateError(
+                f"the training state {path}: {name} has shape {tuple(value.shape)}, "
+                f"the model needs {tuple(expected[name].shape)}"
+            )
         if value.is_floating_point() and not torch.isfinite(value).all():
-            raise StateError(f"the training state {path}: weight {name} holds NaN or infinite values; "
-                             "the run diverged before this save: delete the state (or the work dir) to start over")
+            raise StateError(
+                f"the training state {path}: weight {name} holds NaN or infinite values; "
+                "the run diverged before this save: delete the state (or the work dir) to start over"
+            )
 
 
 def _optimizer_state(path: Path, tensors: dict, model: Transformer, step: int) -> dict:
@@ -126,15 +135,20 @@ def _optimizer_state(path: Path, tensors: dict, model: Transformer, step: int) -
         for index in range(n_params):
             have = set(opt_state.get(index, {}))
             if not {"step", "exp_avg", "exp_avg_sq"} <= have:
-                raise StateError(f"the training state {path} lacks optimizer tensors of parameter {index} "
-                                 f"(has {sorted(have) or 'none'}, needs exp_avg, exp_avg_sq, step); delete it to start over")
+                raise StateError(
+                    f"the training state {path} lacks optimizer tensors of parameter {index} "
+                    f"(has {sorted(have) or 'none'}, needs exp_avg, exp_avg_sq, step); delete it to start over"
+                )
     for index, values in opt_state.items():
         if not 0 <= index < n_params:
-            raise StateError(f"the training state {path} has optimizer tensors for parameter {index}, "
-                             f"but the model has {n_params}")
+            raise StateError(
+                f"the training state {path} has optimizer tensors for parameter {index}, but the model has {n_params}"
+            )
         for key, value in values.items():
             if value.is_floating_point() and not torch.isfinite(value).all():
-                raise StateError(f"the training state {path}: optimizer tensor {index}.{key} holds NaN or infinite values")
+                raise StateError(
+                    f"the training state {path}: optimizer tensor {index}.{key} holds NaN or infinite values"
+                )
     return opt_state
 
 

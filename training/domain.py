@@ -31,8 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(str(err)) from None
     path = write_counts(args.checkpoint, build_counts(captions, everyday))
     guess = read_domain(path)
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): {len(guess.ratios):,} features from "
-          f"{len(captions):,} captions and {len(everyday):,} everyday sentences")
+    print(
+        f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): {len(guess.ratios):,} features from "
+        f"{len(captions):,} captions and {len(everyday):,} everyday sentences"
+    )
     return 0
 
 

@@ -162,8 +162,11 @@ def word_pairs(de: str, en: str) -> list[tuple[str, str]]:
     """The headword senses of an aligned part ("Eisenbahnzug {m}; Zug {m} (Bahn)" :: "train"): every German
     alternative that is one word, with every English one of one to three words; none with placeholders.
     Which English word a German one keeps is chosen later, by `likeliest_senses`."""
-    german = [w for w in map(_headword, clean(de).split("; ")) if len(w.split()) == 1 and w[0].isalpha()
-              and not _ALTERNATIVES.search(w)]
+    german = [
+        w
+        for w in map(_headword, clean(de).split("; "))
+        if len(w.split()) == 1 and w[0].isalpha() and not _ALTERNATIVES.search(w)
+    ]
     pairs = []
     for english in map(_headword, clean(en).split("; ")):  # clean first: "to run {ran; run}" is one
         if not 1 <= len(english.split()) <= 3 or _ALTERNATIVES.search(english) or sentence_problem(english) is None:
@@ -174,10 +177,16 @@ def word_pairs(de: str, en: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def common_words(words: list[tuple[str, str]], lines: list[str], min_uses: int = MIN_HEADWORD_USES) -> list[tuple[str, str]]:
+def common_words(
+    words: list[tuple[str, str]], lines: list[str], min_uses: int = MIN_HEADWORD_USES
+) -> list[tuple[str, str]]:
     """The headwords whose German word occurs at least `min_uses` times on the German sides of `lines`."""
-    uses = Counter(w for line in lines if " :: " in line and not line.startswith("#")
-                   for w in re.findall(r"\w+", clean(line.split(" :: ")[0]).lower()))
+    uses = Counter(
+        w
+        for line in lines
+        if " :: " in line and not line.startswith("#")
+        for w in re.findall(r"\w+", clean(line.split(" :: ")[0]).lower())
+    )
     return [(de, en) for de, en in words if uses[de.lower()] >= min_uses]
 
 
@@ -247,8 +256,13 @@ def held_out_rank(german: str) -> str:
     return hashlib.sha256(_key(german).encode()).hexdigest()
 
 
-def split_pairs(pairs: list[tuple[str, str]], exclude: set[str] = frozenset(), dev_size: int = DEV_SIZE,
-                test_size: int = TEST_SIZE, recovered: list[tuple[str, str]] = ()) -> tuple[dict[str, list[tuple[str, str]]], int]:
+def split_pairs(
+    pairs: list[tuple[str, str]],
+    exclude: set[str] = frozenset(),
+    dev_size: int = DEV_SIZE,
+    test_size: int = TEST_SIZE,
+    recovered: list[tuple[str, str]] = (),
+) -> tuple[dict[str, list[tuple[str, str]]], int]:
     """train/dev/test by German sentence (all translations of one sentence land in one split; dev and test
     keep the first translation only), without any pair whose German or English side is in `exclude`
     (normalised: the Multi30k dev and test sentences). The `recovered` pairs (one reading of parts with
@@ -262,11 +276,11 @@ def split_pairs(pairs: list[tuple[str, str]], exclude: set[str] = frozenset(), d
             continue
         by_german.setdefault(_key(de), []).append((de, en))
     order = sorted(by_german, key=held_out_rank)
-    dev_keys, test_keys = order[:dev_size], order[dev_size:dev_size + test_size]
+    dev_keys, test_keys = order[:dev_size], order[dev_size : dev_size + test_size]
     splits = {
         "dev": [by_german[k][0] for k in dev_keys],
         "test": [by_german[k][0] for k in test_keys],
-        "train": [pair for k in order[dev_size + test_size:] for pair in by_german[k]],
+        "train": [pair for k in order[dev_size + test_size :] for pair in by_german[k]],
     }
     held_out_english = {_key(en) for name in ("dev", "test") for _, en in splits[name]}
     held_out_german = set(dev_keys) | set(test_keys)
@@ -285,8 +299,10 @@ def split_pairs(pairs: list[tuple[str, str]], exclude: set[str] = frozenset(), d
 
 def _run(command: list[str], cwd: Path, what: str) -> None:
     if shutil.which(command[0]) is None:
-        raise DingError(f"{command[0]} is not installed: {what} needs Debian's tools; download {PACKAGE} "
-                        f"elsewhere and pass its de-en file (or the .deb) with --dictionary")
+        raise DingError(
+            f"{command[0]} is not installed: {what} needs Debian's tools; download {PACKAGE} "
+            f"elsewhere and pass its de-en file (or the .deb) with --dictionary"
+        )
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -320,8 +336,10 @@ def checked(path: Path, expected: str | None = DICTIONARY_SHA256) -> str:
     """The file's sha256, refused when it is not the expected one (None: any file, recorded)."""
     digest = sha256_of(path)
     if expected and digest != expected:
-        raise DingError(f"{path} has sha256 {digest}, not {expected} ({PACKAGE} {VERSION}): another version "
-                        f"gives other splits; pass --any-version to use it anyway (its checksum is recorded)")
+        raise DingError(
+            f"{path} has sha256 {digest}, not {expected} ({PACKAGE} {VERSION}): another version "
+            f"gives other splits; pass --any-version to use it anyway (its checksum is recorded)"
+        )
     return digest
 
 
@@ -355,8 +373,14 @@ def multi30k_held_out(data_dir: str | None) -> set[str]:
     return held
 
 
-def build(output: Path, dictionary: str | None = None, data_dir: str | None = None, any_version: bool = False,
-          dev_size: int = DEV_SIZE, test_size: int = TEST_SIZE) -> dict:
+def build(
+    output: Path,
+    dictionary: str | None = None,
+    data_dir: str | None = None,
+    any_version: bool = False,
+    dev_size: int = DEV_SIZE,
+    test_size: int = TEST_SIZE,
+) -> dict:
     """Obtain, check, extract, split and write the corpus; returns what SOURCE.json records."""
     with tempfile.TemporaryDirectory() as scratch:
         path = obtain_dictionary(dictionary, Path(scratch))
@@ -372,13 +396,24 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
     splits["phrases"] = [p for p in found.phrases if _key(p[0]) not in held_out and _key(p[1]) not in held_out]
     splits["words"] = likeliest_senses(found.words, splits["train"])  # told by training sentences only
     if not splits["train"] or len(splits["test"]) < test_size:
-        raise DingError(f"{path} holds {len(found.pairs)} example sentences: too few for a dev set of {dev_size}, "
-                        f"a test set of {test_size} and training data")
-    source = {"corpus": "Ding (example sentences)", "package": f"{PACKAGE} {VERSION}", "url": SOURCE_URL,
-              "license": LICENSE, "dictionary_sha256": digest, "pairs_found": len(found.pairs),
-              "pairs_recovered": len(found.recovered), "phrases_found": len(found.phrases), "words_found": headwords,
-              "dropped_parts": dict(sorted(found.dropped.items())), "excluded_overlap": excluded,
-              "splits": {name: len(pairs) for name, pairs in splits.items()}}
+        raise DingError(
+            f"{path} holds {len(found.pairs)} example sentences: too few for a dev set of {dev_size}, "
+            f"a test set of {test_size} and training data"
+        )
+    source = {
+        "corpus": "Ding (example sentences)",
+        "package": f"{PACKAGE} {VERSION}",
+        "url": SOURCE_URL,
+        "license": LICENSE,
+        "dictionary_sha256": digest,
+        "pairs_found": len(found.pairs),
+        "pairs_recovered": len(found.recovered),
+        "phrases_found": len(found.phrases),
+        "words_found": headwords,
+        "dropped_parts": dict(sorted(found.dropped.items())),
+        "excluded_overlap": excluded,
+        "splits": {name: len(pairs) for name, pairs in splits.items()},
+    }
     write_corpus(output, splits, source)
     return source
 
@@ -386,8 +421,12 @@ def build(output: Path, dictionary: str | None = None, data_dir: str | None = No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", default=str(data.DEFAULT_DING_DIR), help="folder to write the splits into")
-    parser.add_argument("--dictionary", help="a de-en dictionary file or a trans-de-en .deb (default: apt-get download)")
-    parser.add_argument("--data-dir", help="Multi30k folder, whose dev and test sentences are kept out (default: $MULTI30K_DIR)")
+    parser.add_argument(
+        "--dictionary", help="a de-en dictionary file or a trans-de-en .deb (default: apt-get download)"
+    )
+    parser.add_argument(
+        "--data-dir", help="Multi30k folder, whose dev and test sentences are kept out (default: $MULTI30K_DIR)"
+    )
     parser.add_argument("--any-version", action="store_true", help="accept a dictionary with another checksum")
     args = parser.parse_args(argv)
     try:

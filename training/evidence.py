@@ -17,11 +17,18 @@ from lens.evidence import build_index, write_index
 from .settings import CORPORA, TrainSettings
 
 
-def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | None = None,
-                     max_train_pairs: int | None = None, phrases: bool = False,
-                     words: bool = False, distilled: str | None = None,
-                     distilled_ding: str | None = None, more: tuple[str, ...] = (),
-                     corpora_dir: str | None = None) -> dict[str, tuple[list[str], list[str]]]:
+def training_corpora(
+    corpus: str,
+    data_dir: str | None = None,
+    ding_dir: str | None = None,
+    max_train_pairs: int | None = None,
+    phrases: bool = False,
+    words: bool = False,
+    distilled: str | None = None,
+    distilled_ding: str | None = None,
+    more: tuple[str, ...] = (),
+    corpora_dir: str | None = None,
+) -> dict[str, tuple[list[str], list[str]]]:
     """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once); with
     `distilled` (`distilled_ding`), the English of Multi30k (of the Ding sentences) is a teacher's
     translations (recipes/everyday/distill.py)."""
@@ -31,7 +38,9 @@ def training_corpora(corpus: str, data_dir: str | None = None, ding_dir: str | N
     corpora = {"multi30k": (multi30k.src[:n], english[:n])}
     if corpus == "multi30k+ding":
         ding = data.load_split(data.find_ding(ding_dir), "train")
-        ding_english = distilled_targets(distilled_ding, len(ding), "Ding training pair") if distilled_ding else ding.tgt
+        ding_english = (
+            distilled_targets(distilled_ding, len(ding), "Ding training pair") if distilled_ding else ding.tgt
+        )
         corpora["ding"] = (ding.src, ding_english)
         for split, wanted in (("phrases", phrases), ("words", words)):
             if wanted:
@@ -52,8 +61,10 @@ def distilled_targets(path: str, pairs: int, what: str = "Multi30k training pair
     empty = next((i for i, line in enumerate(lines, 1) if not line.strip()), None)
     if len(lines) != pairs or empty:
         found = f"line {empty} is empty" if len(lines) == pairs else f"not {len(lines)} lines"
-        raise data.CorpusError(f"{path} must hold one non-empty line per {what} ({pairs}), {found}: "
-                               "write it again with recipes/everyday/distill.py")
+        raise data.CorpusError(
+            f"{path} must hold one non-empty line per {what} ({pairs}), {found}: "
+            "write it again with recipes/everyday/distill.py"
+        )
     return lines
 
 
@@ -72,9 +83,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ding-phrases", action="store_true", help="the run also trained on the Ding phrase pairs")
     parser.add_argument("--ding-words", action="store_true", help="the run also trained on the Ding headwords")
     parser.add_argument("--distilled-targets", help="the run read these teacher translations as Multi30k's English")
-    parser.add_argument("--distilled-ding", help="the run read these teacher translations as the Ding sentences' English")
-    parser.add_argument("--more-corpora", default="", help="the run also read these corpora of python -m training.parallel_text "
-                        "or training.back_translation (names, or train.py's name:N list)")
+    parser.add_argument(
+        "--distilled-ding", help="the run read these teacher translations as the Ding sentences' English"
+    )
+    parser.add_argument(
+        "--more-corpora",
+        default="",
+        help="the run also read these corpora of python -m training.parallel_text "
+        "or training.back_translation (names, or train.py's name:N list)",
+    )
     parser.add_argument("--corpora-dir", help="the folder of those corpora (runs/corpora by default)")
     args = parser.parse_args(argv)
     if not Path(args.checkpoint).is_dir():
@@ -82,11 +99,22 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         more = tuple(TrainSettings(more_corpora=args.more_corpora).more_corpora_repeats()) if args.more_corpora else ()
-        path = write_index(Path(args.checkpoint), build_index(training_corpora(args.corpus, args.data_dir, args.ding_dir,
-                                                                            phrases=args.ding_phrases, words=args.ding_words,
-                                                                            distilled=args.distilled_targets,
-                                                                            distilled_ding=args.distilled_ding, more=more,
-                                                                            corpora_dir=args.corpora_dir)))
+        path = write_index(
+            Path(args.checkpoint),
+            build_index(
+                training_corpora(
+                    args.corpus,
+                    args.data_dir,
+                    args.ding_dir,
+                    phrases=args.ding_phrases,
+                    words=args.ding_words,
+                    distilled=args.distilled_targets,
+                    distilled_ding=args.distilled_ding,
+                    more=more,
+                    corpora_dir=args.corpora_dir,
+                )
+            ),
+        )
     except (data.CorpusError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -73,8 +73,9 @@ def is_tracked_by_git(path: Path) -> bool:
     while not folder.exists():
         folder = folder.parent
     try:
-        out = subprocess.run(["git", "-C", str(folder), "ls-files", "--", str(path)], capture_output=True,
-                             text=True, timeout=20)
+        out = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "--", str(path)], capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and bool(out.stdout.strip())

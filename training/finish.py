@@ -28,9 +28,14 @@ def training_record(progress: RunState, steps_per_epoch: int, metrics_path: Path
     if not progress.tokens:  # states saved before tokens were counted: the logged rates
         rates = [r["tokens_per_s"] for r in read_jsonl(metrics_path) if r.get("tokens_per_s")]
         rate = round(sum(rates) / len(rates), 1) if rates else 0.0
-    return {"command": command, "hardware": hardware, "steps": progress.step,
-            "epochs": round(progress.step / steps_per_epoch, 2), "wall_time_s": round(progress.wall_time, 1),
-            "tokens_per_s": rate}
+    return {
+        "command": command,
+        "hardware": hardware,
+        "steps": progress.step,
+        "epochs": round(progress.step / steps_per_epoch, 2),
+        "wall_time_s": round(progress.wall_time, 1),
+        "tokens_per_s": rate,
+    }
 
 
 def started_from(folder: str | None) -> dict | None:
@@ -43,8 +48,17 @@ def started_from(folder: str | None) -> dict | None:
     return {"folder": str(folder), **{k: parent[k] for k in keep if k in parent}}
 
 
-def finish_run(model: Transformer, task: Task, files: RunFiles, settings: TrainSettings, progress: RunState,
-               run_fingerprint: str, device: torch.device, hardware: str, command: str) -> dict:
+def finish_run(
+    model: Transformer,
+    task: Task,
+    files: RunFiles,
+    settings: TrainSettings,
+    progress: RunState,
+    run_fingerprint: str,
+    device: torch.device,
+    hardware: str,
+    command: str,
+) -> dict:
     """Write the output folder (replacing it only once complete) and push it; returns results.json's content."""
     model.eval()
     candidates = weight_candidates(model, files.best, [files.checkpoint(s) for s in progress.saved_steps])
@@ -53,9 +67,18 @@ def finish_run(model: Transformer, task: Task, files: RunFiles, settings: TrainS
     training.update(weights=choice, averaged=choice == "average")
     if settings.init_from:
         training["started_from"] = started_from(settings.init_from)
-    snapshots = [{k: s.get(k) for k in ("step", "revision", "path", "val_loss", "val_bleu")} for s in progress.snapshots]
-    info = {"results": results, "training": training, "settings": settings.recorded(), "data": task.data_info(),
-            "snapshots": snapshots, "repo_id": settings.push_to_hub, "run_fingerprint": run_fingerprint}
+    snapshots = [
+        {k: s.get(k) for k in ("step", "revision", "path", "val_loss", "val_bleu")} for s in progress.snapshots
+    ]
+    info = {
+        "results": results,
+        "training": training,
+        "settings": settings.recorded(),
+        "data": task.data_info(),
+        "snapshots": snapshots,
+        "repo_id": settings.push_to_hub,
+        "run_fingerprint": run_fingerprint,
+    }
     output = Path(settings.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = output.with_name(f".{output.name}.{uuid.uuid4().hex[:8]}.tmp")

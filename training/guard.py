@@ -32,8 +32,11 @@ def check_state_belongs(state_path: Path, run_id: dict) -> dict | None:
         changed = {k: (v, run_id["settings"].get(k)) for k, v in old.items() if run_id["settings"].get(k) != v}
         if changed:
             raise RunError(_foreign(state_path, [_settings_change(changed)]))
-        print(f"WARNING: {state_path} records no output or data fingerprint (an older state); resuming it "
-              "because its settings match", file=sys.stderr)
+        print(
+            f"WARNING: {state_path} records no output or data fingerprint (an older state); resuming it "
+            "because its settings match",
+            file=sys.stderr,
+        )
         return meta
     problems = []
     if recorded.get("output") != run_id["output"]:
@@ -54,8 +57,10 @@ def _settings_change(changed: dict) -> str:
 
 
 def _foreign(state_path: Path, problems: list[str]) -> str:
-    return (f"{state_path} belongs to another run ({'; '.join(problems)}). Use another --work-dir, "
-            f"the same flags as that run, or delete {state_path.parent} to start over")
+    return (
+        f"{state_path} belongs to another run ({'; '.join(problems)}). Use another --work-dir, "
+        f"the same flags as that run, or delete {state_path.parent} to start over"
+    )
 
 
 def check_output(output: Path, run_id: dict | None, overwrite: bool) -> None:
@@ -68,11 +73,15 @@ def check_output(output: Path, run_id: dict | None, overwrite: bool) -> None:
     if overwrite:
         return
     if is_tracked_by_git(output):
-        raise RunError(f"--output {output} is tracked by git (a shipped checkpoint?); choose another folder, "
-                       "or pass --overwrite to replace it")
+        raise RunError(
+            f"--output {output} is tracked by git (a shipped checkpoint?); choose another folder, "
+            "or pass --overwrite to replace it"
+        )
     if run_id is not None and output.is_dir() and any(output.iterdir()) and written_by(output) != fingerprint(run_id):
-        raise RunError(f"--output {output} already exists and was not written by this run; choose another "
-                       "folder, or pass --overwrite to replace it")
+        raise RunError(
+            f"--output {output} already exists and was not written by this run; choose another "
+            "folder, or pass --overwrite to replace it"
+        )
 
 
 def written_by(output: Path) -> str | None:
@@ -88,9 +97,14 @@ def check_locations(work_dir: Path, output: Path) -> None:
     lie inside the output folder (nor hold it): the output is replaced at the end, and the state with it."""
     work, out = Path(work_dir).expanduser().resolve(), Path(output).expanduser().resolve()
     if work == out or out in work.parents or work in out.parents:
-        raise RunError(f"--work-dir {work_dir} and --output {output} overlap: the output folder is replaced when the "
-                       "run finishes, so keep the work folder (training state, checkpoints) outside it")
-    for folder, flag in ((work_dir, "--work-dir"), (Path(output).expanduser().resolve().parent, "the parent of --output")):
+        raise RunError(
+            f"--work-dir {work_dir} and --output {output} overlap: the output folder is replaced when the "
+            "run finishes, so keep the work folder (training state, checkpoints) outside it"
+        )
+    for folder, flag in (
+        (work_dir, "--work-dir"),
+        (Path(output).expanduser().resolve().parent, "the parent of --output"),
+    ):
         try:
             check_writable(folder, flag)
         except OSError as err:

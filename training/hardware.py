@@ -36,8 +36,10 @@ def choose_precision(setting: str, device: torch.device) -> tuple[bool, str]:
     native = [flag for flag in BF16_CPU_FLAGS if flag in cpu_flags()]
     if native:
         return True, f"bf16 autocast: the CPU has {', '.join(native)}"
-    return False, (f"fp32: the CPU lacks {' and '.join(BF16_CPU_FLAGS)}, so bf16 would be emulated "
-                   "(measured 4.8x slower a step on such a CPU)")
+    return False, (
+        f"fp32: the CPU lacks {' and '.join(BF16_CPU_FLAGS)}, so bf16 would be emulated "
+        "(measured 4.8x slower a step on such a CPU)"
+    )
 
 
 def describe_hardware(device: torch.device, world: int, precision: str) -> str:

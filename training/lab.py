@@ -53,10 +53,21 @@ class CopyLabSettings:
 
     def train_settings(self) -> TrainSettings:
         """The `--task copy` settings this lab run stands for."""
-        return TrainSettings(output="", task="copy", d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers,
-                             d_ff=2 * self.d_model, lr=self.lr, warmup=max(1, min(100, self.steps // 4)),
-                             max_steps=self.steps, batch_tokens=LAB_BATCH_TOKENS, max_len=16, seed=self.seed,
-                             snapshot_steps="none").validate()
+        return TrainSettings(
+            output="",
+            task="copy",
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            n_layers=self.n_layers,
+            d_ff=2 * self.d_model,
+            lr=self.lr,
+            warmup=max(1, min(100, self.steps // 4)),
+            max_steps=self.steps,
+            batch_tokens=LAB_BATCH_TOKENS,
+            max_len=16,
+            seed=self.seed,
+            snapshot_steps="none",
+        ).validate()
 
 
 @dataclass
@@ -95,8 +106,13 @@ def _look(model: Transformer, task: CopyTask, progress: CopyLabProgress) -> None
     examples = []
     for row in range(src.size(0)):
         expected = [t for t in batch.tgt_out[row].tolist() if t != config.pad_id]
-        examples.append((_letters(src[row].tolist(), config.eos_id), _letters(expected, config.eos_id),
-                         _letters(out[row], config.eos_id)))
+        examples.append(
+            (
+                _letters(src[row].tolist(), config.eos_id),
+                _letters(expected, config.eos_id),
+                _letters(out[row], config.eos_id),
+            )
+        )
     progress.examples = examples
     progress.accuracy = sum(e[1] == e[2] for e in examples) / len(examples)
     length = int((batch.tgt_in[0] != config.pad_id).sum())
@@ -109,8 +125,12 @@ def _look(model: Transformer, task: CopyTask, progress: CopyLabProgress) -> None
     model.train()
 
 
-def train_copy(settings: CopyLabSettings, on_progress: Callable[[CopyLabProgress], None] | None = None,
-               time_limit_s: float = MAX_TIME_S, report_every: int = 20) -> CopyLabProgress:
+def train_copy(
+    settings: CopyLabSettings,
+    on_progress: Callable[[CopyLabProgress], None] | None = None,
+    time_limit_s: float = MAX_TIME_S,
+    report_every: int = 20,
+) -> CopyLabProgress:
     """Train the copy task within the caps and `time_limit_s` (at most MAX_TIME_S); report as it goes."""
     settings.validate()
     if not (isinstance(time_limit_s, (int, float)) and 0 < time_limit_s <= MAX_TIME_S):

@@ -26,16 +26,20 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.checkpoint).is_dir():
         raise SystemExit(f"no such checkpoint folder: {args.checkpoint}")
     try:
-        corpora = [data.load_split(data.resolve_data_dir(args.data_dir), "train"),
-                   data.load_split(data.find_ding(args.ding_dir), "train")]
+        corpora = [
+            data.load_split(data.resolve_data_dir(args.data_dir), "train"),
+            data.load_split(data.find_ding(args.ding_dir), "train"),
+        ]
     except data.CorpusError as err:
         raise SystemExit(str(err)) from None
     german = [s for corpus in corpora for s in corpus.src]
     english = [s for corpus in corpora for s in corpus.tgt]
     path = write_counts(args.checkpoint, build_counts(german, english, args.kept))
     check = read_language(path)
-    print(f"wrote {path} ({path.stat().st_size / 1e3:.0f} kB): {len(check.ratios):,} words from "
-          f"{len(german):,} German and {len(english):,} English sentences")
+    print(
+        f"wrote {path} ({path.stat().st_size / 1e3:.0f} kB): {len(check.ratios):,} words from "
+        f"{len(german):,} German and {len(english):,} English sentences"
+    )
     return 0
 
 

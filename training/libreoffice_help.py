@@ -19,8 +19,9 @@ HELP_ROOT = Path("usr/share/libreoffice/help")
 _TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "td", "li"}
 _VOID_TAGS = {"br", "img", "input", "hr", "meta", "link", "wbr"}
 _ID = re.compile(r"^(par|hd)_id\w+$")
-_QUOTES = str.maketrans({"„": '"', "“": '"', "”": '"', "»": '"', "«": '"', "‚": "'", "‘": "'", "’": "'",
-                         "…": "...", "\u00a0": " "})
+_QUOTES = str.maketrans(
+    {"„": '"', "“": '"', "”": '"', "»": '"', "«": '"', "‚": "'", "‘": "'", "’": "'", "…": "...", "\u00a0": " "}
+)
 
 
 class _Paragraphs(HTMLParser):

@@ -37,7 +37,9 @@ def read_entries(checkpoint: Path) -> list[dict]:
     if not index.is_file():
         return []
     entries = json.loads(index.read_text(encoding="utf-8")).get("snapshots")
-    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("step"), int) for e in entries):
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("step"), int) for e in entries
+    ):
         raise ValueError(f"{index} is not a snapshot index: every entry needs a whole 'step'")
     return entries
 
@@ -59,9 +61,14 @@ def final_weights(checkpoint: Path) -> dict:
     metrics = checkpoint / "metrics.jsonl"
     results = json.loads((checkpoint / "results.json").read_text(encoding="utf-8"))
     every, last = results["settings"].get("eval_every") or 1, results["training"]["steps"]
-    rows = [json.loads(line) for line in metrics.read_text(encoding="utf-8").splitlines() if line.strip()] \
-        if metrics.is_file() else []
-    rows = [r for r in rows if isinstance(r.get("val_bleu"), (int, float)) and (r["step"] % every == 0 or r["step"] == last)]
+    rows = (
+        [json.loads(line) for line in metrics.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if metrics.is_file()
+        else []
+    )
+    rows = [
+        r for r in rows if isinstance(r.get("val_bleu"), (int, float)) and (r["step"] % every == 0 or r["step"] == last)
+    ]
     if not rows:
         return {}
     key = "val_bleu_mean" if "val_bleu_mean" in rows[-1] else "val_bleu"
@@ -81,8 +88,15 @@ def base_final_snapshot(base: Path, root: Path, step: int, phase: str, figures: 
     return entry
 
 
-def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str | None = None,
-           final_figures: dict | None = None, drop: frozenset[int] = frozenset()) -> list[dict]:
+def extend(
+    base: Path,
+    run: Path,
+    base_phase: str,
+    phase: str,
+    final_phase: str | None = None,
+    final_figures: dict | None = None,
+    drop: frozenset[int] = frozenset(),
+) -> list[dict]:
     """Write `run`'s snapshot index as the base's history followed by its own; return the new entries.
     `final_phase` names the last point where it differs from the run's (the run's weights averaged with others),
     and `final_figures` are then its own (measured_figures). The steps in `drop` lose their snapshot folders (to
@@ -113,7 +127,8 @@ def extend(base: Path, run: Path, base_phase: str, phase: str, final_phase: str 
         figures = (final_figures or {}) if final_phase else figures  # a soup's figures are not its run's
         # weights after the kept ones are a branch the shipped model never took: their folders go
         entries = [e for e in entries if e["step"] < end] + [
-            {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": final_phase or phase, **figures}]
+            {"step": end, "revision": "main", "path": FINAL, "final": True, "phase": final_phase or phase, **figures}
+        ]
     if not any(e["step"] == start for e in entries):  # the base's final weights, unless the run kept them at its step 0
         last = next((e for e in base_entries if e.get("path") == FINAL), {})  # a base fine-tuned itself names its phase
         figures = {k: v for k, v in last.items() if k in FIGURES}
@@ -142,8 +157,9 @@ def record_in_results(run: Path, entries: list[dict]) -> None:
     if not path.is_file():
         return
     results = json.loads(path.read_text(encoding="utf-8"))
-    results["snapshots"] = [{k: e.get(k) for k in ("step", "revision", "path", "phase", "val_loss", "val_bleu")}
-                            for e in entries]
+    results["snapshots"] = [
+        {k: e.get(k) for k in ("step", "revision", "path", "phase", "val_loss", "val_bleu")} for e in entries
+    ]
     write_text(path, json.dumps(results, indent=2) + "\n")
 
 
@@ -153,12 +169,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", required=True, type=Path, help="the fine-tuned run's checkpoint folder")
     parser.add_argument("--base-phase", default="captions", help="what the base learned, as the page names it")
     parser.add_argument("--phase", default="captions + everyday", help="what the run learned, as the page names it")
-    parser.add_argument("--final-phase", help="the last point's name, where it is not the run's own weights "
-                        "(a soup of them with the base's: recipes/everyday/soup.py); its greedy val figures are "
-                        "measured here on Multi30k val")
+    parser.add_argument(
+        "--final-phase",
+        help="the last point's name, where it is not the run's own weights "
+        "(a soup of them with the base's: recipes/everyday/soup.py); its greedy val figures are "
+        "measured here on Multi30k val",
+    )
     parser.add_argument("--data-dir", help="Multi30k (else $MULTI30K_DIR), for --final-phase")
-    parser.add_argument("--drop", default="", help="steps of the new history, comma-separated, whose snapshots "
-                        "are left out (the size checkpoints/ may take)")
+    parser.add_argument(
+        "--drop",
+        default="",
+        help="steps of the new history, comma-separated, whose snapshots are left out (the size checkpoints/ may take)",
+    )
     args = parser.parse_args(argv)
     for folder in (args.base, args.run):
         if not (folder / "model.safetensors").is_file():

@@ -1,7 +1,7 @@
 """The training loop: one optimizer step, the schedule, and a run from settings to output folder.
 
-    settings -> guards (state belongs, output may be written, locations writable) -> task
-    -> model, optimizer, saved state -> steps (log, evaluate, snapshot, save) -> finish
+settings -> guards (state belongs, output may be written, locations writable) -> task
+-> model, optimizer, saved state -> steps (log, evaluate, snapshot, save) -> finish
 """
 
 from __future__ import annotations
@@ -54,16 +54,27 @@ def lr_at(step: int, peak: float, warmup: int) -> float:
     return peak * min(step / warmup, math.sqrt(warmup / step))
 
 
-def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: data.Batch, lr: float,
-               label_smoothing: float, clip: float, autocast) -> float:
+def train_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: data.Batch,
+    lr: float,
+    label_smoothing: float,
+    clip: float,
+    autocast,
+) -> float:
     """One optimizer step on a batch with label-smoothed cross-entropy; returns the loss."""
     model.train()
     for group in optimizer.param_groups:
         group["lr"] = lr
     with autocast:
         logits = model(batch.src, batch.tgt_in)  # (B, T, V)
-    loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), batch.tgt_out.view(-1),
-                           ignore_index=batch.pad_id, label_smoothing=label_smoothing)
+    loss = F.cross_entropy(
+        logits.float().view(-1, logits.size(-1)),
+        batch.tgt_out.view(-1),
+        ignore_index=batch.pad_id,
+        label_smoothing=label_smoothing,
+    )
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], clip)
@@ -105,14 +116,27 @@ class Loop:
             self.forward_model = DistributedDataParallel(self.model) if self.proc.distributed else self.model
 
     def card_info(self) -> dict:
-        return {"settings": self.settings.recorded(), "data": self.task.data_info(),
-                "training": {"command": command_line(self.settings), "hardware": self.hardware, "steps": self.progress.step}}
+        return {
+            "settings": self.settings.recorded(),
+            "data": self.task.data_info(),
+            "training": {
+                "command": command_line(self.settings),
+                "hardware": self.hardware,
+                "steps": self.progress.step,
+            },
+        }
 
     def run(self, interrupt: Interrupt) -> bool:
         """Train to the last step or until interrupted; True when the last step was reached."""
         lead = self.proc.rank == 0
-        bar = tqdm(total=self.total, initial=self.progress.step, disable=not lead, dynamic_ncols=True, unit="step",
-                   mininterval=0.5 if sys.stderr.isatty() else 30)
+        bar = tqdm(
+            total=self.total,
+            initial=self.progress.step,
+            disable=not lead,
+            dynamic_ncols=True,
+            unit="step",
+            mininterval=0.5 if sys.stderr.isatty() else 30,
+        )
         self.snapshot_if_planned(None)  # step 0: the untrained model
         window = [0, time.time()]  # target tokens, start of the throughput window
         deadline = time.time() + 60 * self.settings.time_limit if self.settings.time_limit else math.inf
@@ -121,8 +145,15 @@ class Loop:
             for batch in self.task.batches(self.progress.epoch, self.progress.position):
                 started = time.time()
                 lr = lr_at(self.progress.step + 1, self.settings.lr, self.settings.warmup)
-                loss = train_step(self.forward_model, self.optimizer, batch.to(self.proc.device), lr,
-                                  self.settings.label_smoothing, self.settings.clip, self.autocast)
+                loss = train_step(
+                    self.forward_model,
+                    self.optimizer,
+                    batch.to(self.proc.device),
+                    lr,
+                    self.settings.label_smoothing,
+                    self.settings.clip,
+                    self.autocast,
+                )
                 tokens = batch.n_tokens * self.proc.world
                 self.progress.advance(tokens, time.time() - started)
                 window[0] += tokens
@@ -152,8 +183,14 @@ class Loop:
             bar.update(1)
             bar.set_postfix(refresh=False, loss=f"{loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:,.0f}")
             if step % LOG_EVERY == 0:
-                append_record(self.files.metrics, step=step, epoch=self.progress.epoch, loss=round(loss, 4), lr=lr,
-                              tokens_per_s=rate)
+                append_record(
+                    self.files.metrics,
+                    step=step,
+                    epoch=self.progress.epoch,
+                    loss=round(loss, 4),
+                    lr=lr,
+                    tokens_per_s=rate,
+                )
                 window[:] = [0, time.time()]
         metrics = None
         if lead and (step % self.settings.eval_every == 0 or step >= self.total):
@@ -191,8 +228,12 @@ class Loop:
         self.progress.snapshots.append(entry)
         write_index(self.files.snapshots, self.progress.snapshots)
         if self.settings.push_to_hub:
-            push_folder(self.files.snapshots / entry["path"], self.settings.push_to_hub, entry["revision"],
-                        f"Snapshot at step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()))
+            push_folder(
+                self.files.snapshots / entry["path"],
+                self.settings.push_to_hub,
+                entry["revision"],
+                f"Snapshot at step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()),
+            )
 
     def save(self) -> None:
         rngs = self.proc.rngs()  # a collective call: every rank takes part
@@ -209,7 +250,9 @@ def start_from(model: Transformer, folder: Path) -> None:
     """Load the weights of the checkpoint a fine-tuning run starts from (checked as any load is)."""
     trained = Transformer.from_pretrained(folder)
     if trained.config.to_dict() != model.config.to_dict() | {"dropout": trained.config.dropout}:
-        raise ValueError(f"--init-from {folder}: its config differs from the run's ({trained.config} vs {model.config})")
+        raise ValueError(
+            f"--init-from {folder}: its config differs from the run's ({trained.config} vs {model.config})"
+        )
     model.load_state_dict(trained.state_dict(), strict=True)
 
 
@@ -244,22 +287,29 @@ def prepare(settings: TrainSettings, proc: Process) -> Loop | None:
     if progress.finished and settings.evaluate_again:
         total = progress.step  # evaluate the finished run as it is (it may have ended early, by --time-limit)
     if meta and not progress.finished and progress.step > total:
-        raise RunError(f"{files.state} says step {progress.step:,}, beyond this run's schedule of {total:,} steps: "
-                       "a damaged state, or a schedule made shorter; pass --max-steps/--epochs that reach past it")
+        raise RunError(
+            f"{files.state} says step {progress.step:,}, beyond this run's schedule of {total:,} steps: "
+            "a damaged state, or a schedule made shorter; pass --max-steps/--epochs that reach past it"
+        )
     lead = proc.rank == 0
     if progress.finished and progress.step >= total and not settings.evaluate_again:
         if lead:
-            print(f"this run is finished ({progress.step} steps); its checkpoint is {output}. Nothing to do: "
-                  "pass --evaluate-again to rerun the final evaluation, or --max-steps/--epochs to train on.",
-                  file=sys.stderr)
+            print(
+                f"this run is finished ({progress.step} steps); its checkpoint is {output}. Nothing to do: "
+                "pass --evaluate-again to rerun the final evaluation, or --max-steps/--epochs to train on.",
+                file=sys.stderr,
+            )
         return None
     if lead:
         keep_records_up_to(files.metrics, progress.step if meta else -1)  # no records past the saved state
         if meta:
             rule = "=" * 78
-            print(f"{rule}\nRESUMING from step {progress.step} of {total} (epoch {progress.epoch}, batch "
-                  f"{progress.position}) with {files.state}\nit belongs to this run: same output, settings and "
-                  f"training data (run {fingerprint(run_id)})\n{rule}", file=sys.stderr)
+            print(
+                f"{rule}\nRESUMING from step {progress.step} of {total} (epoch {progress.epoch}, batch "
+                f"{progress.position}) with {files.state}\nit belongs to this run: same output, settings and "
+                f"training data (run {fingerprint(run_id)})\n{rule}",
+                file=sys.stderr,
+            )
     use_bf16, why = choose_precision(settings.precision, proc.device)
     if lead:
         print(f"precision: {why}", file=sys.stderr)
@@ -283,8 +333,17 @@ def train(settings: TrainSettings, interrupt: Interrupt | None = None) -> int:
                 print(f"stopped at step {loop.progress.step}; rerun the same command to continue", file=sys.stderr)
             return 0
         if proc.rank == 0:
-            finish_run(loop.model, loop.task, loop.files, loop.settings, loop.progress, fingerprint(loop.run_id),
-                       proc.device, loop.hardware, command_line(settings))
+            finish_run(
+                loop.model,
+                loop.task,
+                loop.files,
+                loop.settings,
+                loop.progress,
+                fingerprint(loop.run_id),
+                proc.device,
+                loop.hardware,
+                command_line(settings),
+            )
             loop.progress.finished = True
         proc.barrier()
         loop.save()

@@ -67,8 +67,11 @@ def tokens_per_second(tokens: int, seconds: float) -> float:
 def plot_curves(records: list[dict], png_path: Path) -> None:
     """Training loss and validation BLEU (or copy accuracy) against steps, written atomically."""
     train = [(r["step"], r["loss"]) for r in records if "loss" in r]
-    val = [(r["step"], r.get("val_bleu", r.get("copy_accuracy"))) for r in records
-           if "val_bleu" in r or "copy_accuracy" in r]
+    val = [
+        (r["step"], r.get("val_bleu", r.get("copy_accuracy")))
+        for r in records
+        if "val_bleu" in r or "copy_accuracy" in r
+    ]
     fig = Figure(figsize=(10, 3.5))  # no pyplot: no global backend, no window
     ax1, ax2 = fig.subplots(1, 2)
     if train:
@@ -76,8 +79,11 @@ def plot_curves(records: list[dict], png_path: Path) -> None:
     ax1.set(xlabel="step", ylabel="training loss (label-smoothed)", title="Loss")
     if val:
         ax2.plot(*zip(*val), marker="o")
-    ax2.set(xlabel="step", ylabel="validation BLEU" if any("val_bleu" in r for r in records) else "copy accuracy",
-            title="Validation")
+    ax2.set(
+        xlabel="step",
+        ylabel="validation BLEU" if any("val_bleu" in r for r in records) else "copy accuracy",
+        title="Validation",
+    )
     fig.tight_layout()
     with atomic_path(Path(png_path)) as tmp:
         fig.savefig(tmp, dpi=100, format="png")

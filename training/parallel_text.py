@@ -53,24 +53,47 @@ WESNOTH_CAMPAIGNS = {  # Debian's campaign packages of Wesnoth 1.16 and the sha2
 }
 PACKAGES = {
     "software": [
-        Package("vlc-l10n", "3.0.23-0+deb12u1",
-                "69ab8c034e2097e1050ff62e8048e0ad5e1f72991456a34d02bcecc8a8083136", "GPL-2.0-or-later"),
-        Package("gimp-data", "2.10.34-1+deb12u10",
-                "89007a69d4ef2b0440e5419e75d4112cfd1c49e97db38220d210b9f86322be7c", "GPL-3.0-or-later"),
+        Package(
+            "vlc-l10n",
+            "3.0.23-0+deb12u1",
+            "69ab8c034e2097e1050ff62e8048e0ad5e1f72991456a34d02bcecc8a8083136",
+            "GPL-2.0-or-later",
+        ),
+        Package(
+            "gimp-data",
+            "2.10.34-1+deb12u10",
+            "89007a69d4ef2b0440e5419e75d4112cfd1c49e97db38220d210b9f86322be7c",
+            "GPL-3.0-or-later",
+        ),
     ],
     "libreoffice": [
-        Package("libreoffice-help-de", _LO, "00490b63c509ac96f7f212d6a6e40452d3e0d1f97ccf4b824dd5ec4c01e8277f", "MPL-2.0"),
-        Package("libreoffice-help-en-us", _LO,
-                "8faa840285734d6cfe1ed25537b48f07e74bd6412e3917bf8e5f8a653f7b3712", "MPL-2.0"),
-        Package("libreoffice-l10n-de", _LO, "aee22c8e3b3c0431f6e1b0bc66f757ba36c860e2651a05eb050fde4897f06548", "MPL-2.0"),
+        Package(
+            "libreoffice-help-de", _LO, "00490b63c509ac96f7f212d6a6e40452d3e0d1f97ccf4b824dd5ec4c01e8277f", "MPL-2.0"
+        ),
+        Package(
+            "libreoffice-help-en-us", _LO, "8faa840285734d6cfe1ed25537b48f07e74bd6412e3917bf8e5f8a653f7b3712", "MPL-2.0"
+        ),
+        Package(
+            "libreoffice-l10n-de", _LO, "aee22c8e3b3c0431f6e1b0bc66f757ba36c860e2651a05eb050fde4897f06548", "MPL-2.0"
+        ),
     ],
     "games": [
-        Package("wesnoth-1.16-data", _WESNOTH,
-                "1012b964bd412a6770685e3324ae3b61e176caff7846192d1ee63d55cd621e26", "GPL-2.0-or-later"),
-        *(Package(f"wesnoth-1.16-{name}", _WESNOTH, digest, "GPL-2.0-or-later")
-          for name, digest in WESNOTH_CAMPAIGNS.items()),
-        Package("freedroidrpg-data", "1.0-1", "16c3cfeb82b1ec20c98493bbe1de2e356bd1aec832845630a5a7f12e303baa2b",
-                "GPL-2.0-or-later"),
+        Package(
+            "wesnoth-1.16-data",
+            _WESNOTH,
+            "1012b964bd412a6770685e3324ae3b61e176caff7846192d1ee63d55cd621e26",
+            "GPL-2.0-or-later",
+        ),
+        *(
+            Package(f"wesnoth-1.16-{name}", _WESNOTH, digest, "GPL-2.0-or-later")
+            for name, digest in WESNOTH_CAMPAIGNS.items()
+        ),
+        Package(
+            "freedroidrpg-data",
+            "1.0-1",
+            "16c3cfeb82b1ec20c98493bbe1de2e356bd1aec832845630a5a7f12e303baa2b",
+            "GPL-2.0-or-later",
+        ),
     ],
 }
 SOURCES = tuple(PACKAGES)
@@ -142,8 +165,15 @@ def write_source(folder: Path, pairs: list[tuple[str, str]], source: dict) -> No
     write_text(folder / "SOURCE.json", json.dumps(source, indent=2, ensure_ascii=False) + "\n")
 
 
-def build(source: str, output: Path, debs: Path | None = None, data_dir: str | None = None,
-          ding_dir: str | None = None, any_version: bool = False, system_locale: Path = SYSTEM_LOCALE) -> dict:
+def build(
+    source: str,
+    output: Path,
+    debs: Path | None = None,
+    data_dir: str | None = None,
+    ding_dir: str | None = None,
+    any_version: bool = False,
+    system_locale: Path = SYSTEM_LOCALE,
+) -> dict:
     """Obtain, check, extract and write one source; returns what its SOURCE.json records."""
     held = held_out(data_dir, ding_dir)
     with tempfile.TemporaryDirectory(dir=output.parent if output.parent.exists() else None) as scratch:
@@ -153,13 +183,24 @@ def build(source: str, output: Path, debs: Path | None = None, data_dir: str | N
             packages.append(record)
         found, counts = extract(source, roots, system_locale)
         if source == "software":
-            packages.append({"package": "installed system catalogues", "folder": str(system_locale),
-                             "sha256": {p.name: sha256_of(p) for p in sorted(system_locale.glob("*.mo"))}})
+            packages.append(
+                {
+                    "package": "installed system catalogues",
+                    "folder": str(system_locale),
+                    "sha256": {p.name: sha256_of(p) for p in sorted(system_locale.glob("*.mo"))},
+                }
+            )
     pairs, removed = deduplicated(found.pairs, held)
     if not pairs:
         raise PackageError(f"{source}: no pairs found in {', '.join(p.name for p in PACKAGES[source])}")
-    record = {"corpus": source, "packages": packages, "pairs": len(pairs), "held_out_removed": removed,
-              "dropped": dict(sorted(found.dropped.items())), "pairs_per_catalogue": counts}
+    record = {
+        "corpus": source,
+        "packages": packages,
+        "pairs": len(pairs),
+        "held_out_removed": removed,
+        "dropped": dict(sorted(found.dropped.items())),
+        "pairs_per_catalogue": counts,
+    }
     write_source(output / source, pairs, record)
     return record
 
@@ -177,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     output.mkdir(parents=True, exist_ok=True)
     try:
         for source in args.source or SOURCES:
-            record = build(source, output, Path(args.debs) if args.debs else None, args.data_dir, args.ding_dir,
-                           args.any_version)
+            record = build(
+                source, output, Path(args.debs) if args.debs else None, args.data_dir, args.ding_dir, args.any_version
+            )
             print(f"{source}: {record['pairs']} pairs ({record['held_out_removed']} held out) -> {output / source}")
     except (PackageError, data.CorpusError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -35,81 +35,140 @@ def _opt(default, help: str, *, per_task: dict | None = None, choices=None, requ
 class TrainSettings:
     """Everything a run depends on; recorded with its state and rendered on its model card."""
 
-    output: str = _opt("", "checkpoint folder written at the end (config.json, model.safetensors, "
-                       "tokenizer.json, README.md, results.json, snapshots/)", required=True)
-    task: str = _opt("translate", "what to learn: Multi30k German->English, or copying random sequences",
-                     choices=TASKS)
+    output: str = _opt(
+        "",
+        "checkpoint folder written at the end (config.json, model.safetensors, "
+        "tokenizer.json, README.md, results.json, snapshots/)",
+        required=True,
+    )
+    task: str = _opt("translate", "what to learn: Multi30k German->English, or copying random sequences", choices=TASKS)
     data_dir: str | None = _opt(None, "Multi30k folder (default: $MULTI30K_DIR, else download into the cache)")
-    corpus: str = _opt("multi30k", "training data: Multi30k captions, or captions and the everyday example "
-                       "sentences of the Ding dictionary (made by python -m training.everyday_corpus)", choices=CORPORA)
-    ding_dir: str | None = _opt(None, "Ding folder written by python -m training.everyday_corpus "
-                                "(default: $DING_DIR, else runs/corpora/ding)")
-    init_from: str | None = _opt(None, "start from the weights and tokenizer of this checkpoint folder (fine-tuning; "
-                                 "the model's shape and vocabulary come from it)")
-    train_only: str | None = _opt(None, "train only these weights and keep the rest as --init-from gave them: "
-                                  "'decoder' (the decoder layers; the embedding, which the encoder shares, stays)",
-                                  choices=("decoder",))
+    corpus: str = _opt(
+        "multi30k",
+        "training data: Multi30k captions, or captions and the everyday example "
+        "sentences of the Ding dictionary (made by python -m training.everyday_corpus)",
+        choices=CORPORA,
+    )
+    ding_dir: str | None = _opt(
+        None, "Ding folder written by python -m training.everyday_corpus (default: $DING_DIR, else runs/corpora/ding)"
+    )
+    init_from: str | None = _opt(
+        None,
+        "start from the weights and tokenizer of this checkpoint folder (fine-tuning; "
+        "the model's shape and vocabulary come from it)",
+    )
+    train_only: str | None = _opt(
+        None,
+        "train only these weights and keep the rest as --init-from gave them: "
+        "'decoder' (the decoder layers; the embedding, which the encoder shares, stays)",
+        choices=("decoder",),
+    )
     ding_phrases: bool = _opt(False, "also train on the Ding dictionary's multi-word phrase pairs (once an epoch)")
-    ding_words: bool = _opt(False, "also train on the Ding dictionary's headwords (one German word, its English; once an epoch)")
+    ding_words: bool = _opt(
+        False, "also train on the Ding dictionary's headwords (one German word, its English; once an epoch)"
+    )
     ding_repeat: int = _opt(1, "how many times each Ding training pair is seen per epoch (the mixing ratio)")
-    distilled_targets: str | None = _opt(None, "read the English of the Multi30k training pairs from this file, a "
-                                         "teacher's translations, one line per pair (sequence-level distillation: "
-                                         "recipes/everyday/distill.py)")
-    distilled_ding: str | None = _opt(None, "read the English of the Ding training sentence pairs from this file, a "
-                                      "teacher's translations, one line per pair (recipes/everyday/distill.py --corpus ding)")
-    more_corpora: str | None = _opt(None, "also train on these corpora of python -m training.parallel_text, each "
-                                    "with how often a pair is seen per epoch: e.g. games:2,software:1,libreoffice:1")
-    corpora_dir: str | None = _opt(None, "folder of the corpora of python -m training.parallel_text "
-                                   "(default: runs/corpora)")
-    caption_tag: str | None = _opt(None, "start the German of every Multi30k pair (training, val and test) with this "
-                                   "tag, e.g. '<CAP>': a domain tag the translator adds for a caption, and leaves off "
-                                   "everyday German (lens/domain.py tells them apart)")
-    reverse: bool = _opt(False, "learn English -> German (every pair's sides swapped, dev and test too): the reverse "
-                         "model that back-translates English-only text")
-    work_dir: str | None = _opt(None, "training state, rotation checkpoints, snapshots and metrics "
-                                "(default: runs/<output name>-<hash of the full output path> in the project)")
-    vocab_size: int | None = _opt(None, "BPE vocabulary size (copy: symbols incl. 4 specials)",
-                                  per_task={"translate": _MODEL.vocab_size, "copy": 24})
+    distilled_targets: str | None = _opt(
+        None,
+        "read the English of the Multi30k training pairs from this file, a "
+        "teacher's translations, one line per pair (sequence-level distillation: "
+        "recipes/everyday/distill.py)",
+    )
+    distilled_ding: str | None = _opt(
+        None,
+        "read the English of the Ding training sentence pairs from this file, a "
+        "teacher's translations, one line per pair (recipes/everyday/distill.py --corpus ding)",
+    )
+    more_corpora: str | None = _opt(
+        None,
+        "also train on these corpora of python -m training.parallel_text, each "
+        "with how often a pair is seen per epoch: e.g. games:2,software:1,libreoffice:1",
+    )
+    corpora_dir: str | None = _opt(
+        None, "folder of the corpora of python -m training.parallel_text (default: runs/corpora)"
+    )
+    caption_tag: str | None = _opt(
+        None,
+        "start the German of every Multi30k pair (training, val and test) with this "
+        "tag, e.g. '<CAP>': a domain tag the translator adds for a caption, and leaves off "
+        "everyday German (lens/domain.py tells them apart)",
+    )
+    reverse: bool = _opt(
+        False,
+        "learn English -> German (every pair's sides swapped, dev and test too): the reverse "
+        "model that back-translates English-only text",
+    )
+    work_dir: str | None = _opt(
+        None,
+        "training state, rotation checkpoints, snapshots and metrics "
+        "(default: runs/<output name>-<hash of the full output path> in the project)",
+    )
+    vocab_size: int | None = _opt(
+        None,
+        "BPE vocabulary size (copy: symbols incl. 4 specials)",
+        per_task={"translate": _MODEL.vocab_size, "copy": 24},
+    )
     d_model: int | None = _opt(None, "model width", per_task={"translate": _MODEL.d_model, "copy": 64})
     n_heads: int | None = _opt(None, "attention heads per layer", per_task={"translate": _MODEL.n_heads, "copy": 4})
-    n_layers: int | None = _opt(None, "encoder and decoder layers each",
-                                per_task={"translate": _MODEL.n_encoder_layers, "copy": 2})
+    n_layers: int | None = _opt(
+        None, "encoder and decoder layers each", per_task={"translate": _MODEL.n_encoder_layers, "copy": 2}
+    )
     d_ff: int | None = _opt(None, "feed-forward width", per_task={"translate": _MODEL.d_ff, "copy": 128})
     dropout: float | None = _opt(None, "dropout rate", per_task={"translate": _MODEL.dropout, "copy": 0.0})
     max_len: int = _opt(_MODEL.max_len, "longest sentence in tokens; longer training pairs are skipped")
     norm_first: bool = _opt(False, "Pre-LN instead of the paper's Post-LN")
     max_steps: int | None = _opt(None, "stop after this many optimizer steps")
-    time_limit: float | None = _opt(None, "stop training after this many minutes of this invocation, then finish "
-                                    "(evaluate, average, write the output) as if the schedule had ended there")
+    time_limit: float | None = _opt(
+        None,
+        "stop training after this many minutes of this invocation, then finish "
+        "(evaluate, average, write the output) as if the schedule had ended there",
+    )
     epochs: int | None = _opt(None, "stop after this many passes over the data", per_task={"translate": 30})
-    batch_tokens: int | None = _opt(None, "tokens per batch (longest side x sentences)",
-                                    per_task={"translate": 4096, "copy": 1024})
-    lr: float | None = _opt(None, "peak learning rate, reached at the end of warmup",
-                            per_task={"translate": 1e-3, "copy": 3e-3})
-    warmup: int | None = _opt(None, "warmup steps of the inverse-square-root schedule",
-                              per_task={"translate": 1000, "copy": 100})
+    batch_tokens: int | None = _opt(
+        None, "tokens per batch (longest side x sentences)", per_task={"translate": 4096, "copy": 1024}
+    )
+    lr: float | None = _opt(
+        None, "peak learning rate, reached at the end of warmup", per_task={"translate": 1e-3, "copy": 3e-3}
+    )
+    warmup: int | None = _opt(
+        None, "warmup steps of the inverse-square-root schedule", per_task={"translate": 1000, "copy": 100}
+    )
     adam_betas: str = _opt("0.9,0.98", "Adam beta1,beta2 (the paper's)")
     adam_eps: float = _opt(1e-9, "Adam epsilon (the paper's)")
     label_smoothing: float = _opt(0.1, "label smoothing of the loss (the paper's)")
     clip: float = _opt(1.0, "gradient norm clipping")
     seed: int = _opt(1234, "seed of the weights, the batch order and dropout")
-    eval_every: int | None = _opt(None, "validate (loss, greedy BLEU) every N steps",
-                                  per_task={"translate": 500, "copy": 100})
+    eval_every: int | None = _opt(
+        None, "validate (loss, greedy BLEU) every N steps", per_task={"translate": 500, "copy": 100}
+    )
     save_every: int = _opt(100, "write the training state every N steps")
     average_last: int = _opt(5, "average the last N evaluated checkpoints (kept if it beats the best on val)")
     num_beams: int = _opt(5, "beam size of the final evaluation")
     length_penalties: str = _opt("0.6,1.0,1.4", "comma-separated length penalties tried on val")
-    skip_test: bool = _opt(False, "score val only at the end: for runs compared with each other, whose chosen "
-                           "one has its test set scored once, later (same command with --evaluate-again)")
+    skip_test: bool = _opt(
+        False,
+        "score val only at the end: for runs compared with each other, whose chosen "
+        "one has its test set scored once, later (same command with --evaluate-again)",
+    )
     max_train_pairs: int | None = _opt(None, "use only the first N training pairs")
-    max_eval_sentences: int | None = _opt(None, "evaluate on the first N val and test sentences only "
-                                          "(the card then calls the test score a slice)")
-    snapshot_steps: str = _opt("auto", f"steps whose weights are kept as fp16 snapshots: 'auto' "
-                               f"(~{SNAPSHOT_COUNT} log-spaced, step 0 included), 'none', or e.g. 0,100,500")
+    max_eval_sentences: int | None = _opt(
+        None, "evaluate on the first N val and test sentences only (the card then calls the test score a slice)"
+    )
+    snapshot_steps: str = _opt(
+        "auto",
+        f"steps whose weights are kept as fp16 snapshots: 'auto' "
+        f"(~{SNAPSHOT_COUNT} log-spaced, step 0 included), 'none', or e.g. 0,100,500",
+    )
     threads: int | None = _opt(None, "CPU threads per process (default: torch's choice)")
-    precision: str = _opt("auto", "fp32 or bf16 autocast; auto picks what the hardware does fast "
-                          "(CUDA with bf16, or a CPU with avx512_bf16/amx_bf16)", choices=PRECISIONS)
-    push_to_hub: str | None = _opt(None, "Hub repo USER/NAME: main gets the final model, branch step-NNNNN each snapshot")
+    precision: str = _opt(
+        "auto",
+        "fp32 or bf16 autocast; auto picks what the hardware does fast "
+        "(CUDA with bf16, or a CPU with avx512_bf16/amx_bf16)",
+        choices=PRECISIONS,
+    )
+    push_to_hub: str | None = _opt(
+        None, "Hub repo USER/NAME: main gets the final model, branch step-NNNNN each snapshot"
+    )
     hub_branch: str | None = _opt(None, "push the final model to this branch instead of main")
     overwrite: bool = _opt(False, "allow replacing an existing or git-tracked --output folder")
     evaluate_again: bool = _opt(False, "rerun the final evaluation of a finished run (it trains no further)")
@@ -125,22 +184,40 @@ class TrainSettings:
             per_task = f.metadata.get("per_task", {})
             if getattr(self, f.name) is None and self.task in per_task:
                 setattr(self, f.name, per_task[self.task])
-        if self.task == "copy" and (self.data_dir or self.max_train_pairs or self.push_to_hub or self.corpus != "multi30k"
-                                    or self.distilled_targets):
-            raise ValueError("--task copy makes its own data: --data-dir, --corpus, --max-train-pairs, "
-                             "--distilled-targets and --push-to-hub do not apply")
+        if self.task == "copy" and (
+            self.data_dir
+            or self.max_train_pairs
+            or self.push_to_hub
+            or self.corpus != "multi30k"
+            or self.distilled_targets
+        ):
+            raise ValueError(
+                "--task copy makes its own data: --data-dir, --corpus, --max-train-pairs, "
+                "--distilled-targets and --push-to-hub do not apply"
+            )
         if self.corpus not in CORPORA:
             raise ValueError(f"--corpus must be one of {', '.join(CORPORA)}")
         for flag in ("ding_phrases", "ding_words", "distilled_ding"):
             if getattr(self, flag) and self.corpus != "multi30k+ding":
                 raise ValueError(f"--{flag.replace('_', '-')} needs --corpus multi30k+ding")
-        if self.reverse and (self.distilled_targets or self.distilled_ding or self.push_to_hub or self.task != "translate"):
-            raise ValueError("--reverse trains an English -> German model on human pairs, kept locally: "
-                             "--distilled-targets, --distilled-ding, --push-to-hub and --task copy do not apply")
-        if self.caption_tag is not None and (self.corpus != "multi30k+ding" or self.reverse or not self.caption_tag.strip()
-                                             or self.caption_tag != self.caption_tag.strip() or " " in self.caption_tag):
-            raise ValueError("--caption-tag is one word without spaces (e.g. '<CAP>') that tells captions from the "
-                             "everyday text of --corpus multi30k+ding; not with --reverse")
+        if self.reverse and (
+            self.distilled_targets or self.distilled_ding or self.push_to_hub or self.task != "translate"
+        ):
+            raise ValueError(
+                "--reverse trains an English -> German model on human pairs, kept locally: "
+                "--distilled-targets, --distilled-ding, --push-to-hub and --task copy do not apply"
+            )
+        if self.caption_tag is not None and (
+            self.corpus != "multi30k+ding"
+            or self.reverse
+            or not self.caption_tag.strip()
+            or self.caption_tag != self.caption_tag.strip()
+            or " " in self.caption_tag
+        ):
+            raise ValueError(
+                "--caption-tag is one word without spaces (e.g. '<CAP>') that tells captions from the "
+                "everyday text of --corpus multi30k+ding; not with --reverse"
+            )
         if self.more_corpora:
             self.more_corpora_repeats()
             if self.corpus != "multi30k+ding":
@@ -149,8 +226,20 @@ class TrainSettings:
             raise ValueError("give --max-steps or --epochs")
         if self.hub_branch and not self.push_to_hub:
             raise ValueError("--hub-branch needs --push-to-hub")
-        for name in ("batch_tokens", "warmup", "eval_every", "save_every", "average_last", "num_beams",
-                     "max_steps", "epochs", "max_train_pairs", "max_eval_sentences", "threads", "ding_repeat"):
+        for name in (
+            "batch_tokens",
+            "warmup",
+            "eval_every",
+            "save_every",
+            "average_last",
+            "num_beams",
+            "max_steps",
+            "epochs",
+            "max_train_pairs",
+            "max_eval_sentences",
+            "threads",
+            "ding_repeat",
+        ):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
@@ -162,7 +251,9 @@ class TrainSettings:
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError("--label-smoothing must be in [0, 1)")
         if self.batch_tokens < self.max_len:
-            raise ValueError(f"--batch-tokens ({self.batch_tokens}) must hold one sentence of --max-len ({self.max_len})")
+            raise ValueError(
+                f"--batch-tokens ({self.batch_tokens}) must hold one sentence of --max-len ({self.max_len})"
+            )
         self.penalties(), self.betas(), self.snapshot_plan(1)  # each parses or raises
         try:
             self.model_config(self.vocab_size)
@@ -180,9 +271,15 @@ class TrainSettings:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
             raise ValueError(f"--init-from {folder}: cannot read config.json ({err})") from None
-        shape = {"vocab_size": config.get("vocab_size"), "d_model": config.get("d_model"),
-                 "n_heads": config.get("n_heads"), "n_layers": config.get("n_encoder_layers"),
-                 "d_ff": config.get("d_ff"), "max_len": config.get("max_len"), "norm_first": config.get("norm_first")}
+        shape = {
+            "vocab_size": config.get("vocab_size"),
+            "d_model": config.get("d_model"),
+            "n_heads": config.get("n_heads"),
+            "n_layers": config.get("n_encoder_layers"),
+            "d_ff": config.get("d_ff"),
+            "max_len": config.get("max_len"),
+            "norm_first": config.get("norm_first"),
+        }
         for name, value in shape.items():
             given = getattr(self, name)
             default = next(f.default for f in dataclasses.fields(self) if f.name == name)
@@ -209,29 +306,60 @@ class TrainSettings:
         try:
             steps = sorted({int(x) for x in text.split(",")})
         except ValueError:
-            raise ValueError(f"--snapshot-steps must be 'auto', 'none' or comma-separated steps, got {self.snapshot_steps!r}") from None
+            raise ValueError(
+                f"--snapshot-steps must be 'auto', 'none' or comma-separated steps, got {self.snapshot_steps!r}"
+            ) from None
         if steps and steps[0] < 0:
             raise ValueError("--snapshot-steps must not be negative")
         return [s for s in steps if s <= total_steps]
 
     def model_config(self, vocab_size: int, pad_id: int = 0, bos_id: int = 1, eos_id: int = 2) -> TransformerConfig:
         return TransformerConfig(
-            vocab_size=vocab_size, d_model=self.d_model, n_heads=self.n_heads, n_encoder_layers=self.n_layers,
-            n_decoder_layers=self.n_layers, d_ff=self.d_ff, dropout=self.dropout, max_len=self.max_len,
-            pad_id=pad_id, bos_id=bos_id, eos_id=eos_id, norm_first=self.norm_first,
+            vocab_size=vocab_size,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            n_encoder_layers=self.n_layers,
+            n_decoder_layers=self.n_layers,
+            d_ff=self.d_ff,
+            dropout=self.dropout,
+            max_len=self.max_len,
+            pad_id=pad_id,
+            bos_id=bos_id,
+            eos_id=eos_id,
+            norm_first=self.norm_first,
         )
 
     def identity(self) -> dict:
         """The settings that define a run: a resume with any of them changed is another run."""
-        keys = ("task", "vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "dropout", "max_len", "norm_first",
-                "batch_tokens", "lr", "warmup", "adam_betas", "adam_eps", "label_smoothing", "clip", "seed",
-                "max_train_pairs")
+        keys = (
+            "task",
+            "vocab_size",
+            "d_model",
+            "n_heads",
+            "n_layers",
+            "d_ff",
+            "dropout",
+            "max_len",
+            "norm_first",
+            "batch_tokens",
+            "lr",
+            "warmup",
+            "adam_betas",
+            "adam_eps",
+            "label_smoothing",
+            "clip",
+            "seed",
+            "max_train_pairs",
+        )
         if self.corpus != "multi30k":  # recorded only when set, so the states of caption runs keep their identity
             keys += ("corpus", "ding_repeat") + tuple(k for k in ("ding_phrases", "ding_words") if getattr(self, k))
         if self.init_from:
             keys += ("init_from",)
-        keys += tuple(k for k in ("distilled_targets", "distilled_ding", "more_corpora", "caption_tag", "reverse")
-                      if getattr(self, k))
+        keys += tuple(
+            k
+            for k in ("distilled_targets", "distilled_ding", "more_corpora", "caption_tag", "reverse")
+            if getattr(self, k)
+        )
         return {k: getattr(self, k) for k in keys}
 
     def more_corpora_repeats(self) -> dict[str, int]:
@@ -314,9 +442,15 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
             parser.add_argument(flag, action="store_true", help=_help(f))
             continue
         base = next(t for t in typing.get_args(kind) or (kind,) if t is not type(None))
-        parser.add_argument(flag, type=base, default=None if f.metadata["per_task"] else f.default,
-                            choices=f.metadata["choices"], required=f.metadata["required"],
-                            metavar=None if f.metadata["choices"] else f.name.upper(), help=_help(f))
+        parser.add_argument(
+            flag,
+            type=base,
+            default=None if f.metadata["per_task"] else f.default,
+            choices=f.metadata["choices"],
+            required=f.metadata["required"],
+            metavar=None if f.metadata["choices"] else f.name.upper(),
+            help=_help(f),
+        )
     return parser
 
 

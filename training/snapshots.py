@@ -20,8 +20,13 @@ from .tasks import Task, half_copy
 
 def take_snapshot(model: Transformer, task: Task, root: Path, step: int, metrics: dict, card_info: dict) -> dict:
     """Write the fp16 checkpoint of `model` at `step` under `root`; return its index entry."""
-    entry = {"step": step, "revision": revision_name(step), "path": revision_name(step),
-             "val_loss": metrics.get("val_loss"), "val_bleu": metrics.get("val_bleu")}
+    entry = {
+        "step": step,
+        "revision": revision_name(step),
+        "path": revision_name(step),
+        "val_loss": metrics.get("val_loss"),
+        "val_bleu": metrics.get("val_bleu"),
+    }
     entry.update({k: v for k, v in metrics.items() if k not in entry})
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f".{revision_name(step)}.tmp"
@@ -48,5 +53,8 @@ def push_folder(folder: Path, repo_id: str, branch: str | None, message: str, ig
     repo_id = api.create_repo(repo_id=repo_id, exist_ok=True).repo_id
     if branch is not None:
         api.create_branch(repo_id=repo_id, branch=branch, exist_ok=True)
-    return str(api.upload_folder(repo_id=repo_id, folder_path=folder, revision=branch, commit_message=message,
-                                 ignore_patterns=ignore))
+    return str(
+        api.upload_folder(
+            repo_id=repo_id, folder_path=folder, revision=branch, commit_message=message, ignore_patterns=ignore
+        )
+    )

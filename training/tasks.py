@@ -71,9 +71,15 @@ def ding_info(settings: TrainSettings, dev: data.ParallelCorpus, test: data.Para
         source = json.loads((folder / "SOURCE.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         source = {}
-    return {"name": "Ding example sentences", "package": source.get("package"), "license": source.get("license"),
-            "dictionary_sha256": source.get("dictionary_sha256"), "repeat": settings.ding_repeat,
-            "dev_sentences": len(dev), "test_sentences": len(test)}
+    return {
+        "name": "Ding example sentences",
+        "package": source.get("package"),
+        "license": source.get("license"),
+        "dictionary_sha256": source.get("dictionary_sha256"),
+        "repeat": settings.ding_repeat,
+        "dev_sentences": len(dev),
+        "test_sentences": len(test),
+    }
 
 
 def weight_candidates(model: Transformer, best: Path, rotation: list[Path]) -> dict[str, dict]:
@@ -110,9 +116,18 @@ class TranslationTask:
         self.more_repeats = settings.more_corpora_repeats() if settings.more_corpora else {}
         data_dir = data.resolve_data_dir(settings.data_dir)
         # Each training corpus once (the evidence index and the vocabulary read them so), then mixed.
-        self.corpora = training_corpora(settings.corpus, str(data_dir), settings.ding_dir, settings.max_train_pairs,
-                                        settings.ding_phrases, settings.ding_words, settings.distilled_targets,
-                                        settings.distilled_ding, tuple(self.more_repeats), settings.corpora_dir)
+        self.corpora = training_corpora(
+            settings.corpus,
+            str(data_dir),
+            settings.ding_dir,
+            settings.max_train_pairs,
+            settings.ding_phrases,
+            settings.ding_words,
+            settings.distilled_targets,
+            settings.distilled_ding,
+            tuple(self.more_repeats),
+            settings.corpora_dir,
+        )
         if settings.caption_tag:  # a domain tag: every caption's German starts with it
             src, tgt = self.corpora["multi30k"]
             self.corpora["multi30k"] = (tagged(src, settings.caption_tag), tgt)
@@ -120,11 +135,15 @@ class TranslationTask:
         repeat = {"ding": settings.ding_repeat, **self.more_repeats}
         train = data.ParallelCorpus(
             [s for name, (src, _) in self.corpora.items() for s in src * repeat.get(name, 1)],
-            [t for name, (_, tgt) in self.corpora.items() for t in tgt * repeat.get(name, 1)])
+            [t for name, (_, tgt) in self.corpora.items() for t in tgt * repeat.get(name, 1)],
+        )
         self.everyday = None  # (dev, test) of the Ding corpus, when it is trained on
         if settings.corpus == "multi30k+ding":
             ding_dir = data.find_ding(settings.ding_dir)
-            self.everyday = self._sliced(data.load_split(ding_dir, "dev")), self._sliced(data.load_split(ding_dir, "test"))
+            self.everyday = (
+                self._sliced(data.load_split(ding_dir, "dev")),
+                self._sliced(data.load_split(ding_dir, "test")),
+            )
         val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
         if settings.caption_tag:
             val, test = (data.ParallelCorpus(tagged(c.src, settings.caption_tag), c.tgt) for c in (val, test))
@@ -163,17 +182,24 @@ class TranslationTask:
         try:
             return load_tokenizer(path)
         except ValueError as err:  # garbage, or special tokens at other ids
-            raise RunError(f"{err}; delete {path} to learn the tokenizer again (the run starts over), or use "
-                           "another --work-dir") from None
+            raise RunError(
+                f"{err}; delete {path} to learn the tokenizer again (the run starts over), or use another --work-dir"
+            ) from None
 
     def fingerprint(self) -> dict:
         return {"train_text_sha256": self.train_text_sha256, "train_pairs": len(self.train_pairs)}
 
     def data_info(self) -> dict:
         sliced = len(self.test) < self.test_size
-        info = {"corpus": "Multi30k", "train_pairs": len(self.train_pairs), "val_sentences": len(self.val),
-                "test_sentences": len(self.test), "test_set": "test_2016_flickr", "test_set_size": self.test_size,
-                "test_is_slice": sliced}
+        info = {
+            "corpus": "Multi30k",
+            "train_pairs": len(self.train_pairs),
+            "val_sentences": len(self.val),
+            "test_sentences": len(self.test),
+            "test_set": "test_2016_flickr",
+            "test_set_size": self.test_size,
+            "test_is_slice": sliced,
+        }
         if self.everyday is not None:
             info.update(corpus="Multi30k + Ding", everyday=ding_info(self.settings, *self.everyday))
         if self.more_repeats:
@@ -193,7 +219,9 @@ class TranslationTask:
         return data.iterate_batches(self.train_pairs, self.epoch_batches(epoch), self.config.pad_id, start)
 
     def evaluate(self, model: Transformer, device) -> dict:
-        metrics = evaluate_translation(model, self.tokenizer, self.val, self.val_pairs, self.settings.batch_tokens, device)
+        metrics = evaluate_translation(
+            model, self.tokenizer, self.val, self.val_pairs, self.settings.batch_tokens, device
+        )
         if self.everyday is not None:
             metrics["everyday_dev_bleu"] = greedy_bleu(model, self.tokenizer, self.everyday[0], device)
             metrics["val_bleu_mean"] = (metrics["val_bleu"] + metrics["everyday_dev_bleu"]) / 2
@@ -206,13 +234,16 @@ class TranslationTask:
             print(f"{self.score_key} (greedy): {scores}; keeping {choice}", file=sys.stderr)
         translator = Translator(model, self.tokenizer, device=device)
         skip = self.settings.skip_test
-        results, hyps = final_evaluation(translator, self.val, None if skip else self.test, self.settings.num_beams,
-                                         self.settings.penalties())
+        results, hyps = final_evaluation(
+            translator, self.val, None if skip else self.test, self.settings.num_beams, self.settings.penalties()
+        )
         files = {"test_hypotheses.txt": "\n".join(hyps) + "\n"} if hyps else {}
         if self.everyday is not None:
             dev, test = self.everyday
             penalty = results["decoding"]["length_penalty"]
-            everyday, everyday_hyps = score_everyday(translator, dev, None if skip else test, self.settings.num_beams, penalty)
+            everyday, everyday_hyps = score_everyday(
+                translator, dev, None if skip else test, self.settings.num_beams, penalty
+            )
             results.update(everyday)
             if everyday_hyps:
                 files["everyday_test_hypotheses.txt"] = "\n".join(everyday_hyps) + "\n"
@@ -221,7 +252,9 @@ class TranslationTask:
     def save(self, model: Transformer, folder: Path, card_info: dict) -> None:
         """The checkpoint, and beside the final one the evidence index of the training data (each pair once;
         a snapshot's data is the final model's, so the app reads the index once, from the final model)."""
-        Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(folder, card_info=card_info)
+        Translator(model, self.tokenizer, device=next(model.parameters()).device).save_pretrained(
+            folder, card_info=card_info
+        )
         if "snapshot" in card_info or self.settings.reverse:  # the index counts German source words
             return
         write_index(Path(folder), build_index(self.corpora))
@@ -250,7 +283,9 @@ def evaluate_copy(model: Transformer, batch: data.Batch) -> dict:
     device = next(model.parameters()).device
     pad = model.config.pad_id
     logits = model(batch.src.to(device), batch.tgt_in.to(device))  # (B, T, V)
-    loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), batch.tgt_out.to(device).view(-1), ignore_index=pad)
+    loss = F.cross_entropy(
+        logits.float().view(-1, logits.size(-1)), batch.tgt_out.to(device).view(-1), ignore_index=pad
+    )
     out = generate(model, batch.src.to(device), max_new_tokens=COPY_MAX_LEN + 2)
     correct = 0
     for row in range(batch.src.size(0)):
@@ -276,8 +311,13 @@ class CopyTask:
         return {"copy": [COPY_MIN_LEN, COPY_MAX_LEN, COPY_STEPS_PER_EPOCH]}
 
     def data_info(self) -> dict:
-        return {"corpus": "random sequences", "min_len": COPY_MIN_LEN, "max_len": COPY_MAX_LEN,
-                "symbols": self.config.vocab_size - COPY_FIRST_SYMBOL, "held_out": self.held_out.src.size(0)}
+        return {
+            "corpus": "random sequences",
+            "min_len": COPY_MIN_LEN,
+            "max_len": COPY_MAX_LEN,
+            "symbols": self.config.vocab_size - COPY_FIRST_SYMBOL,
+            "held_out": self.held_out.src.size(0),
+        }
 
     def steps_per_epoch(self) -> int:
         return COPY_STEPS_PER_EPOCH
@@ -285,8 +325,9 @@ class CopyTask:
     def batches(self, epoch: int, start: int) -> Iterator[data.Batch]:
         for position in range(start, COPY_STEPS_PER_EPOCH):
             step = epoch * COPY_STEPS_PER_EPOCH + position  # each step its own batch, rebuilt exactly on resume
-            yield copy_task_batch(self.config, self.settings.batch_tokens, seed=self.settings.seed * 7919 + step,
-                                  rank=self.rank)
+            yield copy_task_batch(
+                self.config, self.settings.batch_tokens, seed=self.settings.seed * 7919 + step, rank=self.rank
+            )
 
     def evaluate(self, model: Transformer, device) -> dict:
         return evaluate_copy(model, self.held_out)

@@ -34,8 +34,12 @@ from .apt_packages import Package, PackageError, unpacked
 from .files import write_text
 from .parallel_text import held_out  # every dev and test sentence, normalised
 
-PACKAGE = Package("wordnet-base", "1:3.0-37", "61060d960f9ada8fa120872312eccd3ecebfbab8c4579e4f5a74e1cf67620752",
-                  "WordNet-3.0 (Princeton University; permissive, with its copyright notice)")
+PACKAGE = Package(
+    "wordnet-base",
+    "1:3.0-37",
+    "61060d960f9ada8fa120872312eccd3ecebfbab8c4579e4f5a74e1cf67620752",
+    "WordNet-3.0 (Princeton University; permissive, with its copyright notice)",
+)
 DATA_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
 SUBJECTS = {"i", "you", "he", "she", "it", "we", "they", "this", "that", "there", "these", "those"}
 MIN_WORDS, MAX_WORDS, SENTENCE_WORDS = 2, 40, 4
@@ -104,8 +108,13 @@ def extract(root: Path, held: set[str]) -> Examples:
     return found
 
 
-def build(output: Path, debs: Path | None = None, data_dir: str | None = None, ding_dir: str | None = None,
-          any_version: bool = False) -> dict:
+def build(
+    output: Path,
+    debs: Path | None = None,
+    data_dir: str | None = None,
+    ding_dir: str | None = None,
+    any_version: bool = False,
+) -> dict:
     """Fetch, check, extract and write runs/corpora/wordnet; returns what SOURCE.json records."""
     held = held_out(data_dir, ding_dir)
     output.mkdir(parents=True, exist_ok=True)
@@ -114,8 +123,14 @@ def build(output: Path, debs: Path | None = None, data_dir: str | None = None, d
         found = extract(root, held)
     if not found.kept:
         raise PackageError("wordnet-base: no examples found")
-    source = {"corpus": "wordnet", "language": "en", "packages": [record], "examples": len(found.kept),
-              "sentences": found.sentences, "dropped": dict(sorted(found.dropped.items()))}
+    source = {
+        "corpus": "wordnet",
+        "language": "en",
+        "packages": [record],
+        "examples": len(found.kept),
+        "sentences": found.sentences,
+        "dropped": dict(sorted(found.dropped.items())),
+    }
     folder = output / "wordnet"
     folder.mkdir(parents=True, exist_ok=True)
     write_text(folder / "train.en", "".join(text + "\n" for text in found.kept))
@@ -129,11 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debs", default=None, help="a folder of .debs already downloaded")
     parser.add_argument("--data-dir", default=None, help="Multi30k (for the held-out sentences)")
     parser.add_argument("--ding-dir", default=None, help="the Ding corpus (for the held-out sentences)")
-    parser.add_argument("--any-version", action="store_true", help="accept another wordnet-base (its sha256 is recorded)")
+    parser.add_argument(
+        "--any-version", action="store_true", help="accept another wordnet-base (its sha256 is recorded)"
+    )
     args = parser.parse_args(argv)
     try:
-        source = build(Path(args.output), Path(args.debs) if args.debs else None, args.data_dir, args.ding_dir,
-                       args.any_version)
+        source = build(
+            Path(args.output), Path(args.debs) if args.debs else None, args.data_dir, args.ding_dir, args.any_version
+        )
     except (PackageError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -46,10 +46,15 @@ def rounded_lists(values: np.ndarray, decimals: int) -> list:
     with at most SHARED_LEVELS decimals take one shared float per value (1,001 at 3 decimals), so a 2.4-million
     weight answer holds 8 bytes a weight (the list's pointer) instead of 32."""
     values = np.asarray(values, dtype=np.float64)
-    if decimals > SHARED_LEVELS or values.size == 0 or not np.isfinite(values).all() \
-            or values.min() < 0 or values.max() > 1:
+    if (
+        decimals > SHARED_LEVELS
+        or values.size == 0
+        or not np.isfinite(values).all()
+        or values.min() < 0
+        or values.max() > 1
+    ):
         return np.round(values, decimals).tolist()
-    scale = 10 ** decimals
+    scale = 10**decimals
     table = np.array([i / scale for i in range(scale + 1)], dtype=object)
     return table[np.rint(values * scale).astype(np.int64)].tolist()
 
@@ -76,6 +81,7 @@ class Explanation:
 
     def to_dict(self, decimals: int = 5) -> dict:
         """JSON-ready: lists instead of arrays, weights rounded to `decimals` places."""
+
         def rounded(maps: np.ndarray) -> list:
             return rounded_lists(maps, decimals)
 
@@ -150,13 +156,15 @@ def read_decoding_rule(model_id, revision, hub_kwargs: dict) -> int:
         rule = read_json(path, MAX_DECODING_BYTES, max_depth=1)
         value = rule["no_repeat_ngram"]
     except CheckpointFileError as err:
-        raise CheckpointError(f"{err} (it holds {{\"no_repeat_ngram\": n}})") from None
+        raise CheckpointError(f'{err} (it holds {{"no_repeat_ngram": n}})') from None
     except (TypeError, KeyError) as err:
-        raise CheckpointError(f"{path}: not a decoding rule ({type(err).__name__}: {err}); it holds "
-                              '{"no_repeat_ngram": n}') from None
+        raise CheckpointError(
+            f'{path}: not a decoding rule ({type(err).__name__}: {err}); it holds {{"no_repeat_ngram": n}}'
+        ) from None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NO_REPEAT_NGRAM:
-        raise CheckpointError(f"{path}: no_repeat_ngram must be a whole number from 0 to {MAX_NO_REPEAT_NGRAM}, "
-                              f"got {value!r}")
+        raise CheckpointError(
+            f"{path}: no_repeat_ngram must be a whole number from 0 to {MAX_NO_REPEAT_NGRAM}, got {value!r}"
+        )
     return value
 
 
@@ -168,15 +176,23 @@ def check_tokenizer_is_the_models(tokenizer: Tokenizer, model: Transformer, sour
     if recorded is None:
         model.tokenizer_fingerprint = own  # recorded when the model is saved
     elif recorded != own:
-        raise CheckpointError(f"{source} ({own}) is not the tokenizer these weights were trained with ({recorded}): "
-                              "it comes from another checkpoint; download or save the checkpoint again")
+        raise CheckpointError(
+            f"{source} ({own}) is not the tokenizer these weights were trained with ({recorded}): "
+            "it comes from another checkpoint; download or save the checkpoint again"
+        )
 
 
 class Translator:
     """German -> English with a Transformer and its BPE tokenizer."""
 
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, device: str | torch.device | None = None,
-                 model_card: str | None = None, quantize: str | None = None):
+    def __init__(
+        self,
+        model: Transformer,
+        tokenizer: Tokenizer,
+        device: str | torch.device | None = None,
+        model_card: str | None = None,
+        quantize: str | None = None,
+    ):
         """`quantize="int8"` decodes with int8 weights on the CPU (generation/step_linear.py): faster on
         batches, approximate; `explain`'s maps still come from the fp32 teacher-forced pass, exact."""
         check_tokenizer_fits(tokenizer, model.config)
@@ -201,8 +217,9 @@ class Translator:
         self.shortlist = Shortlist.load(folder, self.config.vocab_size)
         return self.shortlist
 
-    def compile(self, cache_dir: str | Path | None = None, background: bool = False, packages: bool = True,
-                native: bool = True) -> CompiledStep:
+    def compile(
+        self, cache_dir: str | Path | None = None, background: bool = False, packages: bool = True, native: bool = True
+    ) -> CompiledStep:
         """Decode outside the interpreter: with `native`, the whole search in C++ (compiled/native_search.py, seconds to
         build, then loaded from the cache), and, with `packages`, the compiled decoder step (compiled/decoder.py, a minute or two
         to build) for the searches the native one does not take (an observer that wants logits only). The eager path
@@ -304,14 +321,17 @@ class Translator:
             if sentence.strip():
                 ids, truncated = self.encode_source(sentence)
                 if truncated:
-                    warnings.warn(f"input {index} is longer than {self.config.max_len} tokens; only its start was translated")
+                    warnings.warn(
+                        f"input {index} is longer than {self.config.max_len} tokens; only its start was translated"
+                    )
                 encoded.append((index, ids))
         encoded.sort(key=lambda item: len(item[1]))  # similar lengths together: little padding
         step = self._sentences_per_search(batch_size, num_beams)
         for start in range(0, len(encoded), step):
             chunk = encoded[start : start + step]
-            generated = self.generate_ids([ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens,
-                                       prefix_ids, head_mask)
+            generated = self.generate_ids(
+                [ids for _, ids in chunk], num_beams, length_penalty, max_new_tokens, prefix_ids, head_mask
+            )
             for (index, _), ids in zip(chunk, generated):
                 outputs[index] = self.decode(ids)
         return outputs[0] if single else outputs
@@ -333,9 +353,16 @@ class Translator:
         return max(1, min(batch_size, self.CPU_SEARCH_ROWS // max(num_beams, 1)))
 
     @torch.inference_mode()
-    def generate_ids(self, sources: list[list[int]], num_beams: int, length_penalty: float, max_new_tokens: int | None,
-                     prefix_ids: list[int] | None = None, head_mask: HeadMask | None = None,
-                     observer: SearchObserver | None = None) -> list[list[int]]:
+    def generate_ids(
+        self,
+        sources: list[list[int]],
+        num_beams: int,
+        length_penalty: float,
+        max_new_tokens: int | None,
+        prefix_ids: list[int] | None = None,
+        head_mask: HeadMask | None = None,
+        observer: SearchObserver | None = None,
+    ) -> list[list[int]]:
         """Encoded sources -> generated ids per sentence (right-padded), through `generation.generate`."""
         longest = max(len(ids) for ids in sources)
         src = torch.full((len(sources), longest), self.config.pad_id, dtype=torch.long)
@@ -343,8 +370,11 @@ class Translator:
             src[row, : len(ids)] = torch.tensor(ids)
         candidates = None
         if self.shortlist is not None:  # the batch's candidates, with EOS and any forced piece
-            candidates = self.shortlist.candidates(sources, [self.config.eos_id] + list(prefix_ids or [])).to(self.device)
-        out = generate(self.model,
+            candidates = self.shortlist.candidates(sources, [self.config.eos_id] + list(prefix_ids or [])).to(
+                self.device
+            )
+        out = generate(
+            self.model,
             src.to(self.device),
             max_new_tokens=self._max_new_tokens(longest, max_new_tokens, prefix_ids),
             num_beams=num_beams,
@@ -360,8 +390,13 @@ class Translator:
 
     @torch.inference_mode()
     def explain(
-        self, text: str, num_beams: int = 4, length_penalty: float = 1.0, max_new_tokens: int | None = None,
-        prefix: str | Sequence[int] | None = None, head_mask: HeadMask | None = None,
+        self,
+        text: str,
+        num_beams: int = 4,
+        length_penalty: float = 1.0,
+        max_new_tokens: int | None = None,
+        prefix: str | Sequence[int] | None = None,
+        head_mask: HeadMask | None = None,
     ) -> Explanation:
         """Translate, then run one teacher-forced pass over the translation to read every map.
 
@@ -373,18 +408,27 @@ class Translator:
         if not text.strip():
             return self._empty_explanation()
         src_ids, truncated = self.encode_source(text)
-        out_ids = [i for i in self.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, prefix_ids,
-                                             head_mask)[0] if i != self.config.pad_id]
+        out_ids = [
+            i
+            for i in self.generate_ids([src_ids], num_beams, length_penalty, max_new_tokens, prefix_ids, head_mask)[0]
+            if i != self.config.pad_id
+        ]
         return self.teacher_forced(src_ids, out_ids, head_mask, truncated)
 
-    def teacher_forced(self, src_ids: list[int], out_ids: list[int], head_mask: HeadMask | None = None,
-                       truncated: bool = False) -> Explanation:
+    def teacher_forced(
+        self, src_ids: list[int], out_ids: list[int], head_mask: HeadMask | None = None, truncated: bool = False
+    ) -> Explanation:
         """The maps and target probabilities of one teacher-forced pass producing out_ids from src_ids."""
         return self.teacher_forced_batch([src_ids], [out_ids], head_mask, [truncated])[0]
 
     @torch.inference_mode()
-    def teacher_forced_batch(self, sources: list[list[int]], outputs: list[list[int]],
-                             head_mask: HeadMask | None = None, truncated: list[bool] | None = None) -> list[Explanation]:
+    def teacher_forced_batch(
+        self,
+        sources: list[list[int]],
+        outputs: list[list[int]],
+        head_mask: HeadMask | None = None,
+        truncated: list[bool] | None = None,
+    ) -> list[Explanation]:
         """`teacher_forced` for many sentences in one padded pass: the one place the maps are built. Padding is
         masked, so each sentence's maps equal those of its pass alone."""
         # The decoder reads BOS + all but the last output and predicts each output at its step.
@@ -400,23 +444,33 @@ class Translator:
         explanations = []
         for b, (src_ids, out_ids, tgt_in) in enumerate(zip(sources, outputs, inputs)):
             S, T = len(src_ids), len(out_ids)
-            explanations.append(Explanation(
-                translation=self.decode(out_ids),
-                source_tokens=token_strings(self.tokenizer, src_ids),
-                target_tokens=token_strings(self.tokenizer, out_ids),
-                decoder_input_tokens=token_strings(self.tokenizer, tgt_in),
-                encoder=stack(maps.encoder, b, S, S),
-                decoder=stack(maps.decoder, b, T, T),
-                cross=stack(maps.cross, b, T, S),
-                truncated=bool(truncated[b]) if truncated else False,
-                target_probs=probs[b, :T].cpu().numpy().astype(np.float32),
-            ))
+            explanations.append(
+                Explanation(
+                    translation=self.decode(out_ids),
+                    source_tokens=token_strings(self.tokenizer, src_ids),
+                    target_tokens=token_strings(self.tokenizer, out_ids),
+                    decoder_input_tokens=token_strings(self.tokenizer, tgt_in),
+                    encoder=stack(maps.encoder, b, S, S),
+                    decoder=stack(maps.decoder, b, T, T),
+                    cross=stack(maps.cross, b, T, S),
+                    truncated=bool(truncated[b]) if truncated else False,
+                    target_probs=probs[b, :T].cpu().numpy().astype(np.float32),
+                )
+            )
         return explanations
 
     def _empty_explanation(self) -> Explanation:
         H, n_enc, n_dec = self.config.n_heads, self.config.n_encoder_layers, self.config.n_decoder_layers
-        return Explanation("", [], [], [], np.zeros((n_enc, H, 0, 0), np.float32), np.zeros((n_dec, H, 0, 0), np.float32),
-                           np.zeros((n_dec, H, 0, 0), np.float32), target_probs=np.zeros(0, np.float32))
+        return Explanation(
+            "",
+            [],
+            [],
+            [],
+            np.zeros((n_enc, H, 0, 0), np.float32),
+            np.zeros((n_dec, H, 0, 0), np.float32),
+            np.zeros((n_dec, H, 0, 0), np.float32),
+            target_probs=np.zeros(0, np.float32),
+        )
 
     # ----- save / load / push ---------------------------------------------------------------
 
@@ -436,8 +490,9 @@ class Translator:
             self.model_card = render_model_card(self.model.config, self.model, card_info or {})
         (folder / "README.md").write_text(self.model_card, encoding="utf-8")
         if self.no_repeat_ngram:
-            (folder / DECODING_FILE).write_text(json.dumps({"no_repeat_ngram": self.no_repeat_ngram}) + "\n",
-                                                encoding="utf-8")
+            (folder / DECODING_FILE).write_text(
+                json.dumps({"no_repeat_ngram": self.no_repeat_ngram}) + "\n", encoding="utf-8"
+            )
         return folder
 
     @classmethod

@@ -70,8 +70,13 @@ def checked_prefix(prefix) -> str | None:
 
 
 def checked_top_k(top_k) -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, float)) or not math.isfinite(top_k) \
-            or top_k != int(top_k) or not 1 <= top_k <= MAX_TOP_K:
+    if (
+        isinstance(top_k, bool)
+        or not isinstance(top_k, (int, float))
+        or not math.isfinite(top_k)
+        or top_k != int(top_k)
+        or not 1 <= top_k <= MAX_TOP_K
+    ):
         raise ValueError(f"top_k must be a whole number between 1 and {MAX_TOP_K}, got {top_k!r}")
     return int(top_k)
 
@@ -88,15 +93,18 @@ def refuse_overlong(pair: Pair, sentences: list, model: str) -> None:
     for number, route in enumerate(routes, 1):
         served = pair.served(route.model)
         if served.translator.encode_source(route.text)[1]:
-            raise ValueError(f"sentence {number} is longer than the model's limit of {served.translator.config.max_len} "
-                             "tokens, so only its start would be translated: split it, or use /explain, which "
-                             "translates the start and marks the cut")
+            raise ValueError(
+                f"sentence {number} is longer than the model's limit of {served.translator.config.max_len} "
+                "tokens, so only its start would be translated: split it, or use /explain, which "
+                "translates the start and marks the cut"
+            )
 
 
 def check_inside(translator: Translator, sentence: str, options) -> None:
     """The budget of /qkv, /logit_lens and /contributions, checked before the model runs."""
-    cost.check_before(cost.INSIDE, translator.config, [len(translator.encode_source(sentence)[0])],
-                      options.max_new_tokens)
+    cost.check_before(
+        cost.INSIDE, translator.config, [len(translator.encode_source(sentence)[0])], options.max_new_tokens
+    )
 
 
 def routed(answer: dict, route: Route) -> dict:
@@ -117,8 +125,9 @@ def model_calls(pair: Pair) -> dict:
     def run_translate(text, options, prefix, model):
         sentences = pair.sentences(text)[0] if prefix is None else [prefixed_sentence(text)]
         refuse_overlong(pair, sentences, model)
-        routes, english = pair.each(sentences, model, lambda served, texts: batched_calls(served.translator).translate(
-            texts, (options, prefix)))
+        routes, english = pair.each(
+            sentences, model, lambda served, texts: batched_calls(served.translator).translate(texts, (options, prefix))
+        )
         return " ".join(e for e in english if e)
 
     def run_explain(text, options, prefix, model):
@@ -134,9 +143,11 @@ def model_calls(pair: Pair) -> dict:
 
     def one(call: str):
         """The endpoint `call` run on the sentence's model, with the sentence as routed (recased)."""
+
         def run(sentence: str, *args, model: str = "auto") -> dict:
             route, served = pair.pick(sentence, model)
             return routed(inside[served.name][call](route.text, *args), route)
+
         return run
 
     calls = {name: one(name) for name in ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch")}
@@ -149,9 +160,18 @@ def inside_calls(translator: Translator, pair: Pair) -> dict:
 
     @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):
-        cost.check_before(cost.TRACE, translator.config, [len(translator.encode_source(text)[0])], options.max_new_tokens)
-        result = trace_decoding(translator, text, num_beams=options.num_beams, length_penalty=options.length_penalty,
-                                top_k=top_k, max_new_tokens=options.max_new_tokens, prefix=prefix)
+        cost.check_before(
+            cost.TRACE, translator.config, [len(translator.encode_source(text)[0])], options.max_new_tokens
+        )
+        result = trace_decoding(
+            translator,
+            text,
+            num_beams=options.num_beams,
+            length_penalty=options.length_penalty,
+            top_k=top_k,
+            max_new_tokens=options.max_new_tokens,
+            prefix=prefix,
+        )
         return {"source": text, **result.to_dict(MAP_DECIMALS)}
 
     @gpu(duration=30)
@@ -181,8 +201,15 @@ def inside_calls(translator: Translator, pair: Pair) -> dict:
     def run_patch(sentence, corrupted, step, options):
         return patch_encoder(translator, sentence, corrupted, step, options).to_dict()
 
-    return dict(trace=run_trace, ablate=run_ablate, qkv=run_qkv, logit_lens=run_logit_lens,
-                contributions=run_contributions, contrast=run_contrast, patch=run_patch)
+    return dict(
+        trace=run_trace,
+        ablate=run_ablate,
+        qkv=run_qkv,
+        logit_lens=run_logit_lens,
+        contributions=run_contributions,
+        contrast=run_contrast,
+        patch=run_patch,
+    )
 
 
 @dataclass(frozen=True)
@@ -201,9 +228,15 @@ class Endpoint:
         return lanes.lane_of(self.name)
 
 
-DECODING_PARAMETERS = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind)
-                       for name, default, kind in (("decoding", "beam search", Decoding), ("num_beams", 4, int),
-                                                   ("length_penalty", 1.0, float), ("max_length", 128, int))]
+DECODING_PARAMETERS = [
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind)
+    for name, default, kind in (
+        ("decoding", "beam search", Decoding),
+        ("num_beams", 4, int),
+        ("length_penalty", 1.0, float),
+        ("max_length", 128, int),
+    )
+]
 
 
 def with_decoding_options(endpoint: Endpoint, options_of) -> Callable:
@@ -211,8 +244,10 @@ def with_decoding_options(endpoint: Endpoint, options_of) -> Callable:
     into DecodingOptions; extra or unknown arguments refused by name; errors in words (friendly_errors)."""
     own = list(inspect.signature(endpoint.handler).parameters.values())
     at = [p.name for p in own].index("options")
-    signature = inspect.Signature(own[:at] + DECODING_PARAMETERS + own[at + 1:],
-                                  return_annotation=inspect.signature(endpoint.handler).return_annotation)
+    signature = inspect.Signature(
+        own[:at] + DECODING_PARAMETERS + own[at + 1 :],
+        return_annotation=inspect.signature(endpoint.handler).return_annotation,
+    )
 
     def call(*args, **kwargs):
         try:
@@ -228,7 +263,8 @@ def with_decoding_options(endpoint: Endpoint, options_of) -> Callable:
     call.__name__ = call.__qualname__ = endpoint.name
     call.__signature__ = signature
     call.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {
-        "return": signature.return_annotation}
+        "return": signature.return_annotation
+    }
     call.__doc__ = endpoint.doc.format(options=OPTIONS_DOC, model=MODEL_DOC)
     return friendly_errors(call)
 
@@ -246,48 +282,69 @@ def endpoint_table(pair: Pair, run: dict) -> list[Endpoint]:
         return run["translate"](checked_text(text), options, checked_prefix(prefix), checked_choice(model))
 
     def explain(text: str, options=None, prefix: str = "", model: Model = "auto") -> dict:
-        sentences, translation, left_out = run["explain"](checked_text(text), options, checked_prefix(prefix),
-                                                          checked_choice(model))
+        sentences, translation, left_out = run["explain"](
+            checked_text(text), options, checked_prefix(prefix), checked_choice(model)
+        )
         return {"translation": translation, "sentences": sentences, "left_out": left_out}
 
     def trace(text: str, options=None, top_k: int = 10, prefix: str = "", model: Model = "auto") -> dict:
-        return run["trace"](step_sentence(checked_text(text)), options, checked_top_k(top_k), checked_prefix(prefix),
-                            model=checked_choice(model))
+        return run["trace"](
+            step_sentence(checked_text(text)),
+            options,
+            checked_top_k(top_k),
+            checked_prefix(prefix),
+            model=checked_choice(model),
+        )
 
     def ablate(text: str, heads: list | dict | str = "[]", options=None, model: Model = "auto") -> dict:
         sentence, left_out = first_sentence(checked_text(text))
         mask = head_mask_from(heads, config)
         return {**run["ablate"](sentence, mask, options, model=checked_choice(model)), "left_out": left_out}
 
-    return [Endpoint("translate", translate, TRANSLATE_DOC, "text only: 5,000 characters, 16 sentences", batched=True),
-            Endpoint("explain", explain, EXPLAIN_DOC, "lens.cost.EXPLAIN: 2.5 million attention weights", batched=True),
-            Endpoint("trace", trace, TRACE_DOC, "lens.cost.TRACE: 1 million attention weights"),
-            Endpoint("ablate", ablate, ABLATE_DOC, "lens.cost.ABLATE: 2.5 million attention weights"),
-            *inside_endpoints(run, pair)]
+    return [
+        Endpoint("translate", translate, TRANSLATE_DOC, "text only: 5,000 characters, 16 sentences", batched=True),
+        Endpoint("explain", explain, EXPLAIN_DOC, "lens.cost.EXPLAIN: 2.5 million attention weights", batched=True),
+        Endpoint("trace", trace, TRACE_DOC, "lens.cost.TRACE: 1 million attention weights"),
+        Endpoint("ablate", ablate, ABLATE_DOC, "lens.cost.ABLATE: 2.5 million attention weights"),
+        *inside_endpoints(run, pair),
+    ]
 
 
 def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
     """/qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
     max_len = pair.max_len
 
-    def qkv(text: str, kind: Literal["encoder", "decoder", "cross"] = "cross", layer: int = 1, head: int = 1,
-            row: int = 1, options=None, model: Model = "auto") -> dict:
-        return run["qkv"](step_sentence(checked_text(text)), kind, layer, head, row, options, model=checked_choice(model))
+    def qkv(
+        text: str,
+        kind: Literal["encoder", "decoder", "cross"] = "cross",
+        layer: int = 1,
+        head: int = 1,
+        row: int = 1,
+        options=None,
+        model: Model = "auto",
+    ) -> dict:
+        return run["qkv"](
+            step_sentence(checked_text(text)), kind, layer, head, row, options, model=checked_choice(model)
+        )
 
     def logit_lens(text: str, options=None, prefix: str = "", model: Model = "auto") -> dict:
-        return run["logit_lens"](step_sentence(checked_text(text)), options, checked_prefix(prefix),
-                                 model=checked_choice(model))
+        return run["logit_lens"](
+            step_sentence(checked_text(text)), options, checked_prefix(prefix), model=checked_choice(model)
+        )
 
     def contributions(text: str, options=None, prefix: str = "", model: Model = "auto") -> dict:
-        return run["contributions"](step_sentence(checked_text(text)), options, checked_prefix(prefix),
-                                    model=checked_choice(model))
+        return run["contributions"](
+            step_sentence(checked_text(text)), options, checked_prefix(prefix), model=checked_choice(model)
+        )
 
     def contrast(text: str, step: int = 1, alternative: str = "", options=None, model: Model = "auto") -> dict:
         checked_whole(step, "step", 1, max_len, " (a piece of the translation)")  # the range before any work
         if not isinstance(alternative, str) or len(alternative) > 50:
             raise ValueError("alternative must be an English word or piece of at most 50 characters")
         checked_typed(alternative, "alternative")
-        return run["contrast"](step_sentence(checked_text(text)), step, alternative, options, model=checked_choice(model))
+        return run["contrast"](
+            step_sentence(checked_text(text)), step, alternative, options, model=checked_choice(model)
+        )
 
     def patch(text: str, corrupted: str = "", step: int = 0, options=None, model: Model = "auto") -> dict:
         checked_whole(step, "step", 0, max_len, " (a piece of the translation, or 0 for the first that differs)")
@@ -295,10 +352,13 @@ def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
         return run["patch"](step_sentence(checked_text(text)), corrupted, step, options, model=checked_choice(model))
 
     inside = "lens.cost.INSIDE: 2.5 million attention weights"
-    return [Endpoint("qkv", qkv, QKV_DOC, inside), Endpoint("logit_lens", logit_lens, LOGIT_LENS_DOC, inside),
-            Endpoint("contributions", contributions, CONTRIBUTIONS_DOC, inside),
-            Endpoint("contrast", contrast, CONTRAST_DOC, "lens.cost.CONTRAST_WORK: 500 million weights replayed"),
-            Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 500 million weights replayed")]
+    return [
+        Endpoint("qkv", qkv, QKV_DOC, inside),
+        Endpoint("logit_lens", logit_lens, LOGIT_LENS_DOC, inside),
+        Endpoint("contributions", contributions, CONTRIBUTIONS_DOC, inside),
+        Endpoint("contrast", contrast, CONTRAST_DOC, "lens.cost.CONTRAST_WORK: 500 million weights replayed"),
+        Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 500 million weights replayed"),
+    ]
 
 
 def build(pair: Pair) -> list[Endpoint]:

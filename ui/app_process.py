@@ -16,8 +16,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:
@@ -26,8 +32,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch_app(log_path: Path, listen_local: bool = True, app_root: Path = ROOT,
-               **env_extra: str) -> tuple[subprocess.Popen, str]:
+def launch_app(
+    log_path: Path, listen_local: bool = True, app_root: Path = ROOT, **env_extra: str
+) -> tuple[subprocess.Popen, str]:
     """Start app.py with `env_extra` (MODEL_ID, SNAPSHOTS_DIR, ...) and wait until it serves.
 
     listen_local=False starts it as a Space would, with no GRADIO_SERVER_NAME set; `app_root`
@@ -35,8 +42,9 @@ def launch_app(log_path: Path, listen_local: bool = True, app_root: Path = ROOT,
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("GRADIO_SERVER_NAME", "SPACE_ID")}
     # No second model to compare with unless a test asks for one (EVERYDAY_MODEL_ID).
-    env.update({"GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "EVERYDAY_MODEL_ID": "none",
-                **env_extra})
+    env.update(
+        {"GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "EVERYDAY_MODEL_ID": "none", **env_extra}
+    )
     if listen_local:
         env["GRADIO_SERVER_NAME"] = "127.0.0.1"
     with open(log_path, "wb") as log:

@@ -92,8 +92,9 @@ class Batcher:
         try:
             results = list(self.run([item for c in batch for item in c.items], batch[0].key))
             if len(results) != sum(len(c.items) for c in batch):
-                raise RuntimeError(f"the model call returned {len(results)} results for "
-                                   f"{sum(len(c.items) for c in batch)} items")
+                raise RuntimeError(
+                    f"the model call returned {len(results)} results for {sum(len(c.items) for c in batch)} items"
+                )
         except Exception as err:  # noqa: BLE001 (handed to the caller, who raises it)
             if len(batch) > 1:
                 for c in batch:  # one call's bad input must not fail the others

@@ -15,9 +15,23 @@ from starlette.responses import PlainTextResponse
 
 SINGLE_RANGE = re.compile(r"bytes=(\d{0,18})-(\d{0,18})")
 FILE_ROUTE = "/file="
-KEPT_HEADERS = frozenset({b"content-type", b"content-length", b"content-range", b"content-disposition",
-                          b"accept-ranges", b"etag", b"last-modified", b"cache-control", b"date", b"server", b"vary",
-                          b"content-encoding", b"x-content-type-options"})
+KEPT_HEADERS = frozenset(
+    {
+        b"content-type",
+        b"content-length",
+        b"content-range",
+        b"content-disposition",
+        b"accept-ranges",
+        b"etag",
+        b"last-modified",
+        b"cache-control",
+        b"date",
+        b"server",
+        b"vary",
+        b"content-encoding",
+        b"x-content-type-options",
+    }
+)
 
 
 def range_problem(value: str) -> str | None:
@@ -50,8 +64,10 @@ class SingleRanges:
 
         async def own_headers_only(message):
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [(k, v) for k, v in message.get("headers", [])
-                                                  if k.lower() in KEPT_HEADERS]}
+                message = {
+                    **message,
+                    "headers": [(k, v) for k, v in message.get("headers", []) if k.lower() in KEPT_HEADERS],
+                }
             await send(message)
 
         return await self.app(scope, receive, own_headers_only)

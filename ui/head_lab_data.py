@@ -55,8 +55,9 @@ def first_sentence(text) -> tuple[str, int]:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("text: please enter a German sentence")
     if len(text) > MAX_CHARACTERS:
-        raise ValueError(f"text has {len(text):,} characters; the head lab takes one sentence of at most "
-                         f"{MAX_CHARACTERS} characters")
+        raise ValueError(
+            f"text has {len(text):,} characters; the head lab takes one sentence of at most {MAX_CHARACTERS} characters"
+        )
     sentences = split_sentences(checked_unicode(text, "text")) or [text.strip()]
     return sentences[0], len(sentences) - 1
 
@@ -94,33 +95,53 @@ def importance_payload(importance: dict | None, config) -> dict:
         if "agreement" in k:
             metrics[kind]["agreement"] = k["agreement"]
     ranked = [[kind, layer, head, round(value, 5)] for kind, layer, head, value in ranked_heads(importance)]
-    return {**base, "importance": {"baseline": baseline, "slice": importance["slice"]["sentences"],
-                                   "metrics": metrics, "ranked": ranked,
-                                   "attribution": importance["method"]["attribution"]["method"]}}
+    return {
+        **base,
+        "importance": {
+            "baseline": baseline,
+            "slice": importance["slice"]["sentences"],
+            "metrics": metrics,
+            "ranked": ranked,
+            "attribution": importance["method"]["attribution"]["method"],
+        },
+    }
 
 
 def output_ids(translator, src_ids: list[int], options: DecodingOptions, head_mask=None) -> list[int]:
     """lens.attribute.translate_ids with the view's decoding options."""
-    return translate_ids(translator, src_ids, options.num_beams, options.length_penalty, options.max_new_tokens,
-                         head_mask)
+    return translate_ids(
+        translator, src_ids, options.num_beams, options.length_penalty, options.max_new_tokens, head_mask
+    )
 
 
-def viewer_payload(translator, sentence: str, explanation, src_ids, out_ids, options: DecodingOptions, ms: float) -> dict:
+def viewer_payload(
+    translator, sentence: str, explanation, src_ids, out_ids, options: DecodingOptions, ms: float
+) -> dict:
     """One explanation in the translate view's format (lens.payload.page_payload), for AL.Viewer."""
     c = translator.config
-    words = {"src": words_of(translator, src_ids, explanation.source_tokens),
-             "tgt": words_of(translator, out_ids, explanation.target_tokens),
-             "in": words_of(translator, [c.bos_id] + out_ids[:-1], explanation.decoder_input_tokens)}
+    words = {
+        "src": words_of(translator, src_ids, explanation.source_tokens),
+        "tgt": words_of(translator, out_ids, explanation.target_tokens),
+        "in": words_of(translator, [c.bos_id] + out_ids[:-1], explanation.decoder_input_tokens),
+    }
     probs = explanation.target_probs
-    return {"v": 1, "id": time.time_ns(), "heads": c.n_heads, "max_len": c.max_len, "threshold": UNFAMILIAR_BELOW,
-            "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
-            "options": options.to_dict(), "left_out": 0,
-            "status": {"method": "ablated", "ms": round(ms), "device": translator.device.type.upper()},
-            "sentences": [sentence_payload(sentence, explanation, words, mean_log_prob(probs), looks_unfamiliar(probs))]}
+    return {
+        "v": 1,
+        "id": time.time_ns(),
+        "heads": c.n_heads,
+        "max_len": c.max_len,
+        "threshold": UNFAMILIAR_BELOW,
+        "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
+        "options": options.to_dict(),
+        "left_out": 0,
+        "status": {"method": "ablated", "ms": round(ms), "device": translator.device.type.upper()},
+        "sentences": [sentence_payload(sentence, explanation, words, mean_log_prob(probs), looks_unfamiliar(probs))],
+    }
 
 
-def ablation_payload(translator, text: str, head_mask: HeadMask, options: DecodingOptions,
-                     familiarity: Familiarity | None = None) -> dict:
+def ablation_payload(
+    translator, text: str, head_mask: HeadMask, options: DecodingOptions, familiarity: Familiarity | None = None
+) -> dict:
     """Translate one sentence with every head on and with `head_mask`; the diff and the ablated maps.
     The same translations as lens.ablate.ablate (tested), with the ids kept for the word grouping."""
     sentence, left_out = first_sentence(text)
@@ -137,13 +158,24 @@ def ablation_payload(translator, text: str, head_mask: HeadMask, options: Decodi
     original = translator.decode(original_ids)
     diff = word_diff(original, explanation.translation)
     mask_dict = head_mask.to_dict()
-    report = (familiarity or Familiarity()).report(sentence, translator.teacher_forced(src_ids, original_ids).target_probs)
-    return {"id": time.time_ns(), "sentence": sentence, "left_out": left_out, "original": original,
-            "ablated": explanation.translation, "diff": diff.to_dict(), "changed": original_ids != ablated_ids,
-            "head_mask": mask_dict, "switched_off": [list(h) for h in switched_off_heads(mask_dict)],
-            "ms": {"original": round((middle - start) * 1000), "ablated": round(ms)},
-            "explanation": viewer_payload(translator, sentence, explanation, src_ids, ablated_ids, options, ms),
-            "unfamiliar": report["unfamiliar"], "reasons": report["reasons"]}
+    report = (familiarity or Familiarity()).report(
+        sentence, translator.teacher_forced(src_ids, original_ids).target_probs
+    )
+    return {
+        "id": time.time_ns(),
+        "sentence": sentence,
+        "left_out": left_out,
+        "original": original,
+        "ablated": explanation.translation,
+        "diff": diff.to_dict(),
+        "changed": original_ids != ablated_ids,
+        "head_mask": mask_dict,
+        "switched_off": [list(h) for h in switched_off_heads(mask_dict)],
+        "ms": {"original": round((middle - start) * 1000), "ablated": round(ms)},
+        "explanation": viewer_payload(translator, sentence, explanation, src_ids, ablated_ids, options, ms),
+        "unfamiliar": report["unfamiliar"],
+        "reasons": report["reasons"],
+    }
 
 
 def attribution_shares(scores: np.ndarray) -> np.ndarray:
@@ -153,8 +185,9 @@ def attribution_shares(scores: np.ndarray) -> np.ndarray:
     return np.divide(positive, total, out=np.zeros_like(positive), where=total > 0)
 
 
-def attribution_payload(translator, text: str, method: str, steps: int, options: DecodingOptions,
-                        head_mask: HeadMask | None = None) -> dict:
+def attribution_payload(
+    translator, text: str, method: str, steps: int, options: DecodingOptions, head_mask: HeadMask | None = None
+) -> dict:
     """Cross-attention and attribution of one sentence on the same axes, and their agreement: of the model
     with `head_mask`'s heads switched off (the head lab's grid), or with every head on."""
     if method not in METHODS:
@@ -173,17 +206,32 @@ def attribution_payload(translator, text: str, method: str, steps: int, options:
     result = attribute_ids(translator.model, src_ids, out_ids, method, steps, head_mask)
     ms = (time.perf_counter() - start) * 1000
     explanation = translator.teacher_forced(src_ids, out_ids, head_mask)  # cross: (L, H, T, S)
-    per_head, per_layer, counted = agreement(explanation.cross, result.scores,
-                                             *special_token_masks(c, src_ids, out_ids))
+    per_head, per_layer, counted = agreement(
+        explanation.cross, result.scores, *special_token_masks(c, src_ids, out_ids)
+    )
     payload = viewer_payload(translator, sentence, explanation, src_ids, out_ids, options, ms)["sentences"][0]
     shares = attribution_shares(result.scores)  # (T, S)
-    return {"id": time.time_ns(), "sentence": sentence, "left_out": left_out, "translation": explanation.translation,
-            "heads_off": [] if head_mask is None else [list(h) for h in switched_off_heads(head_mask.to_dict())],
-            "method": method, "steps": steps, "baseline": BASELINE if method == "integrated_gradients" else None,
-            "ms": round(ms), "heads": c.n_heads, "layers": c.n_decoder_layers,
-            "tokens": payload["tokens"], "words": payload["words"], "maps": {"cross": payload["maps"]["cross"]},
-            "attribution": quantize(shares[None, None]),  # (1, 1, T, S)
-            "completeness_gap": round(float(np.abs(result.completeness_gap).max(initial=0.0)), 4),
-            "agreement": {"per_head": np.round(per_head.astype(float), 3).tolist(),
-                          "per_layer": np.round(per_layer.astype(float), 3).tolist(),
-                          "mean": round(float(per_layer.mean()), 3) if len(per_layer) else 0.0, "tokens": counted}}
+    return {
+        "id": time.time_ns(),
+        "sentence": sentence,
+        "left_out": left_out,
+        "translation": explanation.translation,
+        "heads_off": [] if head_mask is None else [list(h) for h in switched_off_heads(head_mask.to_dict())],
+        "method": method,
+        "steps": steps,
+        "baseline": BASELINE if method == "integrated_gradients" else None,
+        "ms": round(ms),
+        "heads": c.n_heads,
+        "layers": c.n_decoder_layers,
+        "tokens": payload["tokens"],
+        "words": payload["words"],
+        "maps": {"cross": payload["maps"]["cross"]},
+        "attribution": quantize(shares[None, None]),  # (1, 1, T, S)
+        "completeness_gap": round(float(np.abs(result.completeness_gap).max(initial=0.0)), 4),
+        "agreement": {
+            "per_head": np.round(per_head.astype(float), 3).tolist(),
+            "per_layer": np.round(per_layer.astype(float), 3).tolist(),
+            "mean": round(float(per_layer.mean()), 3) if len(per_layer) else 0.0,
+            "tokens": counted,
+        },
+    }

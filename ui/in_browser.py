@@ -21,9 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / ".in-browser"  # git-ignored; one subfolder a checkpoint
 
 
-def served_model(translator: Translator, confidence_below: float, domain: Path | None = None,
-                 language: Path | None = None, everyday: Translator | None = None,
-                 everyday_below: float = 0.0) -> str | None:
+def served_model(
+    translator: Translator,
+    confidence_below: float,
+    domain: Path | None = None,
+    language: Path | None = None,
+    everyday: Translator | None = None,
+    everyday_below: float = 0.0,
+) -> str | None:
     """The URL folder (ending in '/') of the pair's in-page files (ui/export_site.pair_files: the default model with
     copies of the checked `domain` and `language` files where there are some, the everyday model in everyday/),
     written on first use (one folder per set of weights and files); None when they cannot be written (a read-only

@@ -30,8 +30,9 @@ def refused_session(status: int, why: str):
     """A session refused in the app's words (a JSON-RPC error, as the MCP transport answers)."""
     from starlette.responses import JSONResponse
 
-    return JSONResponse({"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32000, "message": why}},
-                        status_code=status)
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32000, "message": why}}, status_code=status
+    )
 
 
 def stateful_sessions() -> bool:
@@ -74,12 +75,16 @@ def stateful_sessions() -> bool:
                 address = lanes.client_address(request)
                 self.sessions_of(address)  # ended sessions forgotten (here and in the queue's map)
                 if self.sessions_of(address) >= MCP_SESSIONS_PER_ADDRESS:
-                    why = (f"this address already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open: close one (HTTP "
-                           "DELETE with its mcp-session-id) or let one end, then connect again")
+                    why = (
+                        f"this address already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open: close one (HTTP "
+                        "DELETE with its mcp-session-id) or let one end, then connect again"
+                    )
                     return await refused_session(429, why)(scope, receive, send)
                 if len(self._server_instances) >= MCP_SESSIONS:
-                    why = (f"the app has {MCP_SESSIONS} MCP sessions open, as many as it keeps: try again in a few "
-                           "minutes, when idle ones have ended")
+                    why = (
+                        f"the app has {MCP_SESSIONS} MCP sessions open, as many as it keeps: try again in a few "
+                        "minutes, when idle ones have ended"
+                    )
                     return await refused_session(503, why)(scope, receive, send)
                 token = _OPENING_ADDRESS.set(address)
                 try:
@@ -105,8 +110,12 @@ class DisconnectInOneLine(logging.Filter):
 
 def quiet_disconnects() -> None:
     """Install DisconnectInOneLine on the MCP transport's loggers."""
-    for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager", "mcp.server.lowlevel.server",
-                 "mcp.server.sse"):
+    for name in (
+        "mcp.server.streamable_http",
+        "mcp.server.streamable_http_manager",
+        "mcp.server.lowlevel.server",
+        "mcp.server.sse",
+    ):
         logging.getLogger(name).addFilter(DisconnectInOneLine())
 
 
@@ -124,8 +133,9 @@ def refusal(mcp_server, request, caller: str, http, running: int) -> str | None:
 def busy_result(why: str):
     from mcp import types
 
-    return types.ServerResult(types.CallToolResult(content=[types.TextContent(type="text", text=lanes.BUSY.format(
-        why=why))], isError=True))
+    return types.ServerResult(
+        types.CallToolResult(content=[types.TextContent(type="text", text=lanes.BUSY.format(why=why))], isError=True)
+    )
 
 
 def fair_tool_calls() -> bool:

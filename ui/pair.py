@@ -72,11 +72,15 @@ class Pair:
         (as written, as read) from `sentences`; `model` is one choice for all, or one per sentence."""
         choices = [model] * len(sentences) if isinstance(model, str) else list(model)
         pairs = [s if isinstance(s, tuple) else (s, s) for s in sentences]
-        routes = [self.router.route(read, m, written=written) for (written, read), m in zip(pairs, choices, strict=True)]
+        routes = [
+            self.router.route(read, m, written=written) for (written, read), m in zip(pairs, choices, strict=True)
+        ]
         groups = {name: [i for i, r in enumerate(routes) if r.model == name] for name in MODELS}
         return routes, {name: picked for name, picked in groups.items() if picked}
 
-    def each(self, sentences: list, model: str | list[str], run: Callable[[Served, list[str]], list]) -> tuple[list[Route], list]:
+    def each(
+        self, sentences: list, model: str | list[str], run: Callable[[Served, list[str]], list]
+    ) -> tuple[list[Route], list]:
         """`run(served, texts)` once per model with its sentences (as routed and prepared), the answers in order."""
         routes, groups = self.grouped(sentences, model)
         answers: list = [None] * len(sentences)
@@ -90,9 +94,14 @@ class Pair:
         return min(m.translator.config.max_len for m in self.models.values())
 
 
-def explain_routed(pair: Pair, sentences: list, options: DecodingOptions, budget: Budget,
-                   model: str | list[str] = "auto",
-                   prefix: str | None = None) -> list[tuple[Route, Served, SentenceExplanation]]:
+def explain_routed(
+    pair: Pair,
+    sentences: list,
+    options: DecodingOptions,
+    budget: Budget,
+    model: str | list[str] = "auto",
+    prefix: str | None = None,
+) -> list[tuple[Route, Served, SentenceExplanation]]:
     """Each sentence explained by its model (batched with other callers' calls to that model), in order. The
     budget holds for all of them together: checked on the whole text first, then each model's share gets what
     the models before it left."""
@@ -104,9 +113,11 @@ def explain_routed(pair: Pair, sentences: list, options: DecodingOptions, budget
     for name, picked in groups.items():
         served = pair.served(name)
         share = Budget(budget.what, left, budget.advice)
-        for i, s in zip(picked, batched_calls(served.translator).explain([routes[i].text for i in picked],
-                                                                        (options, share, prefix))):
+        for i, s in zip(
+            picked, batched_calls(served.translator).explain([routes[i].text for i in picked], (options, share, prefix))
+        ):
             found[i] = (routes[i], served, s)
-            left -= cost.map_weights(served.translator.config, len(s.explanation.source_tokens),
-                                     len(s.explanation.target_tokens))
+            left -= cost.map_weights(
+                served.translator.config, len(s.explanation.source_tokens), len(s.explanation.target_tokens)
+            )
     return found

@@ -80,11 +80,17 @@ def server_name(env: Mapping[str, str] = os.environ) -> str:
 def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
     """The keyword arguments of demo.launch(): where it listens, what it accepts, the MCP server
     (when Gradio's mcp extra is installed, as requirements.txt asks)."""
-    return {"server_name": server_name(env), "server_port": int(env.get("GRADIO_SERVER_PORT", 7860)),
-            "mcp_server": importlib.util.find_spec("mcp") is not None,
-            "max_file_size": MAX_FILE_SIZE, "state_session_capacity": SESSION_CAPACITY,
-            "app_kwargs": {"exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint},
-                           "middleware": [Middleware(RefuseUploads), Middleware(SingleRanges)]}}
+    return {
+        "server_name": server_name(env),
+        "server_port": int(env.get("GRADIO_SERVER_PORT", 7860)),
+        "mcp_server": importlib.util.find_spec("mcp") is not None,
+        "max_file_size": MAX_FILE_SIZE,
+        "state_session_capacity": SESSION_CAPACITY,
+        "app_kwargs": {
+            "exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint},
+            "middleware": [Middleware(RefuseUploads), Middleware(SingleRanges)],
+        },
+    }
 
 
 DRAIN_BYTES = 8 << 20  # a refused upload's body is read this far (in memory, dropped) before the answer
@@ -110,8 +116,9 @@ class RefuseUploads:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].rstrip("/").endswith("/upload"):
             await _drain(receive, DRAIN_BYTES)  # read (and drop) the body, so the client hears the answer
-            response = JSONResponse({"detail": "this app takes no files: send German text to /translate or /explain"},
-                                    status_code=403)
+            response = JSONResponse(
+                {"detail": "this app takes no files: send German text to /translate or /explain"}, status_code=403
+            )
             return await response(scope, receive, send)
         return await self.app(scope, receive, send)
 
@@ -119,8 +126,13 @@ class RefuseUploads:
 async def _no_such_endpoint(request: Request, err: Exception) -> JSONResponse:
     """A call naming an endpoint or fn_index that does not exist: 404 in words (Gradio answers 500)."""
     what = request.url.path.rsplit("/", 1)[-1] if isinstance(err, FnIndexInferError) else f"fn_index {err}"
-    return JSONResponse({"detail": f"{what} names no endpoint of this app; the endpoints are listed at "
-                                   "/gradio_api/info (e.g. /gradio_api/call/translate)"}, status_code=404)
+    return JSONResponse(
+        {
+            "detail": f"{what} names no endpoint of this app; the endpoints are listed at "
+            "/gradio_api/info (e.g. /gradio_api/call/translate)"
+        },
+        status_code=404,
+    )
 
 
 NUMBERS = frozenset({int, float, bool, type(None)})
@@ -298,12 +310,21 @@ def input_names(block_fn) -> list[str]:
     """What each input of an event is called: its function's parameter names where they line up with the inputs
     (the API), else the widgets' labels (page events)."""
     wanted = len(block_fn.inputs)
-    params = [p.name for p in inspect.signature(block_fn.fn).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:wanted] if block_fn.fn else []
+    params = (
+        [
+            p.name
+            for p in inspect.signature(block_fn.fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ][:wanted]
+        if block_fn.fn
+        else []
+    )
     if len(params) == wanted:
         return params
-    return [getattr(block, "label", None) or getattr(block, "elem_id", None) or type(block).__name__.lower()
-            for block in block_fn.inputs]
+    return [
+        getattr(block, "label", None) or getattr(block, "elem_id", None) or type(block).__name__.lower()
+        for block in block_fn.inputs
+    ]
 
 
 def checked_count(block_fn, inputs: list) -> None:
@@ -312,14 +333,19 @@ def checked_count(block_fn, inputs: list) -> None:
     wanted, names = len(block_fn.inputs), input_names(block_fn)
     what = block_fn.api_name or block_fn.name or "this event"
     if len(inputs) > wanted:
-        raise gr.Error(f"{what} takes {wanted} values ({', '.join(names)}), got {len(inputs)}: remove the "
-                       f"{len(inputs) - wanted} extra", print_exception=False)
+        raise gr.Error(
+            f"{what} takes {wanted} values ({', '.join(names)}), got {len(inputs)}: remove the "
+            f"{len(inputs) - wanted} extra",
+            print_exception=False,
+        )
     params = {p.name: p for p in inspect.signature(block_fn.fn).parameters.values()} if block_fn.fn else {}
-    for name in names[len(inputs):]:
+    for name in names[len(inputs) :]:
         param = params.get(name)
         if param is None or param.default is inspect.Parameter.empty:
-            raise gr.Error(f"{name} is missing: {what} takes {wanted} values ({', '.join(names)}), got {len(inputs)}",
-                           print_exception=False)
+            raise gr.Error(
+                f"{name} is missing: {what} takes {wanted} values ({', '.join(names)}), got {len(inputs)}",
+                print_exception=False,
+            )
         inputs.append(param.default)
 
 
@@ -332,8 +358,13 @@ def check_numbers(block_fn, inputs: list) -> None:
         name = block.label or getattr(block, "elem_id", None) or "a number"
         low, high = getattr(block, "minimum", None), getattr(block, "maximum", None)
         span = f" between {low:g} and {high:g}" if low is not None and high is not None else ""
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or (low is not None and value < low) or (high is not None and value > high):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or (low is not None and value < low)
+            or (high is not None and value > high)
+        ):
             raise gr.Error(f"{name} must be a number{span}, got {str(value)[:40]!r}", print_exception=False)
 
 

@@ -109,8 +109,10 @@ def checked_unicode(value: str, name: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as err:
-        raise ValueError(f"{name} has a character that is not valid Unicode at position {err.start + 1} "
-                         f"(a lone surrogate, {value[err.start]!r}): send UTF-8 text") from None
+        raise ValueError(
+            f"{name} has a character that is not valid Unicode at position {err.start + 1} "
+            f"(a lone surrogate, {value[err.start]!r}): send UTF-8 text"
+        ) from None
     return value
 
 
@@ -128,8 +130,10 @@ def checked_typed(value: str, name: str) -> str:
     Unicode, no control or text-direction character; a ValueError naming `name` and the character else."""
     checked_unicode(value, name)
     if (found := next((i for i, ch in enumerate(value) if unsafe_character(ch)), None)) is not None:
-        raise ValueError(f"{name} has a control or text-direction character at position {found + 1} "
-                         f"(U+{ord(value[found]):04X}), which would be echoed into the translation: remove it")
+        raise ValueError(
+            f"{name} has a control or text-direction character at position {found + 1} "
+            f"(U+{ord(value[found]):04X}), which would be echoed into the translation: remove it"
+        )
     return value
 
 
@@ -142,8 +146,9 @@ def checked_text(text) -> str:
     if not text.strip():
         raise ValueError("Please enter some German text to translate (text is empty).")
     if len(text) > MAX_CHARACTERS:
-        raise ValueError(f"text has {len(text):,} characters; at most {MAX_CHARACTERS:,} are translated at once: "
-                         "shorten it")
+        raise ValueError(
+            f"text has {len(text):,} characters; at most {MAX_CHARACTERS:,} are translated at once: shorten it"
+        )
     count = len(split_sentences(text))
     if count > MAX_SENTENCES:
         raise ValueError(f"text has {count} sentences; at most {MAX_SENTENCES} are translated at once: split it")
@@ -156,8 +161,10 @@ def one_sentence(text, max_characters: int, what: str = "this view") -> str:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"Please enter a German sentence ({what} takes one).")
     if len(text) > max_characters:
-        raise ValueError(f"the text has {len(text):,} characters; {what} takes one sentence of at most "
-                         f"{max_characters:,}: shorten it")
+        raise ValueError(
+            f"the text has {len(text):,} characters; {what} takes one sentence of at most "
+            f"{max_characters:,}: shorten it"
+        )
     sentences = split_sentences(checked_unicode(text, "text"))
     if len(sentences) != 1:
         raise ValueError(f"{what} takes one sentence; this text has {len(sentences)}: keep one")
@@ -189,4 +196,3 @@ def decoding_options(decoding: str, num_beams, length_penalty, max_length, max_l
     if decoding == "greedy":
         options.num_beams = 1
     return options
-

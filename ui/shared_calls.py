@@ -32,8 +32,9 @@ class BatchedCalls:
         """The sentences' translations joined into one text, batched with other callers'."""
         return " ".join(o for o in self.translate(sentences, (options, prefix)) if o)
 
-    def explain_text(self, text: str, options: DecodingOptions, budget: Budget | None = None,
-                     prefix: str | None = None) -> TextExplanation:
+    def explain_text(
+        self, text: str, options: DecodingOptions, budget: Budget | None = None, prefix: str | None = None
+    ) -> TextExplanation:
         """lens.explain.explain_text, with this text's sentences batched with other callers' (those with the
         same options and prefix). A batch past the budget (lens/cost.py) fails and is run again call by
         call, each against the budget."""
@@ -66,5 +67,7 @@ def _build(translator: Translator) -> BatchedCalls:
 
     # max_items=1: no other call joins (a call of many sentences still runs whole).
     size, workers = (1, CONCURRENCY) if on_zero_gpu() else (BATCH_SENTENCES, BATCH_WORKERS)
-    return BatchedCalls(translate=Batcher(translate_sentences, max_items=size, workers=workers),
-                        explain=Batcher(explain_sentences, max_items=size, workers=workers))
+    return BatchedCalls(
+        translate=Batcher(translate_sentences, max_items=size, workers=workers),
+        explain=Batcher(explain_sentences, max_items=size, workers=workers),
+    )

@@ -23,8 +23,10 @@ def _test_name(info: dict) -> str:
     """The test set's name; a cut test set (--max-eval-sentences) is called a slice, never the benchmark."""
     data = info.get("data", {})
     if _test_is_slice(info):
-        return (f"{TEST_SET}, first {data['test_sentences']:,} of {data['test_set_size']:,} sentences "
-                "(a slice: not comparable with published scores)")
+        return (
+            f"{TEST_SET}, first {data['test_sentences']:,} of {data['test_set_size']:,} sentences "
+            "(a slice: not comparable with published scores)"
+        )
     return TEST_SET
 
 
@@ -59,17 +61,26 @@ def card_data(info: dict) -> ModelCardData:
 def _results_table(info: dict) -> str:
     results, snapshot = info.get("results", {}), info.get("snapshot")
     if snapshot and not results.get("test"):
-        figures = ", ".join(f"{k.replace('_', ' ')} {v:.4g}" for k, v in snapshot.items()
-                            if isinstance(v, float) and k.startswith(("val_", "copy_")))
-        return (f"A snapshot taken at step {snapshot['step']:,} of training (fp16 weights); "
-                f"greedy decoding on val: {figures or 'not measured'}.\n")
+        figures = ", ".join(
+            f"{k.replace('_', ' ')} {v:.4g}"
+            for k, v in snapshot.items()
+            if isinstance(v, float) and k.startswith(("val_", "copy_"))
+        )
+        return (
+            f"A snapshot taken at step {snapshot['step']:,} of training (fp16 weights); "
+            f"greedy decoding on val: {figures or 'not measured'}.\n"
+        )
     shipped = results.get("test_as_shipped") or {}  # recipes/everyday/score_test.py: with the decoding rule
     if not results.get("test") and not shipped.get("test"):
         return "No evaluation results were recorded for this checkpoint.\n"
     decoding = results.get("decoding", {})
     rows = ["| split | BLEU (cased) | chrF | BLEU (lowercased) |", "|---|---|---|---|"]
-    names = {"val": "Multi30k val", "test": _test_name(info), "everyday_dev": "Ding everyday dev (1,000)",
-             "everyday_test": "Ding everyday test (1,000)"}
+    names = {
+        "val": "Multi30k val",
+        "test": _test_name(info),
+        "everyday_dev": "Ding everyday dev (1,000)",
+        "everyday_test": "Ding everyday test (1,000)",
+    }
     for split, name in names.items():
         r = results.get(split)
         if r is None and shipped.get(split):
@@ -88,7 +99,7 @@ def _results_table(info: dict) -> str:
 
 MORE_CORPORA = {  # what --more-corpora names, and its license (docs/everyday.md)
     "backtranslated": "WordNet 3.0's example phrases (WordNet 3.0 license) with German written by an English -> German "
-                      "model, tagged <BT>",
+    "model, tagged <BT>",
     "games": "the dialogue of Wesnoth and FreedroidRPG (GPL-2.0-or-later)",
     "software": "the German message catalogues of Debian packages (each package's license)",
     "libreoffice": "LibreOffice's help pages and UI strings (MPL-2.0)",
@@ -107,19 +118,25 @@ def _data_line(info: dict) -> str:
     cut = f", the first {settings['max_train_pairs']:,} pairs only" if settings.get("max_train_pairs") else ""
     everyday = data.get("everyday")
     if everyday:
-        return (f"- Data: Multi30k train (image captions) and the example sentences of the Ding dictionary "
-                f"({everyday.get('package') or 'Debian trans-de-en'}, {everyday.get('license') or 'GPL-2.0-or-later'}; "
-                f"each pair {everyday.get('repeat', 1)}x an epoch{_more_corpora(data)}): {data['train_pairs']:,} pairs of at most "
-                f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on Multi30k val and the everyday dev set.\n")
-    return (f"- Data: Multi30k train, {data['train_pairs']:,} German-English pairs of at most "
-            f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on val ({data['val_sentences']:,} sentences).\n")
+        return (
+            f"- Data: Multi30k train (image captions) and the example sentences of the Ding dictionary "
+            f"({everyday.get('package') or 'Debian trans-de-en'}, {everyday.get('license') or 'GPL-2.0-or-later'}; "
+            f"each pair {everyday.get('repeat', 1)}x an epoch{_more_corpora(data)}): {data['train_pairs']:,} pairs of at most "
+            f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on Multi30k val and the everyday dev set.\n"
+        )
+    return (
+        f"- Data: Multi30k train, {data['train_pairs']:,} German-English pairs of at most "
+        f"{settings.get('max_len', '?')} tokens{cut}; checkpoint chosen on val ({data['val_sentences']:,} sentences).\n"
+    )
 
 
 def _everyday_limit(info: dict) -> str:
     if not info.get("data", {}).get("everyday"):
         return ""
-    return ("; the Ding example sentences add some everyday German, about 16,000 short, often idiomatic "
-            "sentences, far too few to cover it")
+    return (
+        "; the Ding example sentences add some everyday German, about 16,000 short, often idiomatic "
+        "sentences, far too few to cover it"
+    )
 
 
 def _recipe_line(info: dict, averaged: bool) -> str:
@@ -140,7 +157,11 @@ def _started_from_lines(parent: dict | None) -> str:
     """'Started from' lines, the run's own start first, back to the run that began from random weights."""
     lines = ""
     while parent:
-        how = f"{parent['steps']:,} steps, {parent.get('wall_time_s', 0) / 3600:.2f} h" if "steps" in parent else "not recorded"
+        how = (
+            f"{parent['steps']:,} steps, {parent.get('wall_time_s', 0) / 3600:.2f} h"
+            if "steps" in parent
+            else "not recorded"
+        )
         lines += f"- Started from: the weights of `{parent['folder']}` ({how}"
         lines += f"; `{parent['command']}`)\n" if parent.get("command") else ")\n"
         parent = parent.get("started_from")
@@ -153,8 +174,7 @@ def _training_section(info: dict) -> str:
         return "Training details were not recorded for this checkpoint.\n"
     hours = training.get("wall_time_s", 0) / 3600
     return (
-        _data_line(info)
-        + f"- Command: `{training.get('command', '?')}`\n"
+        _data_line(info) + f"- Command: `{training.get('command', '?')}`\n"
         f"- Hardware: {training.get('hardware', '?')}\n"
         f"- Steps: {training.get('steps', '?')} ({training.get('epochs', '?')} epochs), "
         f"wall time {hours:.2f} h, {training.get('tokens_per_s', 0):,.0f} target tokens/s\n"
@@ -175,11 +195,15 @@ def _soup_lines(others: list[dict] | None) -> str:
         return ""
     if all("share" in other for other in others):  # a weighted soup: each ingredient's share
         names = ", ".join(f"{other['share']:.2f} of `{other['folder']}`'s" for other in others)
-        return (f"- Weights: {1 - sum(other['share'] for other in others):.2f} of this run's weights and {names}, one "
-                "line of descent (a weighted model soup), the shares chosen on the dev sets\n")
+        return (
+            f"- Weights: {1 - sum(other['share'] for other in others):.2f} of this run's weights and {names}, one "
+            "line of descent (a weighted model soup), the shares chosen on the dev sets\n"
+        )
     names = ", ".join(f"`{other['folder']}` ({_steps(other.get('steps'))} steps)" for other in others)
-    return (f"- Weights: the mean of this run's weights and those of {names}, one line of "
-            "descent (a model soup), chosen on the dev sets\n")
+    return (
+        f"- Weights: the mean of this run's weights and those of {names}, one line of "
+        "descent (a model soup), chosen on the dev sets\n"
+    )
 
 
 def _snapshots_section(info: dict) -> str:
@@ -201,8 +225,10 @@ def _snapshots_section(info: dict) -> str:
 
 
 def _code_line() -> str:
-    return (f"The `model` package is the code of the Attention Lens Space: get it with\n"
-            f"`git clone https://huggingface.co/spaces/{HUB_REPO_ID}` and run Python from that folder.\n")
+    return (
+        f"The `model` package is the code of the Attention Lens Space: get it with\n"
+        f"`git clone https://huggingface.co/spaces/{HUB_REPO_ID}` and run Python from that folder.\n"
+    )
 
 
 def render_copy_card(config: TransformerConfig, model, info: dict) -> str:
@@ -221,9 +247,9 @@ it; load it with `Transformer.from_pretrained(folder)` and feed token ids (4 to 
 ending in EOS = {config.eos_id}).
 
 {_code_line()}
-- Command: `{training.get('command', '?')}`
-- Steps: {training.get('steps', '?')}, lr {s.get('lr', '?')}, warmup {s.get('warmup', '?')}, batches of {s.get('batch_tokens', '?')} tokens
-- Held-out sequences copied exactly: {f'{accuracy:.1%}' if accuracy is not None else 'not measured'}
+- Command: `{training.get("command", "?")}`
+- Steps: {training.get("steps", "?")}, lr {s.get("lr", "?")}, warmup {s.get("warmup", "?")}, batches of {s.get("batch_tokens", "?")} tokens
+- Held-out sequences copied exactly: {f"{accuracy:.1%}" if accuracy is not None else "not measured"}
 """
 
 

@@ -73,16 +73,22 @@ def resolve_file(
         if cached is not None:
             return cached
         if offline:
-            return _not_cached(where, "HF_HUB_OFFLINE=1 (or local_files_only) forbids downloading it: "
-                                      "unset it to download with network access")
+            return _not_cached(
+                where,
+                "HF_HUB_OFFLINE=1 (or local_files_only) forbids downloading it: "
+                "unset it to download with network access",
+            )
     unreachable = _hub_unreachable(where)
     if unreachable:
         cached = _cached(where)
         if cached is not None:
             warnings.warn(f"the Hub cannot be reached ({unreachable}): loading {model_id} from the local cache")
             return cached
-        return _not_cached(where, f"the Hub at {constants.ENDPOINT} cannot be reached ({unreachable}): connect to "
-                                  "the network; with HF_HUB_OFFLINE=1 only the cache is used, without trying")
+        return _not_cached(
+            where,
+            f"the Hub at {constants.ENDPOINT} cannot be reached ({unreachable}): connect to "
+            "the network; with HF_HUB_OFFLINE=1 only the cache is used, without trying",
+        )
     return _download(where, force_download)
 
 
@@ -90,8 +96,12 @@ def check_repo_id(model_id: str) -> None:
     """Refuse a name that is meant as a folder (it does not exist) or is no Hub repo id (USER/NAME)."""
     parts = model_id.split("/")
     path_like = (
-        model_id.startswith((".", "~", "/")) or os.path.isabs(model_id) or "\\" in model_id
-        or len(parts) != 2 or not all(parts) or os.path.isdir(parts[0])
+        model_id.startswith((".", "~", "/"))
+        or os.path.isabs(model_id)
+        or "\\" in model_id
+        or len(parts) != 2
+        or not all(parts)
+        or os.path.isdir(parts[0])
     )
     suggestion = _did_you_mean(model_id)
     if path_like or suggestion:

@@ -206,7 +206,9 @@ def save_weights(model: nn.Module, path: str | Path, dtype: torch.dtype | None =
     return path
 
 
-def load_checkpoint(cls: type[nn.Module], config: TransformerConfig, config_path: Path, weights_path: Path) -> nn.Module:
+def load_checkpoint(
+    cls: type[nn.Module], config: TransformerConfig, config_path: Path, weights_path: Path
+) -> nn.Module:
     """Build `cls(config)` and fill it from `weights_path`, once the file's header fits the config."""
     header = read_header(weights_path)
     check_size(header, config, config_path)  # a config far bigger than the file is refused before anything is built

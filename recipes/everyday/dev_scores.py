@@ -25,14 +25,27 @@ from model import Transformer, TransformerConfig  # noqa: E402
 from tokenizer import load_tokenizer  # noqa: E402
 from translation import Translator  # noqa: E402
 
-EXAMPLES = ["Ich möchte ein Bier.", "Wo ist der Bahnhof?", "Kannst du mir helfen?", "Das Wetter ist heute schön.",
-            "Ich habe keine Zeit."]
+EXAMPLES = [
+    "Ich möchte ein Bier.",
+    "Wo ist der Bahnhof?",
+    "Kannst du mir helfen?",
+    "Das Wetter ist heute schön.",
+    "Ich habe keine Zeit.",
+]
 
 
 def from_work_dir(work: Path) -> Translator:
     tokenizer = load_tokenizer(work / "tokenizer.json")
-    config = TransformerConfig(vocab_size=tokenizer.get_vocab_size(), d_model=256, n_heads=4, n_encoder_layers=3,
-                               n_decoder_layers=3, d_ff=1024, dropout=0.0, max_len=256)
+    config = TransformerConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        d_model=256,
+        n_heads=4,
+        n_encoder_layers=3,
+        n_decoder_layers=3,
+        d_ff=1024,
+        dropout=0.0,
+        max_len=256,
+    )
     model = Transformer(config)
     model.load_state_dict(load_file(str(work / "best.safetensors")), strict=False)  # lm_head is tied to embed
     return Translator(model.eval(), tokenizer, device="cpu")
@@ -52,9 +65,12 @@ def main() -> None:
         models[f"checkpoints/{name}"] = Translator.from_pretrained(ROOT / "checkpoints" / name, device="cpu")
     for name, translator in models.items():
         v, e = translator.translate(val.src, num_beams=1), translator.translate(dev.src, num_beams=1)
-        print(f"{name}: Multi30k val BLEU {sacrebleu.corpus_bleu(v, [val.tgt]).score:.2f} / chrF "
-              f"{sacrebleu.corpus_chrf(v, [val.tgt]).score:.2f}; everyday dev BLEU {sacrebleu.corpus_bleu(e, [dev.tgt]).score:.2f}"
-              f" / chrF {sacrebleu.corpus_chrf(e, [dev.tgt]).score:.2f} (greedy)", flush=True)
+        print(
+            f"{name}: Multi30k val BLEU {sacrebleu.corpus_bleu(v, [val.tgt]).score:.2f} / chrF "
+            f"{sacrebleu.corpus_chrf(v, [val.tgt]).score:.2f}; everyday dev BLEU {sacrebleu.corpus_bleu(e, [dev.tgt]).score:.2f}"
+            f" / chrF {sacrebleu.corpus_chrf(e, [dev.tgt]).score:.2f} (greedy)",
+            flush=True,
+        )
         print("   " + "; ".join(f"{s} -> {translator.translate(s)}" for s in EXAMPLES), flush=True)
 
 

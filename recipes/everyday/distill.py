@@ -57,8 +57,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("teacher", type=Path, help="checkpoint folder of the teacher")
     parser.add_argument("--out", type=Path, required=True, help="the targets file, one line per training pair")
-    parser.add_argument("--corpus", choices=("multi30k", "ding"), default="multi30k",
-                        help="whose training sources: the captions, or the Ding sentences (with their recovered readings)")
+    parser.add_argument(
+        "--corpus",
+        choices=("multi30k", "ding"),
+        default="multi30k",
+        help="whose training sources: the captions, or the Ding sentences (with their recovered readings)",
+    )
     parser.add_argument("--data-dir", help="Multi30k folder (else $MULTI30K_DIR)")
     parser.add_argument("--ding-dir", help="Ding folder (else $DING_DIR, else runs/corpora/ding)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")

@@ -21,7 +21,7 @@ from translation import Translator  # noqa: E402
 
 def repeats_a_trigram(text: str) -> bool:
     words = text.lower().split()
-    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    grams = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
     return len(grams) != len(set(grams))
 
 
@@ -36,8 +36,10 @@ def main() -> int:
     parser.add_argument("--ding-dir")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    sets = {"val": data.load_split(data.resolve_data_dir(args.data_dir), "val"),
-            "ding-dev": data.load_split(data.find_ding(args.ding_dir), "dev")}
+    sets = {
+        "val": data.load_split(data.resolve_data_dir(args.data_dir), "val"),
+        "ding-dev": data.load_split(data.find_ding(args.ding_dir), "dev"),
+    }
     results = json.loads((Path(args.checkpoint) / "results.json").read_text(encoding="utf-8"))["results"]
     penalty = results["decoding"]["length_penalty"]
     translator = Translator.from_pretrained(args.checkpoint)
@@ -47,9 +49,12 @@ def main() -> int:
             start = time.time()
             hyp = translator.translate(corpus.src, num_beams=5, length_penalty=penalty)
             share = sum(map(repeats_a_trigram, hyp)) / len(hyp)
-            print(f"no_repeat_ngram {n} {name}: BLEU {sacrebleu.corpus_bleu(hyp, [corpus.tgt]).score:.2f} "
-                  f"chrF {sacrebleu.corpus_chrf(hyp, [corpus.tgt]).score:.2f} repeat {100 * share:.1f}% "
-                  f"({time.time() - start:.0f} s)", flush=True)
+            print(
+                f"no_repeat_ngram {n} {name}: BLEU {sacrebleu.corpus_bleu(hyp, [corpus.tgt]).score:.2f} "
+                f"chrF {sacrebleu.corpus_chrf(hyp, [corpus.tgt]).score:.2f} repeat {100 * share:.1f}% "
+                f"({time.time() - start:.0f} s)",
+                flush=True,
+            )
     return 0
 
 

@@ -41,9 +41,10 @@ class Cached:
     def translate(self, model: str, sentences: list[str]) -> list[str]:
         todo = list(dict.fromkeys(s for s in sentences if (model, s) not in self.done))
         for start in range(0, len(todo), 64):
-            chunk = todo[start:start + 64]
-            for s, out in zip(chunk, self.translators[model].translate(chunk, num_beams=BEAMS,
-                                                                         length_penalty=LENGTH_PENALTY)):
+            chunk = todo[start : start + 64]
+            for s, out in zip(
+                chunk, self.translators[model].translate(chunk, num_beams=BEAMS, length_penalty=LENGTH_PENALTY)
+            ):
                 self.done[(model, s)] = out
         return [self.done[(model, s)] for s in sentences]
 
@@ -61,8 +62,10 @@ class Cached:
 def scores(hypotheses: list[str], references: list[str]) -> dict:
     import sacrebleu
 
-    return {"bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
-            "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2)}
+    return {
+        "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
+    }
 
 
 def translation_report(cache: Cached, router: Router, sets: dict) -> dict:
@@ -100,17 +103,34 @@ def language_report(router: Router, sets: dict) -> dict:
     """Precision and recall of "not German" on the set built for it."""
     german = [s for c in sets.values() for s in c.src]
     german += [s.lower() for s in german]
-    other = {"english (dev references)": [s for c in sets.values() for s in c.tgt], "english (docs)": english_of_docs(),
-             "chinese and japanese": [line for line in OTHER_TEXT.read_text(encoding="utf-8").splitlines() if line.strip()],
-             "emoji and digits": ["😀", "👍👍", "🍺🍺🍺", "😂 😂", "12345", "3.14", "2026-12-06", "+49 30 1234567", "100 %", "🇩🇪 🇬🇧"]}
+    other = {
+        "english (dev references)": [s for c in sets.values() for s in c.tgt],
+        "english (docs)": english_of_docs(),
+        "chinese and japanese": [line for line in OTHER_TEXT.read_text(encoding="utf-8").splitlines() if line.strip()],
+        "emoji and digits": [
+            "😀",
+            "👍👍",
+            "🍺🍺🍺",
+            "😂 😂",
+            "12345",
+            "3.14",
+            "2026-12-06",
+            "+49 30 1234567",
+            "100 %",
+            "🇩🇪 🇬🇧",
+        ],
+    }
     flagged = lambda texts: [router.route(t).reads_like == "not German" for t in texts]  # noqa: E731
     german_flagged = sum(flagged(german))
     other_flagged = {name: sum(flagged(texts)) for name, texts in other.items()}
     true_positives, positives = sum(other_flagged.values()), sum(len(t) for t in other.values())
-    report = {"german_sentences": len(german), "german_called_not_german": german_flagged,
-              "not_german": {name: f"{other_flagged[name]}/{len(texts)}" for name, texts in other.items()},
-              "precision": round(true_positives / max(1, true_positives + german_flagged), 4),
-              "recall": round(true_positives / max(1, positives), 4)}
+    report = {
+        "german_sentences": len(german),
+        "german_called_not_german": german_flagged,
+        "not_german": {name: f"{other_flagged[name]}/{len(texts)}" for name, texts in other.items()},
+        "precision": round(true_positives / max(1, true_positives + german_flagged), 4),
+        "recall": round(true_positives / max(1, positives), 4),
+    }
     missed = [t for texts in other.values() for t in texts if router.route(t).reads_like != "not German"][:5]
     wrong = [t for t in german if router.route(t).reads_like == "not German"][:5]
     print("not German:", json.dumps(report), "\n  missed:", missed, "\n  German called not German:", wrong, flush=True)
@@ -130,15 +150,24 @@ def main() -> int:
     dev = {"val": data.load_split(multi30k, "val"), "ding-dev": data.load_split(ding, "dev")}
     sets = dict(dev)
     if args.test:
-        sets.update({"test2016": data.load_split(multi30k, "test_2016_flickr"), "ding-test": data.load_split(ding, "test")})
+        sets.update(
+            {"test2016": data.load_split(multi30k, "test_2016_flickr"), "ding-test": data.load_split(ding, "test")}
+        )
     router = Router.of_checkpoint(args.captions)
     if router.domain is None or router.language is None or router.truecaser is None:
-        raise SystemExit(f"{args.captions} lacks domain.json.gz or language.json.gz (python -m training.domain, "
-                         "python -m training.language)")
-    cache = Cached({"default": Translator.from_pretrained(args.captions),
-                    "everyday": Translator.from_pretrained(args.everyday)})
-    report = {"beams": BEAMS, "length_penalty": LENGTH_PENALTY, "translation": translation_report(cache, router, sets),
-              "not_german": language_report(router, dev)}
+        raise SystemExit(
+            f"{args.captions} lacks domain.json.gz or language.json.gz (python -m training.domain, "
+            "python -m training.language)"
+        )
+    cache = Cached(
+        {"default": Translator.from_pretrained(args.captions), "everyday": Translator.from_pretrained(args.everyday)}
+    )
+    report = {
+        "beams": BEAMS,
+        "length_penalty": LENGTH_PENALTY,
+        "translation": translation_report(cache, router, sets),
+        "not_german": language_report(router, dev),
+    }
     print(json.dumps(report, indent=2))
     if args.output:
         Path(args.output).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

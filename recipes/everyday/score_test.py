@@ -27,13 +27,19 @@ def main(folder: Path) -> int:
     decoding = results["results"]["decoding"]
     translator = Translator.from_pretrained(folder)
     scored = {"no_repeat_ngram": translator.no_repeat_ngram}
-    sets = {"test": data.load_split(data.resolve_data_dir(None), "test_2016_flickr"),
-            "everyday_test": data.load_split(data.find_ding(None), "test")}
+    sets = {
+        "test": data.load_split(data.resolve_data_dir(None), "test_2016_flickr"),
+        "everyday_test": data.load_split(data.find_ding(None), "test"),
+    }
     for name, corpus in sets.items():
-        hyp = translator.translate(corpus.src, num_beams=decoding["num_beams"], length_penalty=decoding["length_penalty"])
+        hyp = translator.translate(
+            corpus.src, num_beams=decoding["num_beams"], length_penalty=decoding["length_penalty"]
+        )
         (folder / f"{name}_hypotheses.txt").write_text("\n".join(hyp) + "\n", encoding="utf-8")
-        scored[name] = {"bleu": round(sacrebleu.corpus_bleu(hyp, [corpus.tgt]).score, 2),
-                        "chrf": round(sacrebleu.corpus_chrf(hyp, [corpus.tgt]).score, 2)}
+        scored[name] = {
+            "bleu": round(sacrebleu.corpus_bleu(hyp, [corpus.tgt]).score, 2),
+            "chrf": round(sacrebleu.corpus_chrf(hyp, [corpus.tgt]).score, 2),
+        }
         print(folder.name, name, scored[name], flush=True)
     results["results"]["test_as_shipped"] = scored
     (folder / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -67,9 +67,16 @@ def mixed(folders: list[Path], shares_of: Callable[[str], list[float]]) -> Trans
     translators = loaded(folders)
     last = translators[-1]
     states = [t.model.state_dict() for t in translators]  # the mix is computed whole before it is loaded
-    last.model.load_state_dict({name: torch.einsum("k,k...->...", torch.tensor(shares_of(name), dtype=torch.float64),
-                                                   torch.stack([s[name].double() for s in states])).to(tensor.dtype)
-                                for name, tensor in states[-1].items()})
+    last.model.load_state_dict(
+        {
+            name: torch.einsum(
+                "k,k...->...",
+                torch.tensor(shares_of(name), dtype=torch.float64),
+                torch.stack([s[name].double() for s in states]),
+            ).to(tensor.dtype)
+            for name, tensor in states[-1].items()
+        }
+    )
     return last
 
 
@@ -94,8 +101,10 @@ def part_shares(text: str) -> list[float]:
     except ValueError:
         values = []
     if len(values) != len(PARTS) or not all(0 <= v <= 1 for v in values):
-        raise SystemExit(f"error: --by-part {text!r}: give the second checkpoint's share in the embedding, the encoder "
-                         "and the decoder, three numbers from 0 to 1, e.g. 0.5,1,0.5")
+        raise SystemExit(
+            f"error: --by-part {text!r}: give the second checkpoint's share in the embedding, the encoder "
+            "and the decoder, three numbers from 0 to 1, e.g. 0.5,1,0.5"
+        )
     return values
 
 
@@ -111,15 +120,22 @@ def scores(soup: Translator, args) -> tuple[dict, dict[str, str]]:
     multi30k, ding = data.find_corpus(args.data_dir), data.find_ding(args.ding_dir)
     test = data.load_split(multi30k, "test_2016_flickr") if args.test else None
     results, hyps = final_evaluation(soup, data.load_split(multi30k, "val"), test, 5, [args.length_penalty])
-    everyday, everyday_hyps = score_everyday(soup, data.load_split(ding, "dev"),
-                                             data.load_split(ding, "test") if args.test else None, 5, args.length_penalty)
+    everyday, everyday_hyps = score_everyday(
+        soup, data.load_split(ding, "dev"), data.load_split(ding, "test") if args.test else None, 5, args.length_penalty
+    )
     results.update(everyday)
     files = {"test_hypotheses.txt": hyps, "everyday_test_hypotheses.txt": everyday_hyps} if args.test else {}
     return results, {name: "\n".join(lines) + "\n" for name, lines in files.items()}
 
 
-def write(soup: Translator, folders: list[Path], results: dict, files: dict[str, str], out: Path,
-          weights: list[float] | None = None) -> None:
+def write(
+    soup: Translator,
+    folders: list[Path],
+    results: dict,
+    files: dict[str, str],
+    out: Path,
+    weights: list[float] | None = None,
+) -> None:
     """The last ingredient's folder, with the soup's weights, results and card, written to `out`."""
     info = json.loads((folders[-1] / "results.json").read_text())
     info["results"] = results
@@ -129,7 +145,9 @@ def write(soup: Translator, folders: list[Path], results: dict, files: dict[str,
             other["share"] = share
     staging = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(folders[-1], staging, ignore=shutil.ignore_patterns("*hypotheses.txt", "alarm.json", "evidence.json.gz"))
+    shutil.copytree(
+        folders[-1], staging, ignore=shutil.ignore_patterns("*hypotheses.txt", "alarm.json", "evidence.json.gz")
+    )
     soup.save_pretrained(staging, card_info=info)
     (staging / "results.json").write_text(json.dumps(info, indent=2) + "\n")
     for name, text in files.items():
@@ -144,8 +162,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the soup as a checkpoint folder")
     parser.add_argument("--test", action="store_true", help="score both test sets too: once, for the soup you ship")
     parser.add_argument("--weights", help="each checkpoint's share, in order, summing to 1 (default: equal shares)")
-    parser.add_argument("--by-part", help="two checkpoints mixed part by part: the second's share in the embedding, the "
-                        "encoder layers and the decoder layers (e.g. 0.5,1,0.5); scored, not written")
+    parser.add_argument(
+        "--by-part",
+        help="two checkpoints mixed part by part: the second's share in the embedding, the "
+        "encoder layers and the decoder layers (e.g. 0.5,1,0.5); scored, not written",
+    )
     parser.add_argument("--length-penalty", type=float, default=1.4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data-dir")

@@ -35,13 +35,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoint")
     parser.add_argument("--tag", default="<CAP>")
-    parser.add_argument("--domain", default=str(ROOT / "checkpoints" / "de-en"), help="the checkpoint whose domain guess tags")
+    parser.add_argument(
+        "--domain", default=str(ROOT / "checkpoints" / "de-en"), help="the checkpoint whose domain guess tags"
+    )
     parser.add_argument("--test", action="store_true", help="score test2016 and the Ding test set too (once)")
     args = parser.parse_args()
     multi30k, ding = data.resolve_data_dir(None), data.find_ding(None)
     sets = {"val": data.load_split(multi30k, "val"), "ding-dev": data.load_split(ding, "dev")}
     if args.test:
-        sets.update({"test2016": data.load_split(multi30k, "test_2016_flickr"), "ding-test": data.load_split(ding, "test")})
+        sets.update(
+            {"test2016": data.load_split(multi30k, "test_2016_flickr"), "ding-test": data.load_split(ding, "test")}
+        )
     translator, domain = Translator.from_pretrained(args.checkpoint, device="cpu"), load_domain(args.domain)
     if domain is None:
         raise SystemExit(f"{args.domain} has no domain.json.gz (python -m training.domain)")
@@ -53,8 +57,10 @@ def main() -> int:
         row = {"tagged_by_domain_share": round(sum(caption) / len(caption), 4)}
         for way, wanted in ways.items():
             hyp = translator.translate(with_tag(corpus.src, args.tag, wanted), num_beams=5, length_penalty=1.4)
-            row[way] = {"bleu": round(sacrebleu.corpus_bleu(hyp, [corpus.tgt]).score, 2),
-                        "chrf": round(sacrebleu.corpus_chrf(hyp, [corpus.tgt]).score, 2)}
+            row[way] = {
+                "bleu": round(sacrebleu.corpus_bleu(hyp, [corpus.tgt]).score, 2),
+                "chrf": round(sacrebleu.corpus_chrf(hyp, [corpus.tgt]).score, 2),
+            }
         report[name] = row
         print(name, json.dumps(row), flush=True)
     for sentence in ("Ich möchte ein Bier.", "Wo ist der Bahnhof?", "Ein Mann fährt Fahrrad."):

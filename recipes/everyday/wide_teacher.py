@@ -32,13 +32,65 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PART = 15 * 2**20
-TEACHER = ["--corpus", "multi30k+ding", "--ding-repeat", "2", "--d-model", "512", "--n-heads", "8", "--d-ff", "2048",
-           "--batch-tokens", "12288", "--lr", "2e-3", "--warmup", "800", "--dropout", "0.3", "--epochs", "400"]
-STUDENT = ["--init-from", "checkpoints/de-en-everyday", "--corpus", "multi30k+ding", "--ding-repeat", "6",
-           "--lr", "3e-4", "--warmup", "200", "--dropout", "0.15", "--batch-tokens", "6144", "--epochs", "400"]
+TEACHER = [
+    "--corpus",
+    "multi30k+ding",
+    "--ding-repeat",
+    "2",
+    "--d-model",
+    "512",
+    "--n-heads",
+    "8",
+    "--d-ff",
+    "2048",
+    "--batch-tokens",
+    "12288",
+    "--lr",
+    "2e-3",
+    "--warmup",
+    "800",
+    "--dropout",
+    "0.3",
+    "--epochs",
+    "400",
+]
+STUDENT = [
+    "--init-from",
+    "checkpoints/de-en-everyday",
+    "--corpus",
+    "multi30k+ding",
+    "--ding-repeat",
+    "6",
+    "--lr",
+    "3e-4",
+    "--warmup",
+    "200",
+    "--dropout",
+    "0.15",
+    "--batch-tokens",
+    "6144",
+    "--epochs",
+    "400",
+]
 COMMON = ["--skip-test", "--snapshot-steps", "none", "--num-beams", "5", "--length-penalties", "1.0,1.4"]
-TINY = ["--max-train-pairs", "200", "--max-eval-sentences", "8", "--max-steps", "4", "--eval-every", "2",
-        "--batch-tokens", "1024", "--num-beams", "1", "--length-penalties", "1.0", "--vocab-size", "600"]
+TINY = [
+    "--max-train-pairs",
+    "200",
+    "--max-eval-sentences",
+    "8",
+    "--max-steps",
+    "4",
+    "--eval-every",
+    "2",
+    "--batch-tokens",
+    "1024",
+    "--num-beams",
+    "1",
+    "--length-penalties",
+    "1.0",
+    "--vocab-size",
+    "600",
+]
 TINY_SHAPE = ["--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64"]
 
 
@@ -46,16 +98,23 @@ def run(cmd: list[str], log: Path) -> None:
     """One step as a subprocess, its output in `log`; a failure ends the script naming the log."""
     print(" ".join(cmd), flush=True)
     with open(log, "w") as out:
-        code = subprocess.call([sys.executable, *cmd], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        code = subprocess.call(
+            [sys.executable, *cmd],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     if code:
         raise SystemExit(f"wide_teacher.py: {cmd[0]} failed ({code}); see {log}")
 
 
 def corpus_flags(args) -> list[str]:
     """Where train.py and distill.py find the two corpora (unless given, where they look themselves)."""
-    return [*(["--data-dir", str(args.data_dir)] if args.data_dir else []),
-            *(["--ding-dir", str(args.ding_dir)] if args.ding_dir else [])]
+    return [
+        *(["--data-dir", str(args.data_dir)] if args.data_dir else []),
+        *(["--ding-dir", str(args.ding_dir)] if args.ding_dir else []),
+    ]
 
 
 def train(name: str, flags: list[str], minutes: float, args) -> Path:
@@ -64,11 +123,24 @@ def train(name: str, flags: list[str], minutes: float, args) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     if args.tiny and "--init-from" in flags:  # a tiny shape, from scratch: the shipped weights have another
         at = flags.index("--init-from")
-        flags = flags[:at] + flags[at + 2:]
+        flags = flags[:at] + flags[at + 2 :]
     if args.tiny:
         flags = [*flags, *TINY, *TINY_SHAPE]
-    run(["train.py", *corpus_flags(args), "--output", str(folder / "checkpoint"), "--work-dir", str(folder / "work"),
-         "--time-limit", str(minutes), *COMMON, *flags], folder / "train.log")
+    run(
+        [
+            "train.py",
+            *corpus_flags(args),
+            "--output",
+            str(folder / "checkpoint"),
+            "--work-dir",
+            str(folder / "work"),
+            "--time-limit",
+            str(minutes),
+            *COMMON,
+            *flags,
+        ],
+        folder / "train.log",
+    )
     return folder / "checkpoint"
 
 
@@ -78,9 +150,19 @@ def distill(teacher: Path, args) -> dict[str, Path]:
     for corpus in ("multi30k", "ding"):
         files[corpus] = args.work / "distill" / f"{corpus}-train.de-en.txt"
         beams = ["--num-beams", "1"] if args.tiny else []
-        run(["recipes/everyday/distill.py", str(teacher), "--corpus", corpus, "--out", str(files[corpus]),
-             *corpus_flags(args), *beams],
-            args.work / f"distill-{corpus}.log")
+        run(
+            [
+                "recipes/everyday/distill.py",
+                str(teacher),
+                "--corpus",
+                corpus,
+                "--out",
+                str(files[corpus]),
+                *corpus_flags(args),
+                *beams,
+            ],
+            args.work / f"distill-{corpus}.log",
+        )
     return files
 
 
@@ -98,8 +180,10 @@ def pack(student: Path, teacher: Path, files: dict[str, Path], out: Path) -> Non
         for path in files.values():
             tar.add(path, f"distill/{path.name}")
         manifest = out / "manifest.json"
-        manifest.write_text(json.dumps({"weights_sha256": hashlib.sha256(weights).hexdigest(),
-                                        "parts": -(-len(weights) // PART)}) + "\n")
+        manifest.write_text(
+            json.dumps({"weights_sha256": hashlib.sha256(weights).hexdigest(), "parts": -(-len(weights) // PART)})
+            + "\n"
+        )
         tar.add(manifest, "manifest.json")
 
 
@@ -110,8 +194,11 @@ def unpack(packed: Path, output: Path) -> None:
     weights = b"".join((packed / f"model.part{i}").read_bytes() for i in range(manifest["parts"]))
     if hashlib.sha256(weights).hexdigest() != manifest["weights_sha256"]:
         raise SystemExit(f"wide_teacher.py: the weights in {packed} are not the ones packed (sha256 differs)")
-    folders = {"student": output, "teacher": output.with_name(f"{output.name}-teacher"),
-               "distill": output.with_name(f"{output.name}-distill")}
+    folders = {
+        "student": output,
+        "teacher": output.with_name(f"{output.name}-teacher"),
+        "distill": output.with_name(f"{output.name}-distill"),
+    }
     with tarfile.open(packed / "bundle.tar.gz") as tar:
         for member in tar.getmembers():
             part, name = Path(member.name).parts[0], Path(member.name).name
@@ -131,8 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ding-dir", type=Path, help="Ding folder (else $DING_DIR, else runs/corpora/ding)")
     parser.add_argument("--teacher-minutes", type=float, default=3.5)
     parser.add_argument("--student-minutes", type=float, default=3.0)
-    parser.add_argument("--more-corpora", help="teacher and student also learn from these (train.py --more-corpora, "
-                        "e.g. backtranslated:2,games:2 as the everyday model did); carry runs/corpora with the tree")
+    parser.add_argument(
+        "--more-corpora",
+        help="teacher and student also learn from these (train.py --more-corpora, "
+        "e.g. backtranslated:2,games:2 as the everyday model did); carry runs/corpora with the tree",
+    )
     parser.add_argument("--tiny", action="store_true", help="tiny models and few steps: a check of the script")
     parser.add_argument("--unpack", type=Path, help="join a packed student into --output instead")
     parser.add_argument("--output", type=Path, help="with --unpack: the checkpoint folder to write")
@@ -147,8 +237,12 @@ def main(argv: list[str] | None = None) -> int:
     more = ["--more-corpora", args.more_corpora] if args.more_corpora else []
     teacher = train("teacher", [*TEACHER, *more], args.teacher_minutes, args)
     files = distill(teacher, args)
-    student = train("student", [*STUDENT, *more, "--distilled-targets", str(files["multi30k"]),
-                                "--distilled-ding", str(files["ding"])], args.student_minutes, args)
+    student = train(
+        "student",
+        [*STUDENT, *more, "--distilled-targets", str(files["multi30k"]), "--distilled-ding", str(files["ding"])],
+        args.student_minutes,
+        args,
+    )
     pack(student, teacher, files, args.out)
     print(f"packed the student into {args.out}")
     return 0
