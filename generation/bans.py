@@ -26,7 +26,8 @@ class Banned:
     def __init__(self, config, min_new_tokens: int, device: torch.device, no_repeat_ngram: int = 0):
         self.always = torch.tensor([config.pad_id, config.bos_id], device=device)
         self.early = torch.tensor([config.pad_id, config.bos_id, config.eos_id], device=device)
-        self.min_new_tokens, self.vocab_size, self._bias = min_new_tokens, config.vocab_size, {}
+        self.min_new_tokens, self.vocab_size = min_new_tokens, config.vocab_size
+        self._bias: dict[bool, Tensor] = {}  # early (EOS banned too) -> the (V,) bias
         self.no_repeat_ngram = no_repeat_ngram
 
     def __call__(self, logits: Tensor, step: int, tokens: Tensor | None = None) -> Tensor:

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from model.attention import padding_mask
 from model.heads import HeadMask
+from model.transformer import Transformer
 
 from .bans import Banned
-from .step import CachedDecoder, StepAttention, StepDecoder, UncachedDecoder
+from .step import CachedDecoder, RankingStepDecoder, StepAttention, StepDecoder, UncachedDecoder
 from .step_linear import check_precision
 
 
@@ -61,7 +62,7 @@ class SearchOptions:
 
 @torch.inference_mode()
 def generate(
-    model: nn.Module,
+    model: Transformer,
     src: Tensor,
     max_new_tokens: int = 64,
     num_beams: int = 1,
@@ -139,7 +140,7 @@ def check_source(src: Tensor, config) -> None:
 
 
 def _start(
-    model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int
+    model: Transformer, src: Tensor, options: SearchOptions, num_beams: int
 ) -> tuple[StepDecoder, int, Tensor | None]:
     """Encode the source once; return the step decoder for N = B * num_beams rows, the step count
     and the forced prefix (P,) or None."""
@@ -155,8 +156,9 @@ def _start(
     forced = _forced_prefix(options.prefix, config, max_new_tokens, src.device)
     # The encoder stays fp32 under int8 decoding: it runs once a sentence, and in int8 it cost
     # agreement with fp32 (903 against 917 of 1,014 val beam translations) for little speed.
-    if _compiled_fits(model, options, src.size(0) * num_beams):
-        return model.compiled_step.decoder(src, num_beams, max_new_tokens), max_new_tokens, forced
+    step = _compiled_step(model, options, src.size(0) * num_beams)
+    if step is not None:
+        return step.decoder(src, num_beams, max_new_tokens), max_new_tokens, forced
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
     memory, _ = model.encode(src, src_mask, head_mask=options.head_mask)  # (B, S, D)
     if options.shortlist is not None and not options.use_cache:
@@ -172,6 +174,7 @@ def _start(
         precision=options.precision,
     )
     if options.shortlist is not None:
+        assert isinstance(decoder, CachedDecoder)  # use_cache, as checked above
         decoder.shortlist(options.shortlist)
     return decoder, max_new_tokens, forced
 
@@ -213,7 +216,7 @@ class FastSearch(Protocol):
         """src (B, S) -> (B, T') ids, as greedy_search and beam_search return them."""
 
 
-def _native_search(model: nn.Module, src: Tensor, options: SearchOptions, num_beams: int) -> FastSearch | None:
+def _native_search(model: Transformer, src: Tensor, options: SearchOptions, num_beams: int) -> FastSearch | None:
     """The installed whole search, where it is ready and the search asks for nothing it lacks (maps, head masks, a
     shortlist, the uncached reference), for an input the Python search would take."""
     search: FastSearch | None = getattr(model, "compiled_search", None)
@@ -234,11 +237,11 @@ def _native_search(model: nn.Module, src: Tensor, options: SearchOptions, num_be
     return search if takes and bool((src[:, 0] != config.pad_id).all()) else None
 
 
-def _compiled_fits(model: nn.Module, options: SearchOptions, rows: int) -> bool:
-    """The installed fast step decodes when it is ready and the search asks for logits only."""
+def _compiled_step(model: Transformer, options: SearchOptions, rows: int) -> FastStep | None:
+    """The installed fast step, where it is ready and the search asks for logits only; else None."""
     step: FastStep | None = getattr(model, "compiled_step", None)
     wants_rows = options.observer is not None and options.observer.wants_attention
-    return (
+    fits = (
         step is not None
         and step.usable()
         and options.use_cache
@@ -248,6 +251,7 @@ def _compiled_fits(model: nn.Module, options: SearchOptions, rows: int) -> bool:
         and not wants_rows
         and rows <= step.max_rows
     )
+    return step if fits else None
 
 
 def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) -> Tensor | None:
@@ -282,7 +286,7 @@ def _force(log_probs: Tensor, token: Tensor) -> Tensor:
 
 def _ranked_inside(
     decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None, never_generate: Banned
-) -> bool:
+) -> TypeGuard[RankingStepDecoder]:
     """The compiled step ranks the next tokens itself (log-softmax and top-k in its graph) unless the
     step is forced, an observer wants the whole distribution, or repeated n-grams are banned."""
     return (
@@ -308,7 +312,7 @@ def _trim(ids: Tensor, pad_id: int) -> Tensor:
     return ids[:, : int(lengths.max()) if lengths.numel() else 0]
 
 
-def greedy_search(model: nn.Module, src: Tensor, options: SearchOptions) -> Tensor:
+def greedy_search(model: Transformer, src: Tensor, options: SearchOptions) -> Tensor:
     """Pick the most likely next token at every step until every sentence has produced EOS."""
     config, observer = model.config, options.observer
     decoder, max_new_tokens, forced = _start(model, src, options, 1)
@@ -394,6 +398,7 @@ def _ranked(
     logits = never_generate(_next_logits(decoder, tokens, t, observer), t, None if is_forced else tokens)
     log_probs = logits.float().log_softmax(dim=-1)  # (N, V)
     if is_forced:
+        assert forced is not None  # is_forced says so
         log_probs = _force(log_probs, forced[t])
     return log_probs.topk(k, dim=1)
 
@@ -424,7 +429,9 @@ def _finish_ended(
         observer.on_finished(t, cand.from_beam[0, :K][real], cand.scores[0, :K][real], normalised[0][real], True)
 
 
-def beam_search(model: nn.Module, src: Tensor, num_beams: int, length_penalty: float, options: SearchOptions) -> Tensor:
+def beam_search(
+    model: Transformer, src: Tensor, num_beams: int, length_penalty: float, options: SearchOptions
+) -> Tensor:
     """Keep the K best prefixes of every sentence; return the best finished one.
 
     A finished hypothesis scores sum(log p) / length ** length_penalty. A sentence stops once it

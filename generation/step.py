@@ -15,17 +15,20 @@ far, D model width, H heads, d_k head width, V vocabulary.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 
 from model.heads import HeadMask
+from model.layers import DecoderLayer
+from model.transformer import Transformer
 
 from .cache import KVCache, moved_rows
-from .step_linear import StepLinear, single_threaded_blas
+from .step_linear import StepMatrix, single_threaded_blas
 from .step_weights import DecoderStepWeights, StepWeights, step_weights
 
 
@@ -47,16 +50,24 @@ class StepDecoder(Protocol):
         """Keep decoder rows `rows`; when sentences leave the batch, keep `sentences` (indices into B)."""
 
 
-def memory_kv(model: nn.Module, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
+class RankingStepDecoder(StepDecoder, Protocol):
+    """A step decoder that ranks the next tokens itself (compiled/decoder.py's: log-softmax and top-k in its graph)."""
+
+    def ranked(self, tokens: Tensor, banned: Tensor) -> tuple[Tensor, Tensor]:
+        """tokens (N, t), banned (V,) added to the logits -> log-probabilities and ids of the likeliest, best first."""
+
+
+def memory_kv(model: Transformer, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
     """Every decoder layer's cross-attention keys and values of memory (B, S, D): (B, H, S, d_k) each."""
-    return [layer.cross_attn.project_memory(memory) for layer in model.decoder_layers]
+    layers = cast(Iterable[DecoderLayer], model.decoder_layers)  # Transformer builds them of DecoderLayer only
+    return [layer.cross_attn.project_memory(memory) for layer in layers]
 
 
 def self_attention_step(
     attention,
     x: Tensor,
     cache: KVCache,
-    weights: tuple[StepLinear, StepLinear],
+    weights: tuple[StepMatrix, StepMatrix],
     need_weights: bool = False,
     head_mask: Tensor | None = None,
 ) -> tuple[Tensor, Tensor | None]:
@@ -75,7 +86,7 @@ def cross_attention_step(
     x: Tensor,
     kv: tuple[Tensor, Tensor],
     mask: Tensor,
-    weights: tuple[StepLinear, StepLinear],
+    weights: tuple[StepMatrix, StepMatrix],
     need_weights: bool = False,
     head_mask: Tensor | None = None,
 ) -> tuple[Tensor, Tensor | None]:
@@ -122,7 +133,7 @@ def layer_step(
 
 
 def decode_step(
-    model: nn.Module,
+    model: Transformer,
     tgt_last: Tensor,
     position: int,
     caches: list[KVCache],
@@ -145,6 +156,7 @@ def decode_step(
             layer, x, cache, layer_kv, src_mask, layer_weights, need_weights, self_heads, cross_heads
         )
         if need_weights:
+            assert self_weights is not None and cross_weights is not None  # computed when asked for
             self_maps.append(self_weights)
             cross_maps.append(cross_weights)
     return weights.lm_head(model.decoder_norm(x)), self_maps, cross_maps  # (N, V)
@@ -155,7 +167,7 @@ class CachedDecoder:
 
     def __init__(
         self,
-        model: nn.Module,
+        model: Transformer,
         memory: Tensor,
         src_mask: Tensor,
         num_beams: int,
@@ -222,7 +234,7 @@ class UncachedDecoder:
 
     def __init__(
         self,
-        model: nn.Module,
+        model: Transformer,
         memory: Tensor,
         src_mask: Tensor,
         num_beams: int,

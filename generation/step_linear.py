@@ -109,7 +109,10 @@ def check_int8_available(weight: Tensor) -> None:
         )
 
 
-def step_linear(weight: Tensor, bias: Tensor | None, precision: str = "fp32") -> StepLinear | BlasLinear | Int8Linear:
+StepMatrix = StepLinear | BlasLinear | Int8Linear  # what step_linear builds: each maps x (N, in) -> (N, out)
+
+
+def step_linear(weight: Tensor, bias: Tensor | None, precision: str = "fp32") -> StepMatrix:
     """A matrix of the decoder (layers and output layer) for steps, in `precision` ("fp32" or "int8")."""
     check_precision(precision)
     if precision == "int8":

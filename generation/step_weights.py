@@ -11,13 +11,18 @@ deepcopy or pickle of the model should neither carry nor fail on them.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .step_linear import StepLinear, check_precision, step_linear
+from model.layers import DecoderLayer
+from model.transformer import Transformer
+
+from .step_linear import StepMatrix, check_precision, step_linear
 
 _DERIVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -36,9 +41,9 @@ class StepLayerNorm:
 class DecoderStepWeights:
     """A decoder layer's parameters for steps: (input projection, W_O) of each attention, (W1, W2), norms 1-3."""
 
-    self_attn: tuple[StepLinear, StepLinear]
-    cross_attn: tuple[StepLinear, StepLinear]
-    ff: tuple[StepLinear, StepLinear]
+    self_attn: tuple[StepMatrix, StepMatrix]
+    cross_attn: tuple[StepMatrix, StepMatrix]
+    ff: tuple[StepMatrix, StepMatrix]
     norms: list[StepLayerNorm]
 
 
@@ -47,10 +52,10 @@ class StepWeights:
     """The decoder's matrices laid out for one-token steps, in one precision."""
 
     layers: list[DecoderStepWeights]
-    lm_head: object  # a generation/step_linear.py layer: (N, D) -> (N, V)
+    lm_head: Callable[[Tensor], Tensor]  # (N, D) -> (N, V): a step_linear.py layer, or a shortlist's (shortlist.py)
 
 
-def attention_weights(attention, precision: str) -> tuple[StepLinear, StepLinear]:
+def attention_weights(attention, precision: str) -> tuple[StepMatrix, StepMatrix]:
     """The input projection (W_Q alone for cross-attention) and W_O of one attention module."""
     D = attention.d_model
     rows = slice(0, D) if attention.cross else slice(0, 3 * D)
@@ -74,7 +79,7 @@ def layer_weights(layer, precision: str) -> DecoderStepWeights:
     )
 
 
-def step_weights(model: nn.Module, precision: str = "fp32") -> StepWeights:
+def step_weights(model: Transformer, precision: str = "fp32") -> StepWeights:
     """The decoder's matrices for steps in `precision` ("fp32" or "int8"), built once and kept until a parameter changes."""
     check_precision(precision)
     return derived(
@@ -102,14 +107,14 @@ def derived(model: nn.Module, key: tuple, build):
     return built[key][1]
 
 
-def store_decoder_transposed(model: nn.Module) -> None:
+def store_decoder_transposed(model: Transformer) -> None:
     """Keep each decoder matrix in memory as W^T, (in, out) row-major; shapes and values stay.
 
     Steps then multiply by the matrices where they lie (generation/step_linear.py) instead of by copies:
     11 MB less for the shipped model. Translator.from_pretrained does this on a CPU.
     """
     with torch.no_grad():
-        for layer in model.decoder_layers:
+        for layer in cast(Iterable[DecoderLayer], model.decoder_layers):  # Transformer builds them of DecoderLayer only
             for linear in (
                 layer.self_attn.in_proj,
                 layer.self_attn.out_proj,

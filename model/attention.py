@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .taps import Tap, offer
+from .taps import Tapped, offer
 
 
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
@@ -38,7 +38,7 @@ def scaled_dot_product_attention(
     mask: Tensor | None = None,
     dropout_p: float = 0.0,
     need_weights: bool = False,
-    tap: Tap | None = None,
+    tap: Tapped | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(Q K^T / sqrt(d_k)) V for q (B, H, L, d_k), k and v (B, H, M, d_k).
 
@@ -115,7 +115,7 @@ class MultiHeadAttention(nn.Module):
         mask: Tensor | None = None,
         need_weights: bool = False,
         head_mask: Tensor | None = None,
-        tap: Tap | None = None,
+        tap: Tapped | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """The heads' attention, concatenated before W_O: (B*L, D), and the weights (B, H, L, M) or None.
 
@@ -136,7 +136,7 @@ class MultiHeadAttention(nn.Module):
         mask: Tensor | None = None,
         need_weights: bool = False,
         head_mask: Tensor | None = None,
-        tap: Tap | None = None,
+        tap: Tapped | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from x (B, L, D) to itself, or (cross) to the encoder `memory` (B, M, D).
 
@@ -145,6 +145,7 @@ class MultiHeadAttention(nn.Module):
         token at a time: generation/step.py.)
         """
         if self.cross:
+            assert memory is not None, "cross-attention attends to the encoder memory"
             q = self.project_query(x)  # (B, H, L, d_k)
             k, v = self.project_memory(memory)  # (B, H, M, d_k)
         else:

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import MultiHeadAttention
-from .taps import Tap, offer, under
+from .taps import Tapped, offer, under
 
 SublayerOutput = tuple[Tensor, Tensor | None]  # (output, attention weights or None)
 
@@ -29,6 +29,8 @@ class PositionalEncoding(nn.Module):
     A buffer, not a parameter: it is a fixed function of the position, so it is not learned
     and not written to model.safetensors (persistent=False).
     """
+
+    pe: Tensor  # (max_len, D), the buffer registered in __init__
 
     def __init__(self, d_model: int, max_len: int):
         super().__init__()
@@ -56,7 +58,7 @@ class FeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, tap: Tap | None = None) -> Tensor:
+    def forward(self, x: Tensor, tap: Tapped | None = None) -> Tensor:
         hidden = offer(tap, "hidden", F.relu(self.linear1(x)))  # (B, L, D) -> (B, L, d_ff)
         return offer(tap, "out", self.linear2(self.dropout(hidden)))  # -> (B, L, D)
 
@@ -70,7 +72,11 @@ class ResidualLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)  # on each sublayer's output, before the residual sum
 
     def sublayer(
-        self, x: Tensor, norm: Callable[[Tensor], Tensor], f: Callable[[Tensor], SublayerOutput], tap: Tap | None = None
+        self,
+        x: Tensor,
+        norm: Callable[[Tensor], Tensor],
+        f: Callable[[Tensor], SublayerOutput],
+        tap: Tapped | None = None,
     ) -> SublayerOutput:
         """Post-LN norm(x + f(x)) as in the paper, or Pre-LN x + f(norm(x)); f's weights pass through.
         `tap` sees the stream after the sublayer as "resid"."""
@@ -96,7 +102,7 @@ class EncoderLayer(ResidualLayer):
         src_mask: Tensor | None,
         need_weights: bool = False,
         heads: Tensor | None = None,
-        tap: Tap | None = None,
+        tap: Tapped | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """x (B, S, D), src_mask (B, 1, 1, S) -> (B, S, D) and the self-attention weights (B, H, S, S).
 
@@ -134,7 +140,7 @@ class DecoderLayer(ResidualLayer):
         need_weights: bool = False,
         self_heads: Tensor | None = None,
         cross_heads: Tensor | None = None,
-        tap: Tap | None = None,
+        tap: Tapped | None = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """x (B, T, D), memory (B, S, D) -> (B, T, D), self weights (B, H, T, T), cross weights (B, H, T, S).
 

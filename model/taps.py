@@ -36,10 +36,11 @@ from collections.abc import Callable
 
 from torch import Tensor
 
-Tap = Callable[[str, Tensor], "Tensor | None"]
+Tap = Callable[[str, Tensor], "Tensor | None"]  # what a caller passes: None leaves the value as it is
+Tapped = Callable[[str, Tensor], Tensor]  # what the layers call: it returns the value to use
 
 
-def tapped(tap: Tap | None) -> Tap | None:
+def tapped(tap: Tap | None) -> Tapped | None:
     """The callback as the layers call it: it always returns the value to use (the replacement or the value)."""
     if tap is None:
         return None
@@ -56,13 +57,13 @@ def tapped(tap: Tap | None) -> Tap | None:
     return offer
 
 
-def under(tap: Tap | None, prefix: str) -> Tap | None:
+def under(tap: Tapped | None, prefix: str) -> Tapped | None:
     """The tap of a part of the model: its names with `prefix.` before them."""
     if tap is None:
         return None
     return lambda name, value: tap(f"{prefix}.{name}", value)
 
 
-def offer(tap: Tap | None, name: str, value: Tensor) -> Tensor:
+def offer(tap: Tapped | None, name: str, value: Tensor) -> Tensor:
     """The value at `name`: as it is without a tap, else what the (tapped) tap returns."""
     return value if tap is None else tap(name, value)

@@ -11,6 +11,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from huggingface_hub import PyTorchModelHubMixin
@@ -22,7 +23,7 @@ from .checkpoint.weights import load_checkpoint, save_weights, write_config
 from .config import TransformerConfig
 from .heads import HeadMask
 from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
-from .taps import Tap, offer, tapped, under
+from .taps import Tap, Tapped, offer, tapped, under
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Transformer(
                 nn.init.zeros_(param)
         nn.init.normal_(self.embed.weight, mean=0.0, std=self.config.d_model**-0.5)
 
-    def embed_tokens(self, ids: Tensor, offset: int = 0, tap: Tap | None = None) -> Tensor:
+    def embed_tokens(self, ids: Tensor, offset: int = 0, tap: Tapped | None = None) -> Tensor:
         """(B, L) ids -> (B, L, D). The sqrt(D) scale keeps the tied embedding, whose entries are
         ~D^-1/2 so that logits start small, on the same scale as the positional encoding."""
         tokens = offer(tap, "tokens", self.embed(ids))  # (B, L, D)
@@ -95,15 +96,15 @@ class Transformer(
         `tap` (model/taps.py) sees every intermediate, named "encoder.*", and may replace it."""
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        tap = under(tapped(tap), "encoder")
-        x = self.embed_tokens(src, tap=tap)
+        offered = under(tapped(tap), "encoder")
+        x = self.embed_tokens(src, tap=offered)
         maps = []
         for i, layer in enumerate(self.encoder_layers):
             heads = None if head_mask is None else head_mask.encoder[i]
-            x, weights = layer(x, src_mask, need_weights, heads, under(tap, str(i)))
+            x, weights = layer(x, src_mask, need_weights, heads, under(offered, str(i)))
             if need_weights:
                 maps.append(weights)
-        return offer(tap, "out", self.encoder_norm(x)), maps
+        return offer(offered, "out", self.encoder_norm(x)), maps
 
     def decode(
         self,
@@ -121,18 +122,18 @@ class Transformer(
         """
         if tgt_mask is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
-        tap = under(tapped(tap), "decoder")
-        x = self.embed_tokens(tgt, tap=tap)
+        offered = under(tapped(tap), "decoder")
+        x = self.embed_tokens(tgt, tap=offered)
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.decoder_layers):
             self_heads, cross_heads = (None, None) if head_mask is None else (head_mask.decoder[i], head_mask.cross[i])
             x, self_weights, cross_weights = layer(
-                x, memory, src_mask, tgt_mask, need_weights, self_heads, cross_heads, under(tap, str(i))
+                x, memory, src_mask, tgt_mask, need_weights, self_heads, cross_heads, under(offered, str(i))
             )
             if need_weights:
                 self_maps.append(self_weights)
                 cross_maps.append(cross_weights)
-        return offer(tap, "out", self.decoder_norm(x)), self_maps, cross_maps
+        return offer(offered, "out", self.decoder_norm(x)), self_maps, cross_maps
 
     def forward(
         self,
@@ -213,7 +214,7 @@ class Transformer(
         """
         if unexpected:
             raise TypeError(f"unexpected argument(s): {', '.join(sorted(unexpected))}")
-        where = dict(
+        where: dict[str, Any] = dict(
             revision=revision,
             cache_dir=cache_dir,
             force_download=force_download,

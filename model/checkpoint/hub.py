@@ -6,6 +6,7 @@ import difflib
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
 from huggingface_hub.errors import (
@@ -23,7 +24,7 @@ from huggingface_hub.utils import validate_repo_id
 # The Hub repo the project publishes its checkpoint to; the demo loads it when MODEL_ID says so.
 HUB_REPO_ID = "attention-lens/transformer-de-en"
 # The Hub metadata of every checkpoint, declared once: the mixin writes it, the model card renders it.
-HUB_METADATA = dict(
+HUB_METADATA: dict[str, Any] = dict(
     library_name="pytorch",
     pipeline_tag="translation",
     language=["de", "en"],

@@ -16,6 +16,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from safetensors import SafetensorError, safe_open
@@ -34,6 +35,7 @@ TOKENIZER_FIELD = "tokenizer"  # in that entry beside the config: the fingerprin
 FLOAT_DTYPES = {"F16": "float16", "BF16": "bfloat16", "F32": "float32"}  # snapshots are fp16
 # Dropout changes how a model trains, not what its weights compute: a config.json may change it.
 UNRECORDED_FIELDS = ("dropout",)
+M = TypeVar("M", bound=nn.Module)  # the class load_checkpoint builds (model.Transformer)
 
 
 class CheckpointWarning(UserWarning):
@@ -206,9 +208,7 @@ def save_weights(model: nn.Module, path: str | Path, dtype: torch.dtype | None =
     return path
 
 
-def load_checkpoint(
-    cls: type[nn.Module], config: TransformerConfig, config_path: Path, weights_path: Path
-) -> nn.Module:
+def load_checkpoint(cls: type[M], config: TransformerConfig, config_path: Path, weights_path: Path) -> M:
     """Build `cls(config)` and fill it from `weights_path`, once the file's header fits the config."""
     header = read_header(weights_path)
     check_size(header, config, config_path)  # a config far bigger than the file is refused before anything is built
@@ -222,7 +222,8 @@ def load_checkpoint(
     model = cls(config)
     check_header(header, model, config_path)
     model.load_state_dict(read_finite_state(header), strict=False)  # names checked; a tied pair is stored once
-    model.tokenizer_fingerprint = header.tokenizer  # Translator checks its tokenizer against it
+    # Translator checks its tokenizer against it. (torch's stub lets a module's attribute hold tensors and modules only.)
+    model.tokenizer_fingerprint = header.tokenizer  # type: ignore[assignment]
     return model
 
 
