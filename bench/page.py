@@ -39,7 +39,7 @@ CLICK_AND_WAIT = """async ([selector, before]) => {
     check();
   });
   await new Promise((r) => requestAnimationFrame(r));
-  return [window.AttentionLens.arrived - t0, performance.now() - t0];
+  return [window.attentionLens.arrived - t0, performance.now() - t0];
 }"""
 SWITCH = """async (selector) => {
   const t0 = performance.now();

@@ -23,8 +23,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-VIEW = "document.querySelector('.al-history').__history"
-LAB = "document.querySelector('.al-copylab').__copylab"
+VIEW = "window.attentionLens.view('history')"
+LAB = "window.attentionLens.view('copylab')"
 
 
 def travel(page) -> float:

@@ -4,8 +4,8 @@
     show(translator, "Ein Hund rennt.")           # in Jupyter: the cell draws the viewer
     show(translator, "Ein Hund rennt.").save("dog.html")
 
-The cell is self-contained, the way bertviz's are: the viewer's scripts and styles (ui/static/, the
-same files the page loads) and the payload (lens/payload.py, the same one the page draws) are inlined,
+The cell is self-contained, the way bertviz's are: the viewer's modules and styles (ui/static/, the
+same files the page loads, its modules bundled into one script: `bundle`) and the payload (lens/payload.py, the same one the page draws) are inlined,
 so it needs no server and no network. The buttons that ask the model more (how a weight was computed,
 when a word was decided) need a running app: pass its address as `server=` and they call its API;
 without one they are hidden.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -25,10 +26,64 @@ from .cost import PAGE
 from .explain import DecodingOptions, explain_text
 from .payload import page_payload
 
-VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's own viewer files
-VIEWER_SCRIPTS = ("core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "ladder.js", "who.js",
-                  "patchlab.js", "spine.js")  # each adds to AttentionLens
+VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's own modules and styles
+VIEWER_ENTRY = "result.js"  # the translate view's result (mountStandalone) and what it imports
 VIEWER_STYLES = ("lens.css", "spine.css")  # the page's own stylesheets: a notebook figure looks like the page
+IMPORT = re.compile(r'^import (?:\{ ([^}]*) \} from )?"\./([\w.]+)";$', re.M)
+DYNAMIC_IMPORT = re.compile(r'\bimport\("\./([\w.]+)"\)')
+EXPORT = re.compile(r"^export (?:async )?(?:function|class|const) (\w+)", re.M)
+EXPORT_LIST = re.compile(r"^export \{ ([^}]*) \};$", re.M)
+
+
+def imports(name: str, dynamic: bool = False) -> list[str]:
+    """The page modules module `name` (ui/static/NAME) imports, in order; with `dynamic`, those it imports
+    when it runs (import("./x.js")) too."""
+    code = (VIEWER / name).read_text(encoding="utf-8")
+    found = [m.group(2) for m in IMPORT.finditer(code)]
+    return found + (DYNAMIC_IMPORT.findall(code) if dynamic else [])
+
+
+def page_modules(entry: str, dynamic: bool = False) -> list[str]:
+    """Every module `entry` needs, each after the ones it imports (the page's modules import no circle)."""
+    order: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in path:
+            raise ValueError(f"the page modules import in a circle: {' -> '.join(path + (name,))}")
+        if name in order:
+            return
+        for needed in imports(name, dynamic):
+            visit(needed, path + (name,))
+        order.append(name)
+
+    visit(entry, ())
+    return order
+
+
+def _as_function(name: str) -> str:
+    """Module `name` as a function of the modules before it that returns its exports."""
+    code = (VIEWER / name).read_text(encoding="utf-8")
+    if DYNAMIC_IMPORT.search(code):
+        raise ValueError(f"{name} imports a module when it runs: it cannot be bundled")
+    exported = [(n, n) for n in EXPORT.findall(code)]  # (the name outside, the name inside)
+    for listed in EXPORT_LIST.findall(code):
+        exported += [(outer or inner, inner) for inner, _, outer in (item.partition(" as ") for item in listed.split(", "))]
+    code = re.sub(r"^export ", "", EXPORT_LIST.sub("", code), flags=re.M)
+
+    def imported(m: re.Match) -> str:
+        names = (m.group(1) or "").replace(" as ", ": ")
+        return f'const {{ {names} }} = modules["{m.group(2)}"];' if names else ""
+
+    code = IMPORT.sub(imported, code)
+    returned = ", ".join(inner if outer == inner else f"{outer}: {inner}" for outer, inner in exported)
+    return f'modules["{name}"] = (function () {{\n{code}\nreturn {{ {returned} }};\n}})();'
+
+
+def bundle(entry: str) -> str:
+    """`entry` and every module it imports as one classic script: a function body that returns the modules by
+    name (a notebook cell cannot import modules by URL; each cell gets its own copy, its own store)."""
+    parts = [_as_function(name) for name in page_modules(entry)]
+    return '"use strict";\nconst modules = {};\n' + "\n".join(parts) + "\nreturn modules;"
 
 
 @dataclass
@@ -42,11 +97,13 @@ class Shown:
         """The viewer as HTML: a fragment (a notebook cell), or with `page` a whole document."""
         root = f"al-show-{uuid.uuid4().hex[:10]}"
         styles = "\n".join((VIEWER / name).read_text(encoding="utf-8") for name in VIEWER_STYLES)
-        scripts = "\n;\n".join((VIEWER / name).read_text(encoding="utf-8") for name in VIEWER_SCRIPTS)
+        modules = bundle(VIEWER_ENTRY)
         data = json.dumps(self.payload, separators=(",", ":")).replace("</", "<\\/")  # no early </script>
         server = json.dumps(self.server).replace("</", "<\\/")
-        fragment = (f'<style>{styles}</style>\n<div id="{root}" class="al-show"></div>\n<script>{scripts}\n;'
-                    f'AttentionLens.mountStandalone(document.getElementById("{root}"), {data}, {server});</script>')
+        fragment = (f'<style>{styles}</style>\n<div id="{root}" class="al-show"></div>\n<script>(function () {{\n'
+                    f'const modules = (function () {{\n{modules}\n}})();\n'
+                    f'modules["{VIEWER_ENTRY}"].mountStandalone(document.getElementById("{root}"), {data}, {server});\n'
+                    '})();</script>')
         if not page:
             return fragment
         title = html.escape(" ".join(s["source"] for s in self.payload["sentences"])[:80] or "Attention Lens")

@@ -1,86 +1,92 @@
-"""The page scripts' contract (ui/static/*.js): one list of what each view loads (ui.assets.VIEW_FILES), one
-global they share (window.AttentionLens), every name on it declared in ui/static/types.d.ts, and every file
-type-checked. `npm run check` type-checks them and `npm test` tests their pure logic (tests/js/); this file
-checks what needs no node."""
+"""The page's contract (ui/static/*.js): ES modules that import what they use, in no circle; nothing on `window`
+but the one door, `window.attentionLens` (door.js); no view state on DOM elements; every module reachable from an
+entry (the app's page.js, the static site's site.js, a notebook's result.js) and type-checked. `npm run check`
+type-checks them and `npm test` tests their pure logic (tests/js/); this file checks what needs no node."""
 
 import re
 
 import pytest
 
-from lens.standalone import VIEWER_SCRIPTS, VIEWER_STYLES
+from lens.standalone import VIEWER_ENTRY, VIEWER_STYLES, bundle, imports, page_modules
 from ui import assets
+from ui.export_site import SITE_ENTRY, SITE_SCRIPTS
 
 STATIC = assets.STATIC
 FILES = sorted(p.name for p in STATIC.glob("*.js"))
 SOURCES = {name: (STATIC / name).read_text(encoding="utf-8") for name in FILES}
-NAMESPACE = "const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));"
-# What a script may read of `window` besides the namespace: the browser's own properties.
+# What a module may read of `window`: the browser's own properties, and the door (written by door.js only).
 BROWSER = {"innerWidth", "innerHeight", "devicePixelRatio", "scrollY", "scrollTo", "addEventListener", "gradio_config"}
+MOUNTS = re.compile(r'^  (\w+): \(\) => import\("\./([\w.]+)"\)\.then\(\(m\) => m\.(\w+)\)', re.M)
 
 
 def code(source: str) -> str:
-    """A script without its comments (a `//` that follows no space, as in a URL, is code)."""
+    """A module without its comments (a `//` that follows no space, as in a URL, is code)."""
     return re.sub(r"(^|\s)//.*$", r"\1", re.sub(r"/\*.*?\*/", "", source, flags=re.S), flags=re.M)
 
 
-def listed() -> list[str]:
-    """Every script some view loads: the shared viewer, the page's own, then each view's."""
-    return (assets.SCRIPTS + assets.PAGE_SCRIPTS + assets.IN_PAGE_SCRIPTS + assets.SITE_SCRIPTS
-            + [s for scripts, _ in assets.VIEW_FILES.values() for s in scripts])
-
-
-def test_every_script_is_listed_once_and_every_listed_file_exists():
-    names = listed()
-    assert sorted(names) == FILES, "ui/static/*.js and ui.assets' lists differ"
-    assert len(names) == len(set(names)), f"a script is listed twice: {names}"
-    styles = assets.STYLES + [s for _, styles in assets.VIEW_FILES.values() for s in styles]
-    assert all((STATIC / s).is_file() for s in styles), styles
-
-
-def test_the_shared_viewer_is_the_one_lens_standalone_inlines():
-    assert assets.SCRIPTS == list(VIEWER_SCRIPTS) and assets.STYLES == list(VIEWER_STYLES)
-    assert assets.SCRIPTS[0] == "core.js", "core.js makes the namespace and the public API: it loads first"
-
-
-@pytest.mark.parametrize("view", sorted(assets.VIEW_FILES))
-def test_each_view_head_loads_its_list_in_order(view):
-    head = assets.view_head(view)
-    scripts = re.findall(r'<script src="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+"></script>', head)
-    styles = re.findall(r'<link rel="stylesheet" href="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+">', head)
-    own_scripts, own_styles = assets.VIEW_FILES[view]
-    assert scripts == assets.SCRIPTS + assets.IN_PAGE_SCRIPTS + assets.PAGE_SCRIPTS + own_scripts
-    assert styles == assets.STYLES + assets.PAGE_STYLES + own_styles
-    assert head.startswith(assets.HEAD)
+def test_every_module_is_reached_from_an_entry():
+    reached = set(page_modules(assets.PAGE_ENTRY, dynamic=True)) | set(SITE_SCRIPTS)
+    assert reached == set(FILES), f"no entry imports {sorted(set(FILES) - reached)}"
+    assert SITE_SCRIPTS == page_modules(SITE_ENTRY, dynamic=True)
+    assert all((STATIC / s).is_file() for styles in assets.VIEW_STYLES.values() for s in styles)
+    assert all((STATIC / s).is_file() for s in VIEWER_STYLES)
 
 
 @pytest.mark.parametrize("name", FILES)
-def test_each_script_is_checked_and_touches_one_global(name):
+def test_each_module_is_checked_imports_what_exists_and_leaves_window_alone(name):
     source = SOURCES[name]
     assert source.startswith("// @ts-check\n"), f"{name} must start with // @ts-check"
-    body = re.sub(r"/\*.*?\*/", "", source.split("\n", 1)[1], count=1, flags=re.S).strip()
-    assert body.startswith("(function () {") and body.endswith("})();"), f"{name}: all of it inside one function"
-    assert source.count(NAMESPACE) == 1, f"{name} must take the namespace with: {NAMESPACE}"
+    assert "(function () {" not in source.split("\n", 3)[-1][:400], f"{name}: a module, not a script in a function"
+    for needed in imports(name, dynamic=True):
+        assert needed in SOURCES, f"{name} imports ./{needed}, which is not in ui/static"
     touched = set(re.findall(r"\bwindow\.([A-Za-z_$][\w$]*)", code(source)))
-    allowed = BROWSER | {"AttentionLens"} | ({"attentionLens"} if name == "core.js" else set())
+    allowed = BROWSER | {"attentionLens"} if name == "door.js" else BROWSER
     assert touched <= allowed, f"{name} touches window.{sorted(touched - allowed)}"
-    assert not re.search(r"^(?:var|let|const|function|class)\s", source, re.M), f"{name} declares a global"
+    assert not re.search(r"\.__\w+\s*=", code(source)), f"{name} keeps state on a DOM element (use store.js)"
+    assert "AttentionLens." not in code(source), f"{name} uses the old namespace"
 
 
-def interface_members() -> set[str]:
-    """The names declared on the AttentionLens interface of ui/static/types.d.ts."""
-    text = (STATIC / "types.d.ts").read_text(encoding="utf-8")
-    body = re.search(r"^interface AttentionLens \{\n(.*?)^\}", text, re.S | re.M)[1]
-    return set(re.findall(r"^  ([A-Za-z_$][\w$]*)\??[(:<]", body, re.M))
+def test_no_module_imports_in_a_circle():
+    for name in FILES:
+        page_modules(name, dynamic=True)  # raises ValueError naming the circle
 
 
-def test_every_name_on_the_namespace_is_declared_and_defined():
-    defined = {m for source in SOURCES.values() for m in re.findall(r"\bAL\.([A-Za-z_$][\w$]*)\s*=[^=]", code(source))}
-    declared = interface_members()
-    assert declared - defined == set(), f"declared in types.d.ts but no script defines them: {declared - defined}"
-    assert defined - declared == set(), f"put on AttentionLens but not declared in types.d.ts: {defined - declared}"
-
-
-def test_the_public_api_is_published_from_core_only():
+def test_the_door_is_written_by_door_js_only():
     writes = {name for name, source in SOURCES.items() if re.search(r"window\.attentionLens\s*=", code(source))}
-    assert writes == {"core.js"}
-    assert "AL.publish({ state: () => AL.state() });" in SOURCES["walk.js"]
+    assert writes == {"door.js"}
+    published = {n for source in SOURCES.values() for call in re.findall(r"publish\(\{([^}]*)\}\)", code(source))
+                 for n in re.findall(r"(\w+)(?=\s*[:,]|\s*$)", call)}
+    assert {"state", "openView", "walk", "walkTo", "translate", "view", "busy", "markStale"} <= published
+
+
+def test_page_js_mounts_every_view_the_python_side_names():
+    mounts = {name: (module, function) for name, module, function in MOUNTS.findall(SOURCES[assets.PAGE_ENTRY])}
+    for module, function in mounts.values():
+        assert re.search(rf"^export function {function}\(", SOURCES[module], re.M), f"{module} has no {function}"
+    named = set()
+    for path in (STATIC.parent).glob("*.py"):
+        named |= set(re.findall(r'mount_js\("(\w+)"', path.read_text(encoding="utf-8")))
+    named.add("result")  # viewer_component's default
+    assert named == set(mounts), f"ui/*.py mounts {sorted(named)}, page.js offers {sorted(mounts)}"
+
+
+def test_mount_js_imports_the_entry_by_a_plain_url():
+    js = assets.mount_js("step", "server")
+    assert re.fullmatch(r'return import\("/gradio_api/file=(?:[^"]*/)?ui/static/page\.js"\)\.then\(\(page\) => '
+                        r'page\.mount\("step", element, props, watch, server\)\);', js), js
+
+
+@pytest.mark.parametrize("view", sorted(assets.VIEW_STYLES))
+def test_each_view_head_links_the_shared_styles_then_its_own(view):
+    head = assets.view_head(view)
+    styles = re.findall(r'<link rel="stylesheet" href="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+">', head)
+    assert styles == assets.STYLES + assets.VIEW_STYLES[view]
+    assert "<script" not in head
+
+
+def test_the_notebook_bundle_holds_the_viewer_once_in_order():
+    order = page_modules(VIEWER_ENTRY)
+    assert order[-1] == VIEWER_ENTRY and "walk.js" not in order  # the page's own behaviour stays on the page
+    text = bundle(VIEWER_ENTRY)
+    assert [m for m in re.findall(r'^modules\["([\w.]+)"\] = ', text, re.M)] == order
+    assert not re.search(r"^(?:import|export) ", text, re.M)

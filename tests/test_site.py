@@ -155,7 +155,7 @@ def test_the_inside_views_in_the_page_ask_the_sentences_own_model(pair_page):
     page, _ = pair_page
     everyday = Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu")
     sentence = "Wo ist der Bahnhof?"
-    ours = page.evaluate("(t) => window.AttentionLens.callApi('qkv', [t, 'cross', 2, 1, 2, 'greedy', 1, 1.0, 64, "
+    ours = page.evaluate("(t) => window.attentionLens.callApi('qkv', [t, 'cross', 2, 1, 2, 'greedy', 1, 1.0, 64, "
                          "'auto'])", sentence)
     theirs = qkv(everyday, sentence, "cross", 2, 1, 2, DecodingOptions(1, 1.0, 64)).to_dict()
     assert ours["column_tokens"] == theirs["column_tokens"]

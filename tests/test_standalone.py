@@ -31,11 +31,11 @@ def drawn(browser, html: str) -> tuple[dict, list]:
     )  # nothing may be fetched: the cell is self-contained
     page.set_content(html)
     page.wait_for_function(
-        "() => { const r = document.querySelector('.al-show'); return r && r.__lens && r.__lens.viewer.map; }"
+        "() => { const r = window.attentionLens && window.attentionLens.view('translate'); return r && r.viewer.map; }"
     )
     page.locator(".al-spine-decoder .al-b-layer").last.click()  # the picture opens the last layer (the map shown)
     page.get_by_role("button", name="Pieces", exact=True).click()  # one row per piece, as the payload has them
-    state = page.evaluate("""() => { const r = document.querySelector('.al-show'), v = r.__lens.viewer;
+    state = page.evaluate("""() => { const r = document.querySelector('.al-show'), v = window.attentionLens.view('translate').viewer;
         const hidden = (s) => [...r.querySelectorAll(s)].every((b) => getComputedStyle(b).display === 'none');
         return {sentences: v.explanation.sentences.length, values: Array.from(v.map.values),
                 rows: v.map.rows, cols: v.map.cols, buttonsHidden: hidden('.al-open-cell, .al-open-ladder'),

@@ -463,8 +463,7 @@ def test_the_hovered_cell_is_read_out_next_to_the_pointer(desk):
     canvas = page.locator("#result .al-canvas")
     box = canvas.bounding_box()
     layout = page.evaluate(
-        "() => { const r = [...document.querySelectorAll('#result div')].find((n) => n.__lens);"
-        " const l = r.__lens.viewer.layout; return [l.left, l.top, l.cell]; }"
+        "() => { const l = window.attentionLens.view('translate').viewer.layout; return [l.left, l.top, l.cell]; }"
     )
     x, y = box["x"] + layout[0] + layout[2] * 1.5, box["y"] + layout[1] + layout[2] * 1.5  # the cell (1, 1)
     page.mouse.move(x, y)

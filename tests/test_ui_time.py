@@ -73,7 +73,7 @@ def browser():
 def shown(page) -> dict:
     """What the time-travel view shows now: step, translation and the drawn map's weights."""
     return page.evaluate(
-        "() => { const h = document.querySelector('.al-history').__history;"
+        "() => { const h = window.attentionLens.view('history');"
         " return {step: h.data.snapshots[h.current].step, english: h.english.textContent,"
         " map: Array.from(h.viewer.map.values), done: !!h.data.done, ms: h.lastPickMs}; }"
     )
@@ -122,7 +122,7 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
     page.locator("#history-source textarea").fill("Ein Mann fährt Fahrrad.")
     page.locator("#history-go").click()
     page.wait_for_function(
-        "() => { const h = document.querySelector('.al-history').__history; return h.data && h.data.done; }",
+        "() => { const h = window.attentionLens.view('history'); return h.data && h.data.done; }",
         timeout=120_000,
     )
     page.wait_for_function(READY)
@@ -139,11 +139,11 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
     assert shown(page)["step"] == 3 and page.locator(".al-h-slider").input_value() == "1"
     assert requests == []
     sharpness = page.evaluate(
-        "() => document.querySelector('.al-history').__history.data.snapshots.map(s => s.sharpness)"
+        "() => window.attentionLens.view('history').data.snapshots.map(s => s.sharpness)"
     )
     assert len(sharpness) == 3 and all(len(s) == 1 and 0 <= s[0] for s in sharpness)
     data = page.evaluate(
-        "() => { const d = document.querySelector('.al-history').__history.data;"
+        "() => { const d = window.attentionLens.view('history').data;"
         " return {unfamiliar: d.unfamiliar, reasons: d.reasons}; }"
     )
     notice = page.locator(".al-history .al-h-notice")
@@ -151,7 +151,7 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
     page.locator("#history-source textarea").fill("Ich möchte ein Bier.")  # words the run never saw
     page.locator("#history-go").click()
     page.wait_for_function(
-        "() => { const h = document.querySelector('.al-history').__history;"
+        "() => { const h = window.attentionLens.view('history');"
         " return h.data && h.data.done && h.data.text === 'Ich möchte ein Bier.'; }",
         timeout=120_000,
     )
@@ -168,7 +168,7 @@ def test_the_copy_lab_streams_progress_and_its_loss_falls(browser, server):
     page.wait_for_function("() => document.querySelector('.al-copylab').dataset.done === 'true'", timeout=120_000)
     seconds = time.time() - start
     lab = page.evaluate(
-        "() => { const l = document.querySelector('.al-copylab').__copylab;"
+        "() => { const l = window.attentionLens.view('copylab');"
         " return {updates: l.updates, losses: l.data.losses, step: l.data.step, elapsed: l.data.elapsed,"
         " rows: document.querySelectorAll('.al-c-examples tr').length}; }"
     )

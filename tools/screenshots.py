@@ -109,7 +109,7 @@ def other_model(page):
     page.evaluate("() => document.querySelector('#result .al-route').scrollIntoView({block: 'center'})")
 
 
-HISTORY = "document.querySelector('.al-history').__history"
+HISTORY = "window.attentionLens.view('history')"
 
 
 def history(page):

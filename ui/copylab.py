@@ -19,7 +19,7 @@ import gradio as gr
 from lens.payload import quantize
 from training.lab import CAPS, MAX_TIME_S, CopyLabProgress, CopyLabSettings, train_copy
 
-from .assets import view_head
+from .assets import mount_js, view_head
 
 TIME_ENV = "COPYLAB_TIME_S"  # a shorter time limit (tests, busy servers); never above MAX_TIME_S
 REPORT_EVERY = 10  # steps between updates sent to the browser
@@ -128,10 +128,10 @@ def build() -> dict:
         train = gr.Button("Train", variant="primary", scale=0, min_width=110, elem_id="copylab-train")
         status = gr.Markdown("", elem_id="copylab-queue", container=False)
     view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=view_head("copylab"),
-                   js_on_load="AttentionLens.mountCopyLab(element, props, watch);",
+                   js_on_load=mount_js("copylab"),
                    apply_default_css=False, elem_id="copylab", min_height=420)
     # Gradio's status on `status` shows the place in the queue while another run trains.
     train.click(run, [n_layers, n_heads, d_model, lr, steps], view, api_name="copy_lab", api_visibility="undocumented",
                 concurrency_limit=1, concurrency_id="copylab", show_progress="full", show_progress_on=status,
-                js="(...a) => { window.AttentionLens && window.AttentionLens.copyLabWaiting(); return a; }")
+                js="(...a) => { window.attentionLens && window.attentionLens.copyLabWaiting(); return a; }")
     return {"copylab": view}

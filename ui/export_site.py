@@ -26,17 +26,16 @@ from safetensors.torch import save_file
 from lens.alarm import load_familiarity
 from lens.domain import DOMAIN_FILE, domain_file
 from lens.language import LANGUAGE_FILE, language_file
-from lens.standalone import VIEWER_SCRIPTS
+from lens.standalone import page_modules
 from translation import Translator
 
-from .assets import IN_PAGE_SCRIPTS, STATIC
-from .assets import SITE_SCRIPTS as BOOT_SCRIPTS
+from .assets import STATIC
 
 MAX_BYTES = 40 * 2**20  # the site as a whole (two models in fp16: about 30 MB; the second is fetched when used)
 EVERYDAY_FOLDER = "everyday/"
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
-# The site's scripts, in load order: the viewer and the picture, then the model in the page and the site's boot.
-SITE_SCRIPTS = list(VIEWER_SCRIPTS) + IN_PAGE_SCRIPTS + BOOT_SCRIPTS
+SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
+SITE_SCRIPTS = page_modules(SITE_ENTRY, dynamic=True)  # every module it needs
 SITE_STYLES = ["lens.css", "spine.css", "site.css"]  # the viewer's and the picture's, then the site's
 SITE_FILES = ["kernels.wasm"]
 PRECISIONS = {"fp16": torch.float16, "fp32": torch.float32}
@@ -46,7 +45,7 @@ EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 def page(title: str, parameters: str) -> str:
     """index.html: the header, one sentence box, the translation and the viewer; the scripts do the rest."""
     styles = "\n".join(f'<link rel="stylesheet" href="static/{n}">' for n in SITE_STYLES)
-    scripts = "\n".join(f'<script src="static/{n}"></script>' for n in SITE_SCRIPTS)
+    scripts = f'<script type="module" src="static/{SITE_ENTRY}"></script>'
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title><link rel="icon" href="data:,">

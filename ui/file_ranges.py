@@ -4,7 +4,9 @@ time, and answers that carry their own headers only.
 Gradio's ranged answers copy the request's headers into the response (a client's `Set-Cookie` comes back) and fail
 with HTTP 500 on several or malformed ranges (`bytes=0-1,2-3`, `bytes=--`, `bytes=1-2-3`). This ASGI middleware
 answers a Range header that is not one well-formed range with 416 in words, before Gradio sees it, and lets only
-the headers a file answer has through.
+the headers a file answer has through. The page's modules (ui/static/*.js) import each other by plain names, so
+no URL of theirs carries a version: their answers say `Cache-Control: no-cache`, and a browser checks each one
+(a 304 when it has not changed) instead of running an old module beside a new one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from starlette.responses import PlainTextResponse
 
 SINGLE_RANGE = re.compile(r"bytes=(\d{0,18})-(\d{0,18})")
 FILE_ROUTE = "/file="
+REVALIDATE = (b"cache-control", b"no-cache")  # a module is checked each time it is imported (see above)
 KEPT_HEADERS = frozenset(
     {
         b"content-type",
@@ -62,12 +65,14 @@ class SingleRanges:
         if problem is not None:
             return await PlainTextResponse(problem, status_code=416)(scope, receive, send)
 
+        module = scope["path"].endswith(".js")
+
         async def own_headers_only(message):
             if message["type"] == "http.response.start":
-                message = {
-                    **message,
-                    "headers": [(k, v) for k, v in message.get("headers", []) if k.lower() in KEPT_HEADERS],
-                }
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() in KEPT_HEADERS]
+                if module:
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"] + [REVALIDATE]
+                message = {**message, "headers": headers}
             await send(message)
 
         return await self.app(scope, receive, own_headers_only)

@@ -18,7 +18,7 @@ from lens.alarm import Familiarity
 from lens.explain import DecodingOptions
 from translation import Translator
 
-from .assets import view_head
+from .assets import mount_js, view_head
 from .head_lab_data import (
     ablation_payload,
     attribution_payload,
@@ -30,7 +30,7 @@ from .pair import Pair
 from .runtime import gpu
 
 EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it
-LAB_HEAD = view_head("headlab")  # its scripts: ui.assets.VIEW_FILES
+LAB_HEAD = view_head("headlab")  # its styles: ui.assets.VIEW_STYLES
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.
 MASK_JS = ("(text, mask) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-result');"
            " return [text, AL.headLab ? AL.headLab.maskJSON() : mask]; }")
@@ -117,14 +117,14 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
         source = gr.Textbox(value=EXAMPLE, label="German sentence (the lab takes one)", lines=1, max_lines=3,
                             elem_id="headlab-source")
         controls = gr.HTML(value=importance, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
-                           js_on_load="AttentionLens.mountHeadControls(element, props, watch);",
+                           js_on_load=mount_js("headControls"),
                            apply_default_css=False, elem_id="headlab-controls")
         with gr.Row(elem_id="headlab-actions"):
             apply = gr.Button("Translate with these heads", variant="primary", elem_id="headlab-apply", scale=0,
                               min_width=280)
             mask = gr.Textbox(value="[]", visible="hidden", elem_id="headlab-mask")
         result = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
-                         js_on_load="AttentionLens.mountHeadResult(element, props, watch);",
+                         js_on_load=mount_js("headResult"),
                          apply_default_css=False, elem_id="headlab-result", min_height=200)
         gr.HTML(ATTRIBUTION_INTRO, padding=False)
         with gr.Row(elem_id="headlab-attr-actions"):
@@ -133,7 +133,7 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
             attribute = gr.Button("Compare attention with attribution", elem_id="headlab-attribute", scale=0,
                                   min_width=300)
         attribution = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
-                              js_on_load="AttentionLens.mountAttribution(element, props, watch);",
+                              js_on_load=mount_js("attribution"),
                               apply_default_css=False, elem_id="headlab-attribution", min_height=200)
 
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")

@@ -26,7 +26,7 @@ from lens.payload import page_payload, quantize
 from lens.trace import Trace, trace
 from translation import Translator
 
-from .assets import view_head
+from .assets import mount_js, view_head
 from .lanes import Lane
 from .pair import Pair
 from .runtime import checked_typed, gpu
@@ -43,7 +43,7 @@ EXAMPLES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # g
 RUN_JS = "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
 
 
-STEP_HEAD = view_head("step")  # its scripts: ui.assets.VIEW_FILES
+STEP_HEAD = view_head("step")  # its styles: ui.assets.VIEW_STYLES
 
 
 def one_sentence(text) -> str:
@@ -234,7 +234,7 @@ def build(pair: Pair, model_choice: gr.components.Component | None = None) -> di
             go = gr.Button("Step through", variant="primary", scale=0, min_width=130, elem_id="step-go")
         examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples")
         view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=STEP_HEAD, elem_id="step-result",
-                       js_on_load="AttentionLens.mountStep(element, props, watch, server);",
+                       js_on_load=mount_js("step", "server"),
                        apply_default_css=False, server_functions=[force, hypothesis], min_height=400)
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last", js=RUN_JS)
     inputs = [source, beams] + ([model_choice] if model_choice is not None else [])

@@ -20,7 +20,7 @@ from lens.explain import DecodingOptions, sentences_of
 from lens.time_travel import LRU, SnapshotLibrary
 from lens.payload import page_payload
 
-from .assets import view_head
+from .assets import mount_js, view_head
 from .pair import Pair
 from .runtime import checked_unicode, gpu
 
@@ -175,7 +175,7 @@ def build(pair: Pair, model_id: str) -> dict:
                           placeholder="A German sentence", elem_id="history-source")
         go = gr.Button("Travel", variant="primary", scale=0, min_width=100, elem_id="history-go")
     view = gr.HTML(value=catalog(library), html_template='<div class="al-mount"></div>', head=view_head("history"),
-                   js_on_load="AttentionLens.mountHistory(element, props, watch);",
+                   js_on_load=mount_js("history"),
                    apply_default_css=False, elem_id="history", min_height=560)
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     go.click(run, text, view, **settings)

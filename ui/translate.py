@@ -33,11 +33,11 @@ EXAMPLES = [  # from the Multi30k validation split
     "Wo ist der Bahnhof?",
 ]
 EMPTY_MESSAGE = "Type a German sentence above, or pick an example."
-RUN_JS = "(...args) => { window.AttentionLens && window.AttentionLens.busy('#result'); return args; }"
+RUN_JS = "(...args) => { window.attentionLens && window.attentionLens.busy('#result'); return args; }"
 # the second model's viewer waits only when it is asked (compare ticked); unticked, it gets no answer
-SECOND_RUN_JS = ("(ticked, ...args) => { ticked && window.AttentionLens && window.AttentionLens.busy('#second-result');"
+SECOND_RUN_JS = ("(ticked, ...args) => { ticked && window.attentionLens && window.attentionLens.busy('#second-result');"
                  " return [ticked, ...args]; }")
-STALE_JS = "() => { window.AttentionLens && window.AttentionLens.markStale(); }"
+STALE_JS = "() => { window.attentionLens && window.attentionLens.markStale(); }"
 
 
 def short(text: str, limit: int = 34) -> str:

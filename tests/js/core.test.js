@@ -1,10 +1,9 @@
-"use strict";
 // core.js and draw.js's pure part: decoding a map, picking kind/layer/head, merging pieces into words, colours.
-const test = require("node:test");
-const assert = require("node:assert/strict");
-const { load, mapOf } = require("./load.js");
+import test from "node:test";
+import assert from "node:assert/strict";
+import { load, mapOf } from "./load.js";
 
-const AL = load("core.js", "draw.js");
+const AL = await load("core.js", "draw.js");
 const close = (actual, expected, what) => assert.ok(Math.abs(actual - expected) < 1e-6, `${what}: ${actual} != ${expected}`);
 const code = (l, h, r, c) => l * 100 + h * 50 + r * 10 + c; // every byte says where it sits
 

@@ -1,11 +1,11 @@
-"use strict";
 // domain.js: lens/domain.py's guess in the page. The expected reports are lens.domain.guess_from's on the same
 // table (python -c "from lens.domain import guess_from; ..."); tests/test_site.py compares the shipped table.
-const test = require("node:test");
-const assert = require("node:assert/strict");
-const { load } = require("./load.js");
+import test from "node:test";
+import assert from "node:assert/strict";
+import zlib from "node:zlib";
+import { load } from "./load.js";
 
-const AL = load("domain.js");
+const AL = await load("domain.js");
 const TABLE = { format: 1, kinds: ["captions", "everyday"], sentences: [3, 3], smoothing: 0.5, threshold: 0,
   counts: { Wo: [0, 3], Ein: [4, 0], "?": [1, 3], Hund: [2, 1], "<first>Wo": [0, 2] } };
 
@@ -28,7 +28,6 @@ test("the report is the server's: log-odds to two places, the words that pulled 
 });
 
 test("readDomain unzips the checkpoint's file, and is null for bytes that are not one", async () => {
-  const zlib = require("node:zlib");
   const guess = await AL.readDomain(zlib.gzipSync(JSON.stringify(TABLE)));
   assert.equal(guess.report("Wo ist der Hund?").log_odds, 2.62);
   assert.equal(await AL.readDomain(Buffer.from("not gzip")), null);

@@ -1,18 +1,17 @@
-"use strict";
 // kernels.wat / kernels.wasm: the committed bytes are the .wat assembled, and the SIMD product equals the sums in JS.
-const test = require("node:test");
-const assert = require("node:assert/strict");
-const fs = require("node:fs");
-const path = require("node:path");
-const { load, STATIC } = require("./load.js");
-const { assemble } = require("../../tools/build_kernels.js");
+import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { load, STATIC } from "./load.js";
+import { assemble } from "../../tools/build_kernels.js";
 
 test("kernels.wasm is kernels.wat assembled (npm run wasm)", async () => {
   assert.deepEqual(await assemble(), fs.readFileSync(path.join(STATIC, "kernels.wasm")));
 });
 
 test("the kernel's product equals the model's JS product, with and without bias", async () => {
-  const AL = load("transformer.js");
+  const AL = await load("transformer.js");
   const random = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 0.5);
   const config = { d_model: 32, n_heads: 4, d_ff: 64, vocab_size: 48, max_len: 16, n_encoder_layers: 1, n_decoder_layers: 1,
     norm_first: false, pad_id: 0, bos_id: 1, eos_id: 2 };

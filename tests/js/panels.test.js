@@ -1,10 +1,9 @@
-"use strict";
 // The text the panels under the translation write: pieces, percentages, the swaps proposed, the notices.
-const test = require("node:test");
-const assert = require("node:assert/strict");
-const { load } = require("./load.js");
+import test from "node:test";
+import assert from "node:assert/strict";
+import { load } from "./load.js";
 
-const AL = load("core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "who.js", "patchlab.js");
+const AL = await load("core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "who.js", "patchlab.js");
 
 test("pieceText drops a word-start mark (▁ or Ġ); wholePercent rounds", () => {
   assert.equal(AL.pieceText("▁Hund"), "Hund");

@@ -1,10 +1,9 @@
-"use strict";
 // steptext.js and beam.js's labels: pieces joined into words, a step's choice in words, what a forced word changed.
-const test = require("node:test");
-const assert = require("node:assert/strict");
-const { load } = require("./load.js");
+import test from "node:test";
+import assert from "node:assert/strict";
+import { load } from "./load.js";
 
-const AL = load("core.js", "beam.js", "steptext.js");
+const AL = await load("core.js", "beam.js", "steptext.js");
 const texts = (words) => words.map((w) => w.text);
 
 test("wordsOf joins a ▁-marked piece with the pieces that continue it", () => {

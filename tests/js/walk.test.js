@@ -1,11 +1,9 @@
-"use strict";
 // walk.js: the page's state in its link (writeLink, readLink), and the public API it publishes.
-const test = require("node:test");
-const assert = require("node:assert/strict");
-const { loadWindow } = require("./load.js");
+import test from "node:test";
+import assert from "node:assert/strict";
+import { load, page as window } from "./load.js";
 
-const window = loadWindow("core.js", "walk.js");
-const AL = window.AttentionLens;
+const AL = await load("core.js", "walk.js", "door.js");
 
 /** A first visit's state with `changes`. */
 const state = (changes) => Object.assign({ sentence: "", view: "translate", kind: "cross", layer: null, head: null,
@@ -50,8 +48,9 @@ test("a link read back gives the state it was written from", () => {
   assert.equal(AL.writeLink(state({ model: "auto" }), false), ""); // the router's choice: nothing to keep
 });
 
-test("window.attentionLens is the public API, AttentionLens.api, with state()", () => {
-  assert.equal(window.attentionLens, AL.api);
+test("window.attentionLens is the page's door (door.js), with state() and openView()", () => {
+  assert.equal(window.attentionLens, AL.offered());
+  assert.equal(typeof window.attentionLens.openView, "function");
   assert.equal(typeof window.attentionLens.state, "function");
   const st = window.attentionLens.state(); // nothing on the page: a first visit's state
   assert.deepEqual(Object.keys(st), ["sentence", "view", "kind", "layer", "head", "display", "level", "step", "compare", "model", "panel", "whole",

@@ -1,150 +1,140 @@
 // @ts-check
 /* Attention Lens, the copy-task lab: draws the progress reports of a tiny Transformer learning to
    copy (streamed by ui/copylab.py): the loss curve, the predictions against the expected output,
-   and the cross-attention of one example with the shared map drawing (AL.selectMap, AL.drawMatrix,
-   AL.drawOverview). */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+   and the cross-attention of one example with the shared map drawing (selectMap, drawMatrix,
+   drawOverview). */
+import { headName, selectMap, shownLayer } from "./core.js";
+import { drawMatrix, drawOverview, el, matrixLayout, svg } from "./draw.js";
+import { themeOf } from "./viewer.js";
+import { register } from "./store.js";
 
-  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
-  const svg = /** @type {SvgMaker} */ ((...args) => AL.svg(...args)); // draw.js
+/** The training loss against the step, with the planned last step as the x range. */
+function lossChart(box, losses, total, theme) {
+  const W = 340, H = 170, L = 36, R = 10, T = 20, B = 28;
+  const root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "al-h-chart al-c-loss", role: "img",
+    "aria-label": "Training loss" });
+  const hi = Math.max(1, ...losses.map((p) => p[1])) * 1.05;
+  const x = (s) => L + (s / Math.max(1, total)) * (W - L - R), y = (v) => T + (1 - v / hi) * (H - T - B);
+  root.append(svg("text", { x: 4, y: 13, class: "al-h-title" }, "Training loss (lower is better)"));
+  for (const v of [0, hi / 2, hi]) {
+    root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "al-h-grid" }));
+    root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, v.toFixed(1)));
+  }
+  for (const s of [0, Math.round(total / 2), total]) {
+    root.append(svg("text", { x: x(s), y: H - B + 13, class: "al-h-tick", "text-anchor": "middle" }, String(s)));
+  }
+  root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, "step"));
+  if (losses.length) {
+    root.append(svg("polyline", { points: losses.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "),
+      fill: "none", stroke: theme.accent, "stroke-width": 1.6 }));
+  }
+  box.replaceChildren(root);
+}
 
-  /** The training loss against the step, with the planned last step as the x range. */
-  function lossChart(box, losses, total, theme) {
-    const W = 340, H = 170, L = 36, R = 10, T = 20, B = 28;
-    const root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "al-h-chart al-c-loss", role: "img",
-      "aria-label": "Training loss" });
-    const hi = Math.max(1, ...losses.map((p) => p[1])) * 1.05;
-    const x = (s) => L + (s / Math.max(1, total)) * (W - L - R), y = (v) => T + (1 - v / hi) * (H - T - B);
-    root.append(svg("text", { x: 4, y: 13, class: "al-h-title" }, "Training loss (lower is better)"));
-    for (const v of [0, hi / 2, hi]) {
-      root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "al-h-grid" }));
-      root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, v.toFixed(1)));
-    }
-    for (const s of [0, Math.round(total / 2), total]) {
-      root.append(svg("text", { x: x(s), y: H - B + 13, class: "al-h-tick", "text-anchor": "middle" }, String(s)));
-    }
-    root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, "step"));
-    if (losses.length) {
-      root.append(svg("polyline", { points: losses.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "),
-        fill: "none", stroke: theme.accent, "stroke-width": 1.6 }));
-    }
-    box.replaceChildren(root);
+/** Input, expected and predicted letters; a wrong or missing letter is marked. */
+function examplesTable(box, examples) {
+  const table = el("table", "al-c-examples");
+  const head = el("tr");
+  for (const t of ["Input", "Expected", "The model wrote"]) head.appendChild(el("th", "", t));
+  table.appendChild(head);
+  for (const [input, expected, predicted] of examples) {
+    const row = el("tr");
+    row.append(el("td", "al-c-seq", input), el("td", "al-c-seq", expected));
+    const cell = el("td", "al-c-seq");
+    const want = expected.split(" "), got = predicted ? predicted.split(" ") : [];
+    got.forEach((letter, i) => {
+      cell.append(el("span", letter === want[i] ? "al-c-ok" : "al-c-bad", letter), " ");
+    });
+    if (!got.length) cell.append(el("span", "al-c-bad", "(nothing)"));
+    row.classList.toggle("al-c-right", predicted === expected);
+    row.appendChild(cell);
+    table.appendChild(row);
+  }
+  box.replaceChildren(table);
+}
+
+export class CopyLab {
+  constructor(element) {
+    this.root = el("div", "al-copylab al-empty");
+    element.appendChild(this.root);
+    this.status = el("div", "al-c-status", "Press Train: a tiny Transformer starts from random weights and learns to copy.");
+    this.status.setAttribute("aria-live", "polite");
+    this.body = el("div", "al-c-body");
+    this.lossBox = el("div", "al-h-chartbox");
+    this.examplesBox = el("div", "al-c-examplebox");
+    this.mapBox = el("div", "al-c-mapbox");
+    this.mapTitle = el("div", "al-c-title");
+    this.canvas = el("canvas", "al-c-map");
+    this.overview = el("canvas", "al-c-overview");
+    this.overview.addEventListener("click", (e) => this.pickHead(e));
+    this.mapBox.append(this.mapTitle, this.canvas, el("div", "al-c-title", "Every layer and head (click one):"), this.overview);
+    this.body.append(this.lossBox, this.examplesBox, this.mapBox);
+    this.root.append(this.status, this.body);
+    this.layer = null; this.head = null; // last layer, mean of heads until the user picks
+    this.updates = 0; this.data = null;
   }
 
-  /** Input, expected and predicted letters; a wrong or missing letter is marked. */
-  function examplesTable(box, examples) {
-    const table = el("table", "al-c-examples");
-    const head = el("tr");
-    for (const t of ["Input", "Expected", "The model wrote"]) head.appendChild(el("th", "", t));
-    table.appendChild(head);
-    for (const [input, expected, predicted] of examples) {
-      const row = el("tr");
-      row.append(el("td", "al-c-seq", input), el("td", "al-c-seq", expected));
-      const cell = el("td", "al-c-seq");
-      const want = expected.split(" "), got = predicted ? predicted.split(" ") : [];
-      got.forEach((letter, i) => {
-        cell.append(el("span", letter === want[i] ? "al-c-ok" : "al-c-bad", letter), " ");
-      });
-      if (!got.length) cell.append(el("span", "al-c-bad", "(nothing)"));
-      row.classList.toggle("al-c-right", predicted === expected);
-      row.appendChild(cell);
-      table.appendChild(row);
-    }
-    box.replaceChildren(table);
+  waiting() {
+    this.root.classList.add("al-c-waiting");
+    this.status.textContent = "Waiting for the lab\u2026 One training runs at a time on this server; if someone " +
+      "else is training, your place in the line shows beside the Train button, and yours starts when theirs ends (at most 20 s each).";
   }
 
-  class CopyLab {
-    constructor(element) {
-      this.root = el("div", "al-copylab al-empty");
-      this.root.__copylab = this; // tests and benchmarks read the view from its element
-      element.appendChild(this.root);
-      this.status = el("div", "al-c-status", "Press Train: a tiny Transformer starts from random weights and learns to copy.");
-      this.status.setAttribute("aria-live", "polite");
-      this.body = el("div", "al-c-body");
-      this.lossBox = el("div", "al-h-chartbox");
-      this.examplesBox = el("div", "al-c-examplebox");
-      this.mapBox = el("div", "al-c-mapbox");
-      this.mapTitle = el("div", "al-c-title");
-      this.canvas = el("canvas", "al-c-map");
-      this.overview = el("canvas", "al-c-overview");
-      this.overview.addEventListener("click", (e) => this.pickHead(e));
-      this.mapBox.append(this.mapTitle, this.canvas, el("div", "al-c-title", "Every layer and head (click one):"), this.overview);
-      this.body.append(this.lossBox, this.examplesBox, this.mapBox);
-      this.root.append(this.status, this.body);
-      this.layer = null; this.head = null; // last layer, mean of heads until the user picks
+  show(x) {
+    this.root.dataset.shown = x.id || "";
+    this.root.classList.remove("al-c-waiting");
+    if (x.error) { this.status.textContent = x.error; this.status.classList.add("al-c-error"); return; }
+    this.status.classList.remove("al-c-error");
+    if (x.starting) {
       this.updates = 0; this.data = null;
+      this.status.textContent = "Training starts from random weights\u2026 (up to " + x.total + " steps or " + x.limit + " s)";
+      return;
     }
-
-    waiting() {
-      this.root.classList.add("al-c-waiting");
-      this.status.textContent = "Waiting for the lab\u2026 One training runs at a time on this server; if someone " +
-        "else is training, your place in the line shows beside the Train button, and yours starts when theirs ends (at most 20 s each).";
-    }
-
-    show(x) {
-      this.root.dataset.shown = x.id || "";
-      this.root.classList.remove("al-c-waiting");
-      if (x.error) { this.status.textContent = x.error; this.status.classList.add("al-c-error"); return; }
-      this.status.classList.remove("al-c-error");
-      if (x.starting) {
-        this.updates = 0; this.data = null;
-        this.status.textContent = "Training starts from random weights\u2026 (up to " + x.total + " steps or " + x.limit + " s)";
-        return;
-      }
-      this.updates += 1; this.data = x;
-      this.root.classList.remove("al-empty");
-      this.root.dataset.updates = String(this.updates);
-      this.root.dataset.done = String(!!x.done);
-      const first = x.losses[0][1], last = x.losses[x.losses.length - 1][1];
-      this.root.dataset.firstLoss = first; this.root.dataset.lastLoss = last;
-      const right = Math.round(x.accuracy * x.examples.length);
-      const end = !x.done ? "" : x.stopped_by_time ? " \u00b7 stopped at the time limit" : " \u00b7 done";
-      this.status.textContent = "Step " + x.step + " of " + x.total + " \u00b7 " + x.elapsed.toFixed(1) + " s of " + x.limit +
-        " s \u00b7 loss " + first.toFixed(2) + " \u2192 " + last.toFixed(2) + " \u00b7 copied exactly: " + right + " of " +
-        x.examples.length + end;
-      this.draw();
-    }
-
-    draw() {
-      const x = this.data, theme = AL.theme(this.root);
-      if (!x) return;
-      lossChart(this.lossBox, x.losses, x.total, theme);
-      examplesTable(this.examplesBox, x.examples);
-      const m = x.map, layers = m.layers.cross, sentence = m.sentences[0];
-      const layer = AL.shownLayer(this.layer, layers);
-      const head = this.head === null ? null : Math.min(this.head, m.heads - 1);
-      const map = AL.selectMap(m, sentence, "cross", layer, head, "words");
-      this.mapTitle.textContent = "Cross-attention of the first example, layer " + (layer + 1) + ", " + AL.headName(head) +
-        ": each row is a letter being written, each column a letter of the input.";
-      const width = Math.max(200, this.mapBox.clientWidth - 10);
-      const probe = AL.matrixLayout(map, 1);
-      const cell = Math.max(14, Math.min(30, Math.floor((width - probe.width) / map.cols)));
-      AL.drawMatrix(this.canvas, map, { cell: cell, scale: "fixed", theme: theme, focusRow: -1, hover: null });
-      this.boxes = AL.drawOverview(this.overview, (l, h) => AL.selectMap(m, sentence, "cross", l, h, "words"), layers,
-        m.heads, { layer: layer, head: head }, { size: 34, scale: "fixed", theme: theme });
-    }
-
-    pickHead(event) {
-      const box = this.overview.getBoundingClientRect(), px = event.clientX - box.left, py = event.clientY - box.top;
-      const hit = (this.boxes || []).find((b) => px >= b.x && px <= b.x + b.size && py >= b.y && py <= b.y + b.size);
-      if (hit) { this.layer = hit.layer; this.head = hit.head; this.draw(); }
-    }
+    this.updates += 1; this.data = x;
+    this.root.classList.remove("al-empty");
+    this.root.dataset.updates = String(this.updates);
+    this.root.dataset.done = String(!!x.done);
+    const first = x.losses[0][1], last = x.losses[x.losses.length - 1][1];
+    this.root.dataset.firstLoss = first; this.root.dataset.lastLoss = last;
+    const right = Math.round(x.accuracy * x.examples.length);
+    const end = !x.done ? "" : x.stopped_by_time ? " \u00b7 stopped at the time limit" : " \u00b7 done";
+    this.status.textContent = "Step " + x.step + " of " + x.total + " \u00b7 " + x.elapsed.toFixed(1) + " s of " + x.limit +
+      " s \u00b7 loss " + first.toFixed(2) + " \u2192 " + last.toFixed(2) + " \u00b7 copied exactly: " + right + " of " +
+      x.examples.length + end;
+    this.draw();
   }
-  AL.CopyLab = CopyLab;
 
-  /** js_on_load of the lab's gr.HTML. */
-  AL.mountCopyLab = function (element, props, watch) {
-    const lab = new CopyLab(element.querySelector(".al-mount") || element);
-    element.__copylab = lab;
-    AL.copyLab = lab;
-    if (props.value) lab.show(props.value);
-    watch("value", () => props.value && lab.show(props.value));
-    new MutationObserver(() => lab.draw()).observe(document.body, { attributes: true, attributeFilter: ["class"] });
-  };
-  /** The Train button was pressed: until the first report, say why it may wait. */
-  AL.copyLabWaiting = function () {
-    if (AL.copyLab) AL.copyLab.waiting();
-  };
-})();
+  draw() {
+    const x = this.data, theme = themeOf(this.root);
+    if (!x) return;
+    lossChart(this.lossBox, x.losses, x.total, theme);
+    examplesTable(this.examplesBox, x.examples);
+    const m = x.map, layers = m.layers.cross, sentence = m.sentences[0];
+    const layer = shownLayer(this.layer, layers);
+    const head = this.head === null ? null : Math.min(this.head, m.heads - 1);
+    const map = selectMap(m, sentence, "cross", layer, head, "words");
+    this.mapTitle.textContent = "Cross-attention of the first example, layer " + (layer + 1) + ", " + headName(head) +
+      ": each row is a letter being written, each column a letter of the input.";
+    const width = Math.max(200, this.mapBox.clientWidth - 10);
+    const probe = matrixLayout(map, 1);
+    const cell = Math.max(14, Math.min(30, Math.floor((width - probe.width) / map.cols)));
+    drawMatrix(this.canvas, map, { cell: cell, scale: "fixed", theme: theme, focusRow: -1, hover: null });
+    this.boxes = drawOverview(this.overview, (l, h) => selectMap(m, sentence, "cross", l, h, "words"), layers,
+      m.heads, { layer: layer, head: head }, { size: 34, scale: "fixed", theme: theme });
+  }
+
+  pickHead(event) {
+    const box = this.overview.getBoundingClientRect(), px = event.clientX - box.left, py = event.clientY - box.top;
+    const hit = (this.boxes || []).find((b) => px >= b.x && px <= b.x + b.size && py >= b.y && py <= b.y + b.size);
+    if (hit) { this.layer = hit.layer; this.head = hit.head; this.draw(); }
+  }
+}
+
+/** js_on_load of the lab's gr.HTML. */
+export function mountCopyLab(element, props, watch) {
+  const lab = new CopyLab(element.querySelector(".al-mount") || element);
+  register("copylab", lab); // tests and benchmarks find it: attentionLens.view("copylab")
+  if (props.value) lab.show(props.value);
+  watch("value", () => props.value && lab.show(props.value));
+  new MutationObserver(() => lab.draw()).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+}

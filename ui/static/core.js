@@ -5,172 +5,161 @@
    An explanation (built by viz.sentence_payload on the server) holds, per sentence, the tokens,
    their word groups and every map as base64 bytes (weight * 255), row-major
    (layer, head, row, col). Rows attend; columns are attended to. */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+export const KINDS = {
+  cross: { label: "Cross-attention", short: "Cross", rows: "tgt", cols: "src" },
+  encoder: { label: "Encoder self-attention", short: "Encoder", rows: "src", cols: "src" },
+  decoder: { label: "Decoder self-attention", short: "Decoder", rows: "tgt", cols: "in" },
+};
+export const SPECIAL = {
+  "<s>": "start: the decoder's first input, read before any English word exists",
+  "</s>": "end of sentence: added after the German, and written by the model when its English is done. " +
+    "Heads often rest their attention here when nothing else is useful",
+  "<pad>": "padding", "<unk>": "unknown",
+};
 
-  /** The page's public API, for tests, benchmarks and the console (docs/page.md): `window.attentionLens` is
-      this object once a script publishes what it offers (walk.js: `state()`). The only place the second
-      global name is written: every other name lives on AttentionLens. */
-  AL.api = AL.api || /** @type {PublicApi} */ ({});
-  AL.publish = function (api) {
-    Object.assign(AL.api, api);
-    window.attentionLens = AL.api;
-  };
-
-  AL.KINDS = {
-    cross: { label: "Cross-attention", short: "Cross", rows: "tgt", cols: "src" },
-    encoder: { label: "Encoder self-attention", short: "Encoder", rows: "src", cols: "src" },
-    decoder: { label: "Decoder self-attention", short: "Decoder", rows: "tgt", cols: "in" },
-  };
-  AL.SPECIAL = {
-    "<s>": "start: the decoder's first input, read before any English word exists",
-    "</s>": "end of sentence: added after the German, and written by the model when its English is done. " +
-      "Heads often rest their attention here when nothing else is useful",
-    "<pad>": "padding", "<unk>": "unknown",
-  };
-
-  /** Bytes of every map of one kind of a sentence, decoded once and kept on the sentence. */
-  AL.mapBytes = function (sentence, kind) {
-    sentence._bytes = sentence._bytes || {};
-    if (!sentence._bytes[kind]) {
-      const text = atob(sentence.maps[kind]);
-      const bytes = new Uint8Array(text.length);
-      for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-      sentence._bytes[kind] = bytes;
-    }
-    return sentence._bytes[kind];
-  };
-
-  /** Display label of each piece: '▁' dropped; a piece that continues a word starts with '+'. */
-  AL.pieceLabels = function (sentence, axis) {
-    const tokens = sentence.tokens[axis];
-    const starts = new Set(sentence.words[axis].map((w) => w[1][0]));
-    return tokens.map((t, i) => {
-      if (AL.SPECIAL[t]) return t;
-      const text = t.replace(/▁/g, "");
-      return starts.has(i) ? text : "+" + text;
-    });
-  };
-
-  /** Groups of one axis: pieces (one group per token) or words (merged pieces). */
-  function groups(sentence, axis, level) {
-    if (level === "words") return sentence.words[axis].map((w) => ({ label: w[0], span: w[1] }));
-    return AL.pieceLabels(sentence, axis).map((label, i) => ({ label: label, span: [i] }));
+/** Bytes of every map of one kind of a sentence, decoded once and kept on the sentence. */
+export function mapBytes(sentence, kind) {
+  sentence._bytes = sentence._bytes || {};
+  if (!sentence._bytes[kind]) {
+    const text = atob(sentence.maps[kind]);
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    sentence._bytes[kind] = bytes;
   }
+  return sentence._bytes[kind];
+}
 
-  /** One map as numbers: {values (rows*cols, 0..1), masked, rowLabels, colLabels, max, ...}.
-      head = null means the mean over heads. Words: a row word averages its pieces' rows and a
-      column word sums its pieces' columns, so every row still adds up to 1. */
-  AL.selectMap = function (explanation, sentence, kind, layer, head, level) {
-    const info = AL.KINDS[kind];
-    const H = explanation.heads;
-    const R = sentence.tokens[info.rows].length, C = sentence.tokens[info.cols].length;
-    const bytes = AL.mapBytes(sentence, kind);
-    const piece = new Float32Array(R * C);
-    const heads = head === null ? [...Array(H).keys()] : [head];
-    for (const h of heads) {
-      const offset = (layer * H + h) * R * C;
-      for (let i = 0; i < R * C; i++) piece[i] += bytes[offset + i];
+/** Display label of each piece: '▁' dropped; a piece that continues a word starts with '+'. */
+export function pieceLabels(sentence, axis) {
+  const tokens = sentence.tokens[axis];
+  const starts = new Set(sentence.words[axis].map((w) => w[1][0]));
+  return tokens.map((t, i) => {
+    if (SPECIAL[t]) return t;
+    const text = t.replace(/▁/g, "");
+    return starts.has(i) ? text : "+" + text;
+  });
+}
+
+/** Groups of one axis: pieces (one group per token) or words (merged pieces). */
+function groups(sentence, axis, level) {
+  if (level === "words") return sentence.words[axis].map((w) => ({ label: w[0], span: w[1] }));
+  return pieceLabels(sentence, axis).map((label, i) => ({ label: label, span: [i] }));
+}
+
+/** One map as numbers: {values (rows*cols, 0..1), masked, rowLabels, colLabels, max, ...}.
+    head = null means the mean over heads. Words: a row word averages its pieces' rows and a
+    column word sums its pieces' columns, so every row still adds up to 1. */
+export function selectMap(explanation, sentence, kind, layer, head, level) {
+  const info = KINDS[kind];
+  const H = explanation.heads;
+  const R = sentence.tokens[info.rows].length, C = sentence.tokens[info.cols].length;
+  const bytes = mapBytes(sentence, kind);
+  const piece = new Float32Array(R * C);
+  const heads = head === null ? [...Array(H).keys()] : [head];
+  for (const h of heads) {
+    const offset = (layer * H + h) * R * C;
+    for (let i = 0; i < R * C; i++) piece[i] += bytes[offset + i];
+  }
+  const scale = 1 / (255 * heads.length);
+  for (let i = 0; i < R * C; i++) piece[i] *= scale;
+  const rowGroups = groups(sentence, info.rows, level), colGroups = groups(sentence, info.cols, level);
+  const n = rowGroups.length, m = colGroups.length;
+  const values = new Float32Array(n * m), masked = new Uint8Array(n * m);
+  let max = 0;
+  for (let r = 0; r < n; r++) {
+    const rows = rowGroups[r].span;
+    for (let c = 0; c < m; c++) {
+      const cols = colGroups[c].span;
+      let sum = 0;
+      for (const i of rows) for (const j of cols) sum += piece[i * C + j];
+      values[r * m + c] = sum / rows.length;
+      // The decoder reads input j at step i only when j <= i: a cell wholly in the future is masked.
+      if (kind === "decoder" && cols[0] > rows[rows.length - 1]) masked[r * m + c] = 1;
+      if (!masked[r * m + c]) max = Math.max(max, values[r * m + c]);
     }
-    const scale = 1 / (255 * heads.length);
-    for (let i = 0; i < R * C; i++) piece[i] *= scale;
-    const rowGroups = groups(sentence, info.rows, level), colGroups = groups(sentence, info.cols, level);
-    const n = rowGroups.length, m = colGroups.length;
-    const values = new Float32Array(n * m), masked = new Uint8Array(n * m);
-    let max = 0;
-    for (let r = 0; r < n; r++) {
-      const rows = rowGroups[r].span;
-      for (let c = 0; c < m; c++) {
-        const cols = colGroups[c].span;
-        let sum = 0;
-        for (const i of rows) for (const j of cols) sum += piece[i * C + j];
-        values[r * m + c] = sum / rows.length;
-        // The decoder reads input j at step i only when j <= i: a cell wholly in the future is masked.
-        if (kind === "decoder" && cols[0] > rows[rows.length - 1]) masked[r * m + c] = 1;
-        if (!masked[r * m + c]) max = Math.max(max, values[r * m + c]);
-      }
-    }
-    return {
-      kind: kind, layer: layer, head: head, level: level, rows: n, cols: m, values: values, masked: masked,
-      max: max || 1, rowLabels: rowGroups.map((g) => g.label), colLabels: colGroups.map((g) => g.label),
-    };
+  }
+  return {
+    kind: kind, layer: layer, head: head, level: level, rows: n, cols: m, values: values, masked: masked,
+    max: max || 1, rowLabels: rowGroups.map((g) => g.label), colLabels: colGroups.map((g) => g.label),
   };
+}
 
-  // Viridis at 9 stops, interpolated to 256: perceptually even, readable for colour-blind eyes,
-  // and dark-to-bright on both light and dark pages.
-  const STOPS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
-  AL.LUT = (function () {
-    const rgb = STOPS.map((h) => [1, 3, 5].map((k) => parseInt(h.slice(k, k + 2), 16)));
-    const lut = [];
-    for (let i = 0; i < 256; i++) {
-      const x = (i / 255) * (rgb.length - 1), k = Math.min(Math.floor(x), rgb.length - 2), f = x - k;
-      lut.push(rgb[k].map((v, c) => Math.round(v + f * (rgb[k + 1][c] - v))));
-    }
-    return lut;
-  })();
-  AL.colour = function (v) {
-    const c = AL.LUT[Math.max(0, Math.min(255, Math.round(v * 255)))];
-    return "rgb(" + c[0] + "," + c[1] + "," + c[2] + ")";
-  };
-
-  /** The one diverging scale for every signed quantity (why not, patching): v in [-1, 1], blue for, red against,
-      fading to nothing at 0 (RdBu's ends: readable for colour-blind eyes, on light and dark pages). */
-  AL.diverging = function (v) {
-    const a = Math.min(1, Math.abs(v));
-    return (v >= 0 ? "rgba(33, 102, 172, " : "rgba(178, 24, 43, ") + (0.08 + 0.82 * a).toFixed(2) + ")";
-  };
-
-  /** The layer a map shows (from 0): the chosen one, clamped to this kind's layers; null chooses the last.
-      A chosen layer survives a change of kind and comes back when the kind has it again. */
-  AL.shownLayer = function (chosen, layers) {
-    return chosen === null ? layers - 1 : Math.min(chosen, layers - 1);
-  };
-
-  AL.headName = (head) => (head === null ? "mean of heads" : "head " + (head + 1));
-  const q = (s) => "\u2018" + s + "\u2019";
-
-  /** The hover sentence for one cell, in words. */
-  AL.describeCell = function (map, r, c) {
-    const v = map.values[r * map.cols + c].toFixed(2), row = q(map.rowLabels[r]), col = q(map.colLabels[c]);
-    if (map.masked[r * map.cols + c]) {
-      return "Masked: while writing " + row + ", " + col + " was not written yet. The decoder cannot look ahead.";
-    }
-    if (map.kind === "cross") return "While writing " + row + ", the model drew " + v + " of its attention from the German " + col + ".";
-    if (map.kind === "decoder") return "While writing " + row + ", the decoder looked back at " + col + " with " + v + " of its attention.";
-    return "Re-reading " + row + ", the encoder drew " + v + " of its attention from " + col + ".";
-  };
-
-  /** How to read a map of this kind, for someone who knows neural networks but not Transformers. */
-  AL.howToRead = function (kind, layers, heads) {
-    const common = "Each row adds up to 1: it is how one token shares its attention. Brighter = more. " +
-      "The model has " + layers + " layers stacked (later ones build on earlier ones) and " + heads +
-      " heads per layer: " + heads + " attention patterns computed side by side, each free to look for " +
-      "something different. \u201cMean\u201d averages them.";
-    if (kind === "cross") {
-      return "<b>Cross-attention</b> links the two languages. Each <b>row</b> is an English word the model wrote; " +
-        "each <b>column</b> a German word. A row shows where in the German sentence the model looked while " +
-        "writing that word, so a bright cell often marks its translation. " + common;
-    }
-    if (kind === "encoder") {
-      return "<b>Encoder self-attention</b> is the model reading the German sentence. Each <b>row</b> is a German word " +
-        "being re-read; the <b>columns</b> are the words it draws on to refine its meaning (a verb looking at its " +
-        "subject, an adjective at its noun). " + common;
-    }
-    return "<b>Decoder self-attention</b> is the model re-reading its own English. Each <b>row</b> is the step that " +
-      "wrote a word; the <b>columns</b> are what it had read by then: <code>&lt;s&gt;</code> and the words before. It " +
-      "cannot look ahead, so the cells above the diagonal are <b>masked</b> (hatched): that is why the map " +
-      "is a triangle. " + common;
-  };
-
-  AL.PIECES_NOTE = "Words are built from pieces of a shared German/English vocabulary; " +
-    "\u201cPieces\u201d shows them, and a piece marked <code>+</code> continues the word before it. " +
-    "<code>&lt;s&gt;</code> starts the English, <code>&lt;/s&gt;</code> ends a sentence.";
-
-  /** The file name of what is on screen: kind, layer, head, sentence, level. */
-  AL.fileName = function (map, sentenceIndex, ext) {
-    const head = map.head === null ? "mean" : "head" + (map.head + 1);
-    return "attention-lens_sentence" + (sentenceIndex + 1) + "_" + map.kind + "_layer" + (map.layer + 1) + "_" +
-      head + "_" + map.level + "." + ext;
-  };
+// Viridis at 9 stops, interpolated to 256: perceptually even, readable for colour-blind eyes,
+// and dark-to-bright on both light and dark pages.
+const STOPS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
+export const LUT = (function () {
+  const rgb = STOPS.map((h) => [1, 3, 5].map((k) => parseInt(h.slice(k, k + 2), 16)));
+  const lut = [];
+  for (let i = 0; i < 256; i++) {
+    const x = (i / 255) * (rgb.length - 1), k = Math.min(Math.floor(x), rgb.length - 2), f = x - k;
+    lut.push(rgb[k].map((v, c) => Math.round(v + f * (rgb[k + 1][c] - v))));
+  }
+  return lut;
 })();
+export function colour(v) {
+  const c = LUT[Math.max(0, Math.min(255, Math.round(v * 255)))];
+  return "rgb(" + c[0] + "," + c[1] + "," + c[2] + ")";
+}
+
+/** The one diverging scale for every signed quantity (why not, patching): v in [-1, 1], blue for, red against,
+    fading to nothing at 0 (RdBu's ends: readable for colour-blind eyes, on light and dark pages). */
+export function diverging(v) {
+  const a = Math.min(1, Math.abs(v));
+  return (v >= 0 ? "rgba(33, 102, 172, " : "rgba(178, 24, 43, ") + (0.08 + 0.82 * a).toFixed(2) + ")";
+}
+
+/** The layer a map shows (from 0): the chosen one, clamped to this kind's layers; null chooses the last.
+    A chosen layer survives a change of kind and comes back when the kind has it again. */
+export function shownLayer(chosen, layers) {
+  return chosen === null ? layers - 1 : Math.min(chosen, layers - 1);
+}
+
+export const headName = (head) => (head === null ? "mean of heads" : "head " + (head + 1));
+const q = (s) => "\u2018" + s + "\u2019";
+
+/** The hover sentence for one cell, in words. */
+export function describeCell(map, r, c) {
+  const v = map.values[r * map.cols + c].toFixed(2), row = q(map.rowLabels[r]), col = q(map.colLabels[c]);
+  if (map.masked[r * map.cols + c]) {
+    return "Masked: while writing " + row + ", " + col + " was not written yet. The decoder cannot look ahead.";
+  }
+  if (map.kind === "cross") return "While writing " + row + ", the model drew " + v + " of its attention from the German " + col + ".";
+  if (map.kind === "decoder") return "While writing " + row + ", the decoder looked back at " + col + " with " + v + " of its attention.";
+  return "Re-reading " + row + ", the encoder drew " + v + " of its attention from " + col + ".";
+}
+
+/** How to read a map of this kind, for someone who knows neural networks but not Transformers. */
+export function howToRead(kind, layers, heads) {
+  const common = "Each row adds up to 1: it is how one token shares its attention. Brighter = more. " +
+    "The model has " + layers + " layers stacked (later ones build on earlier ones) and " + heads +
+    " heads per layer: " + heads + " attention patterns computed side by side, each free to look for " +
+    "something different. \u201cMean\u201d averages them.";
+  if (kind === "cross") {
+    return "<b>Cross-attention</b> links the two languages. Each <b>row</b> is an English word the model wrote; " +
+      "each <b>column</b> a German word. A row shows where in the German sentence the model looked while " +
+      "writing that word, so a bright cell often marks its translation. " + common;
+  }
+  if (kind === "encoder") {
+    return "<b>Encoder self-attention</b> is the model reading the German sentence. Each <b>row</b> is a German word " +
+      "being re-read; the <b>columns</b> are the words it draws on to refine its meaning (a verb looking at its " +
+      "subject, an adjective at its noun). " + common;
+  }
+  return "<b>Decoder self-attention</b> is the model re-reading its own English. Each <b>row</b> is the step that " +
+    "wrote a word; the <b>columns</b> are what it had read by then: <code>&lt;s&gt;</code> and the words before. It " +
+    "cannot look ahead, so the cells above the diagonal are <b>masked</b> (hatched): that is why the map " +
+    "is a triangle. " + common;
+}
+
+export const PIECES_NOTE = "Words are built from pieces of a shared German/English vocabulary; " +
+  "\u201cPieces\u201d shows them, and a piece marked <code>+</code> continues the word before it. " +
+  "<code>&lt;s&gt;</code> starts the English, <code>&lt;/s&gt;</code> ends a sentence.";
+
+/** The file name of what is on screen: kind, layer, head, sentence, level. */
+export function fileName(map, sentenceIndex, ext) {
+  const head = map.head === null ? "mean" : "head" + (map.head + 1);
+  return "attention-lens_sentence" + (sentenceIndex + 1) + "_" + map.kind + "_layer" + (map.layer + 1) + "_" +
+    head + "_" + map.level + "." + ext;
+}
+
+/** The model that translated a sentence ("default", "everyday"), for the views that ask the server about it. */
+export const modelOf = (sentence) => (sentence && sentence.route && sentence.route.model) || "auto";

@@ -2,171 +2,173 @@
 /* Attention Lens, the lens in the page: German text in, the payload the viewer draws out (lens/payload.py's
    page_payload, field for field), computed in the visitor's browser by the page's own tokenizer (bpe.js), model
    (transformer.js) and search (search.js); no server. The inside views that need only the model (how a row was
-   computed, when each word was decided) are answered here too, through AL.callApi; the others say that they
+   computed, when each word was decided) are answered here too, through backend.callApi; the others say that they
    need the app's server.
 
-     const lens = await AttentionLens.loadInPage("./", kernels); // config, tokenizer, weights, decoding rule, domain
-     const payload = await AttentionLens.inPageTranslate(lens, "Ein Hund rennt.", { num_beams: 1 });  */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+     const lens = await loadInPage("./", kernels); // config, tokenizer, weights, decoding rule, domain
+     const payload = await inPageTranslate(lens, "Ein Hund rennt.", { num_beams: 1 });  */
+import { BPE } from "./bpe.js";
+import { domainGuess } from "./domain.js";
+import { languageCheck, makeRouter, readGzipJson, truecaser } from "./router.js";
+import { beam, greedy, maxNewTokens, replay } from "./search.js";
+import { pyStrip, splitSentences } from "./sentences.js";
+import { Transformer, loadKernels, readSafetensors } from "./transformer.js";
 
-  // the server's limits and words (lens/explain.py, ui/runtime.py, ui/translate.py)
-  const MAX_CHARACTERS = 5000, MAX_SENTENCES = 16;
-  const EMPTY_MESSAGE = "Type a German sentence above, or pick an example.";
-  const SPECIAL = new Set(["<s>", "</s>", "<pad>", "<unk>"]);
-  const strip = (s) => AL.pyStrip(s); // sentences.js: the server strips with Python's whitespace
+// the server's limits and words (lens/explain.py, ui/runtime.py, ui/translate.py)
+const MAX_CHARACTERS = 5000, MAX_SENTENCES = 16;
+const EMPTY_MESSAGE = "Type a German sentence above, or pick an example.";
+const SPECIAL = new Set(["<s>", "</s>", "<pad>", "<unk>"]);
+const strip = (s) => pyStrip(s); // sentences.js: the server strips with Python's whitespace
 
-  /** The checkpoint's files under `base` (a folder URL ending in '/'): what the page needs to translate; `kernels`
-      (AL.loadKernels) the SIMD product, or none for plain JS. */
-  AL.loadInPage = async function (base, kernels) {
-    const get = async (name, how) => {
-      const r = await fetch(base + name);
-      if (!r.ok) throw new Error(`could not load ${name} (${r.status})`);
-      return how === "bytes" ? r.arrayBuffer() : r.json();
-    };
-    const [config, tokenizer, weights, site] = await Promise.all([get("config.json"), get("tokenizer.json"),
-      get("weights.safetensors", "bytes"), get("site.json")]);
-    const content = site.domain && AL.readGzipJson ? await AL.readGzipJson(await get(site.domain, "bytes")) : null;
-    const domain = content && content.format === 1 && content.counts ? AL.domainGuess(content) : null;
-    const language = site.language && AL.readGzipJson ? await AL.readGzipJson(await get(site.language, "bytes")) : null;
-    /** @type {InPageLens} */
-    const lens = { config, bpe: new AL.BPE(tokenizer), model: new AL.Transformer(config, AL.readSafetensors(weights), kernels),
-      noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site, domain, router: null,
-      everyday: null };
-    if (domain || language) {
-      lens.router = AL.makeRouter({ domain, language: language && language.counts ? AL.languageCheck(language) : null,
-        truecaser: content && content.counts ? AL.truecaser(content.counts) : null, everyday: !!site.everyday });
-    }
-    if (site.everyday) { // the everyday model's files, fetched when a sentence first goes to it
-      let loading = null;
-      lens.everyday = () => (loading = loading || (async () => AL.loadInPage(base + site.everyday,
-        kernels && kernels.fresh ? await kernels.fresh() : null))());
-    }
-    return lens;
+/** The checkpoint's files under `base` (a folder URL ending in '/'): what the page needs to translate; `kernels`
+    (loadKernels) the SIMD product, or none for plain JS. */
+export async function loadInPage(base, kernels) {
+  const get = async (name, how) => {
+    const r = await fetch(base + name);
+    if (!r.ok) throw new Error(`could not load ${name} (${r.status})`);
+    return how === "bytes" ? r.arrayBuffer() : r.json();
   };
-
-  /** The server's refusals, in its words: null when the text may be translated. */
-  function refusal(text) {
-    const chars = [...text];
-    const lone = chars.findIndex((c) => /^[\ud800-\udfff]$/.test(c));
-    if (lone >= 0) return `text has a character that is not valid Unicode at position ${lone + 1} (a lone surrogate, ` +
-      `'\\u${chars[lone].charCodeAt(0).toString(16)}'): send UTF-8 text`;
-    if (chars.length > MAX_CHARACTERS) return `text has ${chars.length.toLocaleString("en-US")} characters; at most ` +
-      `${MAX_CHARACTERS.toLocaleString("en-US")} are translated at once: shorten it`;
-    const n = AL.splitSentences(text).length;
-    if (n > MAX_SENTENCES) return `text has ${n} sentences; at most ${MAX_SENTENCES} are translated at once: split it`;
-    return null;
+  const [config, tokenizer, weights, site] = await Promise.all([get("config.json"), get("tokenizer.json"),
+    get("weights.safetensors", "bytes"), get("site.json")]);
+  const content = site.domain && readGzipJson ? await readGzipJson(await get(site.domain, "bytes")) : null;
+  const domain = content && content.format === 1 && content.counts ? domainGuess(content) : null;
+  const language = site.language && readGzipJson ? await readGzipJson(await get(site.language, "bytes")) : null;
+  /** @type {InPageLens} */
+  const lens = { config, bpe: new BPE(tokenizer), model: new Transformer(config, readSafetensors(weights), kernels),
+    noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site, domain, router: null,
+    everyday: null };
+  if (domain || language) {
+    lens.router = makeRouter({ domain, language: language && language.counts ? languageCheck(language) : null,
+      truecaser: content && content.counts ? truecaser(content.counts) : null, everyday: !!site.everyday });
   }
+  if (site.everyday) { // the everyday model's files, fetched when a sentence first goes to it
+    let loading = null;
+    lens.everyday = () => (loading = loading || (async () => loadInPage(base + site.everyday,
+      kernels && kernels.fresh ? await kernels.fresh() : null))());
+  }
+  return lens;
+}
 
-  /** Token positions grouped into words, as lens/explain.word_spans. */
-  AL.wordSpans = function (tokens) {
-    const spans = [];
-    let breaks = true;
-    tokens.forEach((token, i) => {
-      const text = strip(token.replace(/\u2581/g, "")), special = SPECIAL.has(token);
-      const partial = token.includes("\ufffd") && spans.length > 0 && tokens[spans[spans.length - 1].slice(-1)[0]].includes("\ufffd");
-      const punct = !special && text !== "" && ![...text].some((c) => /[\p{L}\p{N}]/u.test(c)) && !text.includes("\ufffd");
-      if (!partial && (breaks || special || punct || token.startsWith("\u2581"))) spans.push([i]); else spans[spans.length - 1].push(i);
-      breaks = special || punct;
-    });
-    return spans;
+/** The server's refusals, in its words: null when the text may be translated. */
+function refusal(text) {
+  const chars = [...text];
+  const lone = chars.findIndex((c) => /^[\ud800-\udfff]$/.test(c));
+  if (lone >= 0) return `text has a character that is not valid Unicode at position ${lone + 1} (a lone surrogate, ` +
+    `'\\u${chars[lone].charCodeAt(0).toString(16)}'): send UTF-8 text`;
+  if (chars.length > MAX_CHARACTERS) return `text has ${chars.length.toLocaleString("en-US")} characters; at most ` +
+    `${MAX_CHARACTERS.toLocaleString("en-US")} are translated at once: shorten it`;
+  const n = splitSentences(text).length;
+  if (n > MAX_SENTENCES) return `text has ${n} sentences; at most ${MAX_SENTENCES} are translated at once: split it`;
+  return null;
+}
+
+/** Token positions grouped into words, as lens/explain.word_spans. */
+export function wordSpans(tokens) {
+  const spans = [];
+  let breaks = true;
+  tokens.forEach((token, i) => {
+    const text = strip(token.replace(/\u2581/g, "")), special = SPECIAL.has(token);
+    const partial = token.includes("\ufffd") && spans.length > 0 && tokens[spans[spans.length - 1].slice(-1)[0]].includes("\ufffd");
+    const punct = !special && text !== "" && ![...text].some((c) => /[\p{L}\p{N}]/u.test(c)) && !text.includes("\ufffd");
+    if (!partial && (breaks || special || punct || token.startsWith("\u2581"))) spans.push([i]); else spans[spans.length - 1].push(i);
+    breaks = special || punct;
+  });
+  return spans;
+}
+
+function wordsOf(bpe, ids, tokens) {
+  return wordSpans(tokens).map((span) => span.length === 1 && SPECIAL.has(tokens[span[0]]) ? [tokens[span[0]], span]
+    : [strip(bpe.decode(span.map((i) => ids[i]))) || tokens[span[0]], span]);
+}
+
+/** Weights in [0, 1] -> base64 of one byte each, rounded half to even as numpy's rint. */
+function quantize(values) {
+  const bytes = new Uint8Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const x = Math.min(1, Math.max(0, values[i] || 0)) * 255, r = Math.round(x);
+    bytes[i] = Math.abs(x - Math.trunc(x)) === 0.5 ? 2 * Math.round(x / 2) : r;
+  }
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  return btoa(s);
+}
+
+/** (L, H, rows, cols) from per-row pieces: rows[r][layer] is (H, n_r) with n_r <= cols (the rest 0). */
+function stackRows(rowsByStep, L, H, cols) {
+  const T = rowsByStep.length, out = new Float32Array(L * H * T * cols);
+  rowsByStep.forEach((layers, r) => layers.forEach((w, l) => {
+    const n = w.length / H;
+    for (let h = 0; h < H; h++) for (let c = 0; c < n; c++) out[((l * H + h) * T + r) * cols + c] = w[h * n + c];
+  }));
+  return out;
+}
+
+/** One sentence through the model: its ids, search and maps. */
+export { explainOne as inPageSentence };
+function explainOne(lens, source, o) {
+  const { config, bpe, model } = lens;
+  let ids = bpe.encode(source);
+  const truncated = ids.length > config.max_len - 1;
+  ids = ids.slice(0, config.max_len - 1).concat(config.eos_id);
+  const enc = model.encode(ids), maxNew = maxNewTokens(config, ids.length, o.max_new_tokens);
+  const found = o.num_beams > 1 ? beam(model, enc, o.num_beams, o.length_penalty, maxNew, lens.noRepeat)
+    : greedy(model, enc, maxNew, lens.noRepeat);
+  const out = found.out, steps = found.steps || replay(model, enc, out), S = ids.length, T = out.length;
+  const H = config.n_heads, input = [config.bos_id].concat(out.slice(0, -1));
+  const encoder = new Float32Array(config.n_encoder_layers * H * S * S);
+  enc.maps.forEach((w, l) => encoder.set(w, l * H * S * S)); // each layer's (H, S, S), in order
+  const maps = { encoder, decoder: stackRows(steps.map((s) => s.self), config.n_decoder_layers, H, T),
+    cross: stackRows(steps.map((s) => s.cross), config.n_decoder_layers, H, S) };
+  return { ids, out, input, truncated, maps, probs: steps.map((s) => s.prob) };
+}
+
+/** The sentence's payload, as lens/payload.sentence_payload writes it (no training-data evidence here; which kind
+    of German it reads like where the checkpoint has the guess: domain.js). */
+function sentencePayload(lens, source, e, route) {
+  const { bpe, rule } = lens, tokens = { src: bpe.labels(e.ids), tgt: bpe.labels(e.out), in: bpe.labels(e.input) };
+  const meanLogProb = e.probs.length ? e.probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / e.probs.length : 0;
+  const reasons = meanLogProb < rule.confidence_below ? [`the model was unsure of its translation (mean log-probability ` +
+    `${meanLogProb.toFixed(2)}, below ${rule.confidence_below.toFixed(2)})`] : [];
+  const special = new Set([lens.config.pad_id, lens.config.bos_id, lens.config.eos_id]);
+  return {
+    source, translation: strip(bpe.decode(e.out.filter((i) => !special.has(i)))), truncated: e.truncated, tokens,
+    words: { src: wordsOf(bpe, e.ids, tokens.src), tgt: wordsOf(bpe, e.out, tokens.tgt), in: wordsOf(bpe, e.input, tokens.in) },
+    probs: e.probs.map((p) => Math.round(p * 1000) / 1000), mean_log_prob: Math.round(meanLogProb * 1000) / 1000,
+    unfamiliar: reasons.length > 0, reasons, evidence: [],
+    ...(route ? { route, threshold: rule.confidence_below } : lens.domain ? { domain: lens.domain.report(source) } : {}),
+    maps: { encoder: quantize(e.maps.encoder), decoder: quantize(e.maps.decoder), cross: quantize(e.maps.cross) },
   };
+}
 
-  function wordsOf(bpe, ids, tokens) {
-    return AL.wordSpans(tokens).map((span) => span.length === 1 && SPECIAL.has(tokens[span[0]]) ? [tokens[span[0]], span]
-      : [strip(bpe.decode(span.map((i) => ids[i]))) || tokens[span[0]], span]);
+/** German text -> the page's payload (or {message} / {error} as the server answers), computed here. The float
+    maps of the last call stay on `lens.lastMaps` (tests compare them with the server's). */
+export async function inPageTranslate(lens, text, options) {
+  const id = Date.now() * 1e6 + Math.floor(Math.random() * 1e6);
+  if (typeof text !== "string" || !strip(text)) return { id, message: EMPTY_MESSAGE };
+  const refused = refusal(text);
+  if (refused) return { id, error: refused.slice(0, 300) };
+  const o = Object.assign({ num_beams: 4, length_penalty: 1.0, max_new_tokens: 128 }, options || {});
+  const t0 = performance.now(), c = lens.config;
+  const pairs = lens.router ? lens.router.split(text) : splitSentences(text).map((s) => [s, s]);
+  const shown = pairs.slice(0, MAX_SENTENCES), payloads = [];
+  lens.lastMaps = [];
+  for (const [written, read] of shown) { // each sentence by the model its route names (router.js)
+    const r = lens.router ? lens.router.route(read, o.model || "auto", written) : null;
+    const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
+    const e = explainOne(by, r ? r.text : read, o);
+    lens.lastMaps.push(e.maps);
+    let route = null;
+    if (r) { const { text: _, ...rest } = r; route = rest; }
+    payloads.push(sentencePayload(by, r ? r.text : read, e, route));
   }
-
-  /** Weights in [0, 1] -> base64 of one byte each, rounded half to even as numpy's rint. */
-  function quantize(values) {
-    const bytes = new Uint8Array(values.length);
-    for (let i = 0; i < values.length; i++) {
-      const x = Math.min(1, Math.max(0, values[i] || 0)) * 255, r = Math.round(x);
-      bytes[i] = Math.abs(x - Math.trunc(x)) === 0.5 ? 2 * Math.round(x / 2) : r;
-    }
-    let s = "";
-    for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
-    return btoa(s);
-  }
-
-  /** (L, H, rows, cols) from per-row pieces: rows[r][layer] is (H, n_r) with n_r <= cols (the rest 0). */
-  function stackRows(rowsByStep, L, H, cols) {
-    const T = rowsByStep.length, out = new Float32Array(L * H * T * cols);
-    rowsByStep.forEach((layers, r) => layers.forEach((w, l) => {
-      const n = w.length / H;
-      for (let h = 0; h < H; h++) for (let c = 0; c < n; c++) out[((l * H + h) * T + r) * cols + c] = w[h * n + c];
-    }));
-    return out;
-  }
-
-  /** One sentence through the model: its ids, search and maps. */
-  AL.inPageSentence = explainOne;
-  function explainOne(lens, source, o) {
-    const { config, bpe, model } = lens;
-    let ids = bpe.encode(source);
-    const truncated = ids.length > config.max_len - 1;
-    ids = ids.slice(0, config.max_len - 1).concat(config.eos_id);
-    const enc = model.encode(ids), maxNew = AL.maxNewTokens(config, ids.length, o.max_new_tokens);
-    const found = o.num_beams > 1 ? AL.beam(model, enc, o.num_beams, o.length_penalty, maxNew, lens.noRepeat)
-      : AL.greedy(model, enc, maxNew, lens.noRepeat);
-    const out = found.out, steps = found.steps || AL.replay(model, enc, out), S = ids.length, T = out.length;
-    const H = config.n_heads, input = [config.bos_id].concat(out.slice(0, -1));
-    const encoder = new Float32Array(config.n_encoder_layers * H * S * S);
-    enc.maps.forEach((w, l) => encoder.set(w, l * H * S * S)); // each layer's (H, S, S), in order
-    const maps = { encoder, decoder: stackRows(steps.map((s) => s.self), config.n_decoder_layers, H, T),
-      cross: stackRows(steps.map((s) => s.cross), config.n_decoder_layers, H, S) };
-    return { ids, out, input, truncated, maps, probs: steps.map((s) => s.prob) };
-  }
-
-  /** The sentence's payload, as lens/payload.sentence_payload writes it (no training-data evidence here; which kind
-      of German it reads like where the checkpoint has the guess: domain.js). */
-  function sentencePayload(lens, source, e, route) {
-    const { bpe, rule } = lens, tokens = { src: bpe.labels(e.ids), tgt: bpe.labels(e.out), in: bpe.labels(e.input) };
-    const meanLogProb = e.probs.length ? e.probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / e.probs.length : 0;
-    const reasons = meanLogProb < rule.confidence_below ? [`the model was unsure of its translation (mean log-probability ` +
-      `${meanLogProb.toFixed(2)}, below ${rule.confidence_below.toFixed(2)})`] : [];
-    const special = new Set([lens.config.pad_id, lens.config.bos_id, lens.config.eos_id]);
-    return {
-      source, translation: strip(bpe.decode(e.out.filter((i) => !special.has(i)))), truncated: e.truncated, tokens,
-      words: { src: wordsOf(bpe, e.ids, tokens.src), tgt: wordsOf(bpe, e.out, tokens.tgt), in: wordsOf(bpe, e.input, tokens.in) },
-      probs: e.probs.map((p) => Math.round(p * 1000) / 1000), mean_log_prob: Math.round(meanLogProb * 1000) / 1000,
-      unfamiliar: reasons.length > 0, reasons, evidence: [],
-      ...(route ? { route, threshold: rule.confidence_below } : lens.domain ? { domain: lens.domain.report(source) } : {}),
-      maps: { encoder: quantize(e.maps.encoder), decoder: quantize(e.maps.decoder), cross: quantize(e.maps.cross) },
-    };
-  }
-
-  /** German text -> the page's payload (or {message} / {error} as the server answers), computed here. The float
-      maps of the last call stay on `lens.lastMaps` (tests compare them with the server's). */
-  AL.inPageTranslate = async function (lens, text, options) {
-    const id = Date.now() * 1e6 + Math.floor(Math.random() * 1e6);
-    if (typeof text !== "string" || !strip(text)) return { id, message: EMPTY_MESSAGE };
-    const refused = refusal(text);
-    if (refused) return { id, error: refused.slice(0, 300) };
-    const o = Object.assign({ num_beams: 4, length_penalty: 1.0, max_new_tokens: 128 }, options || {});
-    const t0 = performance.now(), c = lens.config;
-    const pairs = lens.router ? lens.router.split(text) : AL.splitSentences(text).map((s) => [s, s]);
-    const shown = pairs.slice(0, MAX_SENTENCES), payloads = [];
-    lens.lastMaps = [];
-    for (const [written, read] of shown) { // each sentence by the model its route names (router.js)
-      const r = lens.router ? lens.router.route(read, o.model || "auto", written) : null;
-      const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
-      const e = explainOne(by, r ? r.text : read, o);
-      lens.lastMaps.push(e.maps);
-      let route = null;
-      if (r) { const { text: _, ...rest } = r; route = rest; }
-      payloads.push(sentencePayload(by, r ? r.text : read, e, route));
-    }
-    const sentences = pairs;
-    return {
-      v: 1, id, layers: { encoder: c.n_encoder_layers, decoder: c.n_decoder_layers, cross: c.n_decoder_layers },
-      heads: c.n_heads, max_len: c.max_len, threshold: lens.rule.confidence_below,
-      options: { num_beams: o.num_beams, length_penalty: o.length_penalty, max_new_tokens: o.max_new_tokens },
-      left_out: Math.max(0, sentences.length - MAX_SENTENCES),
-      status: { method: o.num_beams === 1 ? "greedy" : `beam search (${o.num_beams} beams)`, ms: Math.round(performance.now() - t0),
-        device: "this browser" },
-      sentences: payloads, translation: payloads.map((p) => p.translation).filter((t) => t).join(" "),
-    };
+  const sentences = pairs;
+  return {
+    v: 1, id, layers: { encoder: c.n_encoder_layers, decoder: c.n_decoder_layers, cross: c.n_decoder_layers },
+    heads: c.n_heads, max_len: c.max_len, threshold: lens.rule.confidence_below,
+    options: { num_beams: o.num_beams, length_penalty: o.length_penalty, max_new_tokens: o.max_new_tokens },
+    left_out: Math.max(0, sentences.length - MAX_SENTENCES),
+    status: { method: o.num_beams === 1 ? "greedy" : `beam search (${o.num_beams} beams)`, ms: Math.round(performance.now() - t0),
+      device: "this browser" },
+    sentences: payloads, translation: payloads.map((p) => p.translation).filter((t) => t).join(" "),
   };
-})();
+}

@@ -1,94 +1,94 @@
 // @ts-check
 /* Attention Lens, the inside views answered in the page: what /qkv (lens/qkv.py) and /logit_lens
    (lens/logit_lens.py) answer, computed by the page's model (transformer.js) over the page's own translation,
-   in the same fields, so that qkv.js and ladder.js draw them as they draw the server's. AL.answerInPage(lens)
-   puts them behind AL.callApi; the views that need the training data or more than the model (who wrote each word,
+   in the same fields, so that qkv.js and ladder.js draw them as they draw the server's. answerInPage(lens)
+   puts them behind backend.callApi; the views that need the training data or more than the model (who wrote each word,
    patching) say that they need the app's server. */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+import { useInPage } from "./backend.js";
+import { inPageSentence } from "./inpage.js";
+import { replay, topk } from "./search.js";
+import { softmaxInPlace } from "./transformer.js";
 
-  const NEEDS_SERVER = "this view needs the app's server (it is not computed in the browser): open the Space";
+const NEEDS_SERVER = "this view needs the app's server (it is not computed in the browser): open the Space";
 
-  /** The page's translation of one sentence with the API's decoding arguments. */
-  function translated(lens, text, decoding, beams, lengthPenalty, maxLength) {
-    if (typeof text !== "string" || !text.trim()) throw new Error("Please enter a German sentence (this view takes one).");
-    const o = { num_beams: decoding === "greedy" ? 1 : Number(beams) || 4, length_penalty: Number(lengthPenalty ?? 1),
-      max_new_tokens: Number(maxLength) || 128 };
-    return AL.inPageSentence(lens, text, o);
+/** The page's translation of one sentence with the API's decoding arguments. */
+function translated(lens, text, decoding, beams, lengthPenalty, maxLength) {
+  if (typeof text !== "string" || !text.trim()) throw new Error("Please enter a German sentence (this view takes one).");
+  const o = { num_beams: decoding === "greedy" ? 1 : Number(beams) || 4, length_penalty: Number(lengthPenalty ?? 1),
+    max_new_tokens: Number(maxLength) || 128 };
+  return inPageSentence(lens, text, o);
+}
+
+/** One head's part of a (rows, D) array: row r's dk numbers. */
+const part = (a, r, h, D, dk) => Array.from(a.subarray(r * D + h * dk, r * D + (h + 1) * dk));
+
+/** /qkv: row `row` of head `head` of the `kind` map of `layer` (all from 1), opened up. */
+function qkv(lens, [text, kind, layer, head, row, decoding, beams, lp, maxLength]) {
+  const { model, bpe, config } = lens, D = config.d_model, dk = D / config.n_heads, e = translated(lens, text, decoding, beams, lp, maxLength);
+  const layers = kind === "encoder" ? config.n_encoder_layers : config.n_decoder_layers;
+  if (!["encoder", "decoder", "cross"].includes(kind)) throw new Error(`kind must be one of encoder, decoder, cross, got '${kind}'`);
+  if (!(layer >= 1 && layer <= layers)) throw new Error(`layer must be between 1 and ${layers} (counted from 1), got ${layer}`);
+  if (!(head >= 1 && head <= config.n_heads)) throw new Error(`head must be between 1 and ${config.n_heads} (counted from 1), got ${head}`);
+  const rows = kind === "encoder" ? e.ids.length : e.input.length, j = row - 1, h = head - 1;
+  if (!(row >= 1 && row <= rows)) throw new Error(`row must be between 1 and ${rows} (counted from 1), got ${row}`);
+  const name = `${kind === "encoder" ? "encoder" : "decoder"}.${layer - 1}.${kind === "cross" ? "cross" : "self"}_attn`;
+  let seen = /** @type {any} */ (null);
+  const enc = model.encode(e.ids, kind === "encoder" ? (n, v) => { if (n === name) seen = { ...v, r: j }; } : undefined);
+  if (kind !== "encoder") replay(model, enc, e.out, (n, v, t) => { if (n === name && t === j) seen = { ...v, r: 0 }; });
+  const M = kind === "encoder" ? e.ids.length : kind === "cross" ? enc.S : e.input.length;
+  const q = part(seen.q, seen.r, h, D, dk), k = [], v = [];
+  for (let c = 0; c < M; c++) { k.push(part(seen.k, c, h, D, dk)); v.push(part(seen.v, c, h, D, dk)); }
+  const mask = [...Array(M).keys()].map((c) => kind !== "decoder" || c <= j);
+  const scores = k.map((kc) => kc.reduce((s, x, i) => s + x * q[i], 0)), scaled = scores.map((s) => s / Math.sqrt(dk));
+  const weights = softmaxInPlace(Float32Array.from(scaled.map((s, c) => (mask[c] ? s : -Infinity))), M);
+  const headOutput = [...Array(dk).keys()].map((i) => v.reduce((s, vc, c) => s + weights[c] * vc[i], 0));
+  const src = bpe.labels(e.ids), input = bpe.labels(e.input);
+  return { kind, layer, head, row, row_token: (kind === "encoder" ? src : input)[j],
+    writes: kind === "encoder" ? null : bpe.labels([e.out[j]])[0], column_tokens: kind === "decoder" ? input : src,
+    q, k, v, scores, scaled, mask, weights: Array.from(weights), head_output: headOutput,
+    output: Array.from(seen.out.subarray(seen.r * D, (seen.r + 1) * D)) };
+}
+
+/** /logit_lens: the decoder's state after every sublayer read out as if it were the last. */
+function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
+  const { model, bpe, config } = lens, e = translated(lens, text, decoding, beams, lp, maxLength);
+  const names = [["embedding", "decoder.embed"]];
+  for (let i = 0; i < config.n_decoder_layers; i++) {
+    names.push([`layer ${i + 1} self-attention`, `decoder.${i}.self_attn.resid`], [`layer ${i + 1} cross-attention`,
+      `decoder.${i}.cross_attn.resid`], [`layer ${i + 1} feed-forward`, `decoder.${i}.ff.resid`]);
   }
+  const index = new Map(names.map(([, n], s) => [n, s])), T = e.out.length;
+  const prob = names.map(() => new Array(T)), top = names.map(() => new Array(T)), best = names.map(() => new Array(T));
+  replay(model, model.encode(e.ids), e.out, (name, state, t) => {
+    const s = index.get(name);
+    if (s === undefined) return;
+    const p = softmaxInPlace(model.logits(state), config.vocab_size), five = topk(p, 5);
+    prob[s][t] = p[e.out[t]]; best[s][t] = five[0][1];
+    const labels = bpe.labels(five.map(([, id]) => id));
+    top[s][t] = five.map(([v], i) => ({ token: labels[i], prob: Math.round(v * 1e4) / 1e4 }));
+  });
+  const decided = e.out.map((w, t) => {
+    for (let s = 0; s < names.length; s++) if (best.slice(s).every((row) => row[t] === w)) return s;
+    return names.length - 1;
+  });
+  return { stages: names.map(([label]) => label), target_tokens: bpe.labels(e.out), prob, top, decided_at: decided };
+}
 
-  /** One head's part of a (rows, D) array: row r's dk numbers. */
-  const part = (a, r, h, D, dk) => Array.from(a.subarray(r * D + h * dk, r * D + (h + 1) * dk));
+/** The model a call asks about, as the server picks it: the `model` its last value names ("default",
+    "everyday"), else the router's choice for its sentence (router.js); the default model where the page has one. */
+async function lensFor(lens, data) {
+  const last = data[data.length - 1];
+  const named = typeof last === "string" && ["auto", "default", "everyday"].includes(last) ? last : "auto";
+  const model = named !== "auto" || !lens.router ? named : lens.router.route(String(data[0])).model;
+  return model === "everyday" && lens.everyday ? lens.everyday() : lens;
+}
 
-  /** /qkv: row `row` of head `head` of the `kind` map of `layer` (all from 1), opened up. */
-  function qkv(lens, [text, kind, layer, head, row, decoding, beams, lp, maxLength]) {
-    const { model, bpe, config } = lens, D = config.d_model, dk = D / config.n_heads, e = translated(lens, text, decoding, beams, lp, maxLength);
-    const layers = kind === "encoder" ? config.n_encoder_layers : config.n_decoder_layers;
-    if (!["encoder", "decoder", "cross"].includes(kind)) throw new Error(`kind must be one of encoder, decoder, cross, got '${kind}'`);
-    if (!(layer >= 1 && layer <= layers)) throw new Error(`layer must be between 1 and ${layers} (counted from 1), got ${layer}`);
-    if (!(head >= 1 && head <= config.n_heads)) throw new Error(`head must be between 1 and ${config.n_heads} (counted from 1), got ${head}`);
-    const rows = kind === "encoder" ? e.ids.length : e.input.length, j = row - 1, h = head - 1;
-    if (!(row >= 1 && row <= rows)) throw new Error(`row must be between 1 and ${rows} (counted from 1), got ${row}`);
-    const name = `${kind === "encoder" ? "encoder" : "decoder"}.${layer - 1}.${kind === "cross" ? "cross" : "self"}_attn`;
-    let seen = /** @type {any} */ (null);
-    const enc = model.encode(e.ids, kind === "encoder" ? (n, v) => { if (n === name) seen = { ...v, r: j }; } : undefined);
-    if (kind !== "encoder") AL.replay(model, enc, e.out, (n, v, t) => { if (n === name && t === j) seen = { ...v, r: 0 }; });
-    const M = kind === "encoder" ? e.ids.length : kind === "cross" ? enc.S : e.input.length;
-    const q = part(seen.q, seen.r, h, D, dk), k = [], v = [];
-    for (let c = 0; c < M; c++) { k.push(part(seen.k, c, h, D, dk)); v.push(part(seen.v, c, h, D, dk)); }
-    const mask = [...Array(M).keys()].map((c) => kind !== "decoder" || c <= j);
-    const scores = k.map((kc) => kc.reduce((s, x, i) => s + x * q[i], 0)), scaled = scores.map((s) => s / Math.sqrt(dk));
-    const weights = AL.softmaxInPlace(Float32Array.from(scaled.map((s, c) => (mask[c] ? s : -Infinity))), M);
-    const headOutput = [...Array(dk).keys()].map((i) => v.reduce((s, vc, c) => s + weights[c] * vc[i], 0));
-    const src = bpe.labels(e.ids), input = bpe.labels(e.input);
-    return { kind, layer, head, row, row_token: (kind === "encoder" ? src : input)[j],
-      writes: kind === "encoder" ? null : bpe.labels([e.out[j]])[0], column_tokens: kind === "decoder" ? input : src,
-      q, k, v, scores, scaled, mask, weights: Array.from(weights), head_output: headOutput,
-      output: Array.from(seen.out.subarray(seen.r * D, (seen.r + 1) * D)) };
-  }
-
-  /** /logit_lens: the decoder's state after every sublayer read out as if it were the last. */
-  function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
-    const { model, bpe, config } = lens, e = translated(lens, text, decoding, beams, lp, maxLength);
-    const names = [["embedding", "decoder.embed"]];
-    for (let i = 0; i < config.n_decoder_layers; i++) {
-      names.push([`layer ${i + 1} self-attention`, `decoder.${i}.self_attn.resid`], [`layer ${i + 1} cross-attention`,
-        `decoder.${i}.cross_attn.resid`], [`layer ${i + 1} feed-forward`, `decoder.${i}.ff.resid`]);
-    }
-    const index = new Map(names.map(([, n], s) => [n, s])), T = e.out.length;
-    const prob = names.map(() => new Array(T)), top = names.map(() => new Array(T)), best = names.map(() => new Array(T));
-    AL.replay(model, model.encode(e.ids), e.out, (name, state, t) => {
-      const s = index.get(name);
-      if (s === undefined) return;
-      const p = AL.softmaxInPlace(model.logits(state), config.vocab_size), five = AL.topk(p, 5);
-      prob[s][t] = p[e.out[t]]; best[s][t] = five[0][1];
-      const labels = bpe.labels(five.map(([, id]) => id));
-      top[s][t] = five.map(([v], i) => ({ token: labels[i], prob: Math.round(v * 1e4) / 1e4 }));
-    });
-    const decided = e.out.map((w, t) => {
-      for (let s = 0; s < names.length; s++) if (best.slice(s).every((row) => row[t] === w)) return s;
-      return names.length - 1;
-    });
-    return { stages: names.map(([label]) => label), target_tokens: bpe.labels(e.out), prob, top, decided_at: decided };
-  }
-
-  /** The model a call asks about, as the server picks it: the `model` its last value names ("default",
-      "everyday"), else the router's choice for its sentence (router.js); the default model where the page has one. */
-  async function lensFor(lens, data) {
-    const last = data[data.length - 1];
-    const named = typeof last === "string" && ["auto", "default", "everyday"].includes(last) ? last : "auto";
-    const model = named !== "auto" || !lens.router ? named : lens.router.route(String(data[0])).model;
-    return model === "everyday" && lens.everyday ? lens.everyday() : lens;
-  }
-
-  /** AL.callApi answered in the page for the views the model alone answers. */
-  AL.answerInPage = function (lens) {
-    const local = { qkv, logit_lens: logitLens };
-    AL.callApi = async function (name, data) {
-      if (!local[name]) throw new Error(NEEDS_SERVER);
-      await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first
-      return local[name](await lensFor(lens, data), data);
-    };
-  };
-})();
+/** The views' questions (backend.callApi) answered in the page, for the views the model alone answers. */
+export function answerInPage(lens) {
+  const local = { qkv, logit_lens: logitLens };
+  useInPage(async (name, data) => {
+    if (!local[name]) throw new Error(NEEDS_SERVER);
+    await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first
+    return local[name](await lensFor(lens, data), data);
+  });
+}

@@ -4,136 +4,134 @@
    German written all in lowercase (or capitals) gets its capitals back from the domain file's counts; text that is
    not German is named; the domain guess (domain.js) picks the default or the everyday model.
 
-     const router = AttentionLens.makeRouter({ domain: content, language: content, everyday: true });
+     const router = makeRouter({ domain: content, language: content, everyday: true });
      router.split("wo ist der bahnhof? ein hund rennt.") // [["wo ist der bahnhof?", "Wo ist der Bahnhof?"], ...]
      router.route("Wo ist der Bahnhof?") // {text, model: "everyday", reads_like: "everyday", words, recased, ...}  */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
+import { domainGuess } from "./domain.js";
+import { splitSentences } from "./sentences.js";
 
-  const WORD = /\p{L}+/gu; // lens/truecase._WORD: [^\W\d_]+
-  const LANGUAGE_WORD = /\p{L}+(?:[-'’]\p{L}+)*/gu; // lens/language._WORD
-  const SENTENCE_END = /[.!?…。！？]/u;
-  const FULL_WIDTH = { "。": ".", "！": "!", "？": "?", "．": "." }; // lens/routed.FULL_WIDTH_MARKS
-  const LATIN_SHARE = 0.7, FIRST = "<first>";
-  const cased = (c) => c.toLowerCase() !== c.toUpperCase();
-  const capitalize = (w) => w.slice(0, 1).toUpperCase() + w.slice(1).toLowerCase();
-  const upperFirst = (w) => w.slice(0, 1).toUpperCase() + w.slice(1);
-  const plainMarks = (text) => text.replace(/[。！？．]/gu, (m) => FULL_WIDTH[m]);
+const WORD = /\p{L}+/gu; // lens/truecase._WORD: [^\W\d_]+
+const LANGUAGE_WORD = /\p{L}+(?:[-'’]\p{L}+)*/gu; // lens/language._WORD
+const SENTENCE_END = /[.!?…。！？]/u;
+const FULL_WIDTH = { "。": ".", "！": "!", "？": "?", "．": "." }; // lens/routed.FULL_WIDTH_MARKS
+const LATIN_SHARE = 0.7, FIRST = "<first>";
+const cased = (c) => c.toLowerCase() !== c.toUpperCase();
+const capitalize = (w) => w.slice(0, 1).toUpperCase() + w.slice(1).toLowerCase();
+const upperFirst = (w) => w.slice(0, 1).toUpperCase() + w.slice(1);
+const plainMarks = (text) => text.replace(/[。！？．]/gu, (m) => FULL_WIDTH[m]);
 
-  /** "lower", "upper" or null, as lens/truecase.uncased. */
-  AL.uncased = function (text) {
-    const letters = [...text].filter(cased);
-    if (letters.length < 2 && !(letters.length && letters[0] === letters[0].toLowerCase())) return null;
-    if (letters.every((c) => c === c.toLowerCase())) return "lower";
-    if (letters.every((c) => c === c.toUpperCase())) return "upper";
-    return null;
-  };
+/** "lower", "upper" or null, as lens/truecase.uncased. */
+export function uncased(text) {
+  const letters = [...text].filter(cased);
+  if (letters.length < 2 && !(letters.length && letters[0] === letters[0].toLowerCase())) return null;
+  if (letters.every((c) => c === c.toLowerCase())) return "lower";
+  if (letters.every((c) => c === c.toUpperCase())) return "upper";
+  return null;
+}
 
-  /** lens/truecase.Truecaser.from_counts: per lowercased word, its most common spelling inside a sentence. */
-  AL.truecaser = function (counts) {
-    const inside = new Map();
-    for (const [token, pair] of Object.entries(counts)) {
-      if (token.startsWith("<") || !new RegExp(`^${WORD.source}$`, "u").test(token)) continue;
-      const first = counts[FIRST + token] || [0, 0];
-      const n = pair[0] + pair[1] - first[0] - first[1], key = token.toLowerCase(), had = inside.get(key);
-      if (n > 0 && (!had || n > had[0] || (n === had[0] && token > had[1]))) inside.set(key, [n, token]);
-    }
-    const spelling = new Map([...inside].map(([key, [, token]]) => [key, token]));
-    return {
-      spelling,
-      /** [text recased, [[as written, as recased], ...]] (mixed case: as written, no change). */
-      recase(text) {
-        const kase = AL.uncased(text), changes = [];
-        if (!kase) return [text, changes];
-        let out = "", end = 0;
-        for (const m of text.matchAll(WORD)) {
-          const between = text.slice(end, m.index), word = m[0], known = spelling.get(word.toLowerCase());
-          const atStart = end === 0 || SENTENCE_END.test(between);
-          let form = known || (kase === "lower" ? word.toLowerCase() : capitalize(word));
-          if (atStart || (kase === "upper" && !known)) form = upperFirst(form);
-          if (form !== word) changes.push([word, form]);
-          out += between + form;
-          end = /** @type {number} */ (m.index) + word.length;
-        }
-        return [out + text.slice(end), changes];
-      },
-    };
-  };
-
-  /** lens/truecase.word_changes. */
-  function wordChanges(written, read) {
-    const before = written.match(WORD) || [], after = read.match(WORD) || [];
-    if (before.length !== after.length) return [];
-    return before.map((w, i) => [w, after[i]]).filter(([a, b]) => a !== b);
+/** lens/truecase.Truecaser.from_counts: per lowercased word, its most common spelling inside a sentence. */
+export function truecaser(counts) {
+  const inside = new Map();
+  for (const [token, pair] of Object.entries(counts)) {
+    if (token.startsWith("<") || !new RegExp(`^${WORD.source}$`, "u").test(token)) continue;
+    const first = counts[FIRST + token] || [0, 0];
+    const n = pair[0] + pair[1] - first[0] - first[1], key = token.toLowerCase(), had = inside.get(key);
+    if (n > 0 && (!had || n > had[0] || (n === had[0] && token > had[1]))) inside.set(key, [n, token]);
   }
-
-  /** lens/language.LanguageCheck of a language.json.gz's content. */
-  AL.languageCheck = function (content) {
-    const a = content.smoothing, entries = Object.entries(content.counts), size = entries.length + 1;
-    const totals = [0, 1].map((k) => entries.reduce((sum, [, c]) => sum + c[k], 0) + a * size);
-    const ratios = new Map(entries.map(([w, [g, e]]) => [w, Math.log((g + a) / totals[0]) - Math.log((e + a) / totals[1])]));
-    const words = (text) => (text.match(LANGUAGE_WORD) || []).map((w) => w.toLowerCase().replace(/’/g, "'"));
-    const logOdds = (text) => words(text).reduce((sum, w) => sum + (ratios.get(w) || 0), 0);
-    return {
-      logOdds,
-      report(text, shown = 3) {
-        const letters = [...text].filter((c) => /\p{L}/u.test(c));
-        if (!letters.length) return { german: false, why: "no letters", words: [] };
-        if (letters.filter((c) => /\p{Script=Latin}/u.test(c)).length < LATIN_SHARE * letters.length) {
-          return { german: false, why: "script", words: [] };
-        }
-        if (logOdds(text) < content.threshold) {
-          const english = [...new Set(words(text))].filter((w) => (ratios.get(w) || 0) < 0)
-            .sort((x, y) => ratios.get(x) - ratios.get(y) || (x < y ? -1 : x > y ? 1 : 0));
-          return { german: false, why: "english", words: english.slice(0, shown) };
-        }
-        return { german: true, why: "", words: [] };
-      },
-    };
+  const spelling = new Map([...inside].map(([key, [, token]]) => [key, token]));
+  return {
+    spelling,
+    /** [text recased, [[as written, as recased], ...]] (mixed case: as written, no change). */
+    recase(text) {
+      const kase = uncased(text), changes = [];
+      if (!kase) return [text, changes];
+      let out = "", end = 0;
+      for (const m of text.matchAll(WORD)) {
+        const between = text.slice(end, m.index), word = m[0], known = spelling.get(word.toLowerCase());
+        const atStart = end === 0 || SENTENCE_END.test(between);
+        let form = known || (kase === "lower" ? word.toLowerCase() : capitalize(word));
+        if (atStart || (kase === "upper" && !known)) form = upperFirst(form);
+        if (form !== word) changes.push([word, form]);
+        out += between + form;
+        end = /** @type {number} */ (m.index) + word.length;
+      }
+      return [out + text.slice(end), changes];
+    },
   };
+}
 
-  /** lens/routed.Router: `domain` a guess (AL.domainGuess) or null, `truecaser` and `language` or null, `everyday`
-      whether the page has the everyday model. */
-  AL.makeRouter = function ({ domain = null, truecaser = null, language = null, everyday = true }) {
-    const prepared = (sentence) => (truecaser ? truecaser.recase(plainMarks(sentence)) : [plainMarks(sentence), []]);
-    return {
-      split(text) {
-        const read = truecaser ? truecaser.recase(text)[0] : text;
-        if (read.length !== text.length) {
-          return AL.splitSentences(text).map((s) => /** @type {[string, string]} */ ([s, prepared(s)[0]]));
-        }
-        let at = 0;
-        return AL.splitSentences(read).map((sentence) => {
-          at = read.indexOf(sentence, at);
-          const pair = /** @type {[string, string]} */ ([text.slice(at, at + sentence.length), prepared(sentence)[0]]);
-          at += sentence.length;
-          return pair;
-        });
-      },
-      /** @returns {Route & {text: string}} */
-      route(sentence, model = "auto", written = null) {
-        let [text, recased] = prepared(sentence);
-        if (written !== null && written !== sentence) recased = wordChanges(plainMarks(written), text);
-        const lang = language ? language.report(text) : { german: true, why: "", words: [] };
-        let readsLike = "captions", words = [], why = "";
-        if (!lang.german) { readsLike = "not German"; words = lang.words; why = lang.why; }
-        else if (domain) { const r = domain.report(text); readsLike = r.everyday ? "everyday" : "captions"; words = r.words; }
-        let chosen = readsLike === "everyday" && everyday ? "everyday" : "default";
-        if (model && model !== "auto") chosen = model === "everyday" && !everyday ? "default" : model;
-        return /** @type {any} */ ({ text, model: chosen, reads_like: readsLike, forced: !!model && model !== "auto",
-          words, recased, why, written: written === null ? sentence : written });
-      },
-    };
-  };
+/** lens/truecase.word_changes. */
+function wordChanges(written, read) {
+  const before = written.match(WORD) || [], after = read.match(WORD) || [];
+  if (before.length !== after.length) return [];
+  return before.map((w, i) => [w, after[i]]).filter(([a, b]) => a !== b);
+}
 
-  /** The JSON of a gzipped file, or null where this browser cannot unzip it or it is not JSON. */
-  AL.readGzipJson = async function (bytes) {
-    if (typeof DecompressionStream === "undefined") return null;
-    try {
-      return JSON.parse(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text());
-    } catch (err) {
-      return null;
-    }
+/** lens/language.LanguageCheck of a language.json.gz's content. */
+export function languageCheck(content) {
+  const a = content.smoothing, entries = Object.entries(content.counts), size = entries.length + 1;
+  const totals = [0, 1].map((k) => entries.reduce((sum, [, c]) => sum + c[k], 0) + a * size);
+  const ratios = new Map(entries.map(([w, [g, e]]) => [w, Math.log((g + a) / totals[0]) - Math.log((e + a) / totals[1])]));
+  const words = (text) => (text.match(LANGUAGE_WORD) || []).map((w) => w.toLowerCase().replace(/’/g, "'"));
+  const logOdds = (text) => words(text).reduce((sum, w) => sum + (ratios.get(w) || 0), 0);
+  return {
+    logOdds,
+    report(text, shown = 3) {
+      const letters = [...text].filter((c) => /\p{L}/u.test(c));
+      if (!letters.length) return { german: false, why: "no letters", words: [] };
+      if (letters.filter((c) => /\p{Script=Latin}/u.test(c)).length < LATIN_SHARE * letters.length) {
+        return { german: false, why: "script", words: [] };
+      }
+      if (logOdds(text) < content.threshold) {
+        const english = [...new Set(words(text))].filter((w) => (ratios.get(w) || 0) < 0)
+          .sort((x, y) => ratios.get(x) - ratios.get(y) || (x < y ? -1 : x > y ? 1 : 0));
+        return { german: false, why: "english", words: english.slice(0, shown) };
+      }
+      return { german: true, why: "", words: [] };
+    },
   };
-})();
+}
+
+/** lens/routed.Router: `domain` a guess (domainGuess) or null, `truecaser` and `language` or null, `everyday`
+    whether the page has the everyday model. */
+export function makeRouter({ domain = null, truecaser = null, language = null, everyday = true }) {
+  const prepared = (sentence) => (truecaser ? truecaser.recase(plainMarks(sentence)) : [plainMarks(sentence), []]);
+  return {
+    split(text) {
+      const read = truecaser ? truecaser.recase(text)[0] : text;
+      if (read.length !== text.length) {
+        return splitSentences(text).map((s) => /** @type {[string, string]} */ ([s, prepared(s)[0]]));
+      }
+      let at = 0;
+      return splitSentences(read).map((sentence) => {
+        at = read.indexOf(sentence, at);
+        const pair = /** @type {[string, string]} */ ([text.slice(at, at + sentence.length), prepared(sentence)[0]]);
+        at += sentence.length;
+        return pair;
+      });
+    },
+    /** @returns {Route & {text: string}} */
+    route(sentence, model = "auto", written = null) {
+      let [text, recased] = prepared(sentence);
+      if (written !== null && written !== sentence) recased = wordChanges(plainMarks(written), text);
+      const lang = language ? language.report(text) : { german: true, why: "", words: [] };
+      let readsLike = "captions", words = [], why = "";
+      if (!lang.german) { readsLike = "not German"; words = lang.words; why = lang.why; }
+      else if (domain) { const r = domain.report(text); readsLike = r.everyday ? "everyday" : "captions"; words = r.words; }
+      let chosen = readsLike === "everyday" && everyday ? "everyday" : "default";
+      if (model && model !== "auto") chosen = model === "everyday" && !everyday ? "default" : model;
+      return /** @type {any} */ ({ text, model: chosen, reads_like: readsLike, forced: !!model && model !== "auto",
+        words, recased, why, written: written === null ? sentence : written });
+    },
+  };
+}
+
+/** The JSON of a gzipped file, or null where this browser cannot unzip it or it is not JSON. */
+export async function readGzipJson(bytes) {
+  if (typeof DecompressionStream === "undefined") return null;
+  try {
+    return JSON.parse(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text());
+  } catch (err) {
+    return null;
+  }
+}

@@ -8,122 +8,115 @@
    Both return the pieces written (ending in EOS where the model ended) and, for the maps, every step's attention
    rows and the probability of the piece written, from the model's own distribution before any ban (what the
    server reads in its teacher-forced pass). */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
-
-  /** The bans of one row in place in `logits`: pad and BOS, and the pieces that would repeat an n-gram of
-      `tokens` (BOS first). */
-  function ban(logits, tokens, config, n) {
-    logits[config.pad_id] = -Infinity;
-    logits[config.bos_id] = -Infinity;
-    const w = tokens.length - 1; // pieces written
-    if (!n || tokens.length <= n) return logits;
-    for (let g = 1; g + n - 1 <= w; g++) { // the n-gram tokens[g .. g+n-1]
-      let seen = true;
-      for (let j = 0; j < n - 1 && seen; j++) seen = tokens[g + j] === tokens[w - (n - 1) + 1 + j];
-      if (seen) logits[tokens[g + n - 1]] = -Infinity;
-    }
-    return logits;
+/** The bans of one row in place in `logits`: pad and BOS, and the pieces that would repeat an n-gram of
+    `tokens` (BOS first). */
+function ban(logits, tokens, config, n) {
+  logits[config.pad_id] = -Infinity;
+  logits[config.bos_id] = -Infinity;
+  const w = tokens.length - 1; // pieces written
+  if (!n || tokens.length <= n) return logits;
+  for (let g = 1; g + n - 1 <= w; g++) { // the n-gram tokens[g .. g+n-1]
+    let seen = true;
+    for (let j = 0; j < n - 1 && seen; j++) seen = tokens[g + j] === tokens[w - (n - 1) + 1 + j];
+    if (seen) logits[tokens[g + n - 1]] = -Infinity;
   }
+  return logits;
+}
 
-  /** log_softmax of a row (a new array). */
-  function logSoftmax(row) {
-    let m = -Infinity;
-    for (const v of row) if (v > m) m = v;
-    let s = 0;
-    for (const v of row) if (v !== -Infinity) s += Math.exp(v - m);
-    const lse = m + Math.log(s), out = new Float32Array(row.length);
-    for (let i = 0; i < row.length; i++) out[i] = row[i] - lse;
-    return out;
+/** log_softmax of a row (a new array). */
+export function logSoftmax(row) {
+  let m = -Infinity;
+  for (const v of row) if (v > m) m = v;
+  let s = 0;
+  for (const v of row) if (v !== -Infinity) s += Math.exp(v - m);
+  const lse = m + Math.log(s), out = new Float32Array(row.length);
+  for (let i = 0; i < row.length; i++) out[i] = row[i] - lse;
+  return out;
+}
+
+/** The probability of `token` under the model's own logits (before any ban). */
+function probOf(logits, token) {
+  return Math.exp(logSoftmax(logits)[token]);
+}
+
+/** The k largest entries of a row, best first: [[value, index]]; the lower index first among equals. */
+export function topk(row, k) {
+  const best = [];
+  for (let i = 0; i < row.length; i++) {
+    const v = row[i];
+    if (best.length === k && !(v > best[k - 1][0])) continue;
+    let j = best.length < k ? best.length : k - 1;
+    while (j > 0 && v > best[j - 1][0]) { if (j < best.length) best[j] = best[j - 1]; j--; }
+    if (best.length < k) best.splice(j, 0, [v, i]); else best[j] = [v, i];
   }
+  return best;
+}
 
-  /** The probability of `token` under the model's own logits (before any ban). */
-  function probOf(logits, token) {
-    return Math.exp(logSoftmax(logits)[token]);
+/** Every step's rows and probability of the pieces `out` written after `src`'s encoding: the decoder read over
+    its own output, one cached step a piece (what a teacher-forced pass computes); `read(name, value, step)` sees
+    what transformer.js's step offers. */
+export function replay(model, enc, out, read) {
+  const cache = model.cache(out.length), steps = [];
+  let previous = model.config.bos_id;
+  for (const token of out) {
+    const t = steps.length, s = model.step(enc, cache, previous, read ? (name, value) => read(name, value, t) : undefined);
+    steps.push({ self: s.selfRows, cross: s.crossRows, prob: probOf(s.logits, token) });
+    previous = token;
   }
+  return steps;
+}
 
-  /** The k largest entries of a row, best first: [[value, index]]; the lower index first among equals. */
-  function topk(row, k) {
-    const best = [];
-    for (let i = 0; i < row.length; i++) {
-      const v = row[i];
-      if (best.length === k && !(v > best[k - 1][0])) continue;
-      let j = best.length < k ? best.length : k - 1;
-      while (j > 0 && v > best[j - 1][0]) { if (j < best.length) best[j] = best[j - 1]; j--; }
-      if (best.length < k) best.splice(j, 0, [v, i]); else best[j] = [v, i];
-    }
-    return best;
+/** Greedy: the likeliest piece at every step until EOS or `maxNew` pieces. */
+export function greedy(model, enc, maxNew, noRepeat) {
+  const config = model.config, cache = model.cache(maxNew), tokens = [config.bos_id], steps = [];
+  for (let t = 0; t < maxNew; t++) {
+    const s = model.step(enc, cache, tokens[tokens.length - 1]);
+    const logits = ban(s.logits.slice(), tokens, config, noRepeat);
+    let next = 0;
+    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[next]) next = i;
+    steps.push({ self: s.selfRows, cross: s.crossRows, prob: probOf(s.logits, next) });
+    tokens.push(next);
+    if (next === config.eos_id) break;
   }
+  return { out: tokens.slice(1), steps };
+}
 
-  /** Every step's rows and probability of the pieces `out` written after `src`'s encoding: the decoder read over
-      its own output, one cached step a piece (what a teacher-forced pass computes); `read(name, value, step)` sees
-      what transformer.js's step offers. */
-  AL.replay = function (model, enc, out, read) {
-    const cache = model.cache(out.length), steps = [];
-    let previous = model.config.bos_id;
-    for (const token of out) {
-      const t = steps.length, s = model.step(enc, cache, previous, read ? (name, value) => read(name, value, t) : undefined);
-      steps.push({ self: s.selfRows, cross: s.crossRows, prob: probOf(s.logits, token) });
-      previous = token;
-    }
-    return steps;
+/** Beam search with K beams; the maps are read after it by replay. */
+export function beam(model, enc, K, lengthPenalty, maxNew, noRepeat) {
+  const config = model.config, eos = config.eos_id;
+  let beams = [{ tokens: [config.bos_id], score: 0, cache: model.cache(maxNew) }];
+  const finished = []; // {score, ids}, best first, at most K
+  const offer = (score, ids) => {
+    finished.push({ score, ids });
+    finished.sort((a, b) => b.score - a.score);
+    if (finished.length > K) finished.length = K;
   };
+  let done = false;
+  for (let t = 0; t < maxNew && !done; t++) {
+    const cands = [];
+    beams.forEach((b, k) => {
+      const s = model.step(enc, b.cache, b.tokens[b.tokens.length - 1]);
+      const logp = logSoftmax(ban(s.logits, b.tokens, config, noRepeat));
+      for (const [v, token] of topk(logp, 2 * K)) cands.push({ score: b.score + v, from: k, token });
+    });
+    cands.sort((a, b) => b.score - a.score || a.from - b.from);
+    const top = cands.slice(0, 2 * K);
+    const norm = (t + 1) ** lengthPenalty;
+    top.slice(0, K).forEach((c) => { if (c.token === eos && c.score > -Infinity) offer(c.score / norm, beams[c.from].tokens.slice(1).concat(eos)); });
+    const live = top.filter((c) => c.token !== eos).slice(0, K);
+    if (finished.length === K && live.length && live[0].score / norm <= finished[K - 1].score) { done = true; break; }
+    const used = new Set(); // a beam with two children: the second reads a copy of its cache
+    beams = live.map((c) => {
+      const parent = beams[c.from], cache = used.has(c.from) ? model.copyCache(parent.cache) : parent.cache;
+      used.add(c.from);
+      return { tokens: parent.tokens.concat(c.token), score: c.score, cache };
+    });
+  }
+  if (!done) for (const b of beams) offer(b.score / (b.tokens.length - 1) ** lengthPenalty, b.tokens.slice(1));
+  return { out: finished.length ? finished[0].ids : [] };
+}
 
-  /** Greedy: the likeliest piece at every step until EOS or `maxNew` pieces. */
-  AL.greedy = function (model, enc, maxNew, noRepeat) {
-    const config = model.config, cache = model.cache(maxNew), tokens = [config.bos_id], steps = [];
-    for (let t = 0; t < maxNew; t++) {
-      const s = model.step(enc, cache, tokens[tokens.length - 1]);
-      const logits = ban(s.logits.slice(), tokens, config, noRepeat);
-      let next = 0;
-      for (let i = 1; i < logits.length; i++) if (logits[i] > logits[next]) next = i;
-      steps.push({ self: s.selfRows, cross: s.crossRows, prob: probOf(s.logits, next) });
-      tokens.push(next);
-      if (next === config.eos_id) break;
-    }
-    return { out: tokens.slice(1), steps };
-  };
-
-  /** Beam search with K beams; the maps are read after it by AL.replay. */
-  AL.beam = function (model, enc, K, lengthPenalty, maxNew, noRepeat) {
-    const config = model.config, eos = config.eos_id;
-    let beams = [{ tokens: [config.bos_id], score: 0, cache: model.cache(maxNew) }];
-    const finished = []; // {score, ids}, best first, at most K
-    const offer = (score, ids) => {
-      finished.push({ score, ids });
-      finished.sort((a, b) => b.score - a.score);
-      if (finished.length > K) finished.length = K;
-    };
-    let done = false;
-    for (let t = 0; t < maxNew && !done; t++) {
-      const cands = [];
-      beams.forEach((b, k) => {
-        const s = model.step(enc, b.cache, b.tokens[b.tokens.length - 1]);
-        const logp = logSoftmax(ban(s.logits, b.tokens, config, noRepeat));
-        for (const [v, token] of topk(logp, 2 * K)) cands.push({ score: b.score + v, from: k, token });
-      });
-      cands.sort((a, b) => b.score - a.score || a.from - b.from);
-      const top = cands.slice(0, 2 * K);
-      const norm = (t + 1) ** lengthPenalty;
-      top.slice(0, K).forEach((c) => { if (c.token === eos && c.score > -Infinity) offer(c.score / norm, beams[c.from].tokens.slice(1).concat(eos)); });
-      const live = top.filter((c) => c.token !== eos).slice(0, K);
-      if (finished.length === K && live.length && live[0].score / norm <= finished[K - 1].score) { done = true; break; }
-      const used = new Set(); // a beam with two children: the second reads a copy of its cache
-      beams = live.map((c) => {
-        const parent = beams[c.from], cache = used.has(c.from) ? model.copyCache(parent.cache) : parent.cache;
-        used.add(c.from);
-        return { tokens: parent.tokens.concat(c.token), score: c.score, cache };
-      });
-    }
-    if (!done) for (const b of beams) offer(b.score / (b.tokens.length - 1) ** lengthPenalty, b.tokens.slice(1));
-    return { out: finished.length ? finished[0].ids : [] };
-  };
-
-  /** The most new pieces a search takes for a source of S pieces, as Translator._max_new_tokens. */
-  AL.maxNewTokens = function (config, S, asked) {
-    return asked == null ? Math.max(1, Math.min(2 * S + 10, config.max_len)) : Math.max(1, Math.min(asked, config.max_len));
-  };
-  AL.topk = topk;
-  AL.logSoftmax = logSoftmax;
-})();
+/** The most new pieces a search takes for a source of S pieces, as Translator._max_new_tokens. */
+export function maxNewTokens(config, S, asked) {
+  return asked == null ? Math.max(1, Math.min(2 * S + 10, config.max_len)) : Math.max(1, Math.min(asked, config.max_len));
+}

@@ -2,52 +2,58 @@
 /* Attention Lens, the static site's page (python -m ui.export_site DIR): the sentence box, the translation and
    every map, computed in the visitor's browser from the files beside index.html; nothing is sent anywhere.
    window.attentionLens.translate(text, options) returns a Promise of the payload the viewer draws. */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
-  const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
+import { callApi } from "./backend.js";
+import { publish } from "./door.js";
+import { register } from "./store.js";
+import { inPageTranslate, loadInPage } from "./inpage.js";
+import { answerInPage } from "./inside.js";
+import { Result } from "./result.js";
+import { splitSentences } from "./sentences.js";
+import { drawSpine } from "./spine.js";
+import { loadKernels } from "./transformer.js";
 
-  /** Load the model (its weights, tokenizer and kernel) from `base`; resolves to the loaded lens. */
-  AL.startInPage = async function (base) {
-    const kernels = await fetch(base + "static/kernels.wasm")
-      .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.arrayBuffer(); }).then(AL.loadKernels)
-      .catch(() => null); // no WebAssembly SIMD here: the same sums in plain JS, about 9x slower
-    const lens = await AL.loadInPage(base, kernels);
-    AL.answerInPage(lens);
-    return lens;
-  };
+const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 
-  async function boot() {
-    const status = $("#site-status"), box = /** @type {HTMLTextAreaElement} */ ($("#site-source"));
-    const greedy = /** @type {HTMLInputElement} */ ($("#site-greedy")), go = /** @type {HTMLButtonElement} */ ($("#site-translate"));
-    const result = /** @type {any} */ (new AL.Result($("#site-result")));
-    $("#site-result").__lens = result;
-    const t0 = performance.now();
-    let lens;
-    try {
-      lens = await AL.startInPage("./");
-    } catch (err) {
-      status.textContent = "The model could not be loaded: " + err.message;
-      return;
-    }
-    const translate = async (text, options) => {
-      const payload = await AL.inPageTranslate(lens, text, options);
-      result.show(payload);
-      if (AL.drawSpine) AL.drawSpine(result);
-      return payload;
-    };
-    AL.publish({ ...AL.api, translate, loadedMs: Math.round(performance.now() - t0), pieces: (text) => lens.bpe.encode(text),
-      sentences: (text) => AL.splitSentences(text), domain: (text) => lens.domain && lens.domain.report(text),
-      route: (text) => lens.router && lens.router.split(text).map(([written, read]) => lens.router.route(read, "auto", written)),
-      maps: () => (lens.lastMaps || []).map((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Array.from(v)]))) });
-    const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4 });
-    go.addEventListener("click", run);
-    box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });
-    go.disabled = false;
-    status.textContent = `The model (${lens.site.parameters}, ${lens.site.precision} weights) runs in this page` +
-      (lens.model.kernel ? "" : " without WebAssembly SIMD (slower)") + ": nothing you type leaves it.";
-    const first = await run();
-    AL.publish({ ...AL.api, firstMs: Math.round(performance.now() - t0), ready: !!first });
+/** Load the model (its weights, tokenizer and kernel) from `base`; resolves to the loaded lens. */
+export async function startInPage(base) {
+  const kernels = await fetch(base + "static/kernels.wasm")
+    .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.arrayBuffer(); }).then(loadKernels)
+    .catch(() => null); // no WebAssembly SIMD here: the same sums in plain JS, about 9x slower
+  const lens = await loadInPage(base, kernels);
+  answerInPage(lens);
+  return lens;
+}
+
+async function boot() {
+  const status = $("#site-status"), box = /** @type {HTMLTextAreaElement} */ ($("#site-source"));
+  const greedy = /** @type {HTMLInputElement} */ ($("#site-greedy")), go = /** @type {HTMLButtonElement} */ ($("#site-translate"));
+  const result = /** @type {any} */ (new Result($("#site-result")));
+  register("translate", result);
+  const t0 = performance.now();
+  let lens;
+  try {
+    lens = await startInPage("./");
+  } catch (err) {
+    status.textContent = "The model could not be loaded: " + err.message;
+    return;
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot); else boot();
-})();
+  const translate = async (text, options) => {
+    const payload = await inPageTranslate(lens, text, options);
+    result.show(payload);
+    drawSpine(result);
+    return payload;
+  };
+  publish({ translate, callApi, loadedMs: Math.round(performance.now() - t0), pieces: (text) => lens.bpe.encode(text),
+    sentences: (text) => splitSentences(text), domain: (text) => lens.domain && lens.domain.report(text),
+    route: (text) => lens.router && lens.router.split(text).map(([written, read]) => lens.router.route(read, "auto", written)),
+    maps: () => (lens.lastMaps || []).map((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Array.from(v)]))) });
+  const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4 });
+  go.addEventListener("click", run);
+  box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });
+  go.disabled = false;
+  status.textContent = `The model (${lens.site.parameters}, ${lens.site.precision} weights) runs in this page` +
+    (lens.model.kernel ? "" : " without WebAssembly SIMD (slower)") + ": nothing you type leaves it.";
+  const first = await run();
+  publish({ firstMs: Math.round(performance.now() - t0), ready: !!first });
+}
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot); else boot();

@@ -2,87 +2,88 @@
 /* Attention Lens, inside one step of the step-through: who wrote the piece (its German and English shares,
    /contributions) and when it was decided (its rung of the logit-lens ladder, /logit_lens), fetched once per
    trace (the forced one too, from its forced start) and read out for the step shown. */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
-  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args));
-  const q = (w) => "\u2018" + w + "\u2019";
-  const percent = (p) => AL.wholePercent(p);
+import { callApi } from "./backend.js";
+import { el } from "./draw.js";
+import { nodeLabel } from "./beam.js";
+import { wholePercent } from "./qkv.js";
+import { sourceMeter } from "./who.js";
 
-  AL.mountInside = function (view, panel) {
-    view.insideBox = panel.appendChild(el("div", "st-inside"));
-    view.insideBox.setAttribute("aria-live", "polite");
-    view.insideOn = false; // asked for once; then every step and trace reads it out (stepping alone asks nothing)
-  };
+const q = (w) => "\u2018" + w + "\u2019";
+const percent = (p) => wholePercent(p);
 
-  function offerButton(view) {
-    const open = el("button", "st-inside-open", "Who wrote this piece, and when was it decided? \u2192");
-    open.type = "button";
-    open.addEventListener("click", () => { view.insideOn = true; AL.drawInside(view, view.trace(), view.state.t); });
-    return open;
+export function mountInside(view, panel) {
+  view.insideBox = panel.appendChild(el("div", "st-inside"));
+  view.insideBox.setAttribute("aria-live", "polite");
+  view.insideOn = false; // asked for once; then every step and trace reads it out (stepping alone asks nothing)
+}
+
+function offerButton(view) {
+  const open = el("button", "st-inside-open", "Who wrote this piece, and when was it decided? \u2192");
+  open.type = "button";
+  open.addEventListener("click", () => { view.insideOn = true; drawInside(view, view.trace(), view.state.t); });
+  return open;
+}
+
+/** The English a forced trace starts with, as text (the pieces up to its forced word). */
+function prefixOf(tr) {
+  if (!tr.prefix_length) return "";
+  return tr.tokens.slice(0, tr.prefix_length).join("").replace(/[\u2581\u0120]/g, " ").trim();
+}
+
+/** Both answers for one trace, asked once. */
+function askFor(view, tr) {
+  if (view._inside && view._inside.trace === tr) return view._inside.answers;
+  const beams = tr.num_beams || (view.state.which === "greedy" ? 1 : view.x.num_beams);
+  const args = [view.x.source, beams > 1 ? "beam search" : "greedy", beams, 1.0, 128, prefixOf(tr), view.x.model || "auto"];
+  const answers = Promise.all([callApi("contributions", args), callApi("logit_lens", args)]);
+  view._inside = { trace: tr, answers };
+  return answers;
+}
+
+function meterLine(c, t) {
+  const share = c.source_share[t], row = c.source[t];
+  const top = row.indexOf(Math.max(...row));
+  const word = nodeLabel(c.target_tokens[t]);
+  const line = el("div", "st-inside-line");
+  line.append(el("b", null, "Who wrote it: "), sourceMeter(share, word), el("span", null, ` ${percent(share)} from ` +
+    `the German (most from ${q(nodeLabel(c.source_tokens[top]))}, ${percent(row[top])}), ${percent(1 - share)} ` +
+    "from the English before it."));
+  return line;
+}
+
+function ladderLine(lens, t) {
+  const line = el("div", "st-inside-line");
+  const stage = lens.stages[lens.decided_at[t]];
+  line.append(el("b", null, "When it was decided: "), el("span", null, lens.decided_at[t] === 0
+    ? "already at the embedding, before any layer ran."
+    : `from ${stage} on it stayed the favourite.`));
+  const rungs = el("div", "st-rungs");
+  lens.stages.forEach((name, s) => {
+    const rung = el("span", "st-rung" + (s === lens.decided_at[t] ? " st-rung-decided" : ""));
+    rung.style.background = `rgba(79, 70, 229, ${Math.min(1, lens.prob[s][t]).toFixed(2)})`;
+    rung.title = `${name}: p = ${lens.prob[s][t].toFixed(3)}`;
+    rungs.append(rung);
+  });
+  line.append(rungs);
+  return line;
+}
+
+/** A new step (or trace): read out its piece's shares and rung, once the answers are in. */
+export async function drawInside(view, tr, t) {
+  if (!view.insideBox) return;
+  if (!view.insideOn) { view.insideBox.replaceChildren(offerButton(view)); return; }
+  if (!(view._inside && view._inside.trace === tr)) {
+    view.insideBox.replaceChildren(el("p", "st-note", "Looking inside this step\u2026"));
   }
-
-  /** The English a forced trace starts with, as text (the pieces up to its forced word). */
-  function prefixOf(tr) {
-    if (!tr.prefix_length) return "";
-    return tr.tokens.slice(0, tr.prefix_length).join("").replace(/[\u2581\u0120]/g, " ").trim();
+  let c, lens;
+  try { [c, lens] = await askFor(view, tr); } catch (err) {
+    view.insideBox.replaceChildren(el("p", "st-note", "The model could not be asked: " + err.message));
+    return;
   }
-
-  /** Both answers for one trace, asked once. */
-  function askFor(view, tr) {
-    if (view._inside && view._inside.trace === tr) return view._inside.answers;
-    const beams = tr.num_beams || (view.state.which === "greedy" ? 1 : view.x.num_beams);
-    const args = [view.x.source, beams > 1 ? "beam search" : "greedy", beams, 1.0, 128, prefixOf(tr), view.x.model || "auto"];
-    const answers = Promise.all([AL.callApi("contributions", args), AL.callApi("logit_lens", args)]);
-    view._inside = { trace: tr, answers };
-    return answers;
+  if (view.trace() !== tr || view.state.t !== t) return; // the learner moved on meanwhile
+  if (c.target_tokens[t] !== tr.tokens[t] || lens.target_tokens[t] !== tr.tokens[t]) {
+    view.insideBox.replaceChildren(el("p", "st-note", "The inside of this step cannot be shown for this trace."));
+    return;
   }
-
-  function meterLine(c, t) {
-    const share = c.source_share[t], row = c.source[t];
-    const top = row.indexOf(Math.max(...row));
-    const word = AL.nodeLabel(c.target_tokens[t]);
-    const line = el("div", "st-inside-line");
-    line.append(el("b", null, "Who wrote it: "), AL.sourceMeter(share, word), el("span", null, ` ${percent(share)} from ` +
-      `the German (most from ${q(AL.nodeLabel(c.source_tokens[top]))}, ${percent(row[top])}), ${percent(1 - share)} ` +
-      "from the English before it."));
-    return line;
-  }
-
-  function ladderLine(lens, t) {
-    const line = el("div", "st-inside-line");
-    const stage = lens.stages[lens.decided_at[t]];
-    line.append(el("b", null, "When it was decided: "), el("span", null, lens.decided_at[t] === 0
-      ? "already at the embedding, before any layer ran."
-      : `from ${stage} on it stayed the favourite.`));
-    const rungs = el("div", "st-rungs");
-    lens.stages.forEach((name, s) => {
-      const rung = el("span", "st-rung" + (s === lens.decided_at[t] ? " st-rung-decided" : ""));
-      rung.style.background = `rgba(79, 70, 229, ${Math.min(1, lens.prob[s][t]).toFixed(2)})`;
-      rung.title = `${name}: p = ${lens.prob[s][t].toFixed(3)}`;
-      rungs.append(rung);
-    });
-    line.append(rungs);
-    return line;
-  }
-
-  /** A new step (or trace): read out its piece's shares and rung, once the answers are in. */
-  AL.drawInside = async function (view, tr, t) {
-    if (!view.insideBox) return;
-    if (!view.insideOn) { view.insideBox.replaceChildren(offerButton(view)); return; }
-    if (!(view._inside && view._inside.trace === tr)) {
-      view.insideBox.replaceChildren(el("p", "st-note", "Looking inside this step\u2026"));
-    }
-    let c, lens;
-    try { [c, lens] = await askFor(view, tr); } catch (err) {
-      view.insideBox.replaceChildren(el("p", "st-note", "The model could not be asked: " + err.message));
-      return;
-    }
-    if (view.trace() !== tr || view.state.t !== t) return; // the learner moved on meanwhile
-    if (c.target_tokens[t] !== tr.tokens[t] || lens.target_tokens[t] !== tr.tokens[t]) {
-      view.insideBox.replaceChildren(el("p", "st-note", "The inside of this step cannot be shown for this trace."));
-      return;
-    }
-    view.insideBox.replaceChildren(meterLine(c, t), ladderLine(lens, t));
-  };
-})();
+  view.insideBox.replaceChildren(meterLine(c, t), ladderLine(lens, t));
+}

@@ -1,173 +1,169 @@
 // @ts-check
 /* Attention Lens, the time-travel view: a slider over the snapshots of a training run. Each
    snapshot's explanation of the user's sentence arrives from the server (streamed, one snapshot
-   at a time); moving the slider shows another one at once with the shared AL.Viewer, and marks
+   at a time); moving the slider shows another one at once with the shared Viewer, and marks
    it on the val BLEU curve and on the sharpness chart (mean entropy of cross-attention rows). */
-(function () {
-  "use strict";
-  const AL = (window.AttentionLens = window.AttentionLens || /** @type {AttentionLens} */ ({}));
-  const LAYER_COLOURS = ["#2563eb", "#e4580b", "#16a34a", "#9333ea", "#db2777", "#0891b2"];
+import { el, svg } from "./draw.js";
+import { unfamiliarNotice } from "./result.js";
+import { Viewer, themeOf } from "./viewer.js";
+import { register } from "./store.js";
 
-  const el = /** @type {ElementMaker} */ ((...args) => AL.el(...args)); // draw.js
-  const svg = /** @type {SvgMaker} */ ((...args) => AL.svg(...args)); // draw.js
+const LAYER_COLOURS = ["#2563eb", "#e4580b", "#16a34a", "#9333ea", "#db2777", "#0891b2"];
 
-  /** A small line chart over the snapshots (evenly spaced: steps are log-spaced). Lines are
-      [{name, colour, values (null = unknown), dashed}]; a click on a column picks that snapshot. */
-  function lineChart(box, opts) {
-    const W = 320, H = 160, L = 40, R = 10, T = 34, B = 30, n = opts.steps.length;
-    const root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "al-h-chart", role: "img", "aria-label": opts.title });
-    const all = opts.lines.flatMap((l) => l.values).filter((v) => v !== null && v !== undefined);
-    const lo = opts.min !== undefined ? opts.min : Math.min(...all, 0);
-    const hi = Math.max(...all, lo + 1e-6) * 1.05;
-    const x = (i) => L + (n > 1 ? (i / (n - 1)) * (W - L - R) : (W - L - R) / 2);
-    const y = (v) => T + (1 - (v - lo) / (hi - lo)) * (H - T - B);
-    root.append(svg("text", { x: 4, y: 13, class: "al-h-title" }, opts.title));
-    for (const v of [lo, (lo + hi) / 2, hi]) {
-      root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "al-h-grid" }));
-      root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, v.toFixed(opts.digits)));
-    }
-    const every = Math.max(1, Math.ceil(n / 6));
-    opts.steps.forEach((s, i) => {
-      if (i % every === 0 || i === n - 1) root.append(svg("text", { x: x(i), y: H - B + 13, class: "al-h-tick",
-        "text-anchor": i === n - 1 && n > 1 ? "end" : "middle" }, String(s)));  // the last stays inside
+/** A small line chart over the snapshots (evenly spaced: steps are log-spaced). Lines are
+    [{name, colour, values (null = unknown), dashed}]; a click on a column picks that snapshot. */
+function lineChart(box, opts) {
+  const W = 320, H = 160, L = 40, R = 10, T = 34, B = 30, n = opts.steps.length;
+  const root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "al-h-chart", role: "img", "aria-label": opts.title });
+  const all = opts.lines.flatMap((l) => l.values).filter((v) => v !== null && v !== undefined);
+  const lo = opts.min !== undefined ? opts.min : Math.min(...all, 0);
+  const hi = Math.max(...all, lo + 1e-6) * 1.05;
+  const x = (i) => L + (n > 1 ? (i / (n - 1)) * (W - L - R) : (W - L - R) / 2);
+  const y = (v) => T + (1 - (v - lo) / (hi - lo)) * (H - T - B);
+  root.append(svg("text", { x: 4, y: 13, class: "al-h-title" }, opts.title));
+  for (const v of [lo, (lo + hi) / 2, hi]) {
+    root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "al-h-grid" }));
+    root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, v.toFixed(opts.digits)));
+  }
+  const every = Math.max(1, Math.ceil(n / 6));
+  opts.steps.forEach((s, i) => {
+    if (i % every === 0 || i === n - 1) root.append(svg("text", { x: x(i), y: H - B + 13, class: "al-h-tick",
+      "text-anchor": i === n - 1 && n > 1 ? "end" : "middle" }, String(s)));  // the last stays inside
+  });
+  root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, "training step"));
+  root.append(svg("line", { x1: x(opts.current), x2: x(opts.current), y1: T - 4, y2: H - B, class: "al-h-now" }));
+  for (const line of opts.lines) {
+    const pts = line.values.map((v, i) => (v === null || v === undefined ? null : [x(i), y(v)])).filter(Boolean);
+    if (pts.length > 1) root.append(svg("polyline", { points: pts.map((p) => p.join(",")).join(" "), fill: "none",
+      stroke: line.colour, "stroke-width": 2, "stroke-dasharray": line.dashed ? "4 3" : "" }));
+    line.values.forEach((v, i) => {
+      if (v === null || v === undefined || line.dashed) return;
+      root.append(svg("circle", { cx: x(i), cy: y(v), r: i === opts.current ? 5 : 3, fill: line.colour,
+        class: i === opts.current ? "al-h-dot al-h-dot-now" : "al-h-dot" }));
     });
-    root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, "training step"));
-    root.append(svg("line", { x1: x(opts.current), x2: x(opts.current), y1: T - 4, y2: H - B, class: "al-h-now" }));
-    for (const line of opts.lines) {
-      const pts = line.values.map((v, i) => (v === null || v === undefined ? null : [x(i), y(v)])).filter(Boolean);
-      if (pts.length > 1) root.append(svg("polyline", { points: pts.map((p) => p.join(",")).join(" "), fill: "none",
-        stroke: line.colour, "stroke-width": 2, "stroke-dasharray": line.dashed ? "4 3" : "" }));
-      line.values.forEach((v, i) => {
-        if (v === null || v === undefined || line.dashed) return;
-        root.append(svg("circle", { cx: x(i), cy: y(v), r: i === opts.current ? 5 : 3, fill: line.colour,
-          class: i === opts.current ? "al-h-dot al-h-dot-now" : "al-h-dot" }));
-      });
-    }
-    opts.lines.filter((l) => l.name).forEach((line, k) => {
-      const lx = L + 6 + k * 62;
-      root.append(svg("line", { x1: lx, x2: lx + 12, y1: T - 13, y2: T - 13, stroke: line.colour, "stroke-width": 2,
-        "stroke-dasharray": line.dashed ? "4 3" : "" }));
-      root.append(svg("text", { x: lx + 15, y: T - 10, class: "al-h-tick" }, line.name));
-    });
-    // Clicking anywhere in a snapshot's column picks it.
-    opts.steps.forEach((s, i) => {
-      const half = n > 1 ? (W - L - R) / (n - 1) / 2 : W / 2;
-      const hit = svg("rect", { x: x(i) - half, y: T - 4, width: 2 * half, height: H - B - T + 4, class: "al-h-hit" });
-      hit.append(svg("title", {}, "step " + s + ": show this snapshot"));
-      hit.addEventListener("click", () => opts.onPick(i));
-      root.append(hit);
-    });
-    box.replaceChildren(root);
+  }
+  opts.lines.filter((l) => l.name).forEach((line, k) => {
+    const lx = L + 6 + k * 62;
+    root.append(svg("line", { x1: lx, x2: lx + 12, y1: T - 13, y2: T - 13, stroke: line.colour, "stroke-width": 2,
+      "stroke-dasharray": line.dashed ? "4 3" : "" }));
+    root.append(svg("text", { x: lx + 15, y: T - 10, class: "al-h-tick" }, line.name));
+  });
+  // Clicking anywhere in a snapshot's column picks it.
+  opts.steps.forEach((s, i) => {
+    const half = n > 1 ? (W - L - R) / (n - 1) / 2 : W / 2;
+    const hit = svg("rect", { x: x(i) - half, y: T - 4, width: 2 * half, height: H - B - T + 4, class: "al-h-hit" });
+    hit.append(svg("title", {}, "step " + s + ": show this snapshot"));
+    hit.addEventListener("click", () => opts.onPick(i));
+    root.append(hit);
+  });
+  box.replaceChildren(root);
+}
+
+export class History {
+  constructor(element) {
+    this.root = el("div", "al-history al-empty");
+    element.appendChild(this.root);
+    this.message = el("div", "al-h-message");
+    this.bar = el("div", "al-h-bar");
+    this.slider = el("input", "al-h-slider");
+    Object.assign(this.slider, { type: "range", min: 0, max: 0, step: 1, value: 0 });
+    this.slider.setAttribute("aria-label", "Training snapshot");
+    this.slider.addEventListener("input", () => this.pick(+this.slider.value));
+    this.label = el("div", "al-h-label");
+    this.bar.append(el("span", "al-group-label", "Snapshot"), this.slider, this.label);
+    this.english = el("div", "al-h-english");
+    this.english.setAttribute("aria-label", "Translation by this snapshot");
+    this.charts = el("div", "al-h-charts");
+    this.bleuBox = el("div", "al-h-chartbox");
+    this.sharpBox = el("div", "al-h-chartbox");
+    this.sharpNote = el("div", "al-h-note");
+    this.charts.append(this.bleuBox, this.sharpBox, this.sharpNote);
+    this.viewerBox = el("div", "al-h-viewer");
+    this.notice = el("div", "al-notice al-h-notice"); // the trained model's view of the sentence (result.js)
+    this.notice.hidden = true;
+    this.root.append(this.message, this.notice, this.bar, this.english, this.charts, this.viewerBox);
+    this.viewer = null; // built with the first snapshot read: until then the page holds one viewer
+    this.data = null;
+    this.current = 0;
   }
 
-  class History {
-    constructor(element) {
-      this.root = el("div", "al-history al-empty");
-      this.root.__history = this; // tests and benchmarks read the view from its element
-      element.appendChild(this.root);
-      this.message = el("div", "al-h-message");
-      this.bar = el("div", "al-h-bar");
-      this.slider = el("input", "al-h-slider");
-      Object.assign(this.slider, { type: "range", min: 0, max: 0, step: 1, value: 0 });
-      this.slider.setAttribute("aria-label", "Training snapshot");
-      this.slider.addEventListener("input", () => this.pick(+this.slider.value));
-      this.label = el("div", "al-h-label");
-      this.bar.append(el("span", "al-group-label", "Snapshot"), this.slider, this.label);
-      this.english = el("div", "al-h-english");
-      this.english.setAttribute("aria-label", "Translation by this snapshot");
-      this.charts = el("div", "al-h-charts");
-      this.bleuBox = el("div", "al-h-chartbox");
-      this.sharpBox = el("div", "al-h-chartbox");
-      this.sharpNote = el("div", "al-h-note");
-      this.charts.append(this.bleuBox, this.sharpBox, this.sharpNote);
-      this.viewerBox = el("div", "al-h-viewer");
-      this.notice = el("div", "al-notice al-h-notice"); // the trained model's view of the sentence (result.js)
-      this.notice.hidden = true;
-      this.root.append(this.message, this.notice, this.bar, this.english, this.charts, this.viewerBox);
-      this.viewer = null; // built with the first snapshot read: until then the page holds one viewer
-      this.data = null;
-      this.current = 0;
-    }
-
-    show(x) {
-      this.root.dataset.shown = x && x.id ? x.id : "";
-      const snaps = (x && x.snapshots) || [];
-      const fresh = !this.data || !x.text || this.data.text !== x.text || this.data.snapshots.length !== snaps.length;
-      this.data = x;
-      this.message.textContent = x.error || x.message || x.note || "";
-      this.message.classList.toggle("al-h-error", !!x.error);
-      if (AL.unfamiliarNotice) AL.unfamiliarNotice(this.notice, x.done ? x : null);
-      this.root.classList.toggle("al-h-none", !snaps.length);
-      if (!snaps.length) { this.root.classList.add("al-empty"); return; }
-      this.slider.max = String(snaps.length - 1);
-      if (fresh && this.current >= snaps.length) this.current = snaps.length - 1;
-      if (!x.text && !this.touched) this.current = snaps.length - 1; // before any sentence: the trained model
-      this.pick(this.current);
-    }
-
-    /** Show snapshot i: slider, label, translation, charts and maps. Nothing waits for the server. */
-    pick(i) {
-      const t0 = performance.now(), x = this.data, snaps = x.snapshots, s = snaps[i];
-      this.current = i; this.touched = this.touched || !!x.text;
-      this.slider.value = i;
-      const bleu = s.val_bleu === null || s.val_bleu === undefined ? "" : " \u00b7 val BLEU " + s.val_bleu.toFixed(1);
-      const phase = s.phase ? " \u00b7 learning " + s.phase : ""; // a run that continued another says which part
-      this.label.textContent = "step " + s.step + " (" + (i + 1) + " of " + snaps.length + ")" + phase + bleu;
-      const ready = !!s.explanation;
-      this.root.classList.toggle("al-empty", !ready);
-      this.root.classList.toggle("al-h-waiting", !!x.text && !ready && !x.error);
-      this.english.textContent = ready ? (s.translation || "(nothing: this snapshot wrote no words)")
-        : x.text && !x.error ? "Reading the sentence with this snapshot\u2026" : "Press Travel to see what each snapshot makes of the sentence.";
-      this.drawCharts();
-      if (ready) {
-        this.viewerBox.classList.remove("al-empty");
-        if (!this.viewer) {
-          this.viewer = new AL.Viewer(this.viewerBox, { sentencePicker: true });
-          // One colour scale for every snapshot: an even spread stays dark, a sharp focus turns bright.
-          this.viewer.state.scale = "fixed";
-        }
-        this.viewer.show(s.explanation);
-      } else {
-        this.viewerBox.classList.add("al-empty");
-      }
-      this.root.dataset.step = s.step;
-      this.root.dataset.ready = String(ready);
-      this.lastPickMs = performance.now() - t0;
-    }
-
-    drawCharts() {
-      const snaps = this.data.snapshots, steps = snaps.map((s) => s.step), pick = (i) => this.pick(i);
-      const theme = AL.theme(this.root);
-      lineChart(this.bleuBox, { title: "Val BLEU (higher is better)", steps: steps, current: this.current, digits: 0,
-        min: 0, onPick: pick, lines: [{ colour: theme.accent, values: snaps.map((s) => s.val_bleu) }] });
-      const layers = Math.max(0, ...snaps.map((s) => (s.sharpness || []).length));
-      if (!layers) {
-        this.sharpBox.replaceChildren(el("div", "al-h-note", "Attention sharpness appears here once a sentence is read."));
-        this.sharpNote.textContent = "";
-        return;
-      }
-      /** @type {{name: string, colour: string, values: (number | null)[], dashed?: boolean}[]} */
-      const lines = [...Array(layers).keys()].map((l) => ({ name: "layer " + (l + 1), colour: LAYER_COLOURS[l % 6],
-        values: snaps.map((s) => (s.sharpness ? s.sharpness[l] : null)) }));
-      lines.push({ name: "even", colour: theme.muted, dashed: true, values: snaps.map((s) => (s.sharpness ? s.uniform : null)) });
-      lineChart(this.sharpBox, { title: "Cross-attention spread (bits; lower = sharper)", steps: steps, current: this.current,
-        digits: 1, min: 0, onPick: pick, lines: lines });
-      const s = snaps[this.current];
-      this.sharpNote.textContent = s.sharpness ? "At step " + s.step + ", an English word's attention is spread over about " +
-        s.sharpness.map((b) => Math.pow(2, b).toFixed(1)).join(" / ") + " German pieces (layer " +
-        s.sharpness.map((_, l) => l + 1).join(" / ") + "); spread evenly it would be " + Math.pow(2, s.uniform).toFixed(1) +
-        ". Entropy of each row in bits: 2^bits is the number of pieces it effectively looks at." : "";
-    }
+  show(x) {
+    this.root.dataset.shown = x && x.id ? x.id : "";
+    const snaps = (x && x.snapshots) || [];
+    const fresh = !this.data || !x.text || this.data.text !== x.text || this.data.snapshots.length !== snaps.length;
+    this.data = x;
+    this.message.textContent = x.error || x.message || x.note || "";
+    this.message.classList.toggle("al-h-error", !!x.error);
+    unfamiliarNotice(this.notice, x.done ? x : null);
+    this.root.classList.toggle("al-h-none", !snaps.length);
+    if (!snaps.length) { this.root.classList.add("al-empty"); return; }
+    this.slider.max = String(snaps.length - 1);
+    if (fresh && this.current >= snaps.length) this.current = snaps.length - 1;
+    if (!x.text && !this.touched) this.current = snaps.length - 1; // before any sentence: the trained model
+    this.pick(this.current);
   }
-  AL.History = History;
 
-  /** js_on_load of the time-travel view's gr.HTML. */
-  AL.mountHistory = function (element, props, watch) {
-    const view = new History(element.querySelector(".al-mount") || element);
-    element.__history = view;
-    if (props.value) view.show(props.value);
-    watch("value", () => props.value && view.show(props.value));
-    new MutationObserver(() => view.data && view.data.snapshots && view.pick(view.current))
-      .observe(document.body, { attributes: true, attributeFilter: ["class"] });
-  };
-})();
+  /** Show snapshot i: slider, label, translation, charts and maps. Nothing waits for the server. */
+  pick(i) {
+    const t0 = performance.now(), x = this.data, snaps = x.snapshots, s = snaps[i];
+    this.current = i; this.touched = this.touched || !!x.text;
+    this.slider.value = i;
+    const bleu = s.val_bleu === null || s.val_bleu === undefined ? "" : " \u00b7 val BLEU " + s.val_bleu.toFixed(1);
+    const phase = s.phase ? " \u00b7 learning " + s.phase : ""; // a run that continued another says which part
+    this.label.textContent = "step " + s.step + " (" + (i + 1) + " of " + snaps.length + ")" + phase + bleu;
+    const ready = !!s.explanation;
+    this.root.classList.toggle("al-empty", !ready);
+    this.root.classList.toggle("al-h-waiting", !!x.text && !ready && !x.error);
+    this.english.textContent = ready ? (s.translation || "(nothing: this snapshot wrote no words)")
+      : x.text && !x.error ? "Reading the sentence with this snapshot\u2026" : "Press Travel to see what each snapshot makes of the sentence.";
+    this.drawCharts();
+    if (ready) {
+      this.viewerBox.classList.remove("al-empty");
+      if (!this.viewer) {
+        this.viewer = new Viewer(this.viewerBox, { sentencePicker: true });
+        // One colour scale for every snapshot: an even spread stays dark, a sharp focus turns bright.
+        this.viewer.state.scale = "fixed";
+      }
+      this.viewer.show(s.explanation);
+    } else {
+      this.viewerBox.classList.add("al-empty");
+    }
+    this.root.dataset.step = s.step;
+    this.root.dataset.ready = String(ready);
+    this.lastPickMs = performance.now() - t0;
+  }
+
+  drawCharts() {
+    const snaps = this.data.snapshots, steps = snaps.map((s) => s.step), pick = (i) => this.pick(i);
+    const theme = themeOf(this.root);
+    lineChart(this.bleuBox, { title: "Val BLEU (higher is better)", steps: steps, current: this.current, digits: 0,
+      min: 0, onPick: pick, lines: [{ colour: theme.accent, values: snaps.map((s) => s.val_bleu) }] });
+    const layers = Math.max(0, ...snaps.map((s) => (s.sharpness || []).length));
+    if (!layers) {
+      this.sharpBox.replaceChildren(el("div", "al-h-note", "Attention sharpness appears here once a sentence is read."));
+      this.sharpNote.textContent = "";
+      return;
+    }
+    /** @type {{name: string, colour: string, values: (number | null)[], dashed?: boolean}[]} */
+    const lines = [...Array(layers).keys()].map((l) => ({ name: "layer " + (l + 1), colour: LAYER_COLOURS[l % 6],
+      values: snaps.map((s) => (s.sharpness ? s.sharpness[l] : null)) }));
+    lines.push({ name: "even", colour: theme.muted, dashed: true, values: snaps.map((s) => (s.sharpness ? s.uniform : null)) });
+    lineChart(this.sharpBox, { title: "Cross-attention spread (bits; lower = sharper)", steps: steps, current: this.current,
+      digits: 1, min: 0, onPick: pick, lines: lines });
+    const s = snaps[this.current];
+    this.sharpNote.textContent = s.sharpness ? "At step " + s.step + ", an English word's attention is spread over about " +
+      s.sharpness.map((b) => Math.pow(2, b).toFixed(1)).join(" / ") + " German pieces (layer " +
+      s.sharpness.map((_, l) => l + 1).join(" / ") + "); spread evenly it would be " + Math.pow(2, s.uniform).toFixed(1) +
+      ". Entropy of each row in bits: 2^bits is the number of pieces it effectively looks at." : "";
+  }
+}
+
+/** js_on_load of the time-travel view's gr.HTML. */
+export function mountHistory(element, props, watch) {
+  const view = new History(element.querySelector(".al-mount") || element);
+  register("history", view); // tests and benchmarks find it: attentionLens.view("history")
+  if (props.value) view.show(props.value);
+  watch("value", () => props.value && view.show(props.value));
+  new MutationObserver(() => view.data && view.data.snapshots && view.pick(view.current))
+    .observe(document.body, { attributes: true, attributeFilter: ["class"] });
+}

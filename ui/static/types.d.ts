@@ -463,6 +463,27 @@ interface PublicApi {
   route?(text: string): (Route & { text: string })[] | null;
 }
 
+/** The page's state (store.js): what every view reads and follows. */
+interface PageStore {
+  /** The German the page translated last. */
+  sentence: string;
+  /** The view the visitor works in: translate, step, headlab, history, copylab. */
+  view: string;
+  /** The step the step-through view shows (from 0), or null. */
+  step: number | null;
+  /** The language the page speaks: "en". */
+  locale: string;
+  /** Where the views' questions go: the app's "server", or the model in this "page". */
+  backend: "server" | "page";
+  /** Every view's section is open, and the picture's whole-model views (?open=all: tests, screenshots). */
+  allOpen: boolean;
+  /** The explanation the translate view drew last, and the compared model's. */
+  translated: Explanation | null;
+  compared: Explanation | null;
+  /** The views whose mount has run, by name (store.register). */
+  mounted: string[];
+}
+
 /** A DOM element with a class and text (draw.js): typed by its tag. */
 type ElementMaker = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, text?: string) =>
   HTMLElementTagNameMap[K];
@@ -470,205 +491,11 @@ type ElementMaker = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string
 /** An SVG element with its attributes and text (draw.js). */
 type SvgMaker = (tag: string, attrs?: Record<string, string | number>, text?: string) => SVGElement;
 
-// ---------------------------------------------------------------------------------------------------
-// 3. window.AttentionLens: every name a script puts on it, by file
-
-interface AttentionLens {
-  // core.js: the data side; no DOM
-  KINDS: Record<Kind, KindInfo>;
-  SPECIAL: Record<string, string>;
-  mapBytes(sentence: MapSource, kind: Kind): Uint8Array;
-  pieceLabels(sentence: MapSource, axis: Axis): string[];
-  selectMap(explanation: { heads: number }, sentence: MapSource, kind: Kind, layer: number, head: number | null,
-    level: Level): AttentionMap;
-  LUT: number[][];
-  colour(v: number): string;
-  /** The diverging scale of signed values, v in [-1, 1]. */
-  diverging(v: number): string;
-  headName(head: number | null): string;
-  describeCell(map: AttentionMap, r: number, c: number): string;
-  howToRead(kind: Kind, layers: number, heads: number): string;
-  PIECES_NOTE: string;
-  fileName(map: AttentionMap, sentenceIndex: number, ext: string): string;
-  shownLayer(chosen: number | null, layers: number): number;
-  /** The page's public API; window.attentionLens is this object once published (publish). */
-  api: PublicApi;
-  publish(api: PublicApi): void;
-
-  // draw.js: matrices, lines, the overview
-  /** A panel's explanation: `lead` shown, `rest` behind "more". */
-  explainer(cls: string, lead: string, rest?: string): HTMLElement;
-  el: ElementMaker;
-  svg: SvgMaker;
-  HEAD_COLOURS: string[];
-  shortLabel(label: string): string;
-  /** The 0..1 shade of weight v: per map (v / the map's maximum) or fixed (v itself). */
-  shade(map: { max: number }, v: number, scale: Scale): number;
-  matrixLayout(map: AttentionMap, cell: number): MatrixLayout;
-  drawMatrix(canvas: HTMLCanvasElement, map: AttentionMap, opts: MatrixOptions): MatrixLayout;
-  hitMatrix(lay: MatrixLayout, map: AttentionMap, x: number, y: number): number[] | null;
-  matrixSVG(map: AttentionMap, opts: MatrixOptions): string;
-  drawHeadView(canvas: HTMLCanvasElement, heads: HeadMaps, opts: HeadViewOptions): HeadViewLayout;
-  /** The legend of a table on the maps' own sequential scale. */
-  amountLegend(low: string, high: string): HTMLElement;
-  /** The legend of the one diverging scale: red for `negative`, blue for `positive`. */
-  signedLegend(negative: string, positive: string): HTMLElement;
-  // the lens in the page (bpe.js, transformer.js, search.js, sentences.js, inpage.js, inside.js, site.js)
-  BPE: new (json: any) => InPageTokenizer;
-  readSafetensors(buffer: ArrayBuffer): Record<string, { shape: number[]; data: Float32Array }>;
-  loadKernels(bytes: BufferSource): Promise<Kernels>;
-  Transformer: new (config: any, tensors: Record<string, { shape: number[]; data: Float32Array }>,
-    kernels?: { memory: WebAssembly.Memory; linear: Function } | null) => any;
-  softmaxInPlace(row: Float32Array, n: number): Float32Array;
-  replay(model: any, enc: any, out: number[], read?: (name: string, value: any, step: number) => void): any[];
-  greedy(model: any, enc: any, maxNew: number, noRepeat: number): { out: number[]; steps: any[] };
-  beam(model: any, enc: any, K: number, lengthPenalty: number, maxNew: number, noRepeat: number): { out: number[]; steps?: any[] };
-  maxNewTokens(config: any, S: number, asked: number | null | undefined): number;
-  topk(row: ArrayLike<number>, k: number): [number, number][];
-  logSoftmax(row: ArrayLike<number>): Float32Array;
-  splitSentences(text: string): string[];
-  domainFeatures(text: string): string[];
-  domainGuess(content: any): DomainGuess;
-  readDomain(bytes: ArrayBuffer): Promise<DomainGuess | null>;
-  /** Python's str.strip (its whitespace). */
-  pyStrip(text: string): string;
-  loadInPage(base: string, kernels?: Kernels | null): Promise<InPageLens>;
-  wordSpans(tokens: string[]): number[][];
-  inPageSentence(lens: InPageLens, source: string, options: any): any;
-  inPageTranslate(lens: InPageLens, text: string, options?: any): Promise<any>;
-  uncased(text: string): "lower" | "upper" | null;
-  truecaser(counts: Record<string, number[]>): { spelling: Map<string, string>; recase(text: string): [string, [string, string][]] };
-  languageCheck(content: any): { logOdds(text: string): number; report(text: string, shown?: number): { german: boolean; why: string; words: string[] } };
-  makeRouter(parts: { domain?: DomainGuess | null; truecaser?: any; language?: any; everyday?: boolean }): InPageRouter;
-  readGzipJson(bytes: ArrayBuffer): Promise<any>;
-  answerInPage(lens: InPageLens): void;
-  startInPage(base: string): Promise<InPageLens>;
-  legend(): { node: HTMLElement; update(map: AttentionMap, kind: Kind, scale: Scale): void };
-  headViewSVG(heads: HeadMaps, opts: HeadViewOptions): string;
-  drawOverview(canvas: HTMLCanvasElement, maps: (layer: number, head: number | null) => AttentionMap, layers: number,
-    heads: number, selected: { layer: number; head: number | null }, opts: { size: number; scale: Scale; theme: Theme }): OverviewBox[];
-
-  // viewer.js
-  theme(node: Element): Theme;
-  Viewer: new (container: HTMLElement, options?: ViewerOptions) => ViewerLike;
-
-  // result.js: the translate view's result, the standalone viewer, notices
-  Result: new (element: HTMLElement) => ResultLike;
-  mountResult(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
-  mountStandalone(element: HTMLElement, payload: Explanation, apiRoot?: string | null): ResultLike;
-  markStale(): void;
-  busy(where?: string): void;
-  unfamiliarText(which: string, reasons: string[]): string;
-  modelOf(sentence: Sentence | null | undefined): string;
-  routeNotes(x: Explanation): [string, string][];
-  unfamiliarNotice(box: HTMLElement, x: Familiar | null): void;
-  /** When the last answer arrived (performance.now()), for bench/page.py. */
-  arrived: number;
-  /** A running app's address, for the standalone viewer's buttons. */
-  apiRoot: string;
-
-  // qkv.js: the API, one row opened up
-  callApi(name: string, data: unknown[]): Promise<any>;
-  pieceText(t: string): string;
-  wholePercent(p: number): string;
-  askAboutShown(result: ResultLike, panel: HTMLElement, name: string, waiting: string, failed: string,
-    render: (answer: any) => Node): Promise<void>;
-  renderQkv(r: QkvAnswer, column: number): HTMLElement;
-  openRow(viewer: ViewerLike, panel: HTMLElement): Promise<void>;
-
-  // ladder.js, who.js, patchlab.js: the inside views under the translation
-  renderLadder(lens: LogitLensAnswer): HTMLElement;
-  openLadder(result: ResultLike, panel: HTMLElement): Promise<void>;
-  sourceMeter(share: number, label?: string): HTMLElement;
-  renderContributions(c: ContributionsAnswer): HTMLElement;
-  openContributions(result: ResultLike, panel: HTMLElement): Promise<void>;
-  proposedSwaps(german: string): [from: string, to: string, swapped: string][];
-  patchSentence(p: PatchAnswer): string;
-  renderPatch(p: PatchAnswer): HTMLElement;
-  openPatch(result: ResultLike, panel: HTMLElement): void;
-
-  // walk.js: one sentence for the page, its state in the link
-  state(): PageState;
-  saveState(): void;
-  onMainResult(x?: Explanation): void;
-  onSecondResult(x: Explanation): void;
-  /** Open a view's section for the page's sentence ("step", "headlab", "history", "copylab", "compare"). */
-  openView(name: string): void;
-  /** Every view's section open (?open=all). */
-  openAll(): void;
-  /** Set once AL.openAll ran: every disclosure drawn later opens too. */
-  allOpen?: boolean;
-
-  // spine.js: the picture of the model, drawn into the translate view's result
-  drawSpine(result: ResultLike & { inside: HTMLElement; ladder: HTMLElement; notes: HTMLElement }): void;
-  writeLink(state: PageState, layerChosen: boolean): string;
-  readLink(fragment: string): LinkState;
-
-  // tour.js
-  TOUR_STOPS: number;
-  /** The walk's stops: their titles and the view each shows. */
-  walk(): { title: string; view: string; guess: boolean }[];
-  tour: { end(finished?: boolean): void } | null;
-  /** Start the guided walk, or resume it where it was left unless `fresh`. */
-  startTour(fresh?: boolean): { end(finished?: boolean): void };
-  /** Where the walk was left: its stop (from 0) and the guesses' score; null once finished or never started. */
-  tourLeft?: { stop: number; score: { right: number; asked: number } } | null;
-
-  // beam.js, steptext.js, stepthrough.js, why.js, stepinside.js: the step view
-  nodeLabel(token: string): string;
-  drawBeamTree(container: Element, trace: Trace, opts: { onPick(node: BeamNode): void }): SVGElement;
-  drawNBest(container: Element, trace: Trace, opts: { onPick(node: BeamNode): void; text(node: BeamNode): string }): void;
-  percent(p: number): string;
-  wordsOf(pieces: string[]): PieceWord[];
-  glue(word: string): string;
-  sentenceOf(pieces: string[]): string;
-  describeChoice(tr: Trace, t: number): string;
-  changedWords(before: string[], after: string[]): { before: boolean[]; after: boolean[] };
-  StepView: new (element: HTMLElement, server: StepServer) => StepViewLike;
-  mountStep(element: HTMLElement, props: GradioProps, watch: GradioWatch, server: StepServer): void;
-  mountWhy(view: StepViewLike, panel: HTMLElement): void;
-  drawWhy(view: StepViewLike, tr: Trace, t: number): void;
-  askWhy(view: StepViewLike): Promise<void>;
-  mountInside(view: StepViewLike, panel: HTMLElement): void;
-  drawInside(view: StepViewLike, tr: Trace, t: number): Promise<void>;
-
-  // headlab.js, attribution.js: the head lab
-  headLab: { maskJSON(): string };
-  mountHeadControls(element: HTMLElement, props: GradioProps): void;
-  labBusy(id: string): void;
-  mountHeadResult(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
-  mountAttribution(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
-  headLabEl: ElementMaker;
-  AttributionView: new (element: HTMLElement) => { data: any; show(x: any): void; draw(): void };
-
-  // timetravel.js: time travel
-  History: new (element: HTMLElement) => { show(x: any): void; pick(i: number): void };
-  mountHistory(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
-
-  // copylab.js: the copy-task lab
-  CopyLab: new (element: HTMLElement) => { show(x: any): void; draw(): void; waiting(): void };
-  copyLab: { waiting(): void } | null;
-  mountCopyLab(element: HTMLElement, props: GradioProps, watch: GradioWatch): void;
-  copyLabWaiting(): void;
-}
-
 interface Window {
-  /** The one namespace the page scripts share. */
-  AttentionLens: AttentionLens;
-  /** The page's public API: AttentionLens.api, published by walk.js (core.js, publish). */
+  /** The page's door for tests, notebooks and the console (door.js): the only name the page puts on window. */
   attentionLens: PublicApi;
   /** Gradio's page config: the app's root URL. */
   gradio_config?: { root?: string };
-}
-
-/** Elements the views leave their view objects on (tests and walk.js read them). */
-interface HTMLElement {
-  __lens?: ResultLike;
-  __step?: StepViewLike;
-  __headResult?: unknown;
-  __attribution?: unknown;
-  __history?: unknown;
-  __copylab?: unknown;
 }
 
 /** The tokenizer in the page (bpe.js). */
