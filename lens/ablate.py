@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from model.heads import KINDS, HeadMask
 from translation.translator import Explanation
@@ -86,7 +88,7 @@ def switched_off_heads(mask_dict: dict) -> list[tuple[str, int, int]]:
     ]
 
 
-def parse_head(spec: str, config) -> tuple[str, int, int] | list[tuple[str, int, int]]:
+def parse_head(spec: str, config) -> list[tuple[str, int, int]]:
     """'cross:2:1' (kind:layer:head, counted from 1 as on the page; '*' for all) -> 0-based heads."""
     parts = spec.strip().split(":") if isinstance(spec, str) else []
     if len(parts) != 3 or parts[0] not in KINDS:
@@ -95,7 +97,7 @@ def parse_head(spec: str, config) -> tuple[str, int, int] | list[tuple[str, int,
             "(e.g. 'cross:2:1'; layers and heads count from 1; '*' means all)"
         )
     kind, counts = parts[0], (layers_of(config, parts[0]), config.n_heads)
-    picked = []
+    picked: list[Sequence[int]] = []  # the layers, then the heads
     for name, text, n in zip(("layer", "head"), parts[1:], counts):
         if text == "*":
             picked.append(range(n))
@@ -149,7 +151,7 @@ def ablate(
         head_mask = HeadMask.from_dict(head_mask, translator.config)
     if not isinstance(head_mask, HeadMask):
         raise TypeError(f"head_mask must be a HeadMask or its to_dict(), got {type(head_mask).__name__}")
-    options = dict(num_beams=num_beams, length_penalty=length_penalty, max_new_tokens=max_new_tokens)
+    options: dict[str, Any] = dict(num_beams=num_beams, length_penalty=length_penalty, max_new_tokens=max_new_tokens)
     explanation = explain_one(
         translator, text, DecodingOptions(**options), ABLATE, head_mask=head_mask
     )  # refused first

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,10 @@ from .checked_json import (
     refused,
 )
 from .confidence import UNFAMILIAR_BELOW, mean_log_prob
+
+if TYPE_CHECKING:  # read when a checkpoint is loaded (load_familiarity), not when this module is
+    from .domain import DomainGuess
+    from .evidence import Evidence
 
 ALARM_FILE = "alarm.json"
 MAX_FILE_BYTES, MAX_DEPTH = 64 << 10, 4  # the shipped rules: under 1 kB, 3 deep
@@ -115,9 +120,9 @@ class Familiarity:
     """What a checkpoint knows of its training data: its evidence index (or None), its alarm rule, and the guess
     of which kind of German a text is (lens/domain.py; None where the checkpoint has none)."""
 
-    evidence: object | None = None  # lens.evidence.Evidence
+    evidence: Evidence | None = None
     rule: AlarmRule = AlarmRule()
-    domain: object | None = None  # lens.domain.DomainGuess
+    domain: DomainGuess | None = None
 
     def report(self, source: str, target_probs: np.ndarray) -> dict:
         """`evidence` (one entry a distinct German word, empty without an index), `unfamiliar` and `reasons`, and
@@ -140,19 +145,20 @@ def load_familiarity(model_id: str | Path, revision: str | None = None) -> Famil
     from .domain import load_domain
     from .evidence import EVIDENCE_FILE, read_index
 
-    found = {}
+    found: dict[str, Path | None] = {}
     for name in (EVIDENCE_FILE, ALARM_FILE):
         try:
             found[name] = resolve_file(model_id, name, revision=revision)
         except Exception:  # noqa: BLE001 - absent in this checkpoint, or the Hub unreachable: go without
             found[name] = None
+    evidence_file, alarm_file = found[EVIDENCE_FILE], found[ALARM_FILE]
     evidence, rule = None, AlarmRule()
-    if found[EVIDENCE_FILE]:
-        evidence = optional(lambda: read_index(found[EVIDENCE_FILE]), "the training-data evidence is off")
-    if found[ALARM_FILE]:
+    if evidence_file:
+        evidence = optional(lambda: read_index(evidence_file), "the training-data evidence is off")
+    if alarm_file:
         rule = (
             optional(
-                lambda: load_rule(found[ALARM_FILE].parent),
+                lambda: load_rule(alarm_file.parent),
                 "its alarm rule is off: the alarm listens to the model's confidence only",
             )
             or AlarmRule()

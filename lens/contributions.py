@@ -76,6 +76,7 @@ def parts_of_block(
     else:
         q, (k, v) = attention.project_query(h[None]), attention.project_memory(memory[None])
     _, weights = scaled_dot_product_attention(q, k, v, mask, need_weights=True)  # (1, H, L, M)
+    assert weights is not None  # need_weights
     weights = weights[0] if heads is None else weights[0] * heads.view(-1, 1, 1)
     D, H = x.size(-1), attention.n_heads
     w_o = attention.out_proj.weight.view(D, H, attention.d_k)  # W_O, its columns grouped by head
@@ -135,6 +136,7 @@ def decoder_rollout(model, src: torch.Tensor, tgt: torch.Tensor, head_mask: Head
     blocks = attention_blocks(model.config, "decoder")
     names = [b.before for b in blocks + attention_blocks(model.config, "encoder")] + ["encoder.out"]
     seen, logits = read(model, src, tgt, names, head_mask)  # one pass for both stacks
+    assert logits is not None  # tgt is given
     memory, rollout, src_mask = encoder_rollout(model, src, head_mask, seen)
     tgt_mask = target_mask(tgt, model.config.pad_id)
     S, T = memory.size(0), tgt.size(1)

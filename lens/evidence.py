@@ -72,7 +72,9 @@ def build_index(corpora: dict[str, tuple[list[str], list[str]]]) -> dict:
     for column, name in enumerate(names):
         for word, n in Counter(w for sentence in corpora[name][0] for w in german_words(sentence)).items():
             counts.setdefault(word, [0] * len(names))[column] = n
-    pairs, examples, chosen = [], {}, {}
+    pairs: list[list[str]] = []  # (german, english) example pairs
+    examples: dict[str, list[int]] = {}  # word -> indices into pairs
+    chosen: dict[int, int] = {}  # sentence index -> its index in pairs
     for name in (n for n in names if n in EXAMPLE_CORPORA):
         src, tgt = corpora[name]
         for i in sorted(range(len(src)), key=lambda i: (len(src[i]), i)):  # the shortest sentences first

@@ -143,11 +143,13 @@ def ablation_scores(translator, val: ValSlice, progress: Callable[[str], None] |
     baseline = score(translator, val, pairs)
     kinds = {}
     for kind in KINDS:
-        result = {variant: {"val_loss": [], "val_bleu": []} for variant in ("switched_off", "only")}
+        result: dict[str, dict[str, list[list[float]]]] = {
+            variant: {"val_loss": [], "val_bleu": []} for variant in ("switched_off", "only")
+        }  # variant -> metric -> [layer][head]
         for layer in range(layers_of(c, kind)):
-            for variant in result.values():
-                variant["val_loss"].append([])
-                variant["val_bleu"].append([])
+            for metrics in result.values():
+                metrics["val_loss"].append([])
+                metrics["val_bleu"].append([])
             for head in range(c.n_heads):
                 masks = {"switched_off": all_on.switched_off(kind, layer, head), "only": all_on.only(kind, layer, head)}
                 for variant, mask in masks.items():
@@ -280,7 +282,7 @@ def reusable_agreement(earlier: dict, val: ValSlice, attribution: str, steps: in
 def ranked_heads(importance: dict, kind: str | None = None) -> list[tuple[str, int, int, float]]:
     """(kind, layer, head, loss increase when off) of the chosen kind (None: all), most important first."""
     kinds = KINDS if kind is None else (kind,)
-    rows = []
+    rows: list[tuple[str, int, int, float]] = []
     for k in kinds:
         if k not in importance.get("kinds", {}):
             raise ValueError(f"kind must be one of {KINDS} (or None for all), got {k!r}")
@@ -316,13 +318,13 @@ def importance_table_markdown(importance: dict) -> str:
     cross = importance["kinds"]["cross"]
     if "agreement" in cross:
         scores = np.array(cross["agreement"])
-        layer, head = np.unravel_index(scores.argmax(), scores.shape)
+        best_layer, best_head = np.unravel_index(scores.argmax(), scores.shape)
         method = importance["method"]["attribution"]["method"].replace("_", " ")
         lines += [
             "",
-            f"Cross-attention that agrees best with attribution ({method}): layer {layer + 1} head "
-            f"{head + 1}, whose strongest source token is the most-attributed one for "
-            f"{scores[layer, head]:.0%} of {importance['agreement_tokens']} target tokens.",
+            f"Cross-attention that agrees best with attribution ({method}): layer {best_layer + 1} head "
+            f"{best_head + 1}, whose strongest source token is the most-attributed one for "
+            f"{scores[best_layer, best_head]:.0%} of {importance['agreement_tokens']} target tokens.",
         ]
     return "\n".join(lines) + "\n"
 

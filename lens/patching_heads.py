@@ -16,6 +16,7 @@ Shape legend: R runs, S source tokens, t prefix tokens, H heads, d_k head width,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -59,12 +60,13 @@ def replay(
         kind: [attention_name(kind, i) + ".heads" for i in range(layers)]
         for kind, layers in layer_counts(model.config).items()
     }
-    patches = {}
+    patches: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {}
     if chosen is not None:
+        assert clean is not None  # the patched heads' outputs come from the clean run
         for kind, per_layer in names.items():
             for i, name in enumerate(per_layer):
                 pick, from_clean = chosen[kind][:, i][:, :, None, None], clean[kind][i]  # (R, H, 1, 1), (1, H, L, d_k)
-                patches[name] = lambda out, pick=pick, from_clean=from_clean: torch.where(pick, from_clean, out)
+                patches[name] = patched(pick, from_clean)
     seen, logits = read(
         model,
         src,
@@ -73,7 +75,13 @@ def replay(
         head_mask,
         replace=replacing(patches),
     )
+    assert logits is not None  # read returns logits where a prefix is decoded
     return logits[:, -1].float(), {kind: [seen[name] for name in per_layer] for kind, per_layer in names.items()}
+
+
+def patched(pick: torch.Tensor, from_clean: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The heads' output `out` with the clean run's in the heads `pick` marks."""
+    return lambda out: torch.where(pick, from_clean, out)
 
 
 def layer_counts(config) -> dict[str, int]:

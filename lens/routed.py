@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -119,7 +120,9 @@ class Router:
         text, recased = self.prepared(sentence)
         if written is not None and written != sentence:
             recased = word_changes(written.translate(FULL_WIDTH_MARKS), text)
-        language = self.language.report(text) if self.language is not None else {"german": True, "words": []}
+        language: dict[str, Any] = (
+            self.language.report(text) if self.language is not None else {"german": True, "words": []}
+        )
         if not language["german"]:
             reads_like, words, why = "not German", language["words"], language["why"]
         elif self.domain is not None:
@@ -181,7 +184,7 @@ class RoutedTranslator:
     ) -> str | list[str]:
         """As Translator.translate, each sentence by the model its route names; the order of the texts is kept."""
         single = isinstance(text, str)
-        texts = [text] if single else list(text)
+        texts = [text] if isinstance(text, str) else list(text)
         routes = [self.router.route(t, model) for t in texts]
         outputs = [""] * len(texts)
         for name, translator in self.translators.items():

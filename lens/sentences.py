@@ -60,10 +60,10 @@ def _ends_sentence(text: str, end: int, mark: str) -> bool:
         return False  # "Hallo!" rief er.  /  "... usw. und so fort"
     if not mark.startswith("."):
         return True  # ! ? … end a sentence before a capital
-    word = re.search(r"(\S+)$", text[: end - len(mark)])
-    if word is None:
+    last = re.search(r"(\S+)$", text[: end - len(mark)])
+    if last is None:
         return True
-    word = word.group(1).lstrip(OPENERS).lower()
+    word = last.group(1).lstrip(OPENERS).lower()
     if word.isdigit():
         return len(word) > 2 or _number_ends_sentence(text[: end - len(mark) - len(word)], following)
     if len(word) == 1 and word.isalpha():
@@ -76,8 +76,8 @@ def _number_ends_sentence(before: str, following: str) -> bool:
     "Ich bin 25. Ich wohne in Berlin." ends; "am 1. Mai", "der 3. Platz" and "1. Mai" do not ("im Jahr
     1990." always ends: no ordinal has more than two digits)."""
     previous = re.search(r"(\w+)\W*$", before)
-    next_word = re.match(r"\w+", following)
-    next_word = next_word.group(0).lower() if next_word else ""
+    found = re.match(r"\w+", following)
+    next_word = found.group(0).lower() if found else ""
     if next_word in MONTHS or (previous and previous.group(1).lower() in BEFORE_ORDINALS):
         return False
     return next_word in SENTENCE_STARTERS

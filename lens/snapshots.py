@@ -57,7 +57,9 @@ def list_snapshots(model_id: str | Path, revision: str | None = None) -> list[Sn
         branches = [e["revision"] for e in figures.values() if BRANCH.match(e.get("revision") or "")]  # not "main"
     snapshots = []
     for name in branches:
-        step = int(BRANCH.match(name).group(1))
+        found = BRANCH.match(name)
+        assert found is not None  # every branch name was matched to be listed
+        step = int(found.group(1))
         entry = figures.get(step, {})
         snapshots.append(
             Snapshot(

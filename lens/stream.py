@@ -10,7 +10,7 @@ Shape legend: B batch, S source and T target length, D model width, V vocabulary
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -123,7 +123,7 @@ def read(
     return seen, logits[0] if need_weights else logits
 
 
-def replacing(values: dict[str, torch.Tensor | Callable[[torch.Tensor], torch.Tensor]]) -> Tap:
+def replacing(values: Mapping[str, torch.Tensor | Callable[[torch.Tensor], torch.Tensor]]) -> Tap:
     """A tap that puts values[name] in the place of `name` (a tensor, or a function of the value there)."""
 
     def tap(name: str, value: torch.Tensor):

@@ -27,7 +27,8 @@ class LRU:
     def __init__(self, size: int):
         if size < 1:
             raise ValueError(f"an LRU cache needs room for at least 1 item, got {size}")
-        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+        self.size, self.lock = size, threading.Lock()
+        self.items: OrderedDict[Hashable, object] = OrderedDict()  # key -> value, the most recently used last
         self.hits = self.misses = 0
 
     def get(self, key: Hashable, make: Callable[[], object]):

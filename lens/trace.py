@@ -138,6 +138,7 @@ class SearchRecorder:
         self.row_nodes: list[list[BeamNode | None]] = [[self.nodes[0]]]  # per step: the node each row holds
 
     def on_step(self, step: int, log_probs: Tensor, attention: StepAttention | None) -> None:
+        assert attention is not None  # it wants_attention
         self.log_probs.append(log_probs)
         self.attention.append(attention)
 

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -228,11 +229,14 @@ class Translator:
         native search multiplies in int8, and the compiled step by weight-only int8 matrices. Returns the compiled
         step (`.search`: the native search)."""
         search = getattr(self.model, "compiled_search", None)
+        # (torch's stub types a module's attributes as tensors and modules; any object may be one.)
         if search is None:
-            search = self.model.compiled_search = NativeSearch(self.model, cache_dir, self.precision)
+            search = NativeSearch(self.model, cache_dir, self.precision)
+            self.model.compiled_search = search  # type: ignore[assignment]
         step = getattr(self.model, "compiled_step", None)
         if step is None:
-            step = self.model.compiled_step = CompiledStep(self.model, cache_dir, self.precision)
+            step = CompiledStep(self.model, cache_dir, self.precision)
+            self.model.compiled_step = step  # type: ignore[assignment]
         step.search = search
 
         builds = ([search.compile] if native else []) + ([step.compile] if packages else [])
@@ -286,7 +290,7 @@ class Translator:
         if isinstance(prefix, str):
             ids = self.encode_target(prefix.strip(), "prefix")
         elif isinstance(prefix, Sequence) and all(isinstance(i, int) and not isinstance(i, bool) for i in prefix):
-            ids = list(prefix)
+            ids = list(cast(Sequence[int], prefix))  # every item checked an int
         else:
             raise TypeError(f"prefix must be English text or a list of token ids, got {type(prefix).__name__}")
         if len(ids) > self.config.max_len:
