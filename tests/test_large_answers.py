@@ -1,6 +1,6 @@
 """A large answer costs its own caller, not everyone: its weights share one float object per value (8 bytes a weight,
 not 32), Gradio passes over rows of numbers instead of walking them element by element on its event loop, and the
-session sweeper stops counting a kept value once it knows it is large. `python bench/abuse.py --only explain_flood
+session sweeper stops counting a kept value once it knows it is large. `python load/abuse.py --only explain_flood
 --repeats 3` measures what this buys (docs/limits.md)."""
 
 import json

@@ -56,10 +56,10 @@ def test_each_limit_is_the_number_in_the_code(what, limit, reference):
 
 def test_the_examples_of_the_measured_tables_are_what_the_budgets_say():
     """docs/limits.md's worked examples, checked against the budgets on the shipped checkpoint's tokenizer (the texts
-    bench/abuse.py sends): a /patch of 70 CJK characters passes the work budget, of 80 or 100 is refused; a
+    load/abuse.py sends): a /patch of 70 CJK characters passes the work budget, of 80 or 100 is refused; a
     /contrast of 100 characters is refused at any step, of 60 at step 80 but not at step 40; one line of 100 CJK
     characters fits /explain, sixteen do not."""
-    from bench.abuse import cjk_pair, odd_text
+    from load.abuse import cjk_pair, odd_text
     from lens import cost
     from lens.contrast import check_contrast_work
     from lens.patching import check_patch_work

@@ -119,7 +119,7 @@ def test_a_patch_past_its_work_budget_is_refused_before_the_work(translator, mon
 
 
 def test_the_largest_patch_the_budget_allows_is_near_its_worst_case(translator):
-    """The budget lets in a 180-piece sentence at an early step (bench/abuse.py's largest_patch) and refuses a
+    """The budget lets in a 180-piece sentence at an early step (load/abuse.py's largest_patch) and refuses a
     256-piece one: the row of docs/limits.md."""
     from lens import cost
     from lens.patching import check_patch_work

@@ -1,7 +1,7 @@
 """Soak: many mixed page, API and MCP requests against a real app.py, its memory and temp disk sampled.
 
-    python bench/soak.py [--checkpoint checkpoints/de-en] [--minutes 10] [--clients 8]
-    python bench/soak.py --requests 1000                      # a fixed number of requests instead
+    python load/soak.py [--checkpoint checkpoints/de-en] [--minutes 10] [--clients 8]
+    python load/soak.py --requests 1000                      # a fixed number of requests instead
 
 The mix: API /translate and /explain (gradio_client's raw protocol: POST /gradio_api/call, then
 its event stream), every inside endpoint (/trace, /ablate, /qkv, /logit_lens, /contributions,

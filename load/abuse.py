@@ -1,7 +1,7 @@
 """Abuse: the requests that cost the most a client may send, against a started app.py, and what they
 cost everyone else.
 
-    python bench/abuse.py [--checkpoint checkpoints/de-en] [--hog-seconds 45] [--idle-seconds 60]
+    python load/abuse.py [--checkpoint checkpoints/de-en] [--hog-seconds 45] [--idle-seconds 60]
 
 Scenarios, one after another, each with a victim calling /translate every half second beside it:
 - the largest /explain the budget allows (one sentence of 256 byte pieces each way, max_length 256),
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.soak import SHORT, post, rss_mb  # noqa: E402
+from load.soak import SHORT, post, rss_mb  # noqa: E402
 from ui.app_process import launch_app  # noqa: E402
 
 
