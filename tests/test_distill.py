@@ -1,4 +1,4 @@
-"""Sequence-level distillation: recipes/everyday/distill.py writes a teacher's translations of the training
+"""Sequence-level distillation: recipes/distill.py writes a teacher's translations of the training
 sources (resuming an interrupted file), and train.py --distilled-targets reads them as Multi30k's English."""
 
 import importlib.util
@@ -14,7 +14,7 @@ from training.evidence import training_corpora
 from translation import Translator
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("distill", ROOT / "recipes" / "everyday" / "distill.py")
+spec = importlib.util.spec_from_file_location("distill", ROOT / "recipes" / "distill.py")
 distill = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(distill)
 

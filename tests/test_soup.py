@@ -1,4 +1,4 @@
-"""recipes/everyday/soup.py: the mean of the weights of checkpoints with one shape and tokenizer, written as a
+"""recipes/soup.py: the mean of the weights of checkpoints with one shape and tokenizer, written as a
 checkpoint folder whose card and results.json name its ingredients."""
 
 import dataclasses
@@ -13,7 +13,7 @@ from model import Transformer
 from translation import Translator
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("soup", ROOT / "recipes" / "everyday" / "soup.py")
+spec = importlib.util.spec_from_file_location("soup", ROOT / "recipes" / "soup.py")
 soup = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(soup)
 

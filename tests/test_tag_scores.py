@@ -1,4 +1,4 @@
-"""recipes/everyday/tag_scores.py: the domain tag goes in front of the sentences chosen, and nowhere else."""
+"""recipes/tag_scores.py: the domain tag goes in front of the sentences chosen, and nowhere else."""
 
 import importlib.util
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("tag_scores", ROOT / "recipes" / "everyday" / "tag_scores.py")
+spec = importlib.util.spec_from_file_location("tag_scores", ROOT / "recipes" / "tag_scores.py")
 tag_scores = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tag_scores)
 

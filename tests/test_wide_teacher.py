@@ -71,7 +71,7 @@ def test_more_corpora_reach_the_teacher_and_the_student_but_not_the_translations
         == 0
     )
     trains = [c for c in commands if c[0] == "train.py"]
-    distills = [c for c in commands if c[0] == "recipes/everyday/distill.py"]
+    distills = [c for c in commands if c[0] == "recipes/distill.py"]
     assert len(trains) == 2 and len(distills) == 2 and commands[-1] == ["pack"]
     for cmd in trains:
         at = cmd.index("--more-corpora")

@@ -31,7 +31,7 @@ def training_corpora(
 ) -> dict[str, tuple[list[str], list[str]]]:
     """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once); with
     `distilled` (`distilled_ding`), the English of Multi30k (of the Ding sentences) is a teacher's
-    translations (recipes/everyday/distill.py)."""
+    translations (recipes/distill.py)."""
     multi30k = data.load_split(data.resolve_data_dir(data_dir), "train")
     n = max_train_pairs or len(multi30k)
     english = distilled_targets(distilled, len(multi30k)) if distilled else multi30k.tgt
@@ -63,7 +63,7 @@ def distilled_targets(path: str, pairs: int, what: str = "Multi30k training pair
         found = f"line {empty} is empty" if len(lines) == pairs else f"not {len(lines)} lines"
         raise data.CorpusError(
             f"{path} must hold one non-empty line per {what} ({pairs}), {found}: "
-            "write it again with recipes/everyday/distill.py"
+            "write it again with recipes/distill.py"
         )
     return lines
 

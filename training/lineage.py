@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--final-phase",
         help="the last point's name, where it is not the run's own weights "
-        "(a soup of them with the base's: recipes/everyday/soup.py); its greedy val figures are "
+        "(a soup of them with the base's: recipes/soup.py); its greedy val figures are "
         "measured here on Multi30k val",
     )
     parser.add_argument("--data-dir", help="Multi30k (else $MULTI30K_DIR), for --final-phase")

@@ -72,12 +72,12 @@ class TrainSettings:
         None,
         "read the English of the Multi30k training pairs from this file, a "
         "teacher's translations, one line per pair (sequence-level distillation: "
-        "recipes/everyday/distill.py)",
+        "recipes/distill.py)",
     )
     distilled_ding: str | None = _opt(
         None,
         "read the English of the Ding training sentence pairs from this file, a "
-        "teacher's translations, one line per pair (recipes/everyday/distill.py --corpus ding)",
+        "teacher's translations, one line per pair (recipes/distill.py --corpus ding)",
     )
     more_corpora: str | None = _opt(
         None,

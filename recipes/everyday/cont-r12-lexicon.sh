@@ -1,5 +1,5 @@
 #!/bin/bash
-# An everyday specialist to mix with the shipped weights (recipes/everyday/soup.py): from the shipped everyday
+# An everyday specialist to mix with the shipped weights (recipes/soup.py): from the shipped everyday
 # checkpoint, the Ding sentences with their recovered readings twelve times an epoch, the common headwords and
 # the phrase pairs once, so that captions are about a tenth of what it reads. Rerun to resume.
 cd "$(dirname "$0")/../.."

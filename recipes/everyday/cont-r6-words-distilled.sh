@@ -1,6 +1,6 @@
 #!/bin/bash
 # As cont-r6-words-long.sh, with the captions' English replaced by the captions model's beam translations
-# (sequence-level distillation: recipes/everyday/distill.py checkpoints/de-en --out runs/distill/multi30k-train.de-en.txt).
+# (sequence-level distillation: recipes/distill.py checkpoints/de-en --out runs/distill/multi30k-train.de-en.txt).
 # RUN=cont-r6-senses-distilled names the run made with the headword list that keeps one sense a word.
 # Rerun to resume.
 cd "$(dirname "$0")"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # One default model for both kinds of German: the captions model (checkpoints/de-en) fine-tuned on its own beam
-# translations of the captions (self-distillation: recipes/everyday/distill.py checkpoints/de-en
+# translations of the captions (self-distillation: recipes/distill.py checkpoints/de-en
 # --out runs/distill/multi30k-train.de-en.txt, so the captions keep what it writes), the Ding sentences
 # $DING times an epoch with the headwords, and the game dialogue. Its vocabulary stays the captions model's.
 # Snapshots along the way for time travel. One core; rerun to resume. Two runs side by side on 24 GiB need

@@ -21,7 +21,7 @@ python -m training.lineage --base "$BASE" --run "$OUT" --base-phase captions --p
   ${FINAL_PHASE:+--final-phase "$FINAL_PHASE"} --drop "${DROP:-}"  # FINAL_PHASE names a soup's last point
 python -m training.domain --checkpoint "$OUT"            # the domain guess: from the corpora, not the weights
 python -m training.shortlist --checkpoint "$OUT" --corpus multi30k+ding  # the captions and the Ding sentences
-python recipes/everyday/repetition.py "$OUT" --values 0,3 # the rule ships as decoding.json (no_repeat_ngram)
+python recipes/repetition.py "$OUT" --values 0,3 # the rule ships as decoding.json (no_repeat_ngram)
 echo '{"no_repeat_ngram": 3}' > "$OUT/decoding.json"
 python recipes/alarm.py --checkpoint "$OUT" --write --test  # chosen on half of each dev set; test2016's rate once
 python recipes/everyday/score_test.py "$OUT"              # once

@@ -7,7 +7,7 @@
 1. The teacher: d_model 512, 8 heads, d_ff 2048 (the levers sweep's `mix-r2-wide-512`: 3.6x the decoding
    cost of the shipped shape) trained from scratch on the captions and the Ding sentences for
    --teacher-minutes, its weights chosen on the two dev sets as every run's are.
-2. Its beam-5 translations of both training sets (recipes/everyday/distill.py): the captions' and the
+2. Its beam-5 translations of both training sets (recipes/distill.py): the captions' and the
    Ding sentences' English as the teacher would write them. With --more-corpora (e.g. backtranslated:2,games:2)
    teacher and student also learn from those corpora, their human English kept.
 3. The student: the shipped everyday model (its shape and vocabulary) trained on for --student-minutes on
@@ -152,7 +152,7 @@ def distill(teacher: Path, args) -> dict[str, Path]:
         beams = ["--num-beams", "1"] if args.tiny else []
         run(
             [
-                "recipes/everyday/distill.py",
+                "recipes/distill.py",
                 str(teacher),
                 "--corpus",
                 corpus,

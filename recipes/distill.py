@@ -1,8 +1,8 @@
 """A teacher's translations of the training sources of a corpus, for sequence-level distillation.
 
-    python recipes/everyday/distill.py checkpoints/de-en --out runs/distill/multi30k-train.de-en.txt
+    python recipes/distill.py checkpoints/de-en --out runs/distill/multi30k-train.de-en.txt
     python train.py ... --distilled-targets runs/distill/multi30k-train.de-en.txt
-    python recipes/everyday/distill.py TEACHER --corpus ding --out runs/distill/ding-train.de-en.txt
+    python recipes/distill.py TEACHER --corpus ding --out runs/distill/ding-train.de-en.txt
     python train.py --corpus multi30k+ding ... --distilled-ding runs/distill/ding-train.de-en.txt
 
 Sequence-level distillation (Kim & Rush 2016): the student learns the teacher's beam output instead of
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
 from training.evaluation import translate_all  # noqa: E402

@@ -2,7 +2,7 @@
 on Multi30k val and the Ding dev set, for each no_repeat_ngram asked (beam 5, the checkpoint's own length
 penalty from its results.json).
 
-    python recipes/everyday/repetition.py checkpoints/de-en-everyday --values 0,3,4
+    python recipes/repetition.py checkpoints/de-en-everyday --values 0,3,4
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
 from translation import Translator  # noqa: E402

@@ -1,9 +1,9 @@
 """The weights of several checkpoints that started from the same one, averaged ("a model soup").
 
-    python recipes/everyday/soup.py checkpoints/de-en-everyday runs/everyday/cont-r6-recovered/checkpoint [...]
-    python recipes/everyday/soup.py A B [...] --out runs/everyday/soup [--test]
-    python recipes/everyday/soup.py A B --weights 0.4,0.6     # 0.4 of A's weights and 0.6 of B's
-    python recipes/everyday/soup.py A B --by-part 0.5,1,0.5   # B's share in the embedding, encoder, decoder
+    python recipes/soup.py checkpoints/de-en-everyday runs/everyday/cont-r6-recovered/checkpoint [...]
+    python recipes/soup.py A B [...] --out runs/everyday/soup [--test]
+    python recipes/soup.py A B --weights 0.4,0.6     # 0.4 of A's weights and 0.6 of B's
+    python recipes/soup.py A B --by-part 0.5,1,0.5   # B's share in the embedding, encoder, decoder
 
 Fine-tuned copies of one model stay in one basin of the loss, so the mean of their weights is often
 better than each; `--weights` moves the point along the line between them (WiSE-FT's mixing coefficient,
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
 from training.evaluation import final_evaluation, score_everyday  # noqa: E402

@@ -1,6 +1,6 @@
 """A run trained with a domain tag on the captions (train.py --caption-tag), scored with and without the tag.
 
-    python recipes/everyday/tag_scores.py runs/everyday/caption-tag/checkpoint [--tag "<CAP>"] [--test]
+    python recipes/tag_scores.py runs/everyday/caption-tag/checkpoint [--tag "<CAP>"] [--test]
 
 Four ways to give the German: never tagged, always tagged, and tagged where the domain guess of the captions
 model (lens/domain.py, checkpoints/de-en/domain.json.gz) says the sentence reads like a caption, the way a
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
 from lens.domain import load_domain  # noqa: E402
