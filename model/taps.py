@@ -11,7 +11,9 @@ d_ff the feed-forward width, V vocabulary):
 
     encoder.tokens               (B, S, D)     the token embedding, before the sqrt(D) scale
     encoder.embed                (B, S, D)     scaled, plus the positional encoding: the stream's start
-    encoder.{i}.self_attn.q      (B, H, L, d_k) the queries; .k and .v (B, H, M, d_k) keys and values
+    encoder.{i}.self_attn.q      (B, H, L, d_k) the queries
+    encoder.{i}.self_attn.k      (B, H, M, d_k) the keys
+    encoder.{i}.self_attn.v      (B, H, M, d_k) the values
     encoder.{i}.self_attn.scores (B, H, L, M)  Q K^T / sqrt(d_k), before the mask
     encoder.{i}.self_attn.weights (B, H, L, M) the softmax of the masked scores: the attention map
     encoder.{i}.self_attn.heads  (B, H, L, d_k) each head's weights V, after the head mask, before W_O
@@ -27,7 +29,8 @@ d_ff the feed-forward width, V vocabulary):
 
 The scores and weights exist where the maps are asked for (`need_weights`, `return_attention`):
 attention then runs the written-out softmax(Q K^T / sqrt(d_k)) V; without, the fused kernel computes
-the same sum and offers neither.
+the same sum and offers neither. `tap_names(config)` (model/tap_names.py) lists every name for a config,
+read off the forward pass.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""model/taps.py: the forward pass offers every named intermediate, a tap may replace one, and no tap changes nothing."""
+"""model/taps.py: the forward pass offers every named intermediate (model/tap_names.py lists them), a tap may replace
+one, and no tap changes nothing."""
 
 import re
 import threading
@@ -8,42 +9,26 @@ import torch
 
 from lens.stream import attention_blocks, encoder_levels, read, replacing, stages
 from model import taps
-from tests.test_model import PAD, batch_of_sources, random_ids, tiny_model
+from model.tap_names import tap_names
+from tests.test_model import PAD, batch_of_sources, random_ids, tiny_config, tiny_model
 
 TGT = random_ids(4, 5, 7)
 TGT[2, 3:] = PAD
 
 
-def documented_names(config) -> set[str]:
-    """The names model/taps.py's docstring promises, spelled out for this config."""
-    names = {
-        "encoder.tokens",
-        "encoder.embed",
-        "encoder.out",
-        "decoder.tokens",
-        "decoder.embed",
-        "decoder.out",
-        "logits",
-    }
-    parts = ("q", "k", "v", "scores", "weights", "heads", "out", "resid")
-    for stack, layers, attentions in (
-        ("encoder", config.n_encoder_layers, ("self_attn",)),
-        ("decoder", config.n_decoder_layers, ("self_attn", "cross_attn")),
-    ):
-        for i in range(layers):
-            names |= {f"{stack}.{i}.{a}.{p}" for a in attentions for p in parts}
-            names |= {f"{stack}.{i}.ff.{p}" for p in ("hidden", "out", "resid")}
-    return names
+def general(name: str) -> str:
+    """A tap name with its layer written {i}, as model/taps.py's docstring writes it: "encoder.{i}.ff.out"."""
+    return re.sub(r"\.\d+\.", ".{i}.", name)
 
 
 @torch.inference_mode()
-def test_every_documented_name_is_offered_once_in_order_with_its_shape():
+def test_every_tap_name_is_offered_once_in_order_with_its_shape():
     model = tiny_model(seed=1)
     src, c = batch_of_sources(), model.config
     offered = []
     model(src, TGT, return_attention=True, tap=lambda name, value: offered.append((name, tuple(value.shape))))
     names = [name for name, _ in offered]
-    assert len(names) == len(set(names)) and set(names) == documented_names(c)
+    assert names == tap_names(c) and len(names) == len(set(names))
     shapes = dict(offered)
     B, S, T, H = src.size(0), src.size(1), TGT.size(1), c.n_heads
     assert shapes["encoder.0.self_attn.weights"] == (B, H, S, S)
@@ -51,8 +36,44 @@ def test_every_documented_name_is_offered_once_in_order_with_its_shape():
     assert shapes["decoder.0.ff.hidden"] == (B, T, c.d_ff)
     assert shapes["logits"] == (B, T, c.vocab_size)
     assert names.index("encoder.out") < names.index("decoder.embed") < names.index("logits")
-    documented = re.findall(r"^\s+(\S+)\s+\(", taps.__doc__, flags=re.M)
-    assert "encoder.{i}.self_attn.q" in documented and "logits" in documented
+
+
+@torch.inference_mode()
+def test_tap_names_are_what_a_real_pass_offers_for_any_layer_counts():
+    """tap_names runs on the meta device; a real pass of another config offers the same names, and the fused
+    path the same less the maps' scores and weights."""
+    model = tiny_model(seed=6, n_encoder_layers=1, n_decoder_layers=3, norm_first=True)
+    src, names = batch_of_sources(), tap_names(model.config)
+    for maps in (True, False):
+        seen = []
+        model(src, TGT, return_attention=maps, tap=lambda name, value: seen.append(name))
+        assert seen == [n for n in names if maps or not n.endswith((".scores", ".weights"))]
+    assert {n.split(".")[1] for n in names if n.startswith("decoder.") and n.count(".") > 1} == {"0", "1", "2"}
+    assert {n.split(".")[1] for n in names if n.startswith("encoder.") and n.count(".") > 1} == {"0"}
+
+
+def test_the_docstring_lists_every_tap_name_and_no_other():
+    """model/taps.py's table has a line for each encoder and top-level name (layers written {i}); the decoder's
+    are "as above": their family is named and the encoder's counterpart has its line."""
+    documented = set(re.findall(r"^\s+(\S+)\s+\(", taps.__doc__, flags=re.M))
+    offered = {general(name) for name in tap_names(tiny_config())}
+    assert documented <= offered, documented - offered
+    for name in sorted(offered - documented):
+        assert name.startswith("decoder."), f"{name} has no line in model/taps.py's docstring"
+        family = name.rsplit(".", 1)[0] + ".*" if "{i}" in name else name
+        assert family in taps.__doc__, f"{family} is not named in model/taps.py's docstring"
+        as_above = name.replace("decoder.", "encoder.", 1).replace(".cross_attn.", ".self_attn.")
+        assert as_above in documented, f"{name}: {as_above} has no line in model/taps.py's docstring"
+
+
+def test_lens_reads_only_names_the_model_offers():
+    config = tiny_config(n_encoder_layers=3, n_decoder_layers=2)
+    names = set(tap_names(config))
+    assert {name for _, name in encoder_levels(config)} <= names
+    for stack in ("encoder", "decoder"):
+        assert {name for _, name in stages(config, stack)} <= names
+        for block in attention_blocks(config, stack):
+            assert {block.before, block.after, block.then_ff or block.after} <= names
 
 
 @torch.inference_mode()
