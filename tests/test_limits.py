@@ -59,10 +59,10 @@ def test_the_examples_of_the_measured_tables_are_what_the_budgets_say():
     load/abuse.py sends): a /patch of 70 CJK characters passes the work budget, of 80 or 100 is refused; a
     /contrast of 100 characters is refused at any step, of 60 at step 80 but not at step 40; one line of 100 CJK
     characters fits /explain, sixteen do not."""
-    from load.abuse import cjk_pair, odd_text
     from lens import cost
     from lens.contrast import check_contrast_work
     from lens.patching import check_patch_work
+    from load.abuse import cjk_pair, odd_text
     from translation import Translator
 
     translator = Translator.from_pretrained(Path(__file__).resolve().parent.parent / "checkpoints" / "de-en")

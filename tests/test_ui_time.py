@@ -138,9 +138,7 @@ def test_moving_the_slider_changes_translation_and_map_at_once(browser, server):
     page.locator(".al-h-chart").first.locator(".al-h-hit").nth(1).click()  # a click on the BLEU curve picks step 3
     assert shown(page)["step"] == 3 and page.locator(".al-h-slider").input_value() == "1"
     assert requests == []
-    sharpness = page.evaluate(
-        "() => window.attentionLens.view('history').data.snapshots.map(s => s.sharpness)"
-    )
+    sharpness = page.evaluate("() => window.attentionLens.view('history').data.snapshots.map(s => s.sharpness)")
     assert len(sharpness) == 3 and all(len(s) == 1 and 0 <= s[0] for s in sharpness)
     data = page.evaluate(
         "() => { const d = window.attentionLens.view('history').data;"

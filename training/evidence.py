@@ -62,8 +62,7 @@ def distilled_targets(path: str, pairs: int, what: str = "Multi30k training pair
     if len(lines) != pairs or empty:
         found = f"line {empty} is empty" if len(lines) == pairs else f"not {len(lines)} lines"
         raise data.CorpusError(
-            f"{path} must hold one non-empty line per {what} ({pairs}), {found}: "
-            "write it again with recipes/distill.py"
+            f"{path} must hold one non-empty line per {what} ({pairs}), {found}: write it again with recipes/distill.py"
         )
     return lines
 
