@@ -3,12 +3,12 @@
     python -m training.back_translation REVERSE_CHECKPOINT [--text runs/corpora/wordnet/train.en]
         [--output runs/corpora/backtranslated] [--num-beams 4] [--tag "<BT>"]
 
-REVERSE_CHECKPOINT is an English -> German model (train.py --reverse: recipes/everyday/reverse.sh). Each
-English line of --text (python -m training.wordnet_examples) is translated into German, and the pair is
-written with the German as the source and the original English as the target, so the forward model learns
-to write human English. The German starts with a tag (`<BT>` by default): the forward model can tell
-synthetic sources from human ones and, given none, translates as from human German (Caswell et al. 2019,
-tagged back-translation). `train.py --more-corpora backtranslated:N` reads the folder like the corpora of
+REVERSE_CHECKPOINT is an English -> German model (train.py --reverse: the `backtranslated` step of
+recipes/everyday/de-en-everyday.sh). Each English line of --text (python -m training.wordnet_examples) is translated
+into German, and the pair is written with the German as the source and the original English as the target, so the
+forward model learns to write human English. The German starts with a tag (`<BT>` by default): the forward
+model can tell synthetic sources from human ones and, given none, translates as from human German (Caswell et al.
+2019, tagged back-translation). `train.py --more-corpora backtranslated:N` reads the folder like the corpora of
 training/parallel_text.py.
 
 The translation runs in chunks of 1,024 lines on the native search (compiled/native_search.py) where it

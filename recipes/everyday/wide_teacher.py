@@ -11,8 +11,8 @@
    Ding sentences' English as the teacher would write them. With --more-corpora (e.g. backtranslated:2,games:2)
    teacher and student also learn from those corpora, their human English kept.
 3. The student: the shipped everyday model (its shape and vocabulary) trained on for --student-minutes on
-   those translations (`--distilled-targets`, `--distilled-ding`), the recipe of
-   recipes/everyday/cont-r6-distilled.sh.
+   those translations (`--distilled-targets`, `--distilled-ding`), the recipe of the `distilled` step of
+   recipes/everyday/de-en-everyday.sh.
 4. Packed into --out as files of at most 15 MiB (what comes back from a GPU machine): the student's fp32
    weights in parts, and a bundle of its folder, the teacher's results and both translation files.
    `--unpack` joins them into a checkpoint folder (the weights checked against their sha256), to be
