@@ -70,6 +70,13 @@ def test_page_js_mounts_every_view_the_python_side_names():
     assert named == set(mounts), f"ui/*.py mounts {sorted(named)}, page.js offers {sorted(mounts)}"
 
 
+def test_the_python_side_reaches_the_page_through_the_door_only():
+    for path in [*STATIC.parent.glob("*.py"), STATIC.parent.parent / "app.py"]:
+        text = path.read_text(encoding="utf-8")
+        assert "AttentionLens" not in text, f"{path.name} names the old namespace"
+        assert not re.findall(r"window\.(?!attentionLens\b)\w+", text), f"{path.name} reads window beside the door"
+
+
 def test_mount_js_imports_the_entry_by_a_plain_url():
     js = assets.mount_js("step", "server")
     assert re.fullmatch(r'return import\("/gradio_api/file=(?:[^"]*/)?ui/static/page\.js"\)\.then\(\(page\) => '

@@ -32,11 +32,11 @@ from .runtime import gpu
 EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it
 LAB_HEAD = view_head("headlab")  # its styles: ui.assets.VIEW_STYLES
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.
-MASK_JS = ("(text, mask) => { const AL = window.AttentionLens || {}; AL.labBusy && AL.labBusy('headlab-result');"
-           " return [text, AL.headLab ? AL.headLab.maskJSON() : mask]; }")
-ATTRIBUTION_JS = ("(text, method, mask) => { const AL = window.AttentionLens || {}; "
-                  "AL.labBusy && AL.labBusy('headlab-attribution');"
-                  " return [text, method, AL.headLab ? AL.headLab.maskJSON() : mask]; }")
+MASK_JS = ("(text, mask) => { const lens = window.attentionLens || {}; lens.labBusy && lens.labBusy('headlab-result');"
+           " return [text, (lens.headMask && lens.headMask()) || mask]; }")
+ATTRIBUTION_JS = ("(text, method, mask) => { const lens = window.attentionLens || {}; "
+                  "lens.labBusy && lens.labBusy('headlab-attribution');"
+                  " return [text, method, (lens.headMask && lens.headMask()) || mask]; }")
 METHODS = {"integrated gradients (32 steps)": ("integrated_gradients", 32), "input × gradient (fast)": ("input_x_gradient", 1)}
 
 INTRO = """<div class="hl-intro"><h2>Head lab</h2>
