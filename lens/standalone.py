@@ -29,7 +29,7 @@ from .payload import page_payload
 VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's own modules and styles
 VIEWER_ENTRY = "result.js"  # the translate view's result (mountStandalone) and what it imports
 VIEWER_STYLES = ("lens.css", "spine.css")  # the page's own stylesheets: a notebook figure looks like the page
-IMPORT = re.compile(r'^import (?:\{ ([^}]*) \} from )?"\./([\w.]+)";$', re.M)
+IMPORT = re.compile(r'^import (?:\{ ([^}]*) \} from |(\w+) from )?"\./([\w./]+)"(?: with \{ type: "json" \})?;$', re.M)
 DYNAMIC_IMPORT = re.compile(r'\bimport\("\./([\w.]+)"\)')
 EXPORT = re.compile(r"^export (?:async )?(?:function|class|const) (\w+)", re.M)
 EXPORT_LIST = re.compile(r"^export \{ ([^}]*) \};$", re.M)
@@ -38,8 +38,10 @@ EXPORT_LIST = re.compile(r"^export \{ ([^}]*) \};$", re.M)
 def imports(name: str, dynamic: bool = False) -> list[str]:
     """The page modules module `name` (ui/static/NAME) imports, in order; with `dynamic`, those it imports
     when it runs (import("./x.js")) too."""
+    if name.endswith(".json"):  # a JSON module (the message catalogues) imports nothing
+        return []
     code = (VIEWER / name).read_text(encoding="utf-8")
-    found = [m.group(2) for m in IMPORT.finditer(code)]
+    found = [m.group(3) for m in IMPORT.finditer(code)]
     return found + (DYNAMIC_IMPORT.findall(code) if dynamic else [])
 
 
@@ -61,8 +63,10 @@ def page_modules(entry: str, dynamic: bool = False) -> list[str]:
 
 
 def _as_function(name: str) -> str:
-    """Module `name` as a function of the modules before it that returns its exports."""
+    """Module `name` as a function of the modules before it that returns its exports (a JSON module: its value)."""
     code = (VIEWER / name).read_text(encoding="utf-8")
+    if name.endswith(".json"):
+        return f'modules["{name}"] = {json.dumps(json.loads(code), ensure_ascii=False)};'
     if DYNAMIC_IMPORT.search(code):
         raise ValueError(f"{name} imports a module when it runs: it cannot be bundled")
     exported = [(n, n) for n in EXPORT.findall(code)]  # (the name outside, the name inside)
@@ -71,8 +75,10 @@ def _as_function(name: str) -> str:
     code = re.sub(r"^export ", "", EXPORT_LIST.sub("", code), flags=re.M)
 
     def imported(m: re.Match) -> str:
-        names = (m.group(1) or "").replace(" as ", ": ")
-        return f'const {{ {names} }} = modules["{m.group(2)}"];' if names else ""
+        names, default, path = m.group(1), m.group(2), m.group(3)
+        if default:  # a JSON module's value
+            return f'const {default} = modules["{path}"];'
+        return f'const {{ {names.replace(" as ", ": ")} }} = modules["{path}"];' if names else ""
 
     code = IMPORT.sub(imported, code)
     returned = ", ".join(inner if outer == inner else f"{outer}: {inner}" for outer, inner in exported)
@@ -97,7 +103,7 @@ class Shown:
         """The viewer as HTML: a fragment (a notebook cell), or with `page` a whole document."""
         root = f"al-show-{uuid.uuid4().hex[:10]}"
         styles = "\n".join((VIEWER / name).read_text(encoding="utf-8") for name in VIEWER_STYLES)
-        modules = bundle(VIEWER_ENTRY)
+        modules = re.sub(r"</(script)", r"<\\/\1", bundle(VIEWER_ENTRY), flags=re.I)  # no early </script>
         data = json.dumps(self.payload, separators=(",", ":")).replace("</", "<\\/")  # no early </script>
         server = json.dumps(self.server).replace("</", "<\\/")
         fragment = (f'<style>{styles}</style>\n<div id="{root}" class="al-show"></div>\n<script>(function () {{\n'

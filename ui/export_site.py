@@ -151,7 +151,8 @@ def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", pre
                       load_familiarity(everyday).rule.confidence_below if everyday is not None else 0.0, precision,
                       domain_file(model), language_file(model))
     (out / "static").mkdir(parents=True, exist_ok=True)
-    for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:
+    for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:  # (SITE_SCRIPTS holds messages/*.json too)
+        (out / "static" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(STATIC / name, out / "static" / name)
     (out / "index.html").write_text(page("Attention Lens", site["parameters"]), encoding="utf-8")
     (out / "README.md").write_text(space_readme("Attention Lens"), encoding="utf-8")
