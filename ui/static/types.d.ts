@@ -170,8 +170,16 @@ interface ImportancePayload {
   };
 }
 
+/** What every answer of an inside view carries besides its own fields: the model that made it and why
+    (ui/api.py, routed). */
+interface Routed {
+  model: "default" | "everyday";
+  reads_like: "captions" | "everyday" | "not German";
+  route: Route;
+}
+
 /** /qkv: one row of one head's map opened up (lens/qkv.py, OpenedRow). */
-interface QkvAnswer {
+interface QkvAnswer extends Routed {
   kind: Kind;
   layer: number;
   head: number;
@@ -191,7 +199,7 @@ interface QkvAnswer {
 }
 
 /** /logit_lens: every decoder stage read out as a prediction (lens/logit_lens.py). */
-interface LogitLensAnswer {
+interface LogitLensAnswer extends Routed {
   stages: string[];
   target_tokens: string[];
   prob: number[][];
@@ -200,7 +208,7 @@ interface LogitLensAnswer {
 }
 
 /** /contributions: who wrote each word, ALTI+ (lens/contributions.py). */
-interface ContributionsAnswer {
+interface ContributionsAnswer extends Routed {
   source_tokens: string[];
   target_tokens: string[];
   input_tokens: string[];
@@ -215,7 +223,7 @@ interface ContributionsAnswer {
 }
 
 /** /contrast: why one piece and not another (lens/contrast.py). */
-interface ContrastAnswer {
+interface ContrastAnswer extends Routed {
   step: number;
   chosen: string;
   alternative: string;
@@ -228,10 +236,13 @@ interface ContrastAnswer {
 }
 
 /** /patch: every head's output copied from the clean run into the other (lens/patching_heads.py). */
-interface PatchAnswer {
+interface PatchAnswer extends Routed {
   step: number;
   clean_piece: string;
   corrupted_piece: string;
+  /** The clean choice's logit minus the corrupted one's, in the clean run and in the corrupted run. */
+  clean_diff: number;
+  corrupted_diff: number;
   clean_translation: string;
   corrupted_translation: string;
   top_heads: { kind: Kind; layer: number; head: number; restored: number }[];
