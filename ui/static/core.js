@@ -4,17 +4,26 @@
 
    An explanation (built by viz.sentence_payload on the server) holds, per sentence, the tokens,
    their word groups and every map as base64 bytes (weight * 255), row-major
-   (layer, head, row, col). Rows attend; columns are attended to. */
+   (layer, head, row, col). Rows attend; columns are attended to. The words are the catalogue's (i18n.js), read
+   when they are shown. */
+import { fixed, t } from "./i18n.js";
+
+/** The three kinds of map: their names (in the page's locale, read when shown) and the axes of their rows and
+    columns. @type {Record<Kind, KindInfo>} */
 export const KINDS = {
-  cross: { label: "Cross-attention", short: "Cross", rows: "tgt", cols: "src" },
-  encoder: { label: "Encoder self-attention", short: "Encoder", rows: "src", cols: "src" },
-  decoder: { label: "Decoder self-attention", short: "Decoder", rows: "tgt", cols: "in" },
+  cross: { get label() { return t("core.kind.cross.label"); }, get short() { return t("core.kind.cross.short"); },
+    rows: "tgt", cols: "src" },
+  encoder: { get label() { return t("core.kind.encoder.label"); }, get short() { return t("core.kind.encoder.short"); },
+    rows: "src", cols: "src" },
+  decoder: { get label() { return t("core.kind.decoder.label"); }, get short() { return t("core.kind.decoder.short"); },
+    rows: "tgt", cols: "in" },
 };
+/** The special tokens, each with what it is. */
 export const SPECIAL = {
-  "<s>": "start: the decoder's first input, read before any English word exists",
-  "</s>": "end of sentence: added after the German, and written by the model when its English is done. " +
-    "Heads often rest their attention here when nothing else is useful",
-  "<pad>": "padding", "<unk>": "unknown",
+  get "<s>"() { return t("core.special.start"); },
+  get "</s>"() { return t("core.special.end"); },
+  get "<pad>"() { return t("core.special.pad"); },
+  get "<unk>"() { return t("core.special.unknown"); },
 };
 
 /** Bytes of every map of one kind of a sentence, decoded once and kept on the sentence. */
@@ -114,45 +123,27 @@ export function shownLayer(chosen, layers) {
   return chosen === null ? layers - 1 : Math.min(chosen, layers - 1);
 }
 
-export const headName = (head) => (head === null ? "mean of heads" : "head " + (head + 1));
-const q = (s) => "\u2018" + s + "\u2019";
+export const headName = (head) => (head === null ? t("core.mean_of_heads") : t("core.head", { n: head + 1 }));
 
 /** The hover sentence for one cell, in words. */
 export function describeCell(map, r, c) {
-  const v = map.values[r * map.cols + c].toFixed(2), row = q(map.rowLabels[r]), col = q(map.colLabels[c]);
-  if (map.masked[r * map.cols + c]) {
-    return "Masked: while writing " + row + ", " + col + " was not written yet. The decoder cannot look ahead.";
-  }
-  if (map.kind === "cross") return "While writing " + row + ", the model drew " + v + " of its attention from the German " + col + ".";
-  if (map.kind === "decoder") return "While writing " + row + ", the decoder looked back at " + col + " with " + v + " of its attention.";
-  return "Re-reading " + row + ", the encoder drew " + v + " of its attention from " + col + ".";
+  const weight = fixed(map.values[r * map.cols + c], 2), row = map.rowLabels[r], col = map.colLabels[c];
+  if (map.masked[r * map.cols + c]) return t("core.cell.masked", { row, col });
+  if (map.kind === "cross") return t("core.cell.cross", { row, col, weight });
+  if (map.kind === "decoder") return t("core.cell.decoder", { row, col, weight });
+  return t("core.cell.encoder", { row, col, weight });
 }
 
-/** How to read a map of this kind, for someone who knows neural networks but not Transformers. */
+/** How to read a map of this kind, for someone who knows neural networks but not Transformers (HTML). */
 export function howToRead(kind, layers, heads) {
-  const common = "Each row adds up to 1: it is how one token shares its attention. Brighter = more. " +
-    "The model has " + layers + " layers stacked (later ones build on earlier ones) and " + heads +
-    " heads per layer: " + heads + " attention patterns computed side by side, each free to look for " +
-    "something different. \u201cMean\u201d averages them.";
-  if (kind === "cross") {
-    return "<b>Cross-attention</b> links the two languages. Each <b>row</b> is an English word the model wrote; " +
-      "each <b>column</b> a German word. A row shows where in the German sentence the model looked while " +
-      "writing that word, so a bright cell often marks its translation. " + common;
-  }
-  if (kind === "encoder") {
-    return "<b>Encoder self-attention</b> is the model reading the German sentence. Each <b>row</b> is a German word " +
-      "being re-read; the <b>columns</b> are the words it draws on to refine its meaning (a verb looking at its " +
-      "subject, an adjective at its noun). " + common;
-  }
-  return "<b>Decoder self-attention</b> is the model re-reading its own English. Each <b>row</b> is the step that " +
-    "wrote a word; the <b>columns</b> are what it had read by then: <code>&lt;s&gt;</code> and the words before. It " +
-    "cannot look ahead, so the cells above the diagonal are <b>masked</b> (hatched): that is why the map " +
-    "is a triangle. " + common;
+  const common = t("core.read.common", { layers, heads });
+  if (kind === "cross") return t("core.read.cross", { common });
+  if (kind === "encoder") return t("core.read.encoder", { common });
+  return t("core.read.decoder", { common });
 }
 
-export const PIECES_NOTE = "Words are built from pieces of a shared German/English vocabulary; " +
-  "\u201cPieces\u201d shows them, and a piece marked <code>+</code> continues the word before it. " +
-  "<code>&lt;s&gt;</code> starts the English, <code>&lt;/s&gt;</code> ends a sentence.";
+/** What words and pieces are, under every map (HTML). */
+export const piecesNote = () => t("core.pieces_note");
 
 /** The file name of what is on screen: kind, layer, head, sentence, level. */
 export function fileName(map, sentenceIndex, ext) {

@@ -3,6 +3,7 @@
    SVG for download), as lines between two token columns (the head view), and the layer x head
    overview. Each function takes a map from core.js and plain options; none keeps state. */
 import { LUT, colour, describeCell, diverging } from "./core.js";
+import { fixed, number, t } from "./i18n.js";
 
 const FONT = "12px ui-sans-serif, system-ui, sans-serif";
 const ANGLE = Math.PI / 3; // column labels rise at 60 degrees: long words need no extra width
@@ -19,7 +20,7 @@ export function explainer(cls, lead, rest) {
   const box = el("div", "al-explainer " + cls, lead);
   if (rest) {
     const more = el("details", "al-more");
-    more.append(el("summary", null, "more"), el("span", null, rest));
+    more.append(el("summary", null, t("draw.more")), el("span", null, rest));
     box.append(" ", more);
   }
   return box;
@@ -218,18 +219,17 @@ export function drawHeadView(canvas, heads, opts) {
 /** The colour legend under a map: the scale from 0 to the brightest cell (or to 1), and, where a map
     has masked cells, what the hatching means. update(map, kind, scale) after each draw. */
 export function legend() {
-  const node = el("div", "al-legend"), bar = el("span", "al-legend-bar"), low = el("span", "al-legend-end", "0");
+  const node = el("div", "al-legend"), bar = el("span", "al-legend-bar"), low = el("span", "al-legend-end", number(0));
   const high = el("span", "al-legend-end"), masked = el("span", "al-legend-masked");
   const stops = [0, 0.25, 0.5, 0.75, 1].map((t) => colour(t) + " " + t * 100 + "%");
   bar.style.background = "linear-gradient(to right, " + stops.join(", ") + ")";
-  masked.append(el("span", "al-legend-hatch"), el("span", "", "masked: a word may not look at the words after it"));
-  node.append(el("span", "al-legend-label", "Colour:"), low, bar, high, masked);
-  node.setAttribute("aria-label", "colour legend");
+  masked.append(el("span", "al-legend-hatch"), el("span", "", t("draw.masked")));
+  node.append(el("span", "al-legend-label", t("draw.colour")), low, bar, high, masked);
+  node.setAttribute("aria-label", t("draw.colour_legend"));
   return {
     node: node,
     update(map, kind, scale) {
-      high.textContent = scale === "fixed" ? "1 (all of the row's attention)" :
-        map.max.toFixed(2) + " (the brightest cell of this map)";
+      high.textContent = scale === "fixed" ? t("draw.scale_fixed_top") : t("draw.scale_map_top", { max: fixed(map.max, 2) });
       masked.hidden = !map.masked.some((m) => m);
     },
   };
@@ -239,8 +239,8 @@ export function legend() {
 export function amountLegend(low, high) {
   const node = el("div", "al-legend al-legend-amount"), bar = el("span", "al-legend-bar");
   bar.style.background = "linear-gradient(to right, " + [0, 0.25, 0.5, 0.75, 1].map((t) => colour(t) + " " + t * 100 + "%").join(", ") + ")";
-  node.append(el("span", "al-legend-label", "Colour:"), el("span", "al-legend-end", low), bar, el("span", "al-legend-end", high));
-  node.setAttribute("aria-label", "colour legend");
+  node.append(el("span", "al-legend-label", t("draw.colour")), el("span", "al-legend-end", low), bar, el("span", "al-legend-end", high));
+  node.setAttribute("aria-label", t("draw.colour_legend"));
   return node;
 }
 
@@ -248,9 +248,9 @@ export function amountLegend(low, high) {
 export function signedLegend(negative, positive) {
   const node = el("div", "al-legend al-legend-signed"), bar = el("span", "al-legend-bar");
   bar.style.background = "linear-gradient(to right, " + diverging(-1) + ", " + diverging(0) + ", " + diverging(1) + ")";
-  node.append(el("span", "al-legend-label", "Colour:"), el("span", "al-legend-end", negative), bar,
+  node.append(el("span", "al-legend-label", t("draw.colour")), el("span", "al-legend-end", negative), bar,
     el("span", "al-legend-end", positive));
-  node.setAttribute("aria-label", "colour legend");
+  node.setAttribute("aria-label", t("draw.colour_legend"));
   return node;
 }
 
@@ -302,11 +302,13 @@ export function drawOverview(canvas, maps, layers, heads, selected, opts) {
   ctx.fillStyle = theme.bg; ctx.fillRect(0, 0, width, height);
   ctx.font = "11px ui-sans-serif, system-ui, sans-serif"; ctx.fillStyle = theme.muted; ctx.textBaseline = "middle";
   ctx.textAlign = "center";
-  for (let h = 0; h <= heads; h++) ctx.fillText(h < heads ? "H" + (h + 1) : "mean", labelW + h * (size + gap) + size / 2, 8);
+  for (let h = 0; h <= heads; h++) {
+    ctx.fillText(h < heads ? t("draw.overview_head", { n: h + 1 }) : t("draw.overview_mean"), labelW + h * (size + gap) + size / 2, 8);
+  }
   const boxes = [];
   for (let l = 0; l < layers; l++) {
     ctx.textAlign = "left"; ctx.fillStyle = theme.muted;
-    ctx.fillText("L" + (l + 1), 0, labelH + l * (size + gap) + size / 2);
+    ctx.fillText(t("draw.overview_layer", { n: l + 1 }), 0, labelH + l * (size + gap) + size / 2);
     for (let h = 0; h <= heads; h++) {
       const head = h < heads ? h : null, m = maps(l, head), x = labelW + h * (size + gap), y = labelH + l * (size + gap);
       const image = ctx.createImageData(m.cols, m.rows);

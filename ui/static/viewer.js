@@ -6,8 +6,9 @@
    layer x head overview and the "how to read this" panel; viewer.show(explanation) draws one.
    mountResult(element, props, watch) (result.js) is the translate view's result panel: the
    shaded translation, its notices, and a Viewer, fed by a gr.HTML component's value. */
-import { KINDS, PIECES_NOTE, describeCell, fileName, headName, howToRead, mapBytes, selectMap, shownLayer } from "./core.js";
+import { KINDS, describeCell, fileName, headName, howToRead, mapBytes, piecesNote, selectMap, shownLayer } from "./core.js";
 import { HEAD_COLOURS, drawHeadView, drawMatrix, drawOverview, el, headViewSVG, hitMatrix, legend, matrixLayout, matrixSVG, svg } from "./draw.js";
+import { fixed, list, t } from "./i18n.js";
 import { openRow } from "./qkv.js";
 
 /** Colours of the page around the viewer (light or dark), read from Gradio's CSS variables. */
@@ -67,22 +68,24 @@ export class Viewer {
     this.toolbar = el("div", "al-toolbar");
     this.root.appendChild(this.toolbar);
     this.picker = el("label", "al-group al-sentence");
-    this.picker.appendChild(el("span", "al-group-label", "Sentence"));
+    this.picker.appendChild(el("span", "al-group-label", t("viewer.sentence")));
     this.select = el("select");
     this.select.addEventListener("change", () => this.choose("sentence", this.select.value));
     this.picker.appendChild(this.select);
     this.toolbar.appendChild(this.picker);
-    this.group("kind", "Attention", Object.entries(KINDS).map(([k, v]) => [k, v.short, v.label]));
-    this.layerBox = this.group("layer", "Layer", []);
-    this.headBox = this.group("head", "Head", []);
-    this.group("view", "View", [["matrix", "Map", "rows attend to columns"], ["lines", "Lines", "bertviz-style head view"]]);
-    this.group("level", "Show", [["words", "Words"], ["pieces", "Pieces", "the vocabulary pieces the model reads"]]);
-    this.group("scale", "Colour", [["auto", "Per map", "brightest cell = this map's maximum"], ["fixed", "0–1", "fixed scale: 1 = all attention"]])
-      .classList.add("al-extra");
+    this.group("kind", t("viewer.attention"), Object.entries(KINDS).map(([k, v]) => [k, v.short, v.label]));
+    this.layerBox = this.group("layer", t("viewer.layer"), []);
+    this.headBox = this.group("head", t("viewer.head"), []);
+    this.group("view", t("viewer.view"), [["matrix", t("viewer.view_map"), t("viewer.view_map_title")],
+      ["lines", t("viewer.view_lines"), t("viewer.view_lines_title")]]);
+    this.group("level", t("viewer.show"), [["words", t("viewer.show_words")],
+      ["pieces", t("viewer.show_pieces"), t("viewer.show_pieces_title")]]);
+    this.group("scale", t("viewer.colour"), [["auto", t("viewer.colour_auto"), t("viewer.colour_auto_title")],
+      ["fixed", t("viewer.colour_fixed"), t("viewer.colour_fixed_title")]]).classList.add("al-extra");
     const downloads = el("div", "al-group al-downloads al-extra");
-    downloads.appendChild(el("span", "al-group-label", "Download"));
+    downloads.appendChild(el("span", "al-group-label", t("viewer.download")));
     for (const format of ["png", "svg", "json"]) {
-      const b = el("button", "al-download", format.toUpperCase());
+      const b = el("button", "al-download", format.toUpperCase()); // the file format's own name: PNG, SVG, JSON
       b.type = "button"; b.dataset.format = format; b.disabled = true;
       b.addEventListener("click", () => this.download(format));
       downloads.appendChild(b);
@@ -92,9 +95,9 @@ export class Viewer {
     // The page's picture picks the kind and layer: its toolbar names the map shown, the chips wait behind "More".
     this.showing = el("span", "al-showing");
     this.toolbar.appendChild(this.showing);
-    const more = el("button", "al-choice al-more-tools", "More\u2026");
+    const more = el("button", "al-choice al-more-tools", t("viewer.more"));
     more.type = "button";
-    more.setAttribute("aria-label", "More: attention kind, layer, head, view, colour scale and downloads");
+    more.setAttribute("aria-label", t("viewer.more_label"));
     more.setAttribute("aria-expanded", "false");
     more.addEventListener("click", () => more.setAttribute("aria-expanded",
       String(this.toolbar.classList.toggle("al-extras-shown"))));
@@ -113,7 +116,7 @@ export class Viewer {
     this.tip.setAttribute("role", "tooltip");
     this.stage.appendChild(this.tip);
     const side = (this.side = el("aside", "al-side"));
-    this.overviewTitle = el("div", "al-side-title", "Every layer and head (click one)");
+    this.overviewTitle = el("div", "al-side-title", t("viewer.overview"));
     this.overview = el("canvas", "al-overview");
     this.overview.style.height = "172px"; // its size once drawn: nothing moves when the first map comes
     this.overview.addEventListener("click", (e) => this.pickHead(e));
@@ -121,7 +124,7 @@ export class Viewer {
     this.readout.setAttribute("aria-live", "polite");
     this.help = el("div", "al-help");
     // How a row's weights were computed (ui/static/qkv.js, /qkv): a button, then the walk-through.
-    this.openCell = el("button", "al-open-cell", "How was this row computed? Q, K, V \u2192");
+    this.openCell = el("button", "al-open-cell", t("viewer.open_row"));
     this.openCell.type = "button";
     this.qkvPanel = el("div", "al-qkv-panel");
     this.openCell.addEventListener("click", () => openRow && openRow(this, this.qkvPanel));
@@ -149,7 +152,8 @@ export class Viewer {
     s.sentence = Math.min(s.sentence, explanation.sentences.length - 1);
     s.focusRow = -1; s.hover = null;
     this.select.replaceChildren(...explanation.sentences.map((sen, i) => {
-      const o = el("option", "", (i + 1) + ": " + sen.source.slice(0, 60) + (sen.source.length > 60 ? "…" : ""));
+      const text = sen.source.slice(0, 60) + (sen.source.length > 60 ? "…" : "");
+      const o = el("option", "", t("viewer.sentence_option", { n: i + 1, text }));
       o.value = String(i);
       return o;
     }));
@@ -192,7 +196,7 @@ export class Viewer {
       }
     };
     fill(this.layerBox, [...Array(x.layers[s.kind]).keys()].map((l) => [String(l), String(l + 1)]));
-    fill(this.headBox, [["mean", "Mean"]].concat([...Array(x.heads).keys()].map((h) => [String(h), String(h + 1)])));
+    fill(this.headBox, [["mean", t("viewer.mean")]].concat([...Array(x.heads).keys()].map((h) => [String(h), String(h + 1)])));
     const chosen = { kind: s.kind, layer: String(layer), head: s.head === null ? "mean" : String(s.head),
       view: s.view, level: s.level, scale: s.scale };
     for (const [name, value] of Object.entries(chosen)) {
@@ -227,12 +231,12 @@ export class Viewer {
     }
     this.legend.update(map, s.kind, s.scale);
     const size = Math.max(26, Math.min(46, Math.floor((this.overview.parentElement.clientWidth - 30) / (x.heads + 1)) - 6));
-    this.overviewTitle.textContent = KINDS[s.kind].label + ": every layer and head (click one)";
+    this.overviewTitle.textContent = t("viewer.overview_kind", { kind: KINDS[s.kind].label });
     this.boxes = drawOverview(this.overview, (l, h) => selectMap(x, sentence, s.kind, l, h, "pieces"),
       x.layers[s.kind], x.heads, { layer: layer, head: s.head }, { size: size, scale: s.scale, theme: theme });
-    this.help.innerHTML = howToRead(s.kind, x.layers[s.kind], x.heads) + "<p>" + PIECES_NOTE + "</p>";
+    this.help.innerHTML = howToRead(s.kind, x.layers[s.kind], x.heads) + "<p>" + piecesNote() + "</p>";
     this.readout.textContent = this.describe();
-    this.showing.textContent = KINDS[s.kind].label + " \u00b7 layer " + (layer + 1) + " \u00b7 " + headName(s.head);
+    this.showing.textContent = t("viewer.showing", { kind: KINDS[s.kind].label, layer: layer + 1, head: headName(s.head) });
     this.draws += 1;
     this.root.dataset.draws = String(this.draws);
     this.root.dataset.selection = [s.sentence, s.kind, layer, s.head === null ? "mean" : s.head, s.view, s.level].join(" ");
@@ -245,25 +249,25 @@ export class Viewer {
     const heads = s.head === null ? [...Array(x.heads).keys()] : [s.head];
     return {
       maps: heads.map((h) => ({ head: h, map: selectMap(x, sentence, s.kind, layer, h, s.level) })),
-      rowsTitle: s.kind === "encoder" ? "German (re-reading)" : "English (writing)",
-      colsTitle: s.kind === "cross" ? "German (read)" : s.kind === "encoder" ? "German" : "English (written)",
+      rowsTitle: s.kind === "encoder" ? t("viewer.rows_german") : t("viewer.rows_english"),
+      colsTitle: s.kind === "cross" ? t("viewer.cols_german_read") : s.kind === "encoder" ? t("viewer.cols_german")
+        : t("viewer.cols_english"),
       focus: this.hoverRow >= 0 ? this.hoverRow : s.focusRow,
     };
   }
 
   describe() {
     const s = this.state, map = this.map;
-    const title = KINDS[s.kind].label + ", layer " + (this.layer + 1) + ", " + headName(s.head) + ". ";
     if (s.hover && s.hover[1] >= 0) return describeCell(map, s.hover[0], s.hover[1]);
     const r = s.focusRow;
     if (r < 0 || r >= map.rows) {
-      return title + (s.view === "lines" ? "Point at a word on the left to see only its lines (one colour per head); " +
-        "click it to keep it." : "Point at a cell to read it; click a row's word to follow it.");
+      const shown = { kind: KINDS[s.kind].label, layer: this.layer + 1, head: headName(s.head) };
+      return s.view === "lines" ? t("viewer.describe_lines", shown) : t("viewer.describe_map", shown);
     }
     const row = [...Array(map.cols).keys()].filter((c) => !map.masked[r * map.cols + c])
       .sort((a, b) => map.values[r * map.cols + b] - map.values[r * map.cols + a]).slice(0, 3);
-    return "\u2018" + map.rowLabels[r] + "\u2019 drew most from " + row.map((c) => "\u2018" + map.colLabels[c] + "\u2019 " +
-      map.values[r * map.cols + c].toFixed(2)).join(", ") + ".";
+    return t("viewer.drew_most", { word: map.rowLabels[r], columns: list(row.map((c) => t("viewer.drew_column",
+      { word: map.colLabels[c], weight: fixed(map.values[r * map.cols + c], 2) }))) });
   }
 
   pointer(event, click) {
@@ -308,8 +312,8 @@ export class Viewer {
   download(format) {
     if (!this.explanation) return;
     const s = this.state, map = this.map, theme = themeOf(this.root);
-    const title = this.explanation.sentences[s.sentence].source + " | " + KINDS[s.kind].label + ", layer " +
-      (this.layer + 1) + ", " + headName(s.head);
+    const title = t("viewer.download_title", { sentence: this.explanation.sentences[s.sentence].source,
+      kind: KINDS[s.kind].label, layer: this.layer + 1, head: headName(s.head) });
     const name = fileName(map, s.sentence, format).replace("_" + map.level + ".", "_" + map.level +
       (s.view === "lines" && format !== "json" ? "_lines." : "."));
     if (format === "json") return save(new Blob([JSON.stringify(this.exportJSON(), null, 1)], { type: "application/json" }), name);
