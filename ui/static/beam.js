@@ -3,6 +3,7 @@
    hypothesis the search kept: its last piece, its cumulative log-probability; the winner's path is
    highlighted, finished sentences outlined, hypotheses that were dropped greyed. */
 import { svg } from "./draw.js";
+import { fixed, parts, t } from "./i18n.js";
 const ROW = 30, PAD = 8, FONT = "12px ui-sans-serif, system-ui, sans-serif";
 
 let measurer = null;
@@ -12,7 +13,11 @@ function textWidth(text) {
   return measurer.measureText(text).width;
 }
 
-export const nodeLabel = (token) => (token === "<s>" ? "start" : token === "</s>" ? "end" : token.replace(/[▁\u0120]/g, ""));
+export const nodeLabel = (token) => (token === "<s>" ? t("beam.start") : token === "</s>" ? t("beam.end")
+  : token.replace(/[▁\u0120]/g, ""));
+// A node's status (lens/trace.py), in words; a status not named here is shown as the trace names it.
+const STATUS = { get winner() { return t("beam.status.winner"); }, get finished() { return t("beam.status.finished"); },
+  get expanded() { return t("beam.status.expanded"); }, get pruned() { return t("beam.status.pruned"); } };
 
 /** Rows for the leaves in depth-first order, the winner's child first, then likelier ones; a parent sits
     on the row of its first child, so the winner's path is one straight line along the top. */
@@ -40,7 +45,7 @@ export function drawBeamTree(container, trace, opts) {
   const col = Math.min(96, Math.max(56, ...nodes.map((n) => textWidth(nodeLabel(n.token)) + 22)));
   const width = steps * col + PAD * 2, height = rows * ROW + PAD * 2 + 10;
   const root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, class: "st-tree-svg", role: "img",
-    "aria-label": "Beam search tree: " + nodes.length + " hypotheses" });
+    "aria-label": t("beam.tree_label", { n: nodes.length }) });
   const X = (n) => PAD + (n.step + 1) * col, Y = (n) => PAD + 6 + y.get(n.id) * ROW + ROW / 2;
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const edges = svg("g"), dots = svg("g");
@@ -56,9 +61,10 @@ export function drawBeamTree(container, trace, opts) {
     const label = nodeLabel(n.token), w = textWidth(label) + 8;
     g.appendChild(svg("rect", { x: -3, y: -9, width: w, height: 18, rx: 4 }));
     g.appendChild(svg("text", { x: 1, y: 4 }, label));
-    g.appendChild(svg("title", {}, (n.ids.length ? n.ids.length + " pieces, " : "") + "log-probability " +
-      n.log_prob.toFixed(2) + ", score " + n.score.toFixed(2) + " (" + n.status + "). Click to see its maps."));
-    if (n.step >= 0) g.appendChild(svg("text", { x: 1, y: 19, class: "st-score" }, n.log_prob.toFixed(1)));
+    const logProb = fixed(n.log_prob, 2), score = fixed(n.score, 2), status = STATUS[n.status] || n.status;
+    g.appendChild(svg("title", {}, n.ids.length ? t("beam.node_pieces", { n: n.ids.length, log_prob: logProb, score, status })
+      : t("beam.node", { log_prob: logProb, score, status })));
+    if (n.step >= 0) g.appendChild(svg("text", { x: 1, y: 19, class: "st-score" }, fixed(n.log_prob, 1)));
     g.addEventListener("click", () => opts.onPick(n));
     g.addEventListener("keydown", (e) => (e.key === "Enter" || e.key === " ") && opts.onPick(n));
     dots.appendChild(g);
@@ -75,10 +81,9 @@ export function drawNBest(container, trace, opts) {
     b.type = "button"; b.className = "st-hyp" + (n.status === "winner" ? " st-win" : ""); b.dataset.node = String(id);
     const score = document.createElement("span");
     score.className = "st-hyp-score";
-    score.textContent = "score " + n.score.toFixed(3);
-    b.append((rank + 1) + ". " + opts.text(n) + " ", score);
-    b.title = "log-probability " + n.log_prob.toFixed(3) + " over " + n.ids.length + " pieces; score = log-probability / " +
-      "length^" + trace.length_penalty + ". Click to see its maps.";
+    score.textContent = t("beam.score", { score: fixed(n.score, 3) });
+    b.append(...parts("beam.nbest", { rank: rank + 1, text: opts.text(n), score }));
+    b.title = t("beam.nbest_title", { log_prob: fixed(n.log_prob, 3), n: n.ids.length, length_penalty: trace.length_penalty });
     b.addEventListener("click", () => opts.onPick(n));
     return b;
   });

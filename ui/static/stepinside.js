@@ -5,11 +5,8 @@
 import { callApi } from "./backend.js";
 import { el } from "./draw.js";
 import { nodeLabel } from "./beam.js";
-import { wholePercent } from "./qkv.js";
+import { fixed, percent, t } from "./i18n.js";
 import { sourceMeter } from "./who.js";
-
-const q = (w) => "\u2018" + w + "\u2019";
-const percent = (p) => wholePercent(p);
 
 export function mountInside(view, panel) {
   view.insideBox = panel.appendChild(el("div", "st-inside"));
@@ -18,7 +15,7 @@ export function mountInside(view, panel) {
 }
 
 function offerButton(view) {
-  const open = el("button", "st-inside-open", "Who wrote this piece, and when was it decided? \u2192");
+  const open = el("button", "st-inside-open", t("stepinside.open"));
   open.type = "button";
   open.addEventListener("click", () => { view.insideOn = true; drawInside(view, view.trace(), view.state.t); });
   return open;
@@ -40,28 +37,26 @@ function askFor(view, tr) {
   return answers;
 }
 
-function meterLine(c, t) {
-  const share = c.source_share[t], row = c.source[t];
+function meterLine(c, step) {
+  const share = c.source_share[step], row = c.source[step];
   const top = row.indexOf(Math.max(...row));
-  const word = nodeLabel(c.target_tokens[t]);
+  const word = nodeLabel(c.target_tokens[step]);
   const line = el("div", "st-inside-line");
-  line.append(el("b", null, "Who wrote it: "), sourceMeter(share, word), el("span", null, ` ${percent(share)} from ` +
-    `the German (most from ${q(nodeLabel(c.source_tokens[top]))}, ${percent(row[top])}), ${percent(1 - share)} ` +
-    "from the English before it."));
+  line.append(el("b", null, t("stepinside.who_label")), sourceMeter(share, word), el("span", null, t("stepinside.who",
+    { german: percent(share), word: nodeLabel(c.source_tokens[top]), top: percent(row[top]), english: percent(1 - share) })));
   return line;
 }
 
-function ladderLine(lens, t) {
+function ladderLine(lens, step) {
   const line = el("div", "st-inside-line");
-  const stage = lens.stages[lens.decided_at[t]];
-  line.append(el("b", null, "When it was decided: "), el("span", null, lens.decided_at[t] === 0
-    ? "already at the embedding, before any layer ran."
-    : `from ${stage} on it stayed the favourite.`));
+  const stage = lens.stages[lens.decided_at[step]];
+  line.append(el("b", null, t("stepinside.when_label")), el("span", null, lens.decided_at[step] === 0
+    ? t("stepinside.at_embedding") : t("stepinside.from_stage", { stage })));
   const rungs = el("div", "st-rungs");
   lens.stages.forEach((name, s) => {
-    const rung = el("span", "st-rung" + (s === lens.decided_at[t] ? " st-rung-decided" : ""));
-    rung.style.background = `rgba(79, 70, 229, ${Math.min(1, lens.prob[s][t]).toFixed(2)})`;
-    rung.title = `${name}: p = ${lens.prob[s][t].toFixed(3)}`;
+    const rung = el("span", "st-rung" + (s === lens.decided_at[step] ? " st-rung-decided" : ""));
+    rung.style.background = `rgba(79, 70, 229, ${Math.min(1, lens.prob[s][step]).toFixed(2)})`;
+    rung.title = t("stepinside.rung", { stage: name, p: fixed(lens.prob[s][step], 3) });
     rungs.append(rung);
   });
   line.append(rungs);
@@ -69,21 +64,21 @@ function ladderLine(lens, t) {
 }
 
 /** A new step (or trace): read out its piece's shares and rung, once the answers are in. */
-export async function drawInside(view, tr, t) {
+export async function drawInside(view, tr, step) {
   if (!view.insideBox) return;
   if (!view.insideOn) { view.insideBox.replaceChildren(offerButton(view)); return; }
   if (!(view._inside && view._inside.trace === tr)) {
-    view.insideBox.replaceChildren(el("p", "st-note", "Looking inside this step\u2026"));
+    view.insideBox.replaceChildren(el("p", "st-note", t("stepinside.looking")));
   }
   let c, lens;
   try { [c, lens] = await askFor(view, tr); } catch (err) {
-    view.insideBox.replaceChildren(el("p", "st-note", "The model could not be asked: " + err.message));
+    view.insideBox.replaceChildren(el("p", "st-note", t("stepinside.failed", { error: err.message })));
     return;
   }
-  if (view.trace() !== tr || view.state.t !== t) return; // the learner moved on meanwhile
-  if (c.target_tokens[t] !== tr.tokens[t] || lens.target_tokens[t] !== tr.tokens[t]) {
-    view.insideBox.replaceChildren(el("p", "st-note", "The inside of this step cannot be shown for this trace."));
+  if (view.trace() !== tr || view.state.t !== step) return; // the learner moved on meanwhile
+  if (c.target_tokens[step] !== tr.tokens[step] || lens.target_tokens[step] !== tr.tokens[step]) {
+    view.insideBox.replaceChildren(el("p", "st-note", t("stepinside.cannot_show")));
     return;
   }
-  view.insideBox.replaceChildren(meterLine(c, t), ladderLine(lens, t));
+  view.insideBox.replaceChildren(meterLine(c, step), ladderLine(lens, step));
 }

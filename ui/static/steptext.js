@@ -3,8 +3,10 @@
    described for a learner, and which words a forced word changed. No DOM, no state. */
 import { nodeLabel } from "./beam.js";
 import { SPECIAL } from "./core.js";
+import { fixed, percent, t } from "./i18n.js";
 
-const q = (s) => "\u2018" + s + "\u2019", pct = (p) => (p > 0 && p < 0.005 ? "<1%" : Math.round(p * 100) + "%");
+/** A probability as a whole percentage, "<1%" for a tiny but real chance. */
+const pct = (p) => (p > 0 && p < 0.005 ? t("steptext.under_one_percent", { percent: percent(0.01) }) : percent(p));
 export { pct as percent };
 
 /** Pieces grouped into words: a '▁' piece starts one; punctuation and <s>, </s> stand alone. */
@@ -25,17 +27,20 @@ export const sentenceOf = (pieces) => wordsOf(pieces).filter((w) => !(w.text in 
   .map((w, i) => (i ? glue(w.text) : "") + w.text).join("");
 
 /** The choice at step t in words: how sure the model was, and what else it weighed. */
-export function describeChoice(tr, t) {
-  const top = tr.top[t], p1 = top[0][2], p2 = top.length > 1 ? top[1][2] : 0, name = (c) => q(nodeLabel(c[0]));
+export function describeChoice(tr, step) {
+  const top = tr.top[step], p1 = top[0][2], p2 = top.length > 1 ? top[1][2] : 0, name = (c) => nodeLabel(c[0]);
+  const word = name(top[0]), p = pct(p1);
   let text;
-  if (p1 >= 0.8) text = "The model was sure: " + name(top[0]) + " (" + pct(p1) + ").";
-  else if (p2 >= 0.15 && p1 - p2 < 0.2) text = "The model was torn between " + name(top[0]) + " (" + pct(p1) + ") and " + name(top[1]) + " (" + pct(p2) + ").";
-  else if (p1 >= 0.5) text = "The model leaned towards " + name(top[0]) + " (" + pct(p1) + "); next came " + name(top[1]) + " (" + pct(p2) + ").";
-  else text = "The model was unsure: its best guess " + name(top[0]) + " got only " + pct(p1) + ".";
-  const spread = Math.exp(tr.entropy[t]);
-  text += " Its doubt is like choosing among " + (spread < 9.95 ? spread.toFixed(1) : Math.round(spread)) + " equally likely pieces.";
-  if (tr.forced[t]) text = "This piece was forced. " + text;
-  else if (tr.ids[t] !== top[0][1]) text += " Beam search wrote " + q(nodeLabel(tr.tokens[t])) + " instead: that path ended in a sentence with a better score (log-probability per piece).";
+  if (p1 >= 0.8) text = t("steptext.sure", { word, p });
+  else if (p2 >= 0.15 && p1 - p2 < 0.2) text = t("steptext.torn", { word, p, second: name(top[1]), p2: pct(p2) });
+  else if (p1 >= 0.5) text = t("steptext.leaned", { word, p, second: name(top[1]), p2: pct(p2) });
+  else text = t("steptext.unsure", { word, p });
+  const spread = Math.exp(tr.entropy[step]);
+  text = t("steptext.then", { before: text, after: t("steptext.doubt", { spread: fixed(spread, spread < 9.95 ? 1 : 0) }) });
+  if (tr.forced[step]) text = t("steptext.then", { before: t("steptext.forced"), after: text });
+  else if (tr.ids[step] !== top[0][1]) {
+    text = t("steptext.then", { before: text, after: t("steptext.beam_instead", { word: nodeLabel(tr.tokens[step]) }) });
+  }
   return text;
 }
 

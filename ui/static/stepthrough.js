@@ -9,13 +9,14 @@ import { el } from "./draw.js";
 import { drawBeamTree, drawNBest, nodeLabel } from "./beam.js";
 import { SPECIAL } from "./core.js";
 import { unfamiliarNotice } from "./result.js";
+import { fixed, t } from "./i18n.js";
 import { drawInside, mountInside } from "./stepinside.js";
 import { changedWords, describeChoice, glue, percent, sentenceOf, wordsOf } from "./steptext.js";
 import { Viewer, themeOf } from "./viewer.js";
 import { drawWhy, mountWhy } from "./why.js";
 import { register } from "./store.js";
 
-const q = (s) => "\u2018" + s + "\u2019", pct = percent;
+const pct = percent;
 const logProb = (tr) => tr.probs.reduce((a, p) => a + Math.log(Math.max(p, 1e-12)), 0);
 function wordLine(words, changed, cls) {
   const line = el("div", "st-line");
@@ -66,15 +67,15 @@ export class StepView {
 
   build() {
     const r = this.root;
-    this.message = el("div", "st-message", "Pick an example or type a German sentence, then press \u201cStep through\u201d.");
+    this.message = el("div", "st-message", t("stepthrough.start"));
     this.notice = el("div", "al-notice st-notice"); // unlike the training data (result.js)
     this.notice.hidden = true;
     this.compare = el("div", "st-compare");
     const stepper = el("div", "st-stepper");
     this.prev = el("button", "st-nav", "\u2190"); this.next = el("button", "st-nav", "\u2192");
-    this.prev.title = "previous piece (\u2190 key)"; this.next.title = "next piece (\u2192 key)";
+    this.prev.title = t("stepthrough.previous"); this.next.title = t("stepthrough.next");
     this.slider = el("input", "st-slider"); this.slider.type = "range"; this.slider.min = "0"; this.slider.step = "1";
-    this.slider.setAttribute("aria-label", "output step");
+    this.slider.setAttribute("aria-label", t("stepthrough.slider"));
     this.count = el("span", "st-count");
     stepper.append(this.prev, this.slider, this.next, this.count);
     this.prev.addEventListener("click", () => this.go(this.state.t - 1));
@@ -90,13 +91,13 @@ export class StepView {
       }
     });
     this.sofar = el("div", "st-sofar");
-    this.cands = this.section("st-cands", "Likeliest next pieces (click one to force it)");
+    this.cands = this.section("st-cands", t("stepthrough.candidates"));
     this.bars = el("div", "st-bars");
     this.entropy = el("p", "st-entropy");
     const form = el("form", "st-type");
-    this.typed = el("input"); this.typed.type = "text"; this.typed.placeholder = "or type a word"; this.typed.maxLength = 40;
-    this.typed.setAttribute("aria-label", "a word to force at this step");
-    const forceButton = el("button", "st-force", "Force"); forceButton.type = "submit";
+    this.typed = el("input"); this.typed.type = "text"; this.typed.placeholder = t("stepthrough.type_word"); this.typed.maxLength = 40;
+    this.typed.setAttribute("aria-label", t("stepthrough.type_word_label"));
+    const forceButton = el("button", "st-force", t("stepthrough.force")); forceButton.type = "submit";
     form.append(this.typed, forceButton);
     form.addEventListener("submit", (e) => { e.preventDefault(); if (this.typed.value.trim()) this.force(null, this.typed.value); });
     this.cands.append(this.bars, this.entropy, form);
@@ -105,9 +106,9 @@ export class StepView {
     this.attn = this.section("st-attn", "");
     this.attnTitle = this.attn.appendChild(el("h3", "st-title"));
     this.toolbar = this.attn.appendChild(el("div", "al-toolbar st-toolbar"));
-    this.guessButton = this.attn.appendChild(el("button", "st-guess-toggle", "Guess first"));
+    this.guessButton = this.attn.appendChild(el("button", "st-guess-toggle", t("stepthrough.guess_first")));
     this.guessButton.type = "button";
-    this.guessButton.title = "before each step shows where the model looked, click the German word you expect";
+    this.guessButton.title = t("stepthrough.guess_first_title");
     this.guessButton.setAttribute("aria-pressed", "false");
     this.guessButton.addEventListener("click", () => {
       this.state.guess = !this.state.guess;
@@ -120,13 +121,11 @@ export class StepView {
     this.self = this.attn.appendChild(el("div", "st-chips st-self"));
     const grid = el("div", "st-grid");
     grid.append(this.cands, this.attn);
-    this.whatif = this.section("st-whatif", "What if");
+    this.whatif = this.section("st-whatif", t("stepthrough.what_if"));
     this.whatif.hidden = true;
     this.beam = this.section("st-beam", "");
     this.beamTitle = this.beam.appendChild(el("h3", "st-title"));
-    this.beam.appendChild(el("p", "st-note", "Each column is one step; each box a piece the search kept, with the " +
-      "sentence's log-probability so far under it. Highlighted: the winner’s path. Outlined: finished sentences. " +
-      "Grey: dropped for likelier ones. Click a box or a sentence to see its maps."));
+    this.beam.appendChild(el("p", "st-note", t("stepthrough.beam_note")));
     // "Whole tree" scales it to the width (a phone's first view); "Actual size" reads it, scrolling.
     this.fit = this.beam.appendChild(el("button", "st-tree-toggle"));
     this.fit.type = "button";
@@ -144,7 +143,7 @@ export class StepView {
 
   fitTree(fit) {
     this.tree.classList.toggle("st-tree-fit", fit);
-    this.fit.textContent = fit ? "Actual size (to read the pieces)" : "Whole tree (fit to the width)";
+    this.fit.textContent = fit ? t("stepthrough.tree_actual") : t("stepthrough.tree_whole");
     this.fit.setAttribute("aria-pressed", String(fit));
   }
 
@@ -171,16 +170,17 @@ export class StepView {
   drawCompare() {
     const x = this.x;
     /** @type {[which: string, name: string, how: string, tr: Trace][]} */
-    const cards = [["greedy", "Greedy", "always the likeliest next piece", x.greedy]];
-    if (x.beam) cards.push(["beam", "Beam search", x.num_beams + " hypotheses kept at every step", x.beam]);
-    if (this.forced) cards.push(["forced", "Forced", "your word, then the model", this.forced]);
+    const cards = [["greedy", t("stepthrough.greedy"), t("stepthrough.greedy_how"), x.greedy]];
+    if (x.beam) cards.push(["beam", t("stepthrough.beam"), t("stepthrough.beam_how", { n: x.num_beams }), x.beam]);
+    if (this.forced) cards.push(["forced", t("stepthrough.forced"), t("stepthrough.forced_how"), this.forced]);
     this.compare.replaceChildren(...cards.map(([which, name, how, tr]) => {
       const card = el("button", "st-card"); card.type = "button"; card.dataset.which = which;
       card.setAttribute("aria-pressed", String(which === this.state.which));
-      card.append(el("span", "st-card-name", name + ": " + how), el("span", "st-card-text", tr.translation || "(nothing)"),
-        el("span", "st-card-meta", "log-probability " + logProb(tr).toFixed(2) + " over " + tr.tokens.length + " pieces = " +
-          (logProb(tr) / tr.tokens.length).toFixed(3) + " a piece" +
-          (which === this.state.which ? " \u00b7 stepping through this one" : " \u00b7 click to step through")));
+      const meta = { total: fixed(logProb(tr), 2), n: tr.tokens.length, mean: fixed(logProb(tr) / tr.tokens.length, 3) };
+      card.append(el("span", "st-card-name", t("stepthrough.card_name", { name, how })),
+        el("span", "st-card-text", tr.translation || t("stepthrough.nothing")),
+        el("span", "st-card-meta", which === this.state.which ? t("stepthrough.card_current", meta)
+          : t("stepthrough.card_other", meta)));
       card.addEventListener("click", () => { this.state.which = which; this.drawCompare(); this.go(Math.min(this.state.t, this.trace().tokens.length - 1)); });
       return card;
     }));
@@ -196,68 +196,70 @@ export class StepView {
       }
       return g;
     };
-    this.toolbar.replaceChildren(box("layer", "Layer", [...Array(L).keys()].map((l) => [String(l), String(l + 1)])),
-      box("head", "Head", [["mean", "Mean"]].concat([...Array(H).keys()].map((h) => [String(h), String(h + 1)]))));
+    this.toolbar.replaceChildren(box("layer", t("stepthrough.layer"), [...Array(L).keys()].map((l) => [String(l), String(l + 1)])),
+      box("head", t("stepthrough.head"), [["mean", t("stepthrough.mean")]]
+        .concat([...Array(H).keys()].map((h) => [String(h), String(h + 1)]))));
   }
 
   /** Show step t: everything here is drawn from the trace already in the page. */
-  go(t) {
+  go(step) {
     const tr = this.trace(), T = tr.tokens.length, s = this.state;
-    s.t = t = Math.max(0, Math.min(T - 1, t));
-    this.slider.max = String(T - 1); this.slider.value = String(t);
-    this.prev.disabled = t === 0; this.next.disabled = t === T - 1;
-    this.count.textContent = "piece " + (t + 1) + " of " + T;
+    s.t = step = Math.max(0, Math.min(T - 1, step));
+    this.slider.max = String(T - 1); this.slider.value = String(step);
+    this.prev.disabled = step === 0; this.next.disabled = step === T - 1;
+    this.count.textContent = t("stepthrough.count", { step: step + 1, steps: T });
     const words = wordsOf(tr.tokens);
-    this.sofar.replaceChildren(el("span", "st-label", "So far: "), ...words.map((w, i) => {
-      const state = w.span[w.span.length - 1] < t ? "st-done" : w.span.includes(t) ? "st-now" : "st-later";
-      const span = el("span", "st-w " + state, w.text === "</s>" ? "(end)" : w.text);
+    this.sofar.replaceChildren(el("span", "st-label", t("stepthrough.so_far")), ...words.map((w, i) => {
+      const state = w.span[w.span.length - 1] < step ? "st-done" : w.span.includes(step) ? "st-now" : "st-later";
+      const span = el("span", "st-w " + state, w.text === "</s>" ? t("stepthrough.end") : w.text);
       return [i ? glue(w.text) : "", span];
     }).flat());
-    const top = tr.top[t], best = top[0][2];
+    const top = tr.top[step], best = top[0][2];
     this.bars.replaceChildren(...top.map(([piece, id, p]) => {
-      const b = el("button", "st-cand" + (id === tr.ids[t] ? " st-chosen" : "")); b.type = "button"; b.dataset.id = id;
+      const b = el("button", "st-cand" + (id === tr.ids[step] ? " st-chosen" : "")); b.type = "button"; b.dataset.id = id;
       const bar = el("span", "st-bar"); bar.style.width = (100 * p / best).toFixed(1) + "%";
       b.append(el("span", "st-cand-label", nodeLabel(piece)), el("span", "st-bar-box", undefined), el("span", "st-p", pct(p)));
       b.children[1].appendChild(bar);
-      b.title = (id === tr.ids[t] ? "the piece written here" : "force " + q(nodeLabel(piece)) + " here and see what follows") + " (probability " + p.toFixed(3) + ")";
-      if (piece === "</s>" && id !== tr.ids[t]) { b.disabled = true; b.title = "the end of the sentence: force a word instead"; }
-      else if (id !== tr.ids[t]) b.addEventListener("click", () => this.force(id));
+      b.title = id === tr.ids[step] ? t("stepthrough.written", { p: fixed(p, 3) })
+        : t("stepthrough.force_this", { word: nodeLabel(piece), p: fixed(p, 3) });
+      if (piece === "</s>" && id !== tr.ids[step]) { b.disabled = true; b.title = t("stepthrough.cannot_force_end"); }
+      else if (id !== tr.ids[step]) b.addEventListener("click", () => this.force(id));
       return b;
     }));
-    this.entropy.textContent = describeChoice(tr, t);
-    drawWhy(this, tr, t);
-    drawInside(this, tr, t);
-    this.drawAttention(tr, t);
-    this.root.dataset.step = t; this.root.dataset.which = s.which;
+    this.entropy.textContent = describeChoice(tr, step);
+    drawWhy(this, tr, step);
+    drawInside(this, tr, step);
+    this.drawAttention(tr, step);
+    this.root.dataset.step = step; this.root.dataset.which = s.which;
   }
 
-  drawAttention(tr, t) {
+  drawAttention(tr, step) {
     const s = this.state, L = this.x.layers, H = this.x.heads, layer = s.layer === null ? L - 1 : s.layer;
     /** @type {NodeListOf<HTMLElement>} */ (this.toolbar.querySelectorAll(".st-layer .al-choice")).forEach((b) => b.setAttribute("aria-pressed", String(+b.dataset.value === layer)));
     /** @type {NodeListOf<HTMLElement>} */ (this.toolbar.querySelectorAll(".st-head .al-choice")).forEach((b) => b.setAttribute("aria-pressed",
       String(b.dataset.value === (s.head === null ? "mean" : String(s.head)))));
-    const word = q(nodeLabel(tr.tokens[t]));
-    this.attnTitle.textContent = "Where it looked in the German while writing " + word;
+    const word = nodeLabel(tr.tokens[step]);
+    this.attnTitle.textContent = t("stepthrough.looked", { word });
     const src = tr.src.words.map(([w, span]) => ({ text: w, span: span }));
-    const values = row(tr, "cross", t, layer, s.head, L, H, src);
-    const key = [s.which, t, layer, s.head].join(":");
+    const values = row(tr, "cross", step, layer, s.head, L, H, src);
+    const key = [s.which, step, layer, s.head].join(":");
     if (s.guess && !this.guesses.has(key)) this.askGuess(src, values, key, word);
     else {
       this.chips(this.src, src, values);
       this.markGuess(src, values, s.guess ? this.guesses.get(key) : null);
     }
-    this.selfTitle.textContent = "Which of its own words it looked back at";
-    const read = wordsOf(["<s>"].concat(tr.tokens.slice(0, t)));
-    this.chips(this.self, read, row(tr, "decoder", t, layer, s.head, L, H, read));
+    this.selfTitle.textContent = t("stepthrough.looked_back");
+    const read = wordsOf(["<s>"].concat(tr.tokens.slice(0, step)));
+    this.chips(this.self, read, row(tr, "decoder", step, layer, s.head, L, H, read));
   }
 
   /** Guess first: the German words without their weights; a click is the guess, then the answer shows. */
   askGuess(src, values, key, word) {
-    this.attnTitle.textContent = "Your guess: where will it look in the German while writing " + word + "?";
+    this.attnTitle.textContent = t("stepthrough.your_guess", { word });
     this.src.replaceChildren(...src.map((w, i) => {
       const chip = el("button", "st-chip st-chip-guess", w.text);
       chip.type = "button";
-      chip.title = "guess that the model looks most at " + q(w.text);
+      chip.title = t("stepthrough.guess_chip", { word: w.text });
       chip.addEventListener("click", () => {
         this.guesses.set(key, i);
         this.score.tries += 1;
@@ -274,15 +276,14 @@ export class StepView {
     const top = values.indexOf(Math.max(...values)), chips = this.src.children;
     if (chips[guessed]) chips[guessed].classList.add("st-guessed");
     if (chips[top]) chips[top].classList.add("st-top");
-    const g = q(src[guessed].text) + " got " + values[guessed].toFixed(2) + " of the attention";
-    this.guessNote.textContent = (guessed === top ? "Right: " + g + ", the most of any word. "
-      : "Not quite: " + g + "; the model looked most at " + q(src[top].text) + " (" + values[top].toFixed(2) + "). ")
-      + this.scoreText();
+    const word = src[guessed].text, weight = fixed(values[guessed], 2), score = this.scoreText();
+    this.guessNote.textContent = guessed === top ? t("stepthrough.guess_right", { word, weight, score })
+      : t("stepthrough.guess_wrong", { word, weight, top: src[top].text, top_weight: fixed(values[top], 2), score });
   }
 
   scoreText() {
     const { tries, right } = this.score;
-    return tries ? "Your score: " + right + " of " + tries + " right." : "Click the German word you expect it to look at most.";
+    return tries ? t("stepthrough.score", { right, tries }) : t("stepthrough.guess_hint");
   }
 
   chips(box, words, values) {
@@ -290,8 +291,9 @@ export class StepView {
     box.replaceChildren(...words.map((w, i) => {
       const chip = el("span", "st-chip"), v = values[i];
       chip.style.background = (dark ? "rgba(255,138,61," : "rgba(228,88,11,") + (0.08 + 0.8 * v / max).toFixed(2) + ")";
-      chip.append(el("span", "st-chip-word", w.text === "<s>" ? "(start)" : w.text), el("span", "st-chip-v", v.toFixed(2)));
-      chip.title = q(w.text) + " got " + v.toFixed(2) + " of the attention";
+      chip.append(el("span", "st-chip-word", w.text === "<s>" ? t("stepthrough.start_token") : w.text),
+        el("span", "st-chip-v", fixed(v, 2)));
+      chip.title = t("stepthrough.chip", { word: w.text, weight: fixed(v, 2) });
       return chip;
     }));
   }
@@ -300,9 +302,9 @@ export class StepView {
     const tr = this.x.beam;
     this.beam.hidden = !tr;
     if (!tr) return;
-    this.beamTitle.textContent = "The beam search: " + this.x.num_beams + " hypotheses kept at every step, " + tr.beam.length + " in all";
+    this.beamTitle.textContent = t("stepthrough.beam_title", { beams: this.x.num_beams, nodes: tr.beam.length });
     const text = (n) => sentenceOf(n.ids.map((_, i) => this.pieceOf(n, i)));
-    const pick = (n) => this.openMaps(n.ids, "Maps of the hypothesis \u201c" + text(n) + "\u201d");
+    const pick = (n) => this.openMaps(n.ids, t("stepthrough.hypothesis_maps", { text: text(n) }));
     drawBeamTree(this.tree, tr, { onPick: pick });
     drawNBest(this.nbest, tr, { onPick: pick, text: text });
   }
@@ -318,42 +320,45 @@ export class StepView {
   }
 
   async force(id, word) {
-    const tr = this.trace(), t = this.state.t, ids = tr.ids.slice(0, t).concat(id === null ? [] : [id]);
+    const tr = this.trace(), step = this.state.t, ids = tr.ids.slice(0, step).concat(id === null ? [] : [id]);
     this.whatif.hidden = false;
-    this.whatif.replaceChildren(el("h3", "st-title", "What if"), el("p", "st-note", "Asking the model\u2026"));
+    this.whatif.replaceChildren(el("h3", "st-title", t("stepthrough.what_if")), el("p", "st-note", t("stepthrough.asking")));
     this.whatif.dataset.shown = "";
     const r = await this.call("force", { text: this.x.source, num_beams: tr.num_beams, ids: ids, word: id === null ? word : null,
       model: this.x.model || "auto" });
-    if (r.error) { this.whatif.replaceChildren(el("h3", "st-title", "What if"), el("p", "st-error", r.error)); return; }
+    if (r.error) { this.whatif.replaceChildren(el("h3", "st-title", t("stepthrough.what_if")), el("p", "st-error", r.error)); return; }
     this.forced = r.trace;
     const plain = (tokens) => wordsOf(tokens).filter((w) => !(w.text in SPECIAL));
     const before = plain(tr.tokens).map((w) => w.text), afterWords = plain(r.trace.tokens), after = afterWords.map((w) => w.text);
-    const changed = changedWords(before, after), what = q(id === null ? word.trim() : nodeLabel(r.trace.tokens[t]));
-    const at = afterWords.findIndex((w) => w.span.includes(t));
+    const changed = changedWords(before, after), what = id === null ? word.trim() : nodeLabel(r.trace.tokens[step]);
+    const at = afterWords.findIndex((w) => w.span.includes(step));
     const pair = el("div", "st-pair"), left = el("div", "st-col"), right = el("div", "st-col st-new");
-    left.append(el("div", "st-col-name", "The model's choice"), wordLine(before, changed.before, "st-dropped"));
-    right.append(el("div", "st-col-name", "With " + what + " forced at piece " + (t + 1)), wordLine(after, changed.after, "st-changed"));
+    left.append(el("div", "st-col-name", t("stepthrough.model_choice")), wordLine(before, changed.before, "st-dropped"));
+    right.append(el("div", "st-col-name", t("stepthrough.forced_at", { word: what, step: step + 1 })),
+      wordLine(after, changed.after, "st-changed"));
     if (at >= 0) right.querySelectorAll(".st-w")[at].classList.add("st-forced-word");
     pair.append(left, right);
-    const n = changed.after.filter(Boolean).length + changed.before.filter(Boolean).length, stepIt = el("button", "st-nav st-step-forced", "Step through it");
+    const n = changed.after.filter(Boolean).length + changed.before.filter(Boolean).length;
+    const stepIt = el("button", "st-nav st-step-forced", t("stepthrough.step_it"));
     stepIt.type = "button";
-    stepIt.addEventListener("click", () => { this.state.which = "forced"; this.drawCompare(); this.go(t); });
-    this.whatif.replaceChildren(el("h3", "st-title", "What if the model had written " + what + "?"), pair,
-      el("p", "st-note", (n ? "What changed is marked: left out on the left, new on the right (the forced word underlined). "
-        : "Nothing else changed. ") + "Its maps are below."), stepIt);
+    stepIt.addEventListener("click", () => { this.state.which = "forced"; this.drawCompare(); this.go(step); });
+    this.whatif.replaceChildren(el("h3", "st-title", t("stepthrough.what_if_word", { word: what })), pair,
+      el("p", "st-note", n ? t("stepthrough.changed") : t("stepthrough.unchanged")), stepIt);
     this.whatif.dataset.shown = r.maps.id;
     this.drawCompare();
-    this.showMaps(r.maps, "Maps of the translation with " + what + " forced");
+    this.showMaps(r.maps, t("stepthrough.forced_maps", { word: what }));
   }
 
   /** One server function, called with one object (the page's server functions take one argument). */
   async call(name, request) {
-    try { return await this.server[name](request); } catch (err) { return { error: "The server did not answer (" + err + ")." }; }
+    try { return await this.server[name](request); } catch (err) {
+      return { error: t("stepthrough.no_answer", { error: String(err) }) };
+    }
   }
 
   async openMaps(ids, title) {
     this.maps.hidden = false;
-    this.mapsTitle.textContent = title + " (loading\u2026)";
+    this.mapsTitle.textContent = t("stepthrough.loading", { title });
     const r = await this.call("hypothesis", { text: this.x.source, ids: ids, model: this.x.model || "auto" });
     if (r.error) { this.mapsTitle.textContent = r.error; return; }
     this.showMaps(r, title);
