@@ -131,6 +131,16 @@ test("t: the text of a key, its placeholders filled; an unknown key or a missing
   assert.equal(AL.t("core.head", { n: "{n}" }), "head {n}", "a value is not read for placeholders");
 });
 
+test("plural picks the form of the count (Intl.PluralRules) and writes the count in the locale", () => {
+  assert.equal(AL.plural("result.sentences", 1), "1 sentence");
+  assert.equal(AL.plural("result.sentences", 2), "2 sentences");
+  assert.equal(AL.plural("result.sentences", 0), "0 sentences");
+  assert.equal(AL.plural("result.sentences", 1234), "1,234 sentences");
+  assert.equal(AL.plural("result.route_sentences", 2, { sentences: "1, 2", line: "translated by the default model." }),
+    "Sentences 1, 2: translated by the default model.");
+  assert.throws(() => AL.plural("result.nothing_counted", 2), /no message "result\.nothing_counted\.other"/);
+});
+
 test("a locale without its catalogue reads English, and numbers as English writes them", () => {
   AL.set({ locale: "xx-XX" });
   try {

@@ -5,12 +5,10 @@ import { load } from "./load.js";
 
 const AL = await load("core.js", "draw.js", "viewer.js", "result.js", "qkv.js", "who.js", "patchlab.js");
 
-test("pieceText drops a word-start mark (▁ or Ġ); wholePercent rounds", () => {
+test("pieceText drops a word-start mark (▁ or Ġ)", () => {
   assert.equal(AL.pieceText("▁Hund"), "Hund");
   assert.equal(AL.pieceText("\u0120dog"), "dog");
   assert.equal(AL.pieceText("rad"), "rad");
-  assert.equal(AL.wholePercent(0.256), "26%");
-  assert.equal(AL.wholePercent(1), "100%");
 });
 
 test("proposedSwaps: whole words only, the first swap of an overlapping pair wins", () => {
@@ -33,8 +31,9 @@ test("patchSentence tells which head carries the word, and when none does alone"
   assert.match(AL.patchSentence(p), /No single head carries it: several share the work, all of them in cross-attention\./);
 });
 
-test("unfamiliarText gives the alarm's reasons in one sentence", () => {
-  assert.equal(AL.unfamiliarText("This sentence is", ["3 words never seen", "low confidence"]),
+test("unfamiliarText gives the alarm's reasons in one sentence, of this sentence or of sentence n", () => {
+  assert.equal(AL.unfamiliarText(null, ["3 words never seen", "low confidence"]),
     "\u26a0\ufe0f This sentence is unlike what this model learned from, so expect a rough translation: " +
     "3 words never seen; low confidence.");
+  assert.match(AL.unfamiliarText(1, ["low confidence"]), /^\u26a0\ufe0f Sentence 2 is unlike what /);
 });

@@ -5,10 +5,12 @@
 import { callApi } from "./backend.js";
 import { diverging, modelOf } from "./core.js";
 import { el, explainer, signedLegend } from "./draw.js";
-import { pieceText, wholePercent } from "./qkv.js";
+import { fixed, list, percent, t } from "./i18n.js";
+import { pieceText } from "./qkv.js";
 
-const clean = (t) => pieceText(t);
-const KIND_NAMES = { encoder: "encoder self-attention", decoder: "decoder self-attention", cross: "cross-attention" };
+const clean = (piece) => pieceText(piece);
+const KIND_NAMES = { get encoder() { return t("patchlab.kind.encoder"); }, get decoder() { return t("patchlab.kind.decoder"); },
+  get cross() { return t("patchlab.kind.cross"); } };
 
 // Swaps that keep the sentence German; the first that applies is proposed, the others offered.
 const SWAPS = [["Ein Mann", "Eine Frau"], ["ein Mann", "eine Frau"], ["Eine Frau", "Ein Mann"], ["eine Frau", "ein Mann"],
@@ -29,58 +31,54 @@ export function proposedSwaps(german) {
 }
 
 function grid(kind, rows, best) {
-  const t = el("table", "al-patch-grid");
-  t.append(el("caption", null, KIND_NAMES[kind]));
+  const table = el("table", "al-patch-grid");
+  table.append(el("caption", null, KIND_NAMES[kind]));
   const head = el("tr");
-  head.append(el("th"), ...rows[0].map((_, h) => el("th", null, "head " + (h + 1))));
-  t.append(head);
+  head.append(el("th"), ...rows[0].map((_, h) => el("th", null, t("patchlab.head", { n: h + 1 }))));
+  table.append(head);
   rows.forEach((row, l) => {
     const tr = el("tr");
-    tr.append(el("th", null, "layer " + (l + 1)));
+    tr.append(el("th", null, t("patchlab.layer", { n: l + 1 })));
     row.forEach((v, h) => {
-      const td = el("td", "al-patch-cell", wholePercent(v));
+      const td = el("td", "al-patch-cell", percent(v));
       const a = Math.min(1, Math.abs(v) / Math.max(best, 1e-9));
       td.style.background = diverging(v / Math.max(best, 1e-9));  // the page's one scale for signed values
       td.style.color = a > 0.6 ? "#fff" : "inherit";
-      td.title = `${KIND_NAMES[kind]} layer ${l + 1} head ${h + 1}: brings back ${(100 * v).toFixed(1)}% of the choice`;
+      td.title = t("patchlab.cell", { kind: KIND_NAMES[kind], layer: l + 1, head: h + 1, share: fixed(100 * v, 1) });
       tr.append(td);
     });
-    t.append(tr);
+    table.append(tr);
   });
-  return t;
+  return table;
 }
 
 /** In words: which heads carry the word, and how much the strongest carries alone. */
 export function patchSentence(p) {
   const [first] = p.top_heads;
   const kinds = new Set(p.top_heads.map((h) => h.kind));
-  const spread = first.restored < 0.5 ? " No single head carries it: several share the work" +
-    (kinds.size === 1 ? `, all of them in ${KIND_NAMES[first.kind]}.` : ".") : "";
-  return `At step ${p.step} the clean German writes \u2018${clean(p.clean_piece)}\u2019 and the other ` +
-    `\u2018${clean(p.corrupted_piece)}\u2019. Copying ${KIND_NAMES[first.kind]} layer ${first.layer} head ` +
-    `${first.head} alone from the clean run brings back ${wholePercent(first.restored)} of that choice.${spread} ` +
-    `Every head copied: ${wholePercent(p.all)}; none: ${wholePercent(p.none)}.`;
+  const says = { step: p.step, clean: clean(p.clean_piece), corrupted: clean(p.corrupted_piece), kind: KIND_NAMES[first.kind],
+    layer: first.layer, head: first.head, restored: percent(first.restored), all: percent(p.all), none: percent(p.none) };
+  if (first.restored >= 0.5) return t("patchlab.says", says);
+  return kinds.size === 1 ? t("patchlab.says_shared_kind", says) : t("patchlab.says_shared", says);
 }
 
 export function renderPatch(p) {
   const box = el("div", "al-patch");
-  box.append(el("div", "al-patch-pair", `\u201c${p.clean_translation}\u201d against \u201c${p.corrupted_translation}\u201d`));
+  box.append(el("div", "al-patch-pair", t("patchlab.pair", { clean: p.clean_translation, corrupted: p.corrupted_translation })));
   box.append(el("div", "al-patch-says", patchSentence(p)));
   const best = Math.max(...Object.values(p.restored).flat(2).map(Math.abs));
   const grids = el("div", "al-patch-grids");
   ["encoder", "decoder", "cross"].forEach((k) => grids.append(grid(k, p.restored[k], best)));
-  box.append(signedLegend("pushes the other way", "brings the clean choice back"), grids);
+  box.append(signedLegend(t("patchlab.pushes_away"), t("patchlab.brings_back")), grids);
   // Of the pieces that differ, the one whose own vector carries most of the choice.
   const differ = p.source_tokens.map((t, i) => i).filter((i) => p.source_tokens[i] !== p.corrupted_tokens[i]);
   const swapped = differ.reduce((a, b) => (p.recovered[0][b] > p.recovered[0][a] ? b : a), differ[0]);
   const carried = p.recovered.map((row) => row[swapped]);
   const stays = Math.min(...carried) > 0.5;
-  box.append(el("div", "al-patch-note", `The encoder's vector at \u2018${clean(p.source_tokens[swapped])}\u2019, copied ` +
-    `alone, brings back ${carried.map((v, i) => `${wholePercent(v)} (${p.levels[i]})`).join(", ")}` + (stays
-    ? ": the word travels through the encoder in the residual stream at its own position, and the decoder's " +
-      "cross-attention fetches it from there." : ".")));
-  box.append(el("div", "al-who-note", "What this shows and what not: what one head's output is worth for this one " +
-    "choice, with everything else as the other sentence has it; heads that work together can each look small."));
+  const vector = { piece: clean(p.source_tokens[swapped]),
+    levels: list(carried.map((v, i) => t("patchlab.level", { restored: percent(v), level: p.levels[i] }))) };
+  box.append(el("div", "al-patch-note", stays ? t("patchlab.encoder_vector_stays", vector) : t("patchlab.encoder_vector", vector)));
+  box.append(el("div", "al-who-note", t("patchlab.note")));
   return box;
 }
 
@@ -92,32 +90,29 @@ export function openPatch(result, panel) {
   const swaps = proposedSwaps(sentence.source);
   const input = el("input", "al-patch-input");
   input.type = "text";
-  input.setAttribute("aria-label", "The German sentence with one word swapped");
+  input.setAttribute("aria-label", t("patchlab.input_label"));
   input.value = swaps.length ? swaps[0][2] : sentence.source;
   const chips = el("div", "al-patch-chips");
   swaps.forEach(([from, to, text]) => {
-    const chip = el("button", "al-patch-chip", `${from} \u2192 ${to}`);
+    const chip = el("button", "al-patch-chip", t("patchlab.swap", { from, to }));
     chip.type = "button";
     chip.addEventListener("click", () => { input.value = text; run(); });
     chips.append(chip);
   });
-  const go = el("button", "al-open-ladder", "Patch every head");
+  const go = el("button", "al-open-ladder", t("patchlab.run"));
   go.type = "button";
   const out = el("div", "al-patch-out");
   async function run() {
-    out.replaceChildren(el("div", "al-qkv-wait", "Running the other sentence with each head copied in\u2026"));
+    out.replaceChildren(el("div", "al-qkv-wait", t("patchlab.running")));
     try {
       const p = await callApi("patch", [sentence.source, input.value, 0, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
         o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128, modelOf(sentence)]);
       out.replaceChildren(renderPatch(p));
     } catch (err) {
-      out.replaceChildren(el("div", "al-qkv-error", "Could not patch: " + err.message));
+      out.replaceChildren(el("div", "al-qkv-error", t("patchlab.failed", { error: err.message })));
     }
   }
   go.addEventListener("click", run);
-  panel.replaceChildren(explainer("al-who-title", "Which heads carry a word? Swap one German word for another " +
-    "of as many pieces, then copy each head's output back from this sentence.", "Each attention head's output is " +
-    "copied, one at a time, from this sentence into the other, and we measure how much of the original word comes " +
-    "back."), input, chips, go, out);
+  panel.replaceChildren(explainer("al-who-title", t("patchlab.lead"), t("patchlab.more")), input, chips, go, out);
   if (swaps.length) run();
 }

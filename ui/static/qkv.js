@@ -5,11 +5,11 @@
 import { callApi } from "./backend.js";
 import { KINDS, diverging, modelOf } from "./core.js";
 import { el, signedLegend } from "./draw.js";
+import { fixed, list, t } from "./i18n.js";
 
 
-/** A piece as a reader writes it (no word-start mark) and a share as a whole percentage. */
-export const pieceText = (t) => String(t).replace(/^[\u2581\u0120]/, "");
-export const wholePercent = (p) => Math.round(100 * p) + "%";
+/** A piece as a reader writes it (no word-start mark). */
+export const pieceText = (piece) => String(piece).replace(/^[\u2581\u0120]/, "");
 
 /** Ask endpoint `name` about the sentence a result shows, with its options; draw the answer in `panel`
     with `render`, saying `waiting` meanwhile and `failed` (with the reason) when it cannot. */
@@ -23,7 +23,7 @@ export async function askAboutShown(result, panel, name, waiting, failed, render
       o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128, "", modelOf(sentence)]);
     panel.replaceChildren(render(answer));
   } catch (err) {
-    panel.replaceChildren(el("div", "al-qkv-error", failed + ": " + err.message));
+    panel.replaceChildren(el("div", "al-qkv-error", t("qkv.failed_because", { failed, error: err.message })));
   }
 }
 
@@ -48,13 +48,13 @@ function bars(values, labels, cls) {
     const bar = el("span", "al-qkv-fill");
     bar.style.width = (Number.isFinite(v) ? (100 * Math.abs(v)) / top : 0).toFixed(1) + "%";
     if (v < 0) bar.classList.add("al-qkv-negative");
-    row.append(el("span", "al-qkv-label", labels[i]), bar, el("span", "al-qkv-value", Number.isFinite(v) ? v.toFixed(3) : "masked"));
+    row.append(el("span", "al-qkv-label", labels[i]), bar, el("span", "al-qkv-value", Number.isFinite(v) ? fixed(v, 3) : t("qkv.masked")));
     box.append(row);
   });
   return box;
 }
 
-const fmt = (x) => (Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(3));
+const fmt = (x) => fixed(x, Math.abs(x) >= 10 ? 1 : 3);
 
 /** The walk through one row, as a list of short steps a learner reads top to bottom. */
 export function renderQkv(r, column) {
@@ -66,25 +66,19 @@ export function renderQkv(r, column) {
   const masked = r.mask.filter((m) => !m).length;
   const box = el("div", "al-qkv");
   const step = (title, ...body) => { const s = el("div", "al-qkv-step"); s.append(el("b", null, title), ...body); box.append(s); };
-  const who = r.writes ? `the row that writes \u2018${label(r.writes)}\u2019 (its query comes from the state of ` +
-    `\u2018${row}\u2019, the piece before it)` : `the row of \u2018${row}\u2019`;
-  box.append(el("div", "al-qkv-title", `${KINDS[r.kind].label}, layer ${r.layer}, head ${r.head}: how ${who} was computed`));
-  step("1. The query: what this row looks for", el("div", null, `q has ${d} numbers:`),
-    signedLegend("\u2212 negative", "+ positive"), strip(r.q, "q"));
-  step("2. A key: the label of \u2018" + cols[c] + "\u2019", el("div", null, "Every column has a key k; here " +
-    (clicked ? "the column you clicked:" : "the column with the most attention:")), strip(r.k[c], "k"));
-  step("3. Their dot product", el("div", null, `q \u00b7 k = q\u2081k\u2081 + \u2026 + q${d}k${d} = ${fmt(r.scores[c])}; ` +
-    "the largest terms: " + terms.map(([i, t]) => `q${i + 1}k${i + 1} = ${fmt(t)}`).join(", ") + ". A large product: " +
-    "the key fits the query."));
-  step("4. Scaled", el("div", null, `divided by \u221a${d} = ${Math.sqrt(d).toFixed(1)}: ${fmt(r.scaled[c])}. Without ` +
-    "it, long vectors would give huge scores and a softmax with one winner."));
-  step("5. Masked", el("div", null, masked ? `${masked} column(s) may not be looked at (the future, or padding): ` +
-    "their scores become \u2212\u221e, so their weight is exactly 0." : "nothing is masked in this row."));
-  step("6. Softmax across the row: scores before, weights after (they sum to 1)",
+  const who = r.writes ? t("qkv.who_writes", { word: label(r.writes), row }) : t("qkv.who_row", { row });
+  box.append(el("div", "al-qkv-title", t("qkv.title", { kind: KINDS[r.kind].label, layer: r.layer, head: r.head, who })));
+  step(t("qkv.query"), el("div", null, t("qkv.query_size", { d })),
+    signedLegend(t("qkv.negative"), t("qkv.positive")), strip(r.q, "q"));
+  step(t("qkv.key", { column: cols[c] }), el("div", null, clicked ? t("qkv.key_clicked") : t("qkv.key_most")), strip(r.k[c], "k"));
+  step(t("qkv.dot"), el("div", null, t("qkv.dot_text", { d, score: fmt(r.scores[c]),
+    terms: list(terms.map(([i, term]) => t("qkv.term", { i: i + 1, value: fmt(term) }))) })));
+  step(t("qkv.scaled"), el("div", null, t("qkv.scaled_text", { d, root: fixed(Math.sqrt(d), 1), scaled: fmt(r.scaled[c]) })));
+  step(t("qkv.masked_step"), el("div", null, masked ? t("qkv.masked_some", { n: masked }) : t("qkv.masked_none")));
+  step(t("qkv.softmax"),
     bars(r.scaled.map((v, i) => (r.mask[i] ? v : NaN)), cols, "al-qkv-before"), bars(r.weights, cols, "al-qkv-after"));
-  step("7. Mixing the values", el("div", null, `The row's output is \u03a3 weight \u00d7 v over the columns (${d} numbers):`),
-    strip(r.head_output, "weights V"), el("div", null, `Every head does this; their outputs side by side are ` +
-    `projected by W_O into ${r.output.length} numbers, which the residual connection adds to \u2018${row}\u2019.`));
+  step(t("qkv.mixing"), el("div", null, t("qkv.mixing_text", { d })),
+    strip(r.head_output, t("qkv.weights_v")), el("div", null, t("qkv.heads_text", { n: r.output.length, row })));
   return box;
 }
 
@@ -101,15 +95,15 @@ export async function openRow(viewer, panel) {
     column = column >= 0 ? sentence.words[kind.cols][column][1][0] : -1;
   }
   const head = s.head === null ? 1 : s.head + 1;
-  panel.replaceChildren(el("div", "al-qkv-wait", "Computing\u2026"));
+  panel.replaceChildren(el("div", "al-qkv-wait", t("qkv.computing")));
   const o = /** @type {Partial<DecodingOptions>} */ (x.options || {});
   try {
     const r = await callApi("qkv", [sentence.source, s.kind, layer + 1, head, row + 1,
       (o.num_beams || 4) > 1 ? "beam search" : "greedy", o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128,
       modelOf(sentence)]);
     panel.replaceChildren(renderQkv(r, column));
-    if (s.head === null) panel.prepend(el("div", "al-qkv-note", "The map shows the mean of the heads, but Q, K and V belong to one head: this is head 1 (pick a head above for another)."));
+    if (s.head === null) panel.prepend(el("div", "al-qkv-note", t("qkv.head_one")));
   } catch (err) {
-    panel.replaceChildren(el("div", "al-qkv-error", "Could not open this row: " + err.message));
+    panel.replaceChildren(el("div", "al-qkv-error", t("qkv.failed", { error: err.message })));
   }
 }

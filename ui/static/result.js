@@ -7,6 +7,7 @@ import { drawSpine } from "./spine.js";
 import { Viewer } from "./viewer.js";
 import { useServer } from "./backend.js";
 import { publish } from "./door.js";
+import { fixed, list, number, plural, t } from "./i18n.js";
 import { openLadder } from "./ladder.js";
 import { openPatch } from "./patchlab.js";
 import { register, set } from "./store.js";
@@ -17,14 +18,14 @@ import { openContributions } from "./who.js";
 function shadedSentence(sentence, index, onPick) {
   const span = el("span", "al-sentence-text");
   span.dataset.sentence = String(index);
-  span.title = "Sentence " + (index + 1) + ": click to show its maps";
+  span.title = t("result.sentence_pick", { n: index + 1 });
   span.addEventListener("click", () => onPick(index));
   for (const [word, pieces] of sentence.words.tgt) {
     if (SPECIAL[word]) continue;
     const p = pieces.reduce((acc, i) => acc * (sentence.probs[i] ?? 1), 1); // the word's probability
     const w = el("span", "al-word" + (p < 0.5 ? " al-unsure" : ""), word);
     w.style.opacity = (0.45 + 0.55 * p).toFixed(2);
-    w.title = "\u2018" + word + "\u2019: the model gave it a probability of " + p.toFixed(2);
+    w.title = t("result.word_probability", { word, p: fixed(p, 2) });
     // A space where the text has one: before a word whose first piece starts with '▁' ("I'm" stays whole).
     const first = sentence.tokens.tgt[pieces[0]] || "";
     const glue = first.startsWith("\u2581") ? " " : /^[.,;:!?)\]'’”]/.test(word) || span.childElementCount ? "" : " ";
@@ -36,25 +37,28 @@ function shadedSentence(sentence, index, onPick) {
 const GERMAN_WORD = /\p{L}+(?:[-'\u2019]\p{L}+)*/gu; // lens/evidence.german_words
 
 // The training corpora of lens/evidence, as a learner reads them.
-const CORPUS_NAMES = {multi30k: "captions", ding: "everyday sentences", ding_phrases: "dictionary phrases",
-  ding_words: "dictionary headwords"};
+const CORPUS_NAMES = {
+  get multi30k() { return t("result.corpus.multi30k"); },
+  get ding() { return t("result.corpus.ding"); },
+  get ding_phrases() { return t("result.corpus.ding_phrases"); },
+  get ding_words() { return t("result.corpus.ding_words"); },
+};
 
 /** What the training data says of one German word, in a sentence a learner reads. @param {Evidence} e */
 function evidenceText(e) {
-  const where = Object.entries(e.counts).map(([corpus, n]) => (CORPUS_NAMES[corpus] || corpus) + " " +
-    n.toLocaleString()).join(", ");
-  const seen = e.count === 0 ? "never occurs in the training data" : "occurs " + e.count.toLocaleString() +
-    (e.count === 1 ? " time" : " times") + " in the training data (" + where + ")";
-  return "\u2018" + e.word + "\u2019 " + seen + (e.unseen ? ": the model has to guess it from its pieces." :
-    e.rare ? ": too rare to be learned well." : ".");
+  const verdict = e.unseen ? t("result.verdict_unseen") : e.rare ? t("result.verdict_rare") : t("result.verdict_known");
+  if (e.count === 0) return t("result.evidence_never", { word: e.word, verdict });
+  const where = list(Object.entries(e.counts).map(([corpus, n]) => t("result.corpus_count",
+    { corpus: CORPUS_NAMES[corpus] || corpus, count: number(n) })));
+  return plural("result.evidence_seen", e.count, { word: e.word, where, verdict });
 }
 
 /** The German of each sentence, word by word: rare and unseen words marked; a click shows the evidence.
     @param {Explanation} x */
 function evidenceLine(x) {
   const line = el("div", "al-evidence");
-  line.append(el("span", "al-evidence-label", "The German in training \u2014 click a word (wavy: rare or never seen): "));
-  const detail = el("div", "al-evidence-detail", "Click a German word: how often the model saw it in training, and where.");
+  line.append(el("span", "al-evidence-label", t("result.evidence_label")));
+  const detail = el("div", "al-evidence-detail", t("result.evidence_hint"));
   x.sentences.forEach((s) => {
     if (!s.evidence || !s.evidence.length) return;
     const byWord = Object.fromEntries(s.evidence.map((e) => [e.word, e]));
@@ -84,36 +88,43 @@ function evidenceLine(x) {
 function showEvidence(detail, e) {
   detail.replaceChildren(el("div", "al-evidence-count", evidenceText(e)));
   if (e.examples.length) {
-    const list = el("ul", "al-evidence-examples");
-    for (const ex of e.examples) list.append(el("li", null, ex.de + " \u2192 " + ex.en));
-    detail.append(el("div", null, "In training:"), list);
+    const examples = el("ul", "al-evidence-examples");
+    for (const ex of e.examples) examples.append(el("li", null, t("result.evidence_example", { de: ex.de, en: ex.en })));
+    detail.append(el("div", null, t("result.evidence_examples")), examples);
   }
 }
 
-/** The warning every view shows for a sentence unlike the training data (lens/alarm.py's reasons). */
-export function unfamiliarText(which, reasons) {
-  return "\u26a0\ufe0f " + which + " unlike what this model learned from, so expect a rough translation: " +
-    reasons.join("; ") + ".";
+/** Sentence `index` (from 0) as the subject of a notice; null: "This sentence" (a text of one sentence). */
+const subject = (index) => (index == null ? t("result.this_sentence") : t("result.sentence_n", { n: index + 1 }));
+
+/** The warning every view shows for a sentence unlike the training data (lens/alarm.py's reasons, in the server's
+    words): of sentence `index` (from 0), or of "this sentence" where `index` is null. */
+export function unfamiliarText(index, reasons) {
+  return t("result.unfamiliar", { sentence: subject(index), reasons: reasons.join("; ") });
 }
 
 /** A view's notice element for one payload carrying `unfamiliar` and `reasons` (the step view, the head lab). */
 export function unfamiliarNotice(box, x) {
   const on = !!(x && x.unfamiliar && x.reasons && x.reasons.length);
   box.hidden = !on;
-  box.textContent = on ? unfamiliarText("This sentence is", x.reasons) : "";
+  box.textContent = on ? unfamiliarText(null, x.reasons) : "";
 }
 
 
-const NAMED = { "?": "a question mark", "!": "an exclamation mark" };
-const quoted = (words) => words.map((w) => NAMED[w] || "\u201c" + w + "\u201d").join(", ");
-const MODEL_NAMES = { default: "the default model", everyday: "the everyday model" };
-const NOT_GERMAN = { "no letters": "it has no words", script: "its letters are not those of German",
-  english: "its words are English" };
+const NAMED = { get "?"() { return t("result.question_mark"); }, get "!"() { return t("result.exclamation_mark"); } };
+const quoted = (words) => list(words.map((w) => NAMED[w] || t("result.quoted", { word: w })));
+const MODEL_NAMES = { get default() { return t("result.model.default"); }, get everyday() { return t("result.model.everyday"); } };
+// Why a text is not German (lens/language.py's codes), in words.
+const NOT_GERMAN = {
+  get "no letters"() { return t("result.not_german.no_letters"); },
+  get script() { return t("result.not_german.script"); },
+  get english() { return t("result.not_german.english"); },
+};
 
 /** Why a sentence went where it went, in one clause (lens/routed.Route). @param {Route} r */
 function reason(r) {
-  if (r.reads_like !== "everyday") return "it reads like a photo caption";
-  return "it reads like everyday German" + (r.words.length ? " (" + quoted(r.words.slice(0, 3)) + ")" : "");
+  if (r.reads_like !== "everyday") return t("result.reason_caption");
+  return r.words.length ? t("result.reason_everyday_words", { words: quoted(r.words.slice(0, 3)) }) : t("result.reason_everyday");
 }
 
 /** One line per sentence that says which model translated it and why, what the page recased, and whether the
@@ -121,7 +132,7 @@ function reason(r) {
     @param {Explanation} x */
 /** The route line's button says what a click does now. */
 function otherLabel(button, shown) {
-  button.textContent = shown ? "Hide the other model" : "The other model\u2019s answer";
+  button.textContent = shown ? t("result.hide_other") : t("result.see_other");
   button.setAttribute("aria-pressed", String(shown));
 }
 // the comparison ticked by a link or the walk as well: every route line's button follows
@@ -145,21 +156,21 @@ export function routeNotes(x) {
   });
   for (const picked of groups.values()) {
     const r = /** @type {Route} */ (x.sentences[picked[0]].route);
-    const which = !many ? "" : picked.length === x.sentences.length ? "Every sentence: " :
-      (picked.length > 1 ? "Sentences " : "Sentence ") + picked.map((i) => i + 1).join(", ") + ": ";
-    const by = "translated by " + MODEL_NAMES[r.model], foreign = r.reads_like === "not German" && !r.forced;
-    const line = r.other ? by + ", the other of the two models (the page picked " + MODEL_NAMES[r.other] + ")"
-      : r.forced ? by + ", as you chose in Options"
-      : foreign ? "this does not look like German (" + NOT_GERMAN[r.why] + (r.words.length ? ": " + quoted(r.words) : "") +
-        "): the English is " + MODEL_NAMES[r.model] + "\u2019s guess"
-      : by + ": " + reason(r);
-    out.push([foreign ? "al-route al-not-german" : "al-route", (foreign ? "\u26a0\ufe0f " : "") + which +
-      (which ? line : line[0].toUpperCase() + line.slice(1)) + "."]);
+    const model = MODEL_NAMES[r.model], foreign = r.reads_like === "not German" && !r.forced;
+    const line = r.other ? t("result.route_other", { model, picked: MODEL_NAMES[r.other] })
+      : r.forced ? t("result.route_forced", { model })
+      : foreign ? (r.words.length ? t("result.route_foreign_words", { why: NOT_GERMAN[r.why], words: quoted(r.words), model })
+        : t("result.route_foreign", { why: NOT_GERMAN[r.why], model }))
+      : t("result.route_reason", { model, reason: reason(r) });
+    const text = !many ? line[0].toUpperCase() + line.slice(1)
+      : picked.length === x.sentences.length ? t("result.route_every", { line })
+      : plural("result.route_sentences", picked.length, { sentences: list(picked.map((i) => String(i + 1))), line });
+    out.push([foreign ? "al-route al-not-german" : "al-route", foreign ? t("result.warning", { text }) : text]);
   }
   const recased = routed.flatMap((s) => s.route ? s.route.recased : []);
   if (recased.length) {
-    out.push(["al-recased", "Read with capitals, as German is written: " +
-      recased.slice(0, 6).map(([a, b]) => a + " \u2192 " + b).join(", ") + (recased.length > 6 ? ", \u2026" : "") + "."]);
+    const changes = recased.slice(0, 6).map(([a, b]) => t("result.recased_change", { from: a, to: b }));
+    out.push(["al-recased", t("result.recased", { changes: list(recased.length > 6 ? [...changes, "\u2026"] : changes) })]);
   }
   return out;
 }
@@ -168,26 +179,20 @@ export function routeNotes(x) {
 function notices(x) {
   const out = routeNotes(x);
   x.sentences.forEach((s, i) => {
-    const which = x.sentences.length > 1 ? "Sentence " + (i + 1) + " is" : "This sentence is";
+    const index = x.sentences.length > 1 ? i : null, sentence = subject(index);
     if (!s.route && s.domain && s.domain.everyday) {
-      out.push(["al-everyday", which.replace(/ is$/, " reads") + " like everyday German rather than like a photo " +
-        "caption, the German this model learned most from" + (s.domain.words.length ? " (" + quoted(s.domain.words) +
-        ": far more common in everyday sentences)" : "") + "."]);
+      out.push(["al-everyday", s.domain.words.length ? t("result.everyday_words", { sentence, words: quoted(s.domain.words) })
+        : t("result.everyday", { sentence })]);
     }
     if (s.unfamiliar && s.reasons && s.reasons.length) {
-      out.push(["al-unfamiliar", unfamiliarText(which, s.reasons)]);
+      out.push(["al-unfamiliar", unfamiliarText(index, s.reasons)]);
     } else if (s.unfamiliar) {
-      out.push(["al-unfamiliar", "\u26a0\ufe0f " + which + " unlike most of what this model learned from: expect a rough " +
-        "translation (the model's mean log-probability per piece is " + s.mean_log_prob.toFixed(3) +
-        "; 95% of the captions it was tested on score above " + (s.threshold ?? x.threshold) + ")."]);
+      out.push(["al-unfamiliar", t("result.unsure", { sentence, mean: fixed(s.mean_log_prob, 3),
+        threshold: String(s.threshold ?? x.threshold) })]);
     }
-    if (s.truncated) {
-      out.push(["al-truncated", "\u26a0\ufe0f " + which + " longer than the model's limit of " + x.max_len +
-        " pieces: only its beginning was translated."]);
-    }
+    if (s.truncated) out.push(["al-truncated", t("result.truncated", { sentence, max: x.max_len })]);
   });
-  if (x.left_out) out.push(["al-left-out", "Only the first " + x.sentences.length + " sentences were translated (" +
-    x.left_out + " more left out)."]);
+  if (x.left_out) out.push(["al-left-out", t("result.left_out", { shown: x.sentences.length, more: x.left_out })]);
   return out;
 }
 
@@ -197,17 +202,17 @@ export class Result {
     element.appendChild(this.root);
     this.top = el("div", "al-top");
     this.english = el("div", "al-english");
-    this.english.setAttribute("aria-label", "English translation");
-    this.english.textContent = "The English translation appears here.";
+    this.english.setAttribute("aria-label", t("result.english_label"));
+    this.english.textContent = t("result.empty");
     this.status = el("div", "al-status");
     this.notes = el("div", "al-notices");
-    this.staleNote = el("div", "al-stale-note", "The German or an option changed: this result is out of date.");
+    this.staleNote = el("div", "al-stale-note", t("result.stale"));
     // The inside views of the sentence shown: a button each, opening its panel below the buttons.
     this.inside = el("div", "al-inside");
     this.ladder = el("div", "al-ladder-panel");
     const OPENERS = { openLadder, openContributions, openPatch };
-    [["When was each word decided? \u2192", "openLadder"], ["Who wrote each word? \u2192", "openContributions"],
-      ["Which heads carry a word? \u2192", "openPatch"]].forEach(([label, opener]) => {
+    [[t("result.open_ladder"), "openLadder"], [t("result.open_contributions"), "openContributions"],
+      [t("result.open_patch"), "openPatch"]].forEach(([label, opener]) => {
       const button = el("button", "al-open-ladder", label);
       button.type = "button";
       button.dataset.view = opener;
@@ -252,7 +257,7 @@ export class Result {
     publish({ arrived: performance.now() }); // bench/page.py: from the answer's arrival to the map on screen
     if (!x || x.error || !x.sentences || !x.sentences.length) {
       this.root.classList.add("al-empty");
-      this.english.textContent = x && x.error ? x.error : "The English translation appears here.";
+      this.english.textContent = x && x.error ? x.error : t("result.empty");
       this.english.classList.toggle("al-error", !!(x && x.error));
       this.status.textContent = x && x.message ? x.message : "";
       this.notes.replaceChildren();
@@ -269,9 +274,8 @@ export class Result {
     this.english.replaceChildren(...x.sentences.map((s, i) => shadedSentence(s, i, (k) => this.viewer.choose("sentence", k))));
     const pieces = x.sentences.reduce((n, s) => n + s.tokens.src.length, 0);
     const out = x.sentences.reduce((n, s) => n + s.tokens.tgt.length, 0);
-    this.status.textContent = [x.status.method, x.sentences.length + (x.sentences.length > 1 ? " sentences" : " sentence"),
-      pieces + " German pieces \u2192 " + out + " English", x.status.ms + " ms on " + x.status.device,
-      "paler words: the model was less sure"].join(" \u00b7 ");
+    this.status.textContent = t("result.status", { method: x.status.method, sentences: plural("result.sentences",
+      x.sentences.length), pieces, out, ms: x.status.ms, device: x.status.device });
     this.notes.replaceChildren(...notices(x).map(([cls, text]) => el("div", "al-notice " + cls, text)));
     this.offerOther();
     const evidence = evidenceLine(x);

@@ -6,7 +6,7 @@
    the blocks. Drawn into the translate view's result, between the English and the map. */
 import { el } from "./draw.js";
 import { SPECIAL, selectMap } from "./core.js";
-import { wholePercent } from "./qkv.js";
+import { percent, t } from "./i18n.js";
 import { act, can, get } from "./store.js";
 
 /** A block of the picture: a named button that runs `open`. */
@@ -59,7 +59,7 @@ function opens(b, opener) {
   b.dataset.opens = opener;
   if (b.closest(".al-standalone") || standalone) {
     b.disabled = true;
-    b.title = "This view asks the model: open it in the app, or pass server= to lens.show";
+    b.title = t("spine.needs_server");
   }
   return b;
 }
@@ -77,22 +77,23 @@ const open = (name) => () => act("open", name); // walk.js opens the page's view
 /** The sublayers of one layer, as buttons: what a layer block expands into, under the picture. */
 function sublayers(result, x, sentence, which, i, focus) {
   const out = [];
+  const layer = i + 1;
   if (which === "encoder") {
-    out.push(block("al-b-attn", "Self-attention", "German \u2194 German: the map, Q/K/V from a row",
-      `Encoder layer ${i + 1} self-attention`, () => showMap(result, "encoder", i)));
-    out.push(opens(block("al-b-ff", "Feed-forward", "each piece alone; patching its output",
-      `Encoder layer ${i + 1} feed-forward`, () => openPanel(result, "openPatch")), "openPatch"));
+    out.push(block("al-b-attn", t("spine.encoder_self"), t("spine.encoder_self_detail"),
+      t("spine.encoder_self_name", { layer }), () => showMap(result, "encoder", i)));
+    out.push(opens(block("al-b-ff", t("spine.feed_forward"), t("spine.encoder_ff_detail"),
+      t("spine.encoder_ff_name", { layer }), () => openPanel(result, "openPatch")), "openPatch"));
     return out;
   }
   const link = focus ? strongestLink(x, sentence, i, focus.row) : null;
-  out.push(block("al-b-attn", "Masked self-attention", "only the English before", `Decoder layer ${i + 1} masked self-attention`,
+  out.push(block("al-b-attn", t("spine.decoder_self"), t("spine.decoder_self_detail"), t("spine.decoder_self_name", { layer }),
     () => showMap(result, "decoder", i)));
-  out.push(opens(block("al-b-cross", "Cross-attention", link ? `\u2018${focus.word}\u2019 looks at \u2018${link.word}\u2019 ` +
-    wholePercent(link.weight) + "; who wrote each word" : "looks at the German",
-    `Decoder layer ${i + 1} cross-attention to the German`, () => { showMap(result, "cross", i); openPanel(result, "openContributions"); }),
+  out.push(opens(block("al-b-cross", t("spine.cross"), link ? t("spine.cross_link", { word: focus.word, german: link.word,
+    percent: percent(link.weight) }) : t("spine.cross_detail"),
+    t("spine.cross_name", { layer }), () => { showMap(result, "cross", i); openPanel(result, "openContributions"); }),
     "openContributions"));
-  out.push(opens(block("al-b-ff", "Feed-forward", "the word read out after each stage", `Decoder layer ${i + 1} feed-forward: ` +
-    "the word read out after each stage", () => openPanel(result, "openLadder")), "openLadder"));
+  out.push(opens(block("al-b-ff", t("spine.feed_forward"), t("spine.decoder_ff_detail"), t("spine.decoder_ff_name", { layer }),
+    () => openPanel(result, "openLadder")), "openLadder"));
   return out;
 }
 
@@ -102,37 +103,39 @@ function stack(result, x, sentence, which, detail) {
   const L = x.layers[which === "encoder" ? "encoder" : "decoder"], row = el("div", "al-spine-row al-spine-" + which);
   const focus = which === "decoder" ? focusWord(result.viewer, sentence) : null;
   const kind = which === "encoder" ? "encoder" : "decoder";
-  row.append(el("div", "al-spine-label", which === "encoder" ? "Encoder \u00b7 reads the German" :
-    "Decoder \u00b7 writes the English"));
+  const encoder = which === "encoder";
+  row.append(el("div", "al-spine-label", encoder ? t("spine.encoder_label") : t("spine.decoder_label")));
   const flow = el("div", "al-spine-flow");
-  const pieces = sentence.tokens[which === "encoder" ? "src" : "in"].length;
-  flow.append(block("al-b-input", which === "encoder" ? "German" : "English so far", pieces + " pieces",
-    which === "encoder" ? "German pieces: how the sentence is cut" : "English so far: what the decoder reads",
+  const pieces = sentence.tokens[encoder ? "src" : "in"].length;
+  flow.append(block("al-b-input", encoder ? t("spine.german") : t("spine.english_so_far"), t("spine.pieces", { n: pieces }),
+    encoder ? t("spine.german_name") : t("spine.english_name"),
     () => showMap(result, kind, 0, "pieces")), arrow());
-  flow.append(block("al-b-embed", "Embedding", "+ position", (which === "encoder" ? "Encoder" : "Decoder") +
-    " embedding and positional encoding: pieces and positions", () => showMap(result, kind, 0, "pieces")), arrow());
+  flow.append(block("al-b-embed", t("spine.embedding"), t("spine.embedding_detail"),
+    encoder ? t("spine.encoder_embedding_name") : t("spine.decoder_embedding_name"),
+    () => showMap(result, kind, 0, "pieces")), arrow());
   for (let i = 0; i < L; i++) {
     const link = focus ? strongestLink(x, sentence, i, focus.row) : null;
-    const parts = which === "encoder" ? "attention \u00b7 FFN" : link ? `\u2192 \u2018${link.word}\u2019 ` +
-      wholePercent(link.weight) : "self \u00b7 cross \u00b7 FFN";
-    const layer = block("al-b-layer", "Layer " + (i + 1), parts, `${which === "encoder" ? "Encoder" : "Decoder"} layer ${i + 1}`,
+    const parts = encoder ? t("spine.encoder_layer_detail") : link ? t("spine.decoder_layer_link", { german: link.word,
+      percent: percent(link.weight) }) : t("spine.decoder_layer_detail");
+    const name = encoder ? t("spine.encoder_layer_name", { layer: i + 1 }) : t("spine.decoder_layer_name", { layer: i + 1 });
+    const layer = block("al-b-layer", t("spine.layer", { layer: i + 1 }), parts, name,
       (b) => {
-        showMap(result, which === "encoder" ? "encoder" : "cross", i);
+        showMap(result, encoder ? "encoder" : "cross", i);
         result.root.querySelectorAll(".al-b-layer").forEach((n) => n.setAttribute("aria-expanded", String(n === b)));
-        detail.replaceChildren(el("span", "al-spine-label", b.getAttribute("aria-label") + ":"),
+        detail.replaceChildren(el("span", "al-spine-label", t("spine.sublayers_of", { layer: b.getAttribute("aria-label") })),
           ...sublayers(result, x, sentence, which, i, focus));
         detail.hidden = false;
       });
     layer.setAttribute("aria-expanded", "false");
     flow.append(layer, arrow());
   }
-  if (which === "encoder") {
-    flow.append(block("al-b-memory", "Memory", "to every cross-attention", "Encoder output, the memory",
+  if (encoder) {
+    flow.append(block("al-b-memory", t("spine.memory"), t("spine.memory_detail"), t("spine.memory_name"),
       () => showMap(result, "cross", null)));
   } else {
     const p = focus ? focus.pieces.reduce((acc, k) => acc * (sentence.probs[k] ?? 1), 1) : null;
-    flow.append(block("al-b-out", "Softmax", focus ? `\u2018${focus.word}\u2019 ${wholePercent(p)}` : "the next word",
-      "Output layer and softmax: the next word, step by step", open("step")));
+    flow.append(block("al-b-out", t("spine.softmax"), focus ? t("spine.softmax_word", { word: focus.word, percent: percent(p) })
+      : t("spine.softmax_detail"), t("spine.softmax_name"), open("step")));
   }
   row.append(flow);
   return row;
@@ -142,29 +145,28 @@ function stack(result, x, sentence, which, detail) {
     across answers). */
 function whole(result, box) {
   const row = el("div", "al-spine-row al-spine-whole");
-  const toggle = el("button", "al-spine-toggle", "The whole model: 7 views \u25b8");
+  const toggle = el("button", "al-spine-toggle", t("spine.whole_closed"));
   toggle.type = "button";
-  toggle.setAttribute("aria-label", "The whole model: step through, head lab, patching, training data, time travel, " +
-    "copy lab, compare");
+  toggle.setAttribute("aria-label", t("spine.whole_label"));
   const flow = el("div", "al-spine-flow");
   const show = (on) => {
     flow.hidden = !on;
     toggle.setAttribute("aria-expanded", String(on));
-    toggle.textContent = "The whole model: 7 views " + (on ? "\u25be" : "\u25b8");
+    toggle.textContent = on ? t("spine.whole_open") : t("spine.whole_closed");
     box.dataset.whole = on ? "1" : "";
   };
   toggle.addEventListener("click", () => show(flow.hidden));
   row.append(toggle);
   flow.append(
-    block("al-b-view", "Step through", null, "Step through the decoding", open("step")),
-    block("al-b-view", "Head lab", null, "Head lab: switch heads off", open("headlab")),
-    opens(block("al-b-view", "Patching", null, "Patching: which heads carry a word", () => openPanel(result, "openPatch")),
+    block("al-b-view", t("spine.step"), null, t("spine.step_name"), open("step")),
+    block("al-b-view", t("spine.headlab"), null, t("spine.headlab_name"), open("headlab")),
+    opens(block("al-b-view", t("spine.patching"), null, t("spine.patching_name"), () => openPanel(result, "openPatch")),
       "openPatch"),
-    block("al-b-view", "Training data", null, "What the training data says of each word",
+    block("al-b-view", t("spine.evidence"), null, t("spine.evidence_name"),
       () => { const e = result.root.querySelector(".al-evidence"); if (e) e.scrollIntoView({ block: "nearest" }); }),
-    block("al-b-view", "Time travel", null, "Time travel through training", open("history")),
-    block("al-b-view", "Copy lab", null, "Copy lab: train a tiny Transformer", open("copylab")),
-    block("al-b-view", "Compare", null, "Compare with a second model", open("compare")));
+    block("al-b-view", t("spine.history"), null, t("spine.history_name"), open("history")),
+    block("al-b-view", t("spine.copylab"), null, t("spine.copylab_name"), open("copylab")),
+    block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare")));
   row.append(flow);
   show(!!box.dataset.whole || get().allOpen);
   return row;
@@ -189,8 +191,7 @@ export function drawSpine(result) {
   const sentence = x.sentences[result.viewer.state.sentence] || x.sentences[0];
   standalone = result.root.classList.contains("al-standalone") || !!result.root.closest(".al-standalone");
   box.hidden = false;
-  box.setAttribute("aria-label", `Architecture of the model: ${x.layers.encoder} encoder and ${x.layers.decoder} ` +
-    "decoder layers; each block opens its view");
+  box.setAttribute("aria-label", t("spine.label", { encoder: x.layers.encoder, decoder: x.layers.decoder }));
   // the German in training: under the map on the page, where it does not push the map down
   if (box.dataset.shown !== String(x.id)) {  // a new answer: its evidence line (if any) replaces the last one
     result.root.querySelectorAll(":scope > .al-evidence").forEach((n) => n.remove());
