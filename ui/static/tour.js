@@ -5,6 +5,7 @@
 import { el } from "./draw.js";
 import { SPECIAL, selectMap } from "./core.js";
 import { publish } from "./door.js";
+import { t } from "./i18n.js";
 import { openView } from "./walk.js";
 import { view } from "./store.js";
 
@@ -62,67 +63,66 @@ function sureGuess() {
   if (!words.length) return null;
   const [word, pieces] = words.find(([w]) => w.length > 3) || words[0];
   const p = pieces.reduce((acc, k) => acc * (m.sentence.probs[k] ?? 1), 1);
-  const bands = ["under 50%", "50\u201390%", "over 90%"];
-  return { question: `Guess first: how sure was the model of \u2018${word}\u2019?`, choices: bands,
-    answer: bands[p < 0.5 ? 0 : p < 0.9 ? 1 : 2] };
+  const bands = [t("tour.sure_under_half"), t("tour.sure_middle"), t("tour.sure_over_ninety")];
+  return { question: t("tour.sure_guess", { word }), choices: bands, answer: bands[p < 0.5 ? 0 : p < 0.9 ? 1 : 2] };
 }
 
 // The walk follows the picture of the model (spine.js): the sentence from its pieces to the English, then the
-// views of the whole model. `view` names the view each stop shows.
+// views of the whole model. `view` names the view each stop shows; its words are read when it is shown.
 const STOPS = [
-  { at: "#source", view: "translate", title: "1 · The German goes in",
-    text: "Everything starts here: one German sentence (or a few). The model never sees letters: the text is first cut into pieces from a vocabulary of 8,000 that German and English share." },
+  { at: "#source", view: "translate", get title() { return t("tour.translate.title"); },
+    get text() { return t("tour.translate.text"); } },
   { at: "#result .al-spine .al-spine-encoder .al-b-embed", view: "pieces", before: show("encoder", "pieces"),
-    title: "2 · Pieces and their positions",
-    text: "Each piece becomes a vector of 256 numbers, plus a wave pattern that says where it stands in the sentence: attention itself does not know order. The map now shows pieces, not words." },
-  { at: "#result .al-stage", view: "encoder", before: show("encoder"), title: "3 · The encoder reads the German",
-    guess: lookGuess("encoder", contentRow, (w) => `Guess first: in the encoder's last layer, which other German word does \u2018${w}\u2019 look at most?`),
-    text: "Encoder self-attention: every German word looks at every other German word (rows look at columns). In three layers the words gather context: a verb finds its subject, an article its noun." },
-  { at: "#result .al-side", view: "qkv", before: show("encoder"), title: "4 · How one row is computed: Q, K, V",
-    text: "Click a row of the map, then “How was this row computed?”: the row's query meets every key, the scores are scaled and softmaxed, and the weights mix the values. That is the whole of attention." },
-  { at: "#result .al-stage", view: "decoder", before: show("decoder"), title: "5 · The decoder looks back at its own English",
-    guess: lookGuess("decoder", laterRow, (w) => `Guess first: while writing \u2018${w}\u2019, which word it has already read does the decoder look at most?`),
-    text: "Decoder self-attention is masked: while writing a word, the model may look only at the English words before it (the empty upper triangle). It cannot peek at what it has not written yet." },
-  { at: "#result .al-stage", view: "cross", before: show("cross"), title: "6 · Cross-attention links the languages",
-    guess: lookGuess("cross", contentRow, (w) => `Guess first: which German word does \u2018${w}\u2019 look at most in the last layer?`),
-    text: "Each English word (row) looks at the German (columns). A bright cell often marks the word being translated: this is where the two languages meet. The picture shows, on each cross-attention block, where the word looks most." },
+    get title() { return t("tour.pieces.title"); },
+    get text() { return t("tour.pieces.text"); } },
+  { at: "#result .al-stage", view: "encoder", before: show("encoder"), get title() { return t("tour.encoder.title"); },
+    guess: lookGuess("encoder", contentRow, (word) => t("tour.encoder.guess", { word })),
+    get text() { return t("tour.encoder.text"); } },
+  { at: "#result .al-side", view: "qkv", before: show("encoder"), get title() { return t("tour.qkv.title"); },
+    get text() { return t("tour.qkv.text"); } },
+  { at: "#result .al-stage", view: "decoder", before: show("decoder"), get title() { return t("tour.decoder.title"); },
+    guess: lookGuess("decoder", laterRow, (word) => t("tour.decoder.guess", { word })),
+    get text() { return t("tour.decoder.text"); } },
+  { at: "#result .al-stage", view: "cross", before: show("cross"), get title() { return t("tour.cross.title"); },
+    guess: lookGuess("cross", contentRow, (word) => t("tour.cross.guess", { word })),
+    get text() { return t("tour.cross.text"); } },
   { at: "#result .al-ladder-panel", view: "who", before: both(show("cross"), panel("openContributions")),
-    title: "7 · Who wrote each word?",
-    text: "Attention is not the whole story: each English word is a mix of what came from the German and what came from the English before it, measured through every block with its residual and LayerNorm." },
-  { at: "#result .al-ladder-panel", view: "ladder", before: panel("openLadder"), title: "8 · When was each word decided?",
-    text: "The decoder's state after every sublayer, read out as if it were the last: a word the model already favours early was easy; one decided in the last layer was hard." },
-  { at: "#result .al-english", view: "output", title: "9 · A probability for every word", guess: sureGuess,
-    text: "After the last layer, the model scores all 8,000 pieces and turns the scores into probabilities. Paler words were less certain." },
-  { at: "#view-step", view: "step", before: open("step"), title: "10 · One word at a time, and the beam",
-    text: "The translation is written piece by piece. Beam search keeps the 4 likeliest partial sentences at every step and picks the best finished one. Try Guess first: predict where it looks before it shows you." },
-  { at: "#view-step", view: "why", before: open("step"), title: "11 · Why this word and not that one?",
-    text: "At any step, ask why the model wrote its word and not another: the answer splits the difference of their scores over the German words." },
-  { at: "#view-headlab", view: "headlab", before: open("headlab"), title: "12 · Take it apart: the head lab",
-    text: "Switch heads off and watch the translation change, or compare attention with attribution: attention shows where the model looked, attribution which German words the choice rested on." },
-  { at: "#result .al-ladder-panel", view: "patching", before: panel("openPatch"), title: "13 · Which heads carry a word?",
-    text: "Swap one German word and copy each head's output back from the first sentence: the heads that bring the word back are the ones that carry it." },
-  { at: "#result .al-evidence", view: "evidence", title: "14 · What the model learned from",
-    text: "Click a German word: how often the model saw it in training, and where. A rare or unseen word is where a translation goes wrong, and the page warns of it." },
-  { at: "#view-history", view: "history", before: open("history"), title: "15 · Time travel: attention being learned",
-    text: "The same sentence through the snapshots of training: from random weights at step 0 to the sharp maps of the finished model." },
-  { at: "#view-copylab", view: "copylab", before: open("copylab"), title: "16 · Train one yourself",
-    text: "A tiny Transformer learns to copy a sequence while you watch, in a minute on this machine: its cross-attention turns into a diagonal." },
+    get title() { return t("tour.who.title"); },
+    get text() { return t("tour.who.text"); } },
+  { at: "#result .al-ladder-panel", view: "ladder", before: panel("openLadder"), get title() { return t("tour.ladder.title"); },
+    get text() { return t("tour.ladder.text"); } },
+  { at: "#result .al-english", view: "output", get title() { return t("tour.output.title"); }, guess: sureGuess,
+    get text() { return t("tour.output.text"); } },
+  { at: "#view-step", view: "step", before: open("step"), get title() { return t("tour.step.title"); },
+    get text() { return t("tour.step.text"); } },
+  { at: "#view-step", view: "why", before: open("step"), get title() { return t("tour.why.title"); },
+    get text() { return t("tour.why.text"); } },
+  { at: "#view-headlab", view: "headlab", before: open("headlab"), get title() { return t("tour.headlab.title"); },
+    get text() { return t("tour.headlab.text"); } },
+  { at: "#result .al-ladder-panel", view: "patching", before: panel("openPatch"), get title() { return t("tour.patching.title"); },
+    get text() { return t("tour.patching.text"); } },
+  { at: "#result .al-evidence", view: "evidence", get title() { return t("tour.evidence.title"); },
+    get text() { return t("tour.evidence.text"); } },
+  { at: "#view-history", view: "history", before: open("history"), get title() { return t("tour.history.title"); },
+    get text() { return t("tour.history.text"); } },
+  { at: "#view-copylab", view: "copylab", before: open("copylab"), get title() { return t("tour.copylab.title"); },
+    get text() { return t("tour.copylab.text"); } },
 ];
-export const walk = () => STOPS.map((s) => ({ title: s.title.replace(/^\d+ · /, ""), view: s.view, guess: !!s.guess }));
+export const walk = () => STOPS.map((s) => ({ title: s.title, view: s.view, guess: !!s.guess }));
 
 class Tour {
   constructor() {
     this.box = el("div", "al-tour");
     this.box.setAttribute("role", "dialog");
-    this.box.setAttribute("aria-label", "Guided walk through the page");
+    this.box.setAttribute("aria-label", t("tour.label"));
     this.title = this.box.appendChild(el("h3", "al-tour-title"));
     this.guess = this.box.appendChild(el("div", "al-tour-guess"));
     this.text = this.box.appendChild(el("p", "al-tour-text"));
     this.score = { right: 0, asked: 0 };
     const nav = this.box.appendChild(el("div", "al-tour-nav"));
-    this.prev = nav.appendChild(el("button", "al-tour-button", "\u2190 Back"));
-    this.next = nav.appendChild(el("button", "al-tour-button al-tour-next", "Next \u2192"));
-    this.close = nav.appendChild(el("button", "al-tour-button", "Close"));
+    this.prev = nav.appendChild(el("button", "al-tour-button", t("tour.back")));
+    this.next = nav.appendChild(el("button", "al-tour-button al-tour-next", t("tour.next")));
+    this.close = nav.appendChild(el("button", "al-tour-button", t("tour.close")));
     for (const b of [this.prev, this.next, this.close]) b.type = "button";
     this.prev.addEventListener("click", () => this.go(this.i - 1));
     this.next.addEventListener("click", () => (this.i === STOPS.length - 1 ? this.end(true) : this.go(this.i + 1)));
@@ -149,11 +149,11 @@ class Tour {
     document.querySelectorAll(".al-tour-spot").forEach((n) => n.classList.remove("al-tour-spot"));
     const target = $(stop.at);
     if (target) { target.classList.add("al-tour-spot"); target.scrollIntoView({ block: "center" }); }
-    this.title.textContent = stop.title;
+    this.title.textContent = t("tour.numbered", { n: i + 1, title: stop.title });
     this.text.textContent = stop.text;
     this.ask(stop);
     this.prev.disabled = i === 0;
-    this.next.textContent = i === STOPS.length - 1 ? "Done" : "Next \u2192";
+    this.next.textContent = i === STOPS.length - 1 ? t("tour.done") : t("tour.next");
     this.box.dataset.stop = String(i + 1);
   }
 
@@ -178,8 +178,9 @@ class Tour {
           n.classList.toggle("al-tour-right", n.textContent === g.answer);
         });
         if (!right) b.classList.add("al-tour-wrong");
-        this.guess.append(el("div", "al-tour-score", (right ? "Right! " : `It was \u2018${g.answer}\u2019. `) +
-          `Your guesses: ${this.score.right} of ${this.score.asked} right.`));
+        const score = this.score;
+        this.guess.append(el("div", "al-tour-score", right ? t("tour.guess_right", { right: score.right, asked: score.asked })
+          : t("tour.guess_wrong", { answer: g.answer, right: score.right, asked: score.asked })));
         this.text.hidden = false;
         if (spot) spot.classList.remove("al-tour-hidden");
       });
@@ -193,8 +194,8 @@ class Tour {
     const b = $("#page-header .al-tour-start");
     left = stop == null ? null : { stop: stop, score: { ...this.score } };
     try { sessionStorage.setItem("al-walk", JSON.stringify(left)); } catch (e) { /* storage off: this page only */ }
-    if (b) b.textContent = stop == null ? `Take the guided walk (${STOPS.length} stops)` :
-      `Resume the guided walk (stop ${stop + 1} of ${STOPS.length})`;
+    if (b) b.textContent = stop == null ? t("tour.take", { stops: STOPS.length }) :
+      t("tour.resume", { stop: stop + 1, stops: STOPS.length });
   }
 
   /** `finished`: the last stop's Done, not Esc or Close. */
@@ -245,6 +246,6 @@ publish({ walk, walkTo });
   if (b && !b.dataset.bound) {
     b.dataset.bound = "true";
     b.addEventListener("click", () => startTour());
-    if (left) b.textContent = `Resume the guided walk (stop ${left.stop + 1} of ${STOPS.length})`;
+    if (left) b.textContent = t("tour.resume", { stop: left.stop + 1, stops: STOPS.length });
   } else if (!b && Date.now() - since < 60000) setTimeout(() => bind(since), 100);
 })(Date.now());

@@ -10,6 +10,7 @@
    door, door.js). writeLink and readLink are the link's format. The views it opens and reads are the store's
    (store.js): the live object each mount registered. */
 import { publish } from "./door.js";
+import { parts, t } from "./i18n.js";
 import { get, handle, set, subscribe, view as mounted } from "./store.js";
 import { drawSpine } from "./spine.js";
 
@@ -49,7 +50,9 @@ const VIEWS = { translate: "#result", step: "#step-result", headlab: "#headlab-r
 const SECTIONS = { translate: "#input-row", step: "#step-view", headlab: "#headlab", history: "#history-input" };
 const BOXES = { step: "#step-source textarea", headlab: "#headlab-source textarea", history: "#history-source textarea" };
 const GO = { step: "#step-go", headlab: "#headlab-apply", history: "#history-go" };
-const LABEL = { step: "Step through", headlab: "Apply", history: "Travel" };
+// The label of each view's own button (the Python side writes them), as the page's locale names it.
+const LABEL = { get step() { return t("walk.button.step"); }, get headlab() { return t("walk.button.headlab"); },
+  get history() { return t("walk.button.history"); } };
 // Each view's section of the page: closed (class al-closed) until the picture, the walk or a link opens it.
 const CONTAINERS = { step: "#view-step", headlab: "#view-headlab", history: "#view-history", copylab: "#view-copylab" };
 const $ = (s) => document.querySelector(s);
@@ -122,8 +125,8 @@ function share(text) {
     if (!root) continue;
     const stale = now && now !== text;
     root.classList.toggle("al-other-sentence", !!stale);
-    if (stale) root.dataset.otherSentence = "This view still shows \u201c" + now.slice(0, 60) +
-      (now.length > 60 ? "\u2026" : "") + "\u201d: press " + LABEL[name] + " for the sentence above.";
+    if (stale) root.dataset.otherSentence = t("walk.other_sentence", { sentence: now.slice(0, 60) +
+      (now.length > 60 ? "\u2026" : ""), button: LABEL[name] });
   }
 }
 
@@ -174,9 +177,8 @@ function fillOther() {
   const beside = first && other && other.getBoundingClientRect().left >= first.getBoundingClientRect().right - 5;
   const english = document.createElement("b");
   english.setAttribute("lang", "en");
-  english.textContent = "\u201c" + secondShown.sentences.map((s) => s.translation).join(" ") + "\u201d";
-  line.replaceChildren("The other model writes ", english,
-    beside ? " (its maps are beside this one)." : " (its maps are below).");
+  english.textContent = t("walk.quoted", { text: secondShown.sentences.map((s) => s.translation).join(" ") });
+  line.replaceChildren(...(beside ? parts("walk.other_writes_beside", { english }) : parts("walk.other_writes_below", { english })));
 }
 subscribe("compared", fillOther); // the other model drew a translation
 
