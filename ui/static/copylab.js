@@ -5,6 +5,7 @@
    drawOverview). */
 import { headName, selectMap, shownLayer } from "./core.js";
 import { drawMatrix, drawOverview, el, matrixLayout, svg } from "./draw.js";
+import { fixed, t } from "./i18n.js";
 import { themeOf } from "./viewer.js";
 import { register } from "./store.js";
 
@@ -12,18 +13,18 @@ import { register } from "./store.js";
 function lossChart(box, losses, total, theme) {
   const W = 340, H = 170, L = 36, R = 10, T = 20, B = 28;
   const root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "al-h-chart al-c-loss", role: "img",
-    "aria-label": "Training loss" });
+    "aria-label": t("copylab.loss_label") });
   const hi = Math.max(1, ...losses.map((p) => p[1])) * 1.05;
   const x = (s) => L + (s / Math.max(1, total)) * (W - L - R), y = (v) => T + (1 - v / hi) * (H - T - B);
-  root.append(svg("text", { x: 4, y: 13, class: "al-h-title" }, "Training loss (lower is better)"));
+  root.append(svg("text", { x: 4, y: 13, class: "al-h-title" }, t("copylab.loss_chart")));
   for (const v of [0, hi / 2, hi]) {
     root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "al-h-grid" }));
-    root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, v.toFixed(1)));
+    root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, fixed(v, 1)));
   }
   for (const s of [0, Math.round(total / 2), total]) {
     root.append(svg("text", { x: x(s), y: H - B + 13, class: "al-h-tick", "text-anchor": "middle" }, String(s)));
   }
-  root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, "step"));
+  root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, t("copylab.step_axis")));
   if (losses.length) {
     root.append(svg("polyline", { points: losses.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "),
       fill: "none", stroke: theme.accent, "stroke-width": 1.6 }));
@@ -35,7 +36,7 @@ function lossChart(box, losses, total, theme) {
 function examplesTable(box, examples) {
   const table = el("table", "al-c-examples");
   const head = el("tr");
-  for (const t of ["Input", "Expected", "The model wrote"]) head.appendChild(el("th", "", t));
+  for (const name of [t("copylab.input"), t("copylab.expected"), t("copylab.wrote")]) head.appendChild(el("th", "", name));
   table.appendChild(head);
   for (const [input, expected, predicted] of examples) {
     const row = el("tr");
@@ -45,7 +46,7 @@ function examplesTable(box, examples) {
     got.forEach((letter, i) => {
       cell.append(el("span", letter === want[i] ? "al-c-ok" : "al-c-bad", letter), " ");
     });
-    if (!got.length) cell.append(el("span", "al-c-bad", "(nothing)"));
+    if (!got.length) cell.append(el("span", "al-c-bad", t("copylab.nothing")));
     row.classList.toggle("al-c-right", predicted === expected);
     row.appendChild(cell);
     table.appendChild(row);
@@ -57,7 +58,7 @@ export class CopyLab {
   constructor(element) {
     this.root = el("div", "al-copylab al-empty");
     element.appendChild(this.root);
-    this.status = el("div", "al-c-status", "Press Train: a tiny Transformer starts from random weights and learns to copy.");
+    this.status = el("div", "al-c-status", t("copylab.start"));
     this.status.setAttribute("aria-live", "polite");
     this.body = el("div", "al-c-body");
     this.lossBox = el("div", "al-h-chartbox");
@@ -67,7 +68,7 @@ export class CopyLab {
     this.canvas = el("canvas", "al-c-map");
     this.overview = el("canvas", "al-c-overview");
     this.overview.addEventListener("click", (e) => this.pickHead(e));
-    this.mapBox.append(this.mapTitle, this.canvas, el("div", "al-c-title", "Every layer and head (click one):"), this.overview);
+    this.mapBox.append(this.mapTitle, this.canvas, el("div", "al-c-title", t("copylab.overview")), this.overview);
     this.body.append(this.lossBox, this.examplesBox, this.mapBox);
     this.root.append(this.status, this.body);
     this.layer = null; this.head = null; // last layer, mean of heads until the user picks
@@ -76,8 +77,7 @@ export class CopyLab {
 
   waiting() {
     this.root.classList.add("al-c-waiting");
-    this.status.textContent = "Waiting for the lab\u2026 One training runs at a time on this server; if someone " +
-      "else is training, your place in the line shows beside the Train button, and yours starts when theirs ends (at most 20 s each).";
+    this.status.textContent = t("copylab.waiting");
   }
 
   show(x) {
@@ -87,7 +87,7 @@ export class CopyLab {
     this.status.classList.remove("al-c-error");
     if (x.starting) {
       this.updates = 0; this.data = null;
-      this.status.textContent = "Training starts from random weights\u2026 (up to " + x.total + " steps or " + x.limit + " s)";
+      this.status.textContent = t("copylab.starting", { total: x.total, limit: x.limit });
       return;
     }
     this.updates += 1; this.data = x;
@@ -97,10 +97,10 @@ export class CopyLab {
     const first = x.losses[0][1], last = x.losses[x.losses.length - 1][1];
     this.root.dataset.firstLoss = first; this.root.dataset.lastLoss = last;
     const right = Math.round(x.accuracy * x.examples.length);
-    const end = !x.done ? "" : x.stopped_by_time ? " \u00b7 stopped at the time limit" : " \u00b7 done";
-    this.status.textContent = "Step " + x.step + " of " + x.total + " \u00b7 " + x.elapsed.toFixed(1) + " s of " + x.limit +
-      " s \u00b7 loss " + first.toFixed(2) + " \u2192 " + last.toFixed(2) + " \u00b7 copied exactly: " + right + " of " +
-      x.examples.length + end;
+    const progress = { step: x.step, total: x.total, elapsed: fixed(x.elapsed, 1), limit: x.limit, first: fixed(first, 2),
+      last: fixed(last, 2), right, examples: x.examples.length };
+    this.status.textContent = !x.done ? t("copylab.progress", progress)
+      : x.stopped_by_time ? t("copylab.progress_stopped", progress) : t("copylab.progress_done", progress);
     this.draw();
   }
 
@@ -113,8 +113,7 @@ export class CopyLab {
     const layer = shownLayer(this.layer, layers);
     const head = this.head === null ? null : Math.min(this.head, m.heads - 1);
     const map = selectMap(m, sentence, "cross", layer, head, "words");
-    this.mapTitle.textContent = "Cross-attention of the first example, layer " + (layer + 1) + ", " + headName(head) +
-      ": each row is a letter being written, each column a letter of the input.";
+    this.mapTitle.textContent = t("copylab.map_title", { layer: layer + 1, head: headName(head) });
     const width = Math.max(200, this.mapBox.clientWidth - 10);
     const probe = matrixLayout(map, 1);
     const cell = Math.max(14, Math.min(30, Math.floor((width - probe.width) / map.cols)));

@@ -5,20 +5,26 @@
    Needs core.js, draw.js and viewer.js. Everything here is drawn from data the server sent once. */
 import { el } from "./draw.js";
 import { colour } from "./core.js";
+import { fixed, list, percent, plural, t } from "./i18n.js";
 import { unfamiliarNotice } from "./result.js";
 import { Viewer } from "./viewer.js";
 import { register } from "./store.js";
 
 const KIND_ORDER = ["encoder", "decoder", "cross"];
-const KIND_NAMES = { encoder: "Encoder self-attention", decoder: "Decoder self-attention", cross: "Cross-attention" };
+const KIND_NAMES = { get encoder() { return t("headlab.kind.encoder"); }, get decoder() { return t("headlab.kind.decoder"); },
+  get cross() { return t("headlab.kind.cross"); } };
+const SHORT_NAMES = { get encoder() { return t("headlab.short.encoder"); }, get decoder() { return t("headlab.short.decoder"); },
+  get cross() { return t("headlab.short.cross"); } };
+// Each colouring of the grid: [its name, what it measures, its name inside a sentence].
 const METRICS = {
-  loss: ["Loss rise when off", "How much worse the model predicts the reference English (val loss, nats) with this head alone switched off. Brighter = more important."],
-  bleu: ["BLEU drop when off", "How many BLEU points the greedy translations of the val slice lose with this head alone switched off. Brighter = more important."],
-  only: ["Only this head", "Loss rise when this head is the only one left on in its layer. Darker = this head alone nearly does the whole layer's job."],
-  agreement: ["Agrees with attribution", "Cross-attention only: how often this head's strongest German word is also the one attribution ranks first, over the val slice."],
+  get loss() { return [t("headlab.metric.loss"), t("headlab.metric.loss_about"), t("headlab.metric.loss_inline")]; },
+  get bleu() { return [t("headlab.metric.bleu"), t("headlab.metric.bleu_about"), t("headlab.metric.bleu_inline")]; },
+  get only() { return [t("headlab.metric.only"), t("headlab.metric.only_about"), t("headlab.metric.only_inline")]; },
+  get agreement() {
+    return [t("headlab.metric.agreement"), t("headlab.metric.agreement_about"), t("headlab.metric.agreement_inline")];
+  },
 };
-const headLabel = (kind, layer, head) => KIND_NAMES[kind].replace(" self-attention", "").replace("-attention", "") +
-  " L" + (layer + 1) + " H" + (head + 1);
+const headLabel = (kind, layer, head) => t("headlab.head_label", { kind: SHORT_NAMES[kind], layer: layer + 1, head: head + 1 });
 
 /** The grids of heads: click to switch one off or on; presets from the importance ranking. */
 class HeadControls {
@@ -45,14 +51,14 @@ class HeadControls {
   build() {
     const imp = this.data.importance, bar = el("div", "al-toolbar hl-toolbar");
     const presets = el("div", "al-group hl-presets");
-    presets.appendChild(el("span", "al-group-label", "Switch off"));
-    this.button(presets, "3 most important", "the three heads whose loss rises most when off", () => this.preset("most"), "hl-most");
-    this.button(presets, "3 least important", "the three heads the model misses least", () => this.preset("least"), "hl-least");
-    this.button(presets, "All cross-attention", "the decoder can no longer read the German", () => this.preset("cross"), "hl-all-cross");
-    this.button(presets, "None (all on)", "every head on: the model as trained", () => this.preset("none"), "hl-none");
+    presets.appendChild(el("span", "al-group-label", t("headlab.switch_off")));
+    this.button(presets, t("headlab.most"), t("headlab.most_title"), () => this.preset("most"), "hl-most");
+    this.button(presets, t("headlab.least"), t("headlab.least_title"), () => this.preset("least"), "hl-least");
+    this.button(presets, t("headlab.all_cross"), t("headlab.all_cross_title"), () => this.preset("cross"), "hl-all-cross");
+    this.button(presets, t("headlab.none"), t("headlab.none_title"), () => this.preset("none"), "hl-none");
     bar.appendChild(presets);
     this.metricBox = el("div", "al-group hl-metric");
-    this.metricBox.appendChild(el("span", "al-group-label", "Colour"));
+    this.metricBox.appendChild(el("span", "al-group-label", t("headlab.colour")));
     for (const [key, [label, title]] of Object.entries(METRICS)) {
       const b = this.button(this.metricBox, label, title, () => { this.metric = key; this.draw(); });
       b.dataset.value = key;
@@ -61,8 +67,7 @@ class HeadControls {
     this.root.appendChild(bar);
     if (!imp) {
       /** @type {NodeListOf<HTMLButtonElement>} */ (this.root.querySelectorAll(".hl-most, .hl-least, .hl-metric .al-choice")).forEach((b) => (b.disabled = true));
-      this.root.appendChild(el("div", "al-notice hl-missing", "No head_importance.json beside this checkpoint, so the " +
-        "heads are not coloured by importance (make one with python recipes/head_importance.py). You can still switch heads off by hand."));
+      this.root.appendChild(el("div", "al-notice hl-missing", t("headlab.missing")));
     }
     this.grids = el("div", "hl-grids");
     this.root.appendChild(this.grids);
@@ -99,9 +104,9 @@ class HeadControls {
   }
 
   format(v) {
-    if (this.metric === "agreement") return Math.round(v * 100) + "%";
-    if (this.metric === "bleu") return (v > 0 ? "\u2212" : "+") + Math.abs(v).toFixed(1);
-    return (v >= 0 ? "+" : "\u2212") + Math.abs(v).toFixed(this.metric === "loss" ? 3 : 2);
+    if (this.metric === "agreement") return percent(v);
+    if (this.metric === "bleu") return (v > 0 ? "\u2212" : "+") + fixed(Math.abs(v), 1);
+    return (v >= 0 ? "+" : "\u2212") + fixed(Math.abs(v), this.metric === "loss" ? 3 : 2);
   }
 
   draw() {
@@ -113,9 +118,9 @@ class HeadControls {
       const table = el("div", "hl-table");
       table.style.gridTemplateColumns = "auto repeat(" + H + ", minmax(44px, 1fr))";
       table.appendChild(el("span", "hl-corner", ""));
-      for (let h = 0; h < H; h++) table.appendChild(el("span", "hl-col", "H" + (h + 1)));
+      for (let h = 0; h < H; h++) table.appendChild(el("span", "hl-col", t("headlab.column", { n: h + 1 })));
       this.off[kind].forEach((row, layer) => {
-        table.appendChild(el("span", "hl-row", "L" + (layer + 1)));
+        table.appendChild(el("span", "hl-row", t("headlab.row", { n: layer + 1 })));
         row.forEach((isOff, head) => {
           const b = el("button", "hl-head" + (isOff ? " hl-off" : ""));
           b.type = "button";
@@ -123,13 +128,17 @@ class HeadControls {
           b.setAttribute("aria-pressed", String(!isOff));
           const v = values ? values[layer][head] : null;
           if (v !== null) {
-            const t = (v - lo) / (hi - lo || 1);
-            b.style.background = colour(t);
-            b.style.color = t > 0.62 ? "#111" : "#fff";
+            const shade = (v - lo) / (hi - lo || 1);
+            b.style.background = colour(shade);
+            b.style.color = shade > 0.62 ? "#111" : "#fff";
           }
-          b.textContent = isOff ? "off" : v === null ? "on" : this.format(v);
-          b.title = headLabel(kind, layer, head) + (v === null ? "" : ": " + METRICS[this.metric][0].toLowerCase() + " " +
-            this.format(v)) + (isOff ? ". Switched off: click to switch it on" : ". Click to switch it off");
+          b.textContent = isOff ? t("headlab.off") : v === null ? t("headlab.on") : this.format(v);
+          const name = headLabel(kind, layer, head);
+          if (v === null) b.title = isOff ? t("headlab.head_off", { head: name }) : t("headlab.head_on", { head: name });
+          else {
+            const shown = { head: name, metric: METRICS[this.metric][2], value: this.format(v) };
+            b.title = isOff ? t("headlab.head_value_off", shown) : t("headlab.head_value_on", shown);
+          }
           b.addEventListener("click", () => this.toggle(kind, layer, head));
           table.appendChild(b);
         });
@@ -139,13 +148,12 @@ class HeadControls {
     }
     /** @type {NodeListOf<HTMLElement>} */ (this.metricBox.querySelectorAll(".al-choice")).forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.value === this.metric)));
     const imp = this.data.importance;
-    this.legend.innerHTML = imp ? "<b>" + METRICS[this.metric][0] + ":</b> " + METRICS[this.metric][1] +
-      " Measured on " + imp.slice + " val sentences; all heads on: val loss " + imp.baseline.val_loss.toFixed(3) +
-      ", BLEU " + imp.baseline.val_bleu.toFixed(1) + "." : "";
+    const [metric, about] = METRICS[this.metric];
+    this.legend.innerHTML = imp ? t("headlab.legend", { metric, about, slice: imp.slice,
+      loss: fixed(imp.baseline.val_loss, 3), bleu: fixed(imp.baseline.val_bleu, 1) }) : "";
     const off = this.switchedOff();
-    this.summary.textContent = off.length ? off.length + " head" + (off.length > 1 ? "s" : "") + " off: " +
-      off.map(([k, l, h]) => headLabel(k, l, h)).join(", ") + ". Press \u201cTranslate with these heads\u201d."
-      : "Every head is on. Click a head to switch it off.";
+    this.summary.textContent = off.length ? plural("headlab.off_summary", off.length,
+      { heads: list(off.map(([k, l, h]) => headLabel(k, l, h))) }) : t("headlab.all_on_summary");
     this.root.dataset.off = off.map(([k, l, h]) => k + ":" + (l + 1) + ":" + (h + 1)).join(" ");
   }
 
@@ -173,14 +181,13 @@ export function labBusy(id) {
   if (root) root.classList.add("hl-busy");
 }
 
-const count = (flags, noun) => { const n = flags.filter(Boolean).length; return n + " " + noun + (n === 1 ? "" : "s"); };
 
 function markedWords(words, changed, cls) {
   const p = el("p", "hl-words");
   words.forEach((w, i) => {
     p.append(i ? " " : "", changed[i] ? el("mark", cls, w) : w);
   });
-  if (!words.length) p.textContent = "(nothing)";
+  if (!words.length) p.textContent = t("headlab.nothing");
   return p;
 }
 
@@ -189,7 +196,7 @@ class HeadResult {
   constructor(element) {
     this.root = el("div", "hl-root hl-result hl-empty");
     element.appendChild(this.root);
-    this.message = el("div", "hl-message", "Switch some heads off above, then press \u201cTranslate with these heads\u201d.");
+    this.message = el("div", "hl-message", t("headlab.start"));
     this.compare = el("div", "hl-compare");
     this.status = el("div", "hl-status");
     this.mapsTitle = el("div", "hl-maps-title");
@@ -216,20 +223,20 @@ class HeadResult {
     const n = x.switched_off.length, d = x.diff;
     this.root.dataset.changed = String(x.changed);
     this.root.dataset.off = x.switched_off.map(([k, l, h]) => k + ":" + (l + 1) + ":" + (h + 1)).join(" ");
-    this.message.textContent = n === 0 ? "Every head on: both sides are the model as trained."
-      : !x.changed ? "No change: with " + n + " head" + (n > 1 ? "s" : "") + " off the model writes exactly the same " +
-        "English. It did not need " + (n > 1 ? "them" : "it") + " for this sentence."
-      : "Changed: " + count(d.ablated_changed, "new word") + " (green), " + count(d.original_changed, "word") +
-        " of the original dropped or replaced (red).";
+    const count = (flags) => flags.filter(Boolean).length;
+    this.message.textContent = n === 0 ? t("headlab.all_on")
+      : !x.changed ? plural("headlab.no_change", n)
+      : t("headlab.changed", { added: plural("headlab.new_words", count(d.ablated_changed)),
+        dropped: plural("headlab.words", count(d.original_changed)) });
     const left = el("div", "hl-side hl-original"), right = el("div", "hl-side hl-ablated");
-    left.append(el("div", "hl-side-title", "All heads on"), markedWords(d.original_words, d.original_changed, "hl-gone"));
-    right.append(el("div", "hl-side-title", n + " head" + (n === 1 ? "" : "s") + " off"),
+    left.append(el("div", "hl-side-title", t("headlab.all_heads_on")), markedWords(d.original_words, d.original_changed, "hl-gone"));
+    right.append(el("div", "hl-side-title", plural("headlab.heads_off", n)),
       markedWords(d.ablated_words, d.ablated_changed, "hl-new"));
     this.compare.replaceChildren(left, right);
-    this.status.textContent = (x.left_out ? "Only the first sentence is used (" + x.left_out + " more left out) \u00b7 " : "") +
-      "beam search, 4 beams \u00b7 " + x.ms.original + " ms all on, " + x.ms.ablated + " ms with heads off (translation + maps)";
-    this.mapsTitle.textContent = "The maps of the model with these heads off. A switched-off head still computes its " +
-      "pattern (shown), but its output is dropped before the mix, so later layers never see it.";
+    this.status.textContent = x.left_out
+      ? t("headlab.status_left_out", { more: x.left_out, original: x.ms.original, ablated: x.ms.ablated })
+      : t("headlab.status", { original: x.ms.original, ablated: x.ms.ablated });
+    this.mapsTitle.textContent = t("headlab.maps");
     this.viewer = this.viewer || new Viewer(this.viewerBox, { sentencePicker: false });
     this.viewer.show(x.explanation);
   }

@@ -4,6 +4,7 @@
    at a time); moving the slider shows another one at once with the shared Viewer, and marks
    it on the val BLEU curve and on the sharpness chart (mean entropy of cross-attention rows). */
 import { el, svg } from "./draw.js";
+import { fixed, t } from "./i18n.js";
 import { unfamiliarNotice } from "./result.js";
 import { Viewer, themeOf } from "./viewer.js";
 import { register } from "./store.js";
@@ -23,14 +24,14 @@ function lineChart(box, opts) {
   root.append(svg("text", { x: 4, y: 13, class: "al-h-title" }, opts.title));
   for (const v of [lo, (lo + hi) / 2, hi]) {
     root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "al-h-grid" }));
-    root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, v.toFixed(opts.digits)));
+    root.append(svg("text", { x: L - 4, y: y(v) + 3, class: "al-h-tick", "text-anchor": "end" }, fixed(v, opts.digits)));
   }
   const every = Math.max(1, Math.ceil(n / 6));
   opts.steps.forEach((s, i) => {
     if (i % every === 0 || i === n - 1) root.append(svg("text", { x: x(i), y: H - B + 13, class: "al-h-tick",
       "text-anchor": i === n - 1 && n > 1 ? "end" : "middle" }, String(s)));  // the last stays inside
   });
-  root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, "training step"));
+  root.append(svg("text", { x: (L + W - R) / 2, y: H - 3, class: "al-h-tick", "text-anchor": "middle" }, t("timetravel.training_step")));
   root.append(svg("line", { x1: x(opts.current), x2: x(opts.current), y1: T - 4, y2: H - B, class: "al-h-now" }));
   for (const line of opts.lines) {
     const pts = line.values.map((v, i) => (v === null || v === undefined ? null : [x(i), y(v)])).filter(Boolean);
@@ -52,7 +53,7 @@ function lineChart(box, opts) {
   opts.steps.forEach((s, i) => {
     const half = n > 1 ? (W - L - R) / (n - 1) / 2 : W / 2;
     const hit = svg("rect", { x: x(i) - half, y: T - 4, width: 2 * half, height: H - B - T + 4, class: "al-h-hit" });
-    hit.append(svg("title", {}, "step " + s + ": show this snapshot"));
+    hit.append(svg("title", {}, t("timetravel.pick_step", { step: s })));
     hit.addEventListener("click", () => opts.onPick(i));
     root.append(hit);
   });
@@ -67,12 +68,12 @@ export class History {
     this.bar = el("div", "al-h-bar");
     this.slider = el("input", "al-h-slider");
     Object.assign(this.slider, { type: "range", min: 0, max: 0, step: 1, value: 0 });
-    this.slider.setAttribute("aria-label", "Training snapshot");
+    this.slider.setAttribute("aria-label", t("timetravel.slider"));
     this.slider.addEventListener("input", () => this.pick(+this.slider.value));
     this.label = el("div", "al-h-label");
-    this.bar.append(el("span", "al-group-label", "Snapshot"), this.slider, this.label);
+    this.bar.append(el("span", "al-group-label", t("timetravel.snapshot")), this.slider, this.label);
     this.english = el("div", "al-h-english");
-    this.english.setAttribute("aria-label", "Translation by this snapshot");
+    this.english.setAttribute("aria-label", t("timetravel.english_label"));
     this.charts = el("div", "al-h-charts");
     this.bleuBox = el("div", "al-h-chartbox");
     this.sharpBox = el("div", "al-h-chartbox");
@@ -108,14 +109,18 @@ export class History {
     const t0 = performance.now(), x = this.data, snaps = x.snapshots, s = snaps[i];
     this.current = i; this.touched = this.touched || !!x.text;
     this.slider.value = i;
-    const bleu = s.val_bleu === null || s.val_bleu === undefined ? "" : " \u00b7 val BLEU " + s.val_bleu.toFixed(1);
-    const phase = s.phase ? " \u00b7 learning " + s.phase : ""; // a run that continued another says which part
-    this.label.textContent = "step " + s.step + " (" + (i + 1) + " of " + snaps.length + ")" + phase + bleu;
+    let label = t("timetravel.step", { step: s.step, index: i + 1, count: snaps.length });
+    // a run that continued another says which part
+    if (s.phase) label = t("timetravel.and", { before: label, after: t("timetravel.phase", { phase: s.phase }) });
+    if (s.val_bleu !== null && s.val_bleu !== undefined) {
+      label = t("timetravel.and", { before: label, after: t("timetravel.bleu", { bleu: fixed(s.val_bleu, 1) }) });
+    }
+    this.label.textContent = label;
     const ready = !!s.explanation;
     this.root.classList.toggle("al-empty", !ready);
     this.root.classList.toggle("al-h-waiting", !!x.text && !ready && !x.error);
-    this.english.textContent = ready ? (s.translation || "(nothing: this snapshot wrote no words)")
-      : x.text && !x.error ? "Reading the sentence with this snapshot\u2026" : "Press Travel to see what each snapshot makes of the sentence.";
+    this.english.textContent = ready ? (s.translation || t("timetravel.wrote_nothing"))
+      : x.text && !x.error ? t("timetravel.reading") : t("timetravel.press_travel");
     this.drawCharts();
     if (ready) {
       this.viewerBox.classList.remove("al-empty");
@@ -136,25 +141,25 @@ export class History {
   drawCharts() {
     const snaps = this.data.snapshots, steps = snaps.map((s) => s.step), pick = (i) => this.pick(i);
     const theme = themeOf(this.root);
-    lineChart(this.bleuBox, { title: "Val BLEU (higher is better)", steps: steps, current: this.current, digits: 0,
+    lineChart(this.bleuBox, { title: t("timetravel.bleu_chart"), steps: steps, current: this.current, digits: 0,
       min: 0, onPick: pick, lines: [{ colour: theme.accent, values: snaps.map((s) => s.val_bleu) }] });
     const layers = Math.max(0, ...snaps.map((s) => (s.sharpness || []).length));
     if (!layers) {
-      this.sharpBox.replaceChildren(el("div", "al-h-note", "Attention sharpness appears here once a sentence is read."));
+      this.sharpBox.replaceChildren(el("div", "al-h-note", t("timetravel.sharpness_waits")));
       this.sharpNote.textContent = "";
       return;
     }
     /** @type {{name: string, colour: string, values: (number | null)[], dashed?: boolean}[]} */
-    const lines = [...Array(layers).keys()].map((l) => ({ name: "layer " + (l + 1), colour: LAYER_COLOURS[l % 6],
+    const lines = [...Array(layers).keys()].map((l) => ({ name: t("timetravel.layer", { n: l + 1 }), colour: LAYER_COLOURS[l % 6],
       values: snaps.map((s) => (s.sharpness ? s.sharpness[l] : null)) }));
-    lines.push({ name: "even", colour: theme.muted, dashed: true, values: snaps.map((s) => (s.sharpness ? s.uniform : null)) });
-    lineChart(this.sharpBox, { title: "Cross-attention spread (bits; lower = sharper)", steps: steps, current: this.current,
+    lines.push({ name: t("timetravel.even"), colour: theme.muted, dashed: true,
+      values: snaps.map((s) => (s.sharpness ? s.uniform : null)) });
+    lineChart(this.sharpBox, { title: t("timetravel.spread_chart"), steps: steps, current: this.current,
       digits: 1, min: 0, onPick: pick, lines: lines });
     const s = snaps[this.current];
-    this.sharpNote.textContent = s.sharpness ? "At step " + s.step + ", an English word's attention is spread over about " +
-      s.sharpness.map((b) => Math.pow(2, b).toFixed(1)).join(" / ") + " German pieces (layer " +
-      s.sharpness.map((_, l) => l + 1).join(" / ") + "); spread evenly it would be " + Math.pow(2, s.uniform).toFixed(1) +
-      ". Entropy of each row in bits: 2^bits is the number of pieces it effectively looks at." : "";
+    this.sharpNote.textContent = s.sharpness ? t("timetravel.spread", { step: s.step,
+      pieces: s.sharpness.map((b) => fixed(Math.pow(2, b), 1)).join(" / "), layers: s.sharpness.map((_, l) => l + 1).join(" / "),
+      even: fixed(Math.pow(2, s.uniform), 1) }) : "";
   }
 }
 
