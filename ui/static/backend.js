@@ -2,6 +2,7 @@
 /* Attention Lens, where the views' questions go: the app's API (POST /gradio_api/call/NAME, then its event
    stream), or the model in this page where it runs one (inside.js answers what the model alone can). The store's
    `backend` says which: "server" or "page". */
+import { t } from "./i18n.js";
 import { set } from "./store.js";
 
 let apiRoot = ""; // a running app's address, for a notebook's viewer (lens/standalone.py); "" on the app's own page
@@ -30,7 +31,7 @@ async function askServer(name, data) {
   const root = apiRoot || (window.gradio_config && window.gradio_config.root) || "";
   const posted = await fetch(root + "/gradio_api/call/" + name, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ data }) });
-  if (!posted.ok) throw new Error("the server answered " + posted.status);
+  if (!posted.ok) throw new Error(t("backend.status", { status: posted.status }));
   const { event_id: id } = await posted.json();
   const text = await (await fetch(root + "/gradio_api/call/" + name + "/" + id)).text();
   const events = text.split("\n\n").map((block) => ({
@@ -38,7 +39,7 @@ async function askServer(name, data) {
   const done = events.find((e) => e.event === "complete");
   if (!done) {
     const failed = events.find((e) => e.event === "error");
-    const said = failed && failed.data && failed.data !== "null" ? JSON.parse(failed.data) : "no answer";
+    const said = failed && failed.data && failed.data !== "null" ? JSON.parse(failed.data) : t("backend.no_answer");
     throw new Error(typeof said === "string" ? said : said.error || said.message || JSON.stringify(said));
   }
   return JSON.parse(done.data)[0];

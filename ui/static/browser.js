@@ -3,6 +3,7 @@
    page (inpage.js, from the files the app serves: ui/in_browser.py) and draws the answer into the translate
    view's result as the server's would be drawn; the server is not asked. The model loads on the first tick
    (about 15 MB, once). The other views and the inside panels that need the server still ask it. */
+import { t } from "./i18n.js";
 import { inPageTranslate, loadInPage } from "./inpage.js";
 import { busy } from "./result.js";
 import { loadKernels } from "./transformer.js";
@@ -48,7 +49,7 @@ async function translateHere() {
     const here = await lens();
     draw(await inPageTranslate(here, box ? box.value : "", options()));
   } catch (err) {
-    draw({ id: Date.now(), error: "The model could not run in this browser (" + err.message + "): untick \u201cCompute in my browser\u201d." });
+    draw({ id: Date.now(), error: t("browser.failed", { error: err.message }) });
   }
 }
 

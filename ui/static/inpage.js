@@ -9,14 +9,14 @@
      const payload = await inPageTranslate(lens, "Ein Hund rennt.", { num_beams: 1 });  */
 import { BPE } from "./bpe.js";
 import { domainGuess } from "./domain.js";
+import { fixed, number, t } from "./i18n.js";
 import { languageCheck, makeRouter, readGzipJson, truecaser } from "./router.js";
 import { beam, greedy, maxNewTokens, replay } from "./search.js";
 import { pyStrip, splitSentences } from "./sentences.js";
 import { Transformer, loadKernels, readSafetensors } from "./transformer.js";
 
-// the server's limits and words (lens/explain.py, ui/runtime.py, ui/translate.py)
+// the server's limits (lens/explain.py, ui/runtime.py, ui/translate.py); its words are the catalogue's (inpage.*)
 const MAX_CHARACTERS = 5000, MAX_SENTENCES = 16;
-const EMPTY_MESSAGE = "Type a German sentence above, or pick an example.";
 const SPECIAL = new Set(["<s>", "</s>", "<pad>", "<unk>"]);
 const strip = (s) => pyStrip(s); // sentences.js: the server strips with Python's whitespace
 
@@ -25,7 +25,7 @@ const strip = (s) => pyStrip(s); // sentences.js: the server strips with Python'
 export async function loadInPage(base, kernels) {
   const get = async (name, how) => {
     const r = await fetch(base + name);
-    if (!r.ok) throw new Error(`could not load ${name} (${r.status})`);
+    if (!r.ok) throw new Error(t("inpage.load_failed", { name, status: r.status }));
     return how === "bytes" ? r.arrayBuffer() : r.json();
   };
   const [config, tokenizer, weights, site] = await Promise.all([get("config.json"), get("tokenizer.json"),
@@ -53,12 +53,14 @@ export async function loadInPage(base, kernels) {
 function refusal(text) {
   const chars = [...text];
   const lone = chars.findIndex((c) => /^[\ud800-\udfff]$/.test(c));
-  if (lone >= 0) return `text has a character that is not valid Unicode at position ${lone + 1} (a lone surrogate, ` +
-    `'\\u${chars[lone].charCodeAt(0).toString(16)}'): send UTF-8 text`;
-  if (chars.length > MAX_CHARACTERS) return `text has ${chars.length.toLocaleString("en-US")} characters; at most ` +
-    `${MAX_CHARACTERS.toLocaleString("en-US")} are translated at once: shorten it`;
+  if (lone >= 0) {
+    return t("inpage.lone_surrogate", { position: lone + 1, escape: `\\u${chars[lone].charCodeAt(0).toString(16)}` });
+  }
+  if (chars.length > MAX_CHARACTERS) {
+    return t("inpage.too_long", { characters: number(chars.length), limit: number(MAX_CHARACTERS) });
+  }
   const n = splitSentences(text).length;
-  if (n > MAX_SENTENCES) return `text has ${n} sentences; at most ${MAX_SENTENCES} are translated at once: split it`;
+  if (n > MAX_SENTENCES) return t("inpage.too_many", { sentences: n, limit: MAX_SENTENCES });
   return null;
 }
 
@@ -127,8 +129,8 @@ function explainOne(lens, source, o) {
 function sentencePayload(lens, source, e, route) {
   const { bpe, rule } = lens, tokens = { src: bpe.labels(e.ids), tgt: bpe.labels(e.out), in: bpe.labels(e.input) };
   const meanLogProb = e.probs.length ? e.probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / e.probs.length : 0;
-  const reasons = meanLogProb < rule.confidence_below ? [`the model was unsure of its translation (mean log-probability ` +
-    `${meanLogProb.toFixed(2)}, below ${rule.confidence_below.toFixed(2)})`] : [];
+  const reasons = meanLogProb < rule.confidence_below ? [t("inpage.unsure", { mean: fixed(meanLogProb, 2),
+    threshold: fixed(rule.confidence_below, 2) })] : [];
   const special = new Set([lens.config.pad_id, lens.config.bos_id, lens.config.eos_id]);
   return {
     source, translation: strip(bpe.decode(e.out.filter((i) => !special.has(i)))), truncated: e.truncated, tokens,
@@ -144,7 +146,7 @@ function sentencePayload(lens, source, e, route) {
     maps of the last call stay on `lens.lastMaps` (tests compare them with the server's). */
 export async function inPageTranslate(lens, text, options) {
   const id = Date.now() * 1e6 + Math.floor(Math.random() * 1e6);
-  if (typeof text !== "string" || !strip(text)) return { id, message: EMPTY_MESSAGE };
+  if (typeof text !== "string" || !strip(text)) return { id, message: t("inpage.empty") };
   const refused = refusal(text);
   if (refused) return { id, error: refused.slice(0, 300) };
   const o = Object.assign({ num_beams: 4, length_penalty: 1.0, max_new_tokens: 128 }, options || {});
@@ -167,8 +169,8 @@ export async function inPageTranslate(lens, text, options) {
     heads: c.n_heads, max_len: c.max_len, threshold: lens.rule.confidence_below,
     options: { num_beams: o.num_beams, length_penalty: o.length_penalty, max_new_tokens: o.max_new_tokens },
     left_out: Math.max(0, sentences.length - MAX_SENTENCES),
-    status: { method: o.num_beams === 1 ? "greedy" : `beam search (${o.num_beams} beams)`, ms: Math.round(performance.now() - t0),
-      device: "this browser" },
+    status: { method: o.num_beams === 1 ? t("inpage.greedy") : t("inpage.beam_search", { n: o.num_beams }),
+      ms: Math.round(performance.now() - t0), device: t("inpage.this_browser") },
     sentences: payloads, translation: payloads.map((p) => p.translation).filter((t) => t).join(" "),
   };
 }

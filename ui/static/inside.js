@@ -5,15 +5,14 @@
    puts them behind backend.callApi; the views that need the training data or more than the model (who wrote each word,
    patching) say that they need the app's server. */
 import { useInPage } from "./backend.js";
+import { t } from "./i18n.js";
 import { inPageSentence } from "./inpage.js";
 import { replay, topk } from "./search.js";
 import { softmaxInPlace } from "./transformer.js";
 
-const NEEDS_SERVER = "this view needs the app's server (it is not computed in the browser): open the Space";
-
 /** The page's translation of one sentence with the API's decoding arguments. */
 function translated(lens, text, decoding, beams, lengthPenalty, maxLength) {
-  if (typeof text !== "string" || !text.trim()) throw new Error("Please enter a German sentence (this view takes one).");
+  if (typeof text !== "string" || !text.trim()) throw new Error(t("inside.no_sentence"));
   const o = { num_beams: decoding === "greedy" ? 1 : Number(beams) || 4, length_penalty: Number(lengthPenalty ?? 1),
     max_new_tokens: Number(maxLength) || 128 };
   return inPageSentence(lens, text, o);
@@ -52,10 +51,11 @@ function qkv(lens, [text, kind, layer, head, row, decoding, beams, lp, maxLength
 /** /logit_lens: the decoder's state after every sublayer read out as if it were the last. */
 function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
   const { model, bpe, config } = lens, e = translated(lens, text, decoding, beams, lp, maxLength);
-  const names = [["embedding", "decoder.embed"]];
+  const names = [[t("inside.stage.embedding"), "decoder.embed"]]; // [the stage's name, its tap]
   for (let i = 0; i < config.n_decoder_layers; i++) {
-    names.push([`layer ${i + 1} self-attention`, `decoder.${i}.self_attn.resid`], [`layer ${i + 1} cross-attention`,
-      `decoder.${i}.cross_attn.resid`], [`layer ${i + 1} feed-forward`, `decoder.${i}.ff.resid`]);
+    const layer = i + 1;
+    names.push([t("inside.stage.self", { layer }), `decoder.${i}.self_attn.resid`], [t("inside.stage.cross", { layer }),
+      `decoder.${i}.cross_attn.resid`], [t("inside.stage.ff", { layer }), `decoder.${i}.ff.resid`]);
   }
   const index = new Map(names.map(([, n], s) => [n, s])), T = e.out.length;
   const prob = names.map(() => new Array(T)), top = names.map(() => new Array(T)), best = names.map(() => new Array(T));
@@ -87,7 +87,7 @@ async function lensFor(lens, data) {
 export function answerInPage(lens) {
   const local = { qkv, logit_lens: logitLens };
   useInPage(async (name, data) => {
-    if (!local[name]) throw new Error(NEEDS_SERVER);
+    if (!local[name]) throw new Error(t("inside.needs_server"));
     await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first
     return local[name](await lensFor(lens, data), data);
   });

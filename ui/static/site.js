@@ -4,6 +4,7 @@
    window.attentionLens.translate(text, options) returns a Promise of the payload the viewer draws. */
 import { callApi } from "./backend.js";
 import { publish } from "./door.js";
+import { t } from "./i18n.js";
 import { register } from "./store.js";
 import { inPageTranslate, loadInPage } from "./inpage.js";
 import { answerInPage } from "./inside.js";
@@ -34,7 +35,7 @@ async function boot() {
   try {
     lens = await startInPage("./");
   } catch (err) {
-    status.textContent = "The model could not be loaded: " + err.message;
+    status.textContent = t("site.load_failed", { error: err.message });
     return;
   }
   const translate = async (text, options) => {
@@ -51,8 +52,8 @@ async function boot() {
   go.addEventListener("click", run);
   box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });
   go.disabled = false;
-  status.textContent = `The model (${lens.site.parameters}, ${lens.site.precision} weights) runs in this page` +
-    (lens.model.kernel ? "" : " without WebAssembly SIMD (slower)") + ": nothing you type leaves it.";
+  const model = { parameters: lens.site.parameters, precision: lens.site.precision };
+  status.textContent = lens.model.kernel ? t("site.ready", model) : t("site.ready_plain", model);
   const first = await run();
   publish({ firstMs: Math.round(performance.now() - t0), ready: !!first });
 }
