@@ -30,11 +30,11 @@ import ui.head_lab
 import ui.time_travel
 import ui.step_through
 import ui.translate
-from lens.alarm import load_familiarity
-from lens.domain import domain_file
-from lens.language import language_file
-from lens.provenance import PAIRED, checkpoint_provenance
-from lens.routed import Router
+from training_data.alarm import load_familiarity
+from training_data.domain import domain_file
+from training_data.language import language_file
+from training_data.provenance import PAIRED, checkpoint_provenance
+from ui.routed import Router
 from model import CheckpointError, ConfigError
 from translation import Translator
 from ui import lanes, mcp_fairness, public
@@ -74,7 +74,7 @@ torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads(
 
 # The everyday checkpoint (EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday when it is there; EVERYDAY_MODEL_ID=none:
 # the default model translates everything). Each sentence goes to the model that knows its kind of German
-# (ui/pair.py, lens/routed.py: the default checkpoint's language check, truecaser and domain guess).
+# (ui/pair.py, ui/routed.py: the default checkpoint's language check, truecaser and domain guess).
 EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")
 HAS_EVERYDAY = EVERYDAY_ID.lower() != "none" and bool(os.environ.get("EVERYDAY_MODEL_ID") or Path(EVERYDAY_ID).is_dir())
 QUANTIZE = "int8" if INT8 and not torch.cuda.is_available() else None

@@ -56,7 +56,7 @@ def default_cache_dir() -> Path:
 
 # Beside the checkout, where this project's machines keep the corpus (tests/corpus.py looks here too).
 SHARED_CORPUS = Path(__file__).resolve().parent.parent / "shared" / "data" / "multi30k"
-# The everyday corpus (training/everyday_corpus.py writes it; GPL-2.0-or-later, so never inside the repository's tracked files).
+# The everyday corpus (corpora/everyday_corpus.py writes it; GPL-2.0-or-later, so never inside the repository's tracked files).
 DING_DIR_ENV = "DING_DIR"
 DEFAULT_DING_DIR = Path(__file__).resolve().parent / "runs" / "corpora" / "ding"
 DING_SPLITS = ("train", "dev", "test")  # and "phrases" and "words", read only with --ding-phrases / --ding-words
@@ -75,11 +75,11 @@ def find_corpus(data_dir: str | Path | None = None) -> Path:
 
 
 def find_more_corpus(name: str, corpora_dir: str | Path | None = None) -> Path:
-    """The folder of one corpus of python -m training.parallel_text (runs/corpora/<name> by default)."""
+    """The folder of one corpus of python -m corpora.parallel_text (runs/corpora/<name> by default)."""
     folder = Path(corpora_dir or DEFAULT_DING_DIR.parent) / name
     if not (folder / "train.de").is_file():
         raise CorpusError(
-            f"no corpus {name!r} in {folder.parent}: make it with python -m training.parallel_text "
+            f"no corpus {name!r} in {folder.parent}: make it with python -m corpora.parallel_text "
             f"--source {name} (it runs apt-get download), or pass --corpora-dir"
         )
     return folder
@@ -90,7 +90,7 @@ def find_ding(ding_dir: str | Path | None = None) -> Path:
     folder = Path(ding_dir or os.environ.get(DING_DIR_ENV) or DEFAULT_DING_DIR)
     if not all((folder / f"{split}.{lang}").is_file() for split in DING_SPLITS for lang in ("de", "en")):
         raise CorpusError(
-            f"the Ding corpus is not in {folder}: make it with 'python -m training.everyday_corpus --output {folder}' "
+            f"the Ding corpus is not in {folder}: make it with 'python -m corpora.everyday_corpus --output {folder}' "
             f"(it runs apt-get download trans-de-en), or pass --ding-dir / set ${DING_DIR_ENV}"
         )
     return folder

@@ -52,8 +52,8 @@ SWITCH = """async (selector) => {
 def payload_sizes(checkpoint: str) -> dict:
     """Bytes of the JSON the page receives for a 15-word sentence and a ~150-piece one."""
     from lens.explain import DecodingOptions, explain_text
-    from lens.payload import page_payload
     from translation import Translator
+    from ui.payload import page_payload
 
     translator = Translator.from_pretrained(checkpoint, device="cpu")
     sizes = {}

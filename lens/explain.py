@@ -1,6 +1,6 @@
 """Any German text -> its sentences, translated as one batch, each with every attention map.
 
-The model learned from single sentences, so a paragraph is split first (lens/sentences.py);
+The model learned from single sentences, so a paragraph is split first (tokenizer/sentences.py);
 the sentences are decoded together, then one teacher-forced pass over the batch reads the maps.
 
 Shape legend: B sentences, L layers, H heads, S source tokens, T target tokens.
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
+from tokenizer.sentences import split_sentences
 from translation.translator import Explanation, Translator
 
 from .cost import EXPLAIN, Budget, check_after, check_before
-from .sentences import split_sentences
 
 MAX_CHARACTERS = 5_000  # a few paragraphs; longer texts are refused before any work
 MAX_SENTENCES = 16  # past this, the rest of the text is left out (and the page says so)

@@ -25,6 +25,14 @@ import torch
 import torch.nn.functional as F
 
 from model.heads import KINDS, HeadMask
+from training_data.checked_json import (
+    CheckpointFileError,
+    checked_object,
+    is_finite,
+    is_whole,
+    read_json,
+    refused,
+)
 from translation.translator import padded
 
 from .attribute import (
@@ -35,14 +43,6 @@ from .attribute import (
     attribute_ids,
     special_token_masks,
     translate_ids,
-)
-from .checked_json import (
-    CheckpointFileError,
-    checked_object,
-    is_finite,
-    is_whole,
-    read_json,
-    refused,
 )
 
 VERSION = 1

@@ -2,6 +2,7 @@
 
 from .checkpoint.hub import CheckpointError
 from .config import ConfigError, TransformerConfig
+from .heads import KINDS
 from .transformer import AttentionMaps, Transformer
 
-__all__ = ["AttentionMaps", "CheckpointError", "ConfigError", "Transformer", "TransformerConfig"]
+__all__ = ["KINDS", "AttentionMaps", "CheckpointError", "ConfigError", "Transformer", "TransformerConfig"]

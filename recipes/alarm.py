@@ -5,7 +5,7 @@
 
 For every Multi30k val caption and every everyday (Ding) dev sentence: the mean log-probability of
 the model's own translation (beam 4), the share of German words that are rare in the training data
-and of neighbouring-word pairs never seen there (lens/evidence.py), and the sentence's chrF. Then every rule of lens/alarm.py's form is tried on a
+and of neighbouring-word pairs never seen there (training_data/evidence.py), and the sentence's chrF. Then every rule of training_data/alarm.py's form is tried on a
 grid; the chosen one flags at most 5 % of val captions and best tells the badly translated sentences
 (sentence chrF under 35) from the others on both dev sets together (balanced accuracy); the report
 gives its everyday chrF gap between flagged and unflagged sentences. The rule is chosen on the even-numbered
@@ -31,10 +31,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import data  # noqa: E402
-from lens.alarm import ALARM_FILE, AlarmRule, rare_share  # noqa: E402
-from lens.confidence import mean_log_prob  # noqa: E402
-from lens.evidence import load_evidence  # noqa: E402
 from lens.explain import DecodingOptions, explain_batch  # noqa: E402
+from training_data.alarm import ALARM_FILE, AlarmRule, rare_share  # noqa: E402
+from training_data.confidence import mean_log_prob  # noqa: E402
+from training_data.evidence import load_evidence  # noqa: E402
 from translation import Translator  # noqa: E402
 
 MAX_VAL_ALARMS = 0.05

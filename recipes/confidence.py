@@ -4,7 +4,7 @@ model's own translations, on every Multi30k val caption against German sentences
     python recipes/confidence.py [--checkpoint checkpoints/de-en] [--data-dir ../shared/data/multi30k]
 
 Prints both distributions, the threshold (a low percentile of val) and how many sentences of each
-set fall below it. lens/confidence.py holds the chosen value.
+set fall below it. training_data/confidence.py holds the chosen value.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import data  # noqa: E402
-from lens.confidence import UNFAMILIAR_BELOW, mean_log_prob  # noqa: E402
 from lens.explain import DecodingOptions, explain_batch  # noqa: E402
+from training_data.confidence import UNFAMILIAR_BELOW, mean_log_prob  # noqa: E402
 from translation import Translator  # noqa: E402
 
 # Written for this benchmark: news, travel, business, science, chat, instructions. None of it
@@ -107,7 +107,7 @@ def main() -> None:
     chosen = float(np.percentile(val_scores, args.percentile))
     for label, threshold in (
         (f"{args.percentile:g}th percentile of val", chosen),
-        ("lens/confidence.py", UNFAMILIAR_BELOW),
+        ("training_data/confidence.py", UNFAMILIAR_BELOW),
     ):
         print(
             f"   threshold {threshold:.3f} ({label}): val flagged {np.mean(val_scores < threshold):.1%} "

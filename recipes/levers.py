@@ -67,7 +67,7 @@ LEVERS = {  # name: (what it changes, flags)
 }
 RECIPE = ["--batch-tokens", "12288", "--lr", "2e-3", "--warmup", "800", "--dropout", "0.3"]  # the shipped one
 MIX = ["--corpus", "multi30k+ding"]
-EVERYDAY_LEVERS = {  # --set everyday: captions and the Ding sentences (python -m training.everyday_corpus first)
+EVERYDAY_LEVERS = {  # --set everyday: captions and the Ding sentences (python -m corpora.everyday_corpus first)
     "captions-only": ("the shipped recipe on Multi30k alone (the baseline)", RECIPE),
     "mix-r1": ("Multi30k + Ding sentences, each Ding pair once an epoch; one tokenizer for both", [*RECIPE, *MIX]),
     "mix-r2": ("the same, each Ding pair twice an epoch", [*RECIPE, *MIX, "--ding-repeat", "2"]),

@@ -3,7 +3,7 @@
     python recipes/tag_scores.py runs/everyday/caption-tag/checkpoint [--tag "<CAP>"] [--test]
 
 Four ways to give the German: never tagged, always tagged, and tagged where the domain guess of the captions
-model (lens/domain.py, checkpoints/de-en/domain.json.gz) says the sentence reads like a caption, the way a
+model (training_data/domain.py, checkpoints/de-en/domain.json.gz) says the sentence reads like a caption, the way a
 translator would use it. Beam 5, length penalty 1.4, no trigram twice (the shipped everyday decoding), on
 Multi30k val and the everyday dev set; `--test` scores the two test sets too (once, for a final report).
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-from lens.domain import load_domain  # noqa: E402
+from training_data.domain import load_domain  # noqa: E402
 from translation import Translator  # noqa: E402
 
 

@@ -19,9 +19,9 @@ SENTENCE = "Ein Mann fährt Fahrrad."
 @pytest.fixture(scope="module")
 def checkpoint_with_evidence(tiny_checkpoint, tmp_path_factory):
     """The tiny checkpoint with an evidence index of three captions and an alarm rule that words decide."""
-    from lens.alarm import ALARM_FILE
-    from lens.domain import build_counts, write_counts
-    from lens.evidence import build_index, write_index
+    from training_data.alarm import ALARM_FILE
+    from training_data.domain import build_counts, write_counts
+    from training_data.evidence import build_index, write_index
 
     folder = tmp_path_factory.mktemp("evidence") / "de-en"
     shutil.copytree(tiny_checkpoint, folder)
@@ -120,7 +120,7 @@ def test_explain_gives_each_sentence_its_training_evidence_and_alarm(client):
     assert known["unfamiliar"] is False and known["reasons"] == []
     assert [w["unseen"] for w in unknown["evidence"]] == [True, True, False, True]
     assert unknown["unfamiliar"] is True and "'möchte' (never)" in unknown["reasons"][0]
-    assert known["reads_like"] == "captions" and unknown["reads_like"] == "everyday"  # lens/domain.py's guess, routed
+    assert known["reads_like"] == "captions" and unknown["reads_like"] == "everyday"  # training_data/domain.py's guess, routed
     assert "Ich" in unknown["route"]["words"] and "domain" not in unknown
     assert known["model"] == unknown["model"] == "default"  # this app has no everyday model: both by the default
 

@@ -1,6 +1,6 @@
-"""The English-only text for back-translation (training/wordnet_examples.py), on small synthetic WordNet data files
+"""The English-only text for back-translation (corpora/wordnet_examples.py), on small synthetic WordNet data files
 and a .deb made here; train.py --reverse (English -> German) on a tiny run; the synthetic pairs a reverse model makes
-of the text (training/back_translation.py), tagged, resumable."""
+of the text (corpora/back_translation.py), tagged, resumable."""
 
 import json
 import shutil
@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
+from corpora import wordnet_examples
 from tests.corpus import needs_corpus, tiny_run
-from training import wordnet_examples
 from training.settings import TrainSettings
 
 NOUN = """  1 This software and database is being provided to you, the LICENSEE, by Princeton University "quoted"
@@ -43,7 +43,7 @@ def test_extract_keeps_examples_by_the_rules(tmp_path):
 
 
 def test_a_folder_without_data_files_is_refused_by_name(tmp_path):
-    from training.apt_packages import PackageError
+    from corpora.apt_packages import PackageError
 
     with pytest.raises(PackageError, match="no WordNet data files"):
         wordnet_examples.extract(tmp_path, set())
@@ -64,7 +64,7 @@ def test_build_from_a_local_deb_writes_the_text_and_its_source(tmp_path, monkeyp
         ["dpkg-deb", "-b", str(tree), str(debs / "wordnet-base_3.0_all.deb")], check=True, capture_output=True
     )
     monkeypatch.setattr(wordnet_examples, "held_out", lambda *a: set())
-    from training.apt_packages import PackageError
+    from corpora.apt_packages import PackageError
 
     with pytest.raises(PackageError, match="--any-version"):  # not the sha256 of Debian's wordnet-base 1:3.0-37
         wordnet_examples.build(tmp_path / "out", debs)
@@ -121,7 +121,7 @@ def test_a_reverse_run_learns_english_to_german(tmp_path):
     ],
 )
 def test_what_a_back_translation_keeps(english, german, why):
-    from training.back_translation import kept
+    from corpora.back_translation import kept
 
     assert kept(english, german) == why
 
@@ -129,7 +129,7 @@ def test_what_a_back_translation_keeps(english, german, why):
 def test_back_translation_writes_tagged_pairs_and_resumes_from_whole_chunks(tiny_checkpoint, tmp_path):
     """The tiny checkpoint stands in for the reverse model: every kept pair has the tagged German as its source and
     the English line as its target; a run stopped after 11 lines keeps its first whole chunk (8) and redoes the rest."""
-    from training import back_translation
+    from corpora import back_translation
 
     lines = [f"a man with {n} dogs" for n in range(20)] + ["a woman is reading a book in the park"] * 2
     text = tmp_path / "wordnet" / "train.en"

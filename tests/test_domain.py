@@ -1,4 +1,4 @@
-"""lens/domain.py: the guess of which kind of German a text is (captions or everyday), its file and its checks."""
+"""training_data/domain.py: the guess of which kind of German a text is (captions or everyday), its file and its checks."""
 
 import gzip
 import json
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lens.checked_json import CheckpointFileError
-from lens.domain import (
+from training.domain import main as build_main
+from training_data.checked_json import CheckpointFileError
+from training_data.domain import (
     DOMAIN_FILE,
     build_counts,
     domain_file,
@@ -18,7 +19,6 @@ from lens.domain import (
     read_domain,
     write_counts,
 )
-from training.domain import main as build_main
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS = [

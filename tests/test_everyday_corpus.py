@@ -10,8 +10,8 @@ import torch
 
 import data
 import train
+from corpora import everyday_corpus as ding
 from tests.corpus import DATA_DIR, needs_corpus
-from training import everyday_corpus as ding
 from translation import Translator
 
 # Lines in the dictionary's format: German parts | ... :: English parts | ..., aligned by position.
@@ -174,7 +174,7 @@ def test_missing_files_and_tools_are_clear_errors(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(ding.DingError, match="apt-get is not installed"):
         ding.obtain_dictionary(None, tmp_path)
-    with pytest.raises(data.CorpusError, match="python -m training.everyday_corpus"):
+    with pytest.raises(data.CorpusError, match="python -m corpora.everyday_corpus"):
         data.find_ding(tmp_path / "nothing")
     empty = write_dictionary(tmp_path, "# only a comment\nHaus {n} :: house\n")
     with pytest.raises(ding.DingError, match="no example sentences"):
@@ -423,7 +423,7 @@ def test_phrases_and_headwords_join_the_training_data_only_when_asked(tmp_path, 
         == 0
     )
     assert json.loads((out / "results.json").read_text())["data"]["train_pairs"] == 200 + 40 + 2 + 2
-    from lens.evidence import load_evidence
+    from training_data.evidence import load_evidence
 
     counts = {"multi30k": 0, "ding": 40, "ding_phrases": 2, "ding_words": 1}
     assert load_evidence(out).word("bierchen")["counts"] == counts
@@ -468,7 +468,7 @@ def test_a_caption_tag_starts_every_captions_german_and_no_everyday_sentence(tmp
         )
         == 0
     )
-    from lens.evidence import load_evidence
+    from training_data.evidence import load_evidence
 
     assert load_evidence(out).word("cap")["counts"] == {"multi30k": 200, "ding": 0}  # once a caption, never elsewhere
     for bad in ("<C AP>", " <CAP>", ""):

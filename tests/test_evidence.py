@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import data
-from lens.alarm import (
+from tests.corpus import DATA_DIR, needs_corpus
+from training_data.alarm import (
     ALARM_FILE,
     AlarmRule,
     Familiarity,
@@ -19,7 +20,7 @@ from lens.alarm import (
     load_rule,
     rare_share,
 )
-from lens.evidence import (
+from training_data.evidence import (
     EVIDENCE_FILE,
     MAX_EXAMPLES,
     EvidenceError,
@@ -29,7 +30,6 @@ from lens.evidence import (
     read_index,
     write_index,
 )
-from tests.corpus import DATA_DIR, needs_corpus
 
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
 

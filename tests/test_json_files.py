@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from lens.alarm import ALARM_FILE, AlarmRule, load_familiarity
-from lens.domain import DOMAIN_FILE, load_domain
-from lens.evidence import EVIDENCE_FILE
 from lens.importance import MAX_FILE_BYTES as IMPORTANCE_CAP
-from lens.language import LANGUAGE_FILE, load_language
-from lens.provenance import CAPTIONS_ONLY, MAX_RESULTS_BYTES, checkpoint_provenance
-from lens.snapshots import MAX_INDEX_BYTES
 from lens.time_travel import SnapshotLibrary
 from model import CheckpointError, ConfigError
 from model.checkpoint.json_file import CheckpointFileError, read_json
+from training_data.alarm import ALARM_FILE, AlarmRule, load_familiarity
+from training_data.domain import DOMAIN_FILE, load_domain
+from training_data.evidence import EVIDENCE_FILE
+from training_data.language import LANGUAGE_FILE, load_language
+from training_data.provenance import CAPTIONS_ONLY, MAX_RESULTS_BYTES, checkpoint_provenance
 from translation import Translator
+from translation.snapshots import MAX_INDEX_BYTES
 from ui.head_lab_data import IMPORTANCE_FILE, load_importance
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 import train
-from lens.snapshots import list_snapshots, load_snapshot
 from model import Transformer
 from tests.corpus import needs_corpus, tiny_run
 from training import lineage
+from translation.snapshots import list_snapshots, load_snapshot
 from ui import time_travel
 
 

@@ -1,7 +1,7 @@
 """The page's words: ui/static/messages/en.json, one flat catalogue of every text the page shows, read through
 ui/static/i18n.js (`t("result.empty")`, `plural("result.sentences", n)`, `parts(...)`). Checked here without a
 browser or node: the catalogue is JSON with dotted keys and no empty text, and each lookup in the modules fills
-its message's placeholders; and the notebook's bundle (lens.standalone) carries the catalogue. tests/js/messages.test.js
+its message's placeholders; and the notebook's bundle (ui.standalone) carries the catalogue. tests/js/messages.test.js
 checks the same lookups with TypeScript's parser, every key's use, and i18n.js itself."""
 
 import json
@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from lens.standalone import VIEWER, VIEWER_ENTRY, bundle
+from ui.standalone import VIEWER, VIEWER_ENTRY, bundle
 
 CATALOGUE = VIEWER / "messages" / "en.json"
 SOURCES = {p.name: p.read_text(encoding="utf-8") for p in sorted(VIEWER.glob("*.js"))}

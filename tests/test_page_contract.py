@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from lens.standalone import VIEWER_ENTRY, VIEWER_STYLES, bundle, imports, page_modules
 from ui import assets
 from ui.export_site import SITE_ENTRY, SITE_SCRIPTS
+from ui.standalone import VIEWER_ENTRY, VIEWER_STYLES, bundle, imports, page_modules
 
 STATIC = assets.STATIC
 FILES = sorted(p.name for p in STATIC.glob("*.js"))

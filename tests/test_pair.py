@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from lens import cost
-from lens.alarm import load_familiarity
 from lens.explain import DecodingOptions
-from lens.routed import Router
+from training_data.alarm import load_familiarity
 from translation import Translator
 from ui import api, head_lab, step_through
 from ui.pair import Pair, Served, explain_routed
+from ui.routed import Router
 from ui.time_travel import route_note
 from ui.translate import first_visit, page_handler
 

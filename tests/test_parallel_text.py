@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from training import parallel_text
-from training.catalogues import CatalogueError, catalogue_pairs, clean, read_mo
-from training.libreoffice_help import help_pairs
+from corpora import parallel_text
+from corpora.catalogues import CatalogueError, catalogue_pairs, clean, read_mo
+from corpora.libreoffice_help import help_pairs
 from training.settings import TrainSettings
 
 
@@ -192,7 +192,7 @@ def test_build_writes_splits_and_source_from_local_debs(tmp_path, monkeypatch):
 
 
 def test_a_deb_of_another_version_is_refused(tmp_path):
-    from training.apt_packages import PackageError, checked
+    from corpora.apt_packages import PackageError, checked
 
     deb = tmp_path / "x_1_all.deb"
     deb.write_bytes(b"not the package")

@@ -1,11 +1,11 @@
-"""lens/payload.py on synthetic attention maps: the bytes the page draws, and one sentence's payload."""
+"""ui/payload.py on synthetic attention maps: the bytes the page draws, and one sentence's payload."""
 
 from types import SimpleNamespace
 
 import numpy as np
 
-from lens import payload as viz
 from lens.explain import word_spans
+from ui import payload as viz
 
 SOURCE = ["Ein", "▁Mann", "▁fährt", "▁Fahr", "rad", ".", "</s>"]
 TARGET = ["A", "▁man", "▁rides", "▁a", "▁bi", "cycle", ".", "</s>"]

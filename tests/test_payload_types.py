@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from lens.alarm import load_familiarity
 from lens.explain import DecodingOptions
-from lens.routed import Router
+from training_data.alarm import load_familiarity
 from translation import Translator
 from ui import api, step_through
 from ui.head_lab_data import importance_payload, load_importance
 from ui.pair import Pair, Served
+from ui.routed import Router
 from ui.translate import page_handler
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,8 +1,8 @@
-"""What the page says the default model learned from (lens/provenance.py): read from the data train.py records."""
+"""What the page says the default model learned from (training_data/provenance.py): read from the data train.py records."""
 
 import json
 
-from lens.provenance import CAPTIONS_ONLY, checkpoint_provenance, provenance
+from training_data.provenance import CAPTIONS_ONLY, checkpoint_provenance, provenance
 
 
 def test_captions_only_and_both_corpora_are_told_apart():

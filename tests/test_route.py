@@ -4,8 +4,8 @@ the route reads it), and the set that the not-German check is measured on."""
 import importlib.util
 from pathlib import Path
 
-from lens.routed import Router
 from translation import Translator
+from ui.routed import Router
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS, EVERYDAY = ROOT / "checkpoints" / "de-en", ROOT / "checkpoints" / "de-en-everyday"

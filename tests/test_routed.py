@@ -1,4 +1,4 @@
-"""lens/routed.py: the shipped captions and everyday checkpoints behind the router, each sentence translated once by
+"""ui/routed.py: the shipped captions and everyday checkpoints behind the router, each sentence translated once by
 the model its route names, in order; text written in one case recased first; text that is not German named; a
 captions checkpoint without a usable guess refused by name."""
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lens.routed import RoutedTranslator, Router, checked_choice
 from model import CheckpointError
+from ui.routed import RoutedTranslator, Router, checked_choice
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS, EVERYDAY = ROOT / "checkpoints" / "de-en", ROOT / "checkpoints" / "de-en-everyday"

@@ -1,8 +1,8 @@
-"""lens/sentences.py: sentences split where a reader would split them, and nowhere else."""
+"""tokenizer/sentences.py: sentences split where a reader would split them, and nowhere else."""
 
 import pytest
 
-from lens.sentences import split_sentences
+from tokenizer.sentences import split_sentences
 
 
 @pytest.mark.parametrize(

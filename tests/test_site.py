@@ -1,7 +1,7 @@
 """The static site (python -m ui.export_site) in Debian's chromium, from a local static server, with every other
 request refused: the page's tokenizer, model and search against the Python ones on the shipped checkpoint.
 Greedy translations equal Translator.translate(num_beams=1), the maps match the server's to 1e-3, the pieces and
-the sentences are the tokenizer's and lens.sentences', and bad input gets the server's words."""
+the sentences are the tokenizer's and tokenizer.sentences', and bad input gets the server's words."""
 
 import functools
 import gzip
@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from data import find_corpus
-from lens.domain import load_domain
-from lens.sentences import split_sentences
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server  # noqa: F401  (fixtures)
-
-EVERYDAY_CHECKPOINT = CHECKPOINT.parent / "de-en-everyday"
 from tokenizer import load_tokenizer
+from tokenizer.sentences import split_sentences
+from training_data.domain import load_domain
 from ui.export_site import MAX_BYTES, export_site
 from ui.pair import Pair
 from ui.translate import page_handler
+
+EVERYDAY_CHECKPOINT = CHECKPOINT.parent / "de-en-everyday"
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed")]
 
@@ -110,7 +110,7 @@ def pair_page(tmp_path_factory, browser):
 
 def test_the_page_routes_every_sentence_as_the_server_does(pair_page):
     """lens/routed.Router in the page (router.js): the same split, recasing, language check and model for each text."""
-    from lens.routed import Router
+    from ui.routed import Router
 
     page, _ = pair_page
     router = Router.of_checkpoint(CHECKPOINT)
@@ -170,7 +170,7 @@ def test_the_site_is_small_and_a_static_space(site):
 
 
 def test_the_page_guesses_the_kind_of_german_as_the_server_does(page):
-    """lens/domain.py's guess, computed in the page from the checkpoint's file: the same report for every text."""
+    """training_data/domain.py's guess, computed in the page from the checkpoint's file: the same report for every text."""
     guess = load_domain(CHECKPOINT)
     texts = val(200) + EVERYDAY + ODD + [""]
     ours = page.evaluate("(ts) => ts.map((t) => window.attentionLens.domain(t))", texts)
@@ -231,7 +231,7 @@ def test_the_inside_views_open_in_the_page_and_the_server_ones_say_so(page):
 
 
 def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
-    from lens.routed import Router
+    from ui.routed import Router
 
     handler, router = page_handler(Pair.single(shipped_translator)), Router.of_checkpoint(CHECKPOINT, everyday=False)
     texts = val(20) + ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Emoji 😀 und Straße."]

@@ -13,11 +13,11 @@ import torch
 from safetensors import safe_open
 
 import train
-from lens.snapshots import Snapshot, list_snapshots, load_snapshot
 from model import Transformer
 from tests.corpus import needs_corpus, tiny_run
 from training.settings import auto_snapshot_steps
 from translation import Translator
+from translation.snapshots import Snapshot, list_snapshots, load_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
@@ -140,7 +140,7 @@ def test_hub_snapshots_are_listed_and_loaded_offline_from_the_cache(tiny_checkpo
     expected = Translator.from_pretrained(folders[2], device="cpu").translate(SENTENCES, num_beams=1)
     code = f"""
 import json
-from lens.snapshots import list_snapshots, load_snapshot
+from translation.snapshots import list_snapshots, load_snapshot
 snaps = list_snapshots("user/lens")
 t = load_snapshot("user/lens", snaps[-1], device="cpu")
 print(json.dumps({{"snaps": [s.__dict__ for s in snaps], "out": t.translate({SENTENCES!r}, num_beams=1)}}))
@@ -199,7 +199,7 @@ def test_shipped_step_0_is_the_untrained_model_of_the_runs_seed():
     ],
 )
 def test_a_broken_index_entry_is_refused_naming_the_index(tmp_path, entry, message):
-    from lens.snapshots import list_snapshots
+    from translation.snapshots import list_snapshots
 
     (tmp_path / "snapshots").mkdir()
     (tmp_path / "snapshots" / "index.json").write_text(json.dumps({"snapshots": [entry]}))

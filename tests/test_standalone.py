@@ -1,4 +1,4 @@
-"""lens.show: one translation drawn outside the app, in a notebook cell or a saved file, by the page's own
+"""ui.standalone.show: one translation drawn outside the app, in a notebook cell or a saved file, by the page's own
 viewer: self-contained (no server, no network), drawn in headless Chromium."""
 
 import os
@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from lens import show
-from lens.payload import dequantize
+from ui.standalone import show
 from ui.app_process import CHROMIUM, chromium
+from ui.payload import dequantize
 
 TEXT = "Ein Mann fährt Fahrrad. Zwei Hunde spielen im Schnee."
 

@@ -18,15 +18,15 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from lens.alarm import ALARM_FILE, AlarmRule, load_familiarity, load_rule
-from lens.checked_json import CheckpointFileError
-from lens.evidence import EVIDENCE_FILE, build_index, read_index
 from lens.importance import read_importance
-from lens.snapshots import list_snapshots, load_snapshot
 from model.checkpoint.hub import CheckpointError
 from model.checkpoint.weights import CONFIG_KEY, TOKENIZER_FIELD, read_header
 from model.config import TransformerConfig
 from tokenizer import fingerprint, load_tokenizer
+from training_data.alarm import ALARM_FILE, AlarmRule, load_familiarity, load_rule
+from training_data.checked_json import CheckpointFileError
+from training_data.evidence import EVIDENCE_FILE, build_index, read_index
+from translation.snapshots import list_snapshots, load_snapshot
 from ui.head_lab_data import IMPORTANCE_FILE, importance_payload, load_importance
 
 ROOT = Path(__file__).resolve().parent.parent

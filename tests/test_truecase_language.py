@@ -1,4 +1,4 @@
-"""lens/truecase.py and lens/language.py: German written in one case given back its capitals from counts, and the
+"""training_data/truecase.py and training_data/language.py: German written in one case given back its capitals from counts, and the
 check that tells German from other text, each from small tables built here and from the shipped files."""
 
 import gzip
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from lens.checked_json import CheckpointFileError
-from lens.domain import build_counts as domain_counts
-from lens.language import LANGUAGE_FILE, build_counts, check_from, load_language, read_language, write_counts
-from lens.truecase import Truecaser, load_truecaser, uncased, word_changes
+from training_data.checked_json import CheckpointFileError
+from training_data.domain import build_counts as domain_counts
+from training_data.language import LANGUAGE_FILE, build_counts, check_from, load_language, read_language, write_counts
+from training_data.truecase import Truecaser, load_truecaser, uncased, word_changes
 
 CHECKPOINT = Path(__file__).resolve().parents[1] / "checkpoints" / "de-en"
 CAPTIONS = ["Ein Mann trinkt ein Bier.", "Ein Hund trinkt Wasser.", "Eine Frau trinkt ein Bier im Park."]

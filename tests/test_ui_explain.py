@@ -1,4 +1,4 @@
-"""lens/explain.py and lens/confidence.py on a tiny model: a batch of sentences explained at once
+"""lens/explain.py and training_data/confidence.py on a tiny model: a batch of sentences explained at once
 equals each explained alone; words, checked options, caps and confidence."""
 
 import math
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from lens import explain as lx
-from lens.confidence import looks_unfamiliar, mean_log_prob
+from training_data.confidence import looks_unfamiliar, mean_log_prob
 from ui.runtime import decoding_options
 
 SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug.", "Ein Kind."]

@@ -6,13 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from lens import payload as viz
 from lens.ablate import ablate, head_mask_from
 from lens.attribute import attribute
 from lens.explain import DecodingOptions
 from model.heads import HeadMask
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, VAL, browser, open_page, server  # noqa: F401  (fixtures)
 from ui import head_lab_data as hd
+from ui import payload as viz
 
 pytestmark = [pytest.mark.server]
 OPTIONS = DecodingOptions(num_beams=2, length_penalty=1.0, max_new_tokens=12)

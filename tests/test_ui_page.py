@@ -270,7 +270,7 @@ def test_dark_mode_draws_dark_maps(browser, server):
 
 
 def test_german_words_show_their_training_evidence_and_rare_ones_are_marked(desk):
-    from lens.evidence import load_evidence
+    from training_data.evidence import load_evidence
 
     translate(desk, "Der Quark ist heute billig.")  # everyday German: the everyday model's training data
     assert "everyday model" in desk.locator("#result .al-route").inner_text()

@@ -17,8 +17,8 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file, save_model
 
 from model import Transformer
+from model.checkpoint.files import atomic_path
 
-from .files import atomic_path
 from .run import RunState
 
 

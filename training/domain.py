@@ -1,9 +1,9 @@
-"""Write the table that guesses which kind of German a text is (lens/domain.py) from the training sentences.
+"""Write the table that guesses which kind of German a text is (training_data/domain.py) from the training sentences.
 
     python -m training.domain --checkpoint checkpoints/de-en [--data-dir DIR] [--ding-dir DIR]
 
 The captions are the German of Multi30k's training split, the everyday sentences that of the Ding training
-split (python -m training.everyday_corpus); no dev or test sentence is read. About 2 seconds.
+split (python -m corpora.everyday_corpus); no dev or test sentence is read. About 2 seconds.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import data
-from lens.domain import build_counts, read_domain, write_counts
+from training_data.domain import build_counts, read_domain, write_counts
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Write a checkpoint's evidence index (lens/evidence.py) from the corpora it was trained on.
+"""Write a checkpoint's evidence index (training_data/evidence.py) from the corpora it was trained on.
 
 The training script does this when it saves; for a checkpoint trained before the index existed:
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import data
-from lens.evidence import build_index, write_index
+from training_data.evidence import build_index, write_index
 
 from .settings import CORPORA, TrainSettings
 
@@ -46,7 +46,7 @@ def training_corpora(
             if wanted:
                 extra = data.load_split(data.find_ding(ding_dir), split)
                 corpora[f"ding_{split}"] = (extra.src, extra.tgt)
-    for name in more:  # python -m training.parallel_text
+    for name in more:  # python -m corpora.parallel_text
         extra = data.load_split(data.find_more_corpus(name, corpora_dir), "train")
         corpora[name] = (extra.src, extra.tgt)
     return corpora
@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--more-corpora",
         default="",
-        help="the run also read these corpora of python -m training.parallel_text "
-        "or training.back_translation (names, or train.py's name:N list)",
+        help="the run also read these corpora of python -m corpora.parallel_text "
+        "or corpora.back_translation (names, or train.py's name:N list)",
     )
     parser.add_argument("--corpora-dir", help="the folder of those corpora (runs/corpora by default)")
     args = parser.parse_args(argv)

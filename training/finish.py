@@ -11,10 +11,10 @@ from pathlib import Path
 
 import torch
 
-from lens.snapshots import FOLDER as SNAPSHOTS
 from model import Transformer
+from model.checkpoint.files import copy_file, replace_folder, write_text
+from translation.snapshots import FOLDER as SNAPSHOTS
 
-from .files import copy_file, replace_folder, write_text
 from .metrics import read_jsonl, tokens_per_second
 from .run import RunFiles, RunState
 from .settings import TrainSettings

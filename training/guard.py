@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from model.checkpoint.files import check_writable, is_tracked_by_git
+
 from .checkpointing import read_state_meta
-from .files import check_writable, is_tracked_by_git
 from .settings import fingerprint
 
 

@@ -1,4 +1,4 @@
-"""Write the table that tells German from English (lens/language.py) from the two sides of the training pairs.
+"""Write the table that tells German from English (training_data/language.py) from the two sides of the training pairs.
 
     python -m training.language --checkpoint checkpoints/de-en [--data-dir DIR] [--ding-dir DIR] [--kept N]
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import data
-from lens.language import KEPT_WORDS, build_counts, read_language, write_counts
+from training_data.language import KEPT_WORDS, build_counts, read_language, write_counts
 
 
 def main(argv: list[str] | None = None) -> int:

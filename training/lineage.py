@@ -19,11 +19,11 @@ import shutil
 from pathlib import Path
 
 import data
-from lens.snapshots import FOLDER, INDEX_FILE, revision_name
+from model.checkpoint.files import replace_folder, write_text
 from translation import Translator
+from translation.snapshots import FOLDER, INDEX_FILE, revision_name
 
 from .evaluation import evaluate_translation
-from .files import replace_folder, write_text
 from .snapshots import write_index
 from .tasks import half_copy
 

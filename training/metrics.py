@@ -10,7 +10,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from .files import atomic_path, write_text
+from model.checkpoint.files import atomic_path, write_text
 
 
 class MetricsError(RuntimeError):

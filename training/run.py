@@ -7,7 +7,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from lens.snapshots import FOLDER as SNAPSHOTS
+from translation.snapshots import FOLDER as SNAPSHOTS
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RUNS_DIR = PROJECT_ROOT / "runs"  # git-ignored

@@ -46,11 +46,11 @@ class TrainSettings:
     corpus: str = _opt(
         "multi30k",
         "training data: Multi30k captions, or captions and the everyday example "
-        "sentences of the Ding dictionary (made by python -m training.everyday_corpus)",
+        "sentences of the Ding dictionary (made by python -m corpora.everyday_corpus)",
         choices=CORPORA,
     )
     ding_dir: str | None = _opt(
-        None, "Ding folder written by python -m training.everyday_corpus (default: $DING_DIR, else runs/corpora/ding)"
+        None, "Ding folder written by python -m corpora.everyday_corpus (default: $DING_DIR, else runs/corpora/ding)"
     )
     init_from: str | None = _opt(
         None,
@@ -81,17 +81,17 @@ class TrainSettings:
     )
     more_corpora: str | None = _opt(
         None,
-        "also train on these corpora of python -m training.parallel_text, each "
+        "also train on these corpora of python -m corpora.parallel_text, each "
         "with how often a pair is seen per epoch: e.g. games:2,software:1,libreoffice:1",
     )
     corpora_dir: str | None = _opt(
-        None, "folder of the corpora of python -m training.parallel_text (default: runs/corpora)"
+        None, "folder of the corpora of python -m corpora.parallel_text (default: runs/corpora)"
     )
     caption_tag: str | None = _opt(
         None,
         "start the German of every Multi30k pair (training, val and test) with this "
         "tag, e.g. '<CAP>': a domain tag the translator adds for a caption, and leaves off "
-        "everyday German (lens/domain.py tells them apart)",
+        "everyday German (training_data/domain.py tells them apart)",
     )
     reverse: bool = _opt(
         False,
@@ -364,8 +364,8 @@ class TrainSettings:
 
     def more_corpora_repeats(self) -> dict[str, int]:
         """{corpus: repeats per epoch} of --more-corpora (ValueError naming what is wrong)."""
-        from .back_translation import NAME as SYNTHETIC
-        from .parallel_text import (
+        from corpora.back_translation import NAME as SYNTHETIC
+        from corpora.parallel_text import (
             SOURCES as PACKAGED,  # the names only; the modules read no corpus on import
         )
 

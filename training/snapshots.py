@@ -1,6 +1,6 @@
 """Snapshots: the weights at chosen steps of a run, each a loadable fp16 checkpoint folder
 `snapshots/step-NNNNN/` with its val figures in `snapshots/index.json`; on the Hub, branch
-`step-NNNNN` of the model repo (main holds the final model). The layout is lens/snapshots.py's, which reads them.
+`step-NNNNN` of the model repo (main holds the final model). The layout is translation/snapshots.py's, which reads them.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
-from lens.snapshots import INDEX_FILE, revision_name
 from model import Transformer
+from model.checkpoint.files import replace_folder, write_text
+from translation.snapshots import INDEX_FILE, revision_name
 
-from .files import replace_folder, write_text
 from .tasks import Task, half_copy
 
 

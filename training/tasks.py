@@ -19,10 +19,11 @@ import torch.nn.functional as F
 
 import data
 from generation import generate
-from lens.evidence import build_index, write_index
 from model import Transformer, TransformerConfig
 from model.checkpoint.card import render_copy_card
+from model.checkpoint.files import atomic_path, write_text
 from tokenizer import load_tokenizer, train_tokenizer
+from training_data.evidence import build_index, write_index
 from translation import Translator
 
 from .checkpointing import average_checkpoints, read_weights
@@ -34,7 +35,6 @@ from .evaluation import (
     score_everyday,
 )
 from .evidence import training_corpora
-from .files import atomic_path, write_text
 from .guard import RunError
 from .settings import TrainSettings
 

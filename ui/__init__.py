@@ -2,7 +2,7 @@
 
 A view is a module with `build(translator) -> dict` that creates its widgets inside the Blocks
 being built (app.py calls it) and wires them to lens/ functions. A view that draws maps sends
-one explanation (see lens.payload.page_payload) to a gr.HTML made by
+one explanation (see ui.payload.page_payload) to a gr.HTML made by
 ui.assets.viewer_component(view=...), and the browser draws it with ui/static/ (no server
 round trip when the user switches kind, layer, head, view or token).
 

@@ -28,9 +28,9 @@ from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS
 from lens.logit_lens import logit_lens as read_stages
 from lens.patching import patch as patch_encoder
 from lens.qkv import qkv as open_row
-from lens.routed import Route, checked_choice
 from lens.trace import trace as trace_decoding
 from translation import Translator
+from ui.routed import Route, checked_choice
 
 from . import lanes
 from .head_lab_data import first_sentence
@@ -117,7 +117,7 @@ def model_calls(pair: Pair) -> dict:
     Python values and numpy arrays only; each sentence by the model the router picks (or the caller forced)."""
 
     def described(route: Route, served: Served, explanation) -> dict:
-        """One /explain sentence: its maps, and the evidence and alarm of its model (lens/alarm.py)."""
+        """One /explain sentence: its maps, and the evidence and alarm of its model (training_data/alarm.py)."""
         report = served.familiarity.report(route.text, explanation.target_probs)
         report.pop("domain", None)  # what the text reads like is the route's to say
         return routed({"source": route.text, **explanation.to_dict(MAP_DECIMALS), **report}, route)

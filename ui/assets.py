@@ -4,7 +4,7 @@ A view's gr.HTML gets the page's styles and its own in its `head`, and a `js_on_
 entry module, ui/static/page.js, and mounts the view by name (`mount_js`): the browser fetches each module once,
 page.js imports the page's own behaviour (the link, the walk) and each view's module when its view is mounted.
 No list of script orders is kept anywhere: each module imports what it uses. A notebook's cell and the static
-site use the same modules (lens.standalone bundles them for a cell; ui.export_site copies them).
+site use the same modules (ui.standalone bundles them for a cell; ui.export_site copies them).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from lens.standalone import VIEWER_STYLES
+from ui.standalone import VIEWER_STYLES
 
 STATIC = Path(__file__).resolve().parent / "static"
 STYLES = list(VIEWER_STYLES)  # the viewer the page, a notebook and a saved file share
@@ -63,7 +63,7 @@ def view_head(view: str) -> str:
 
 def viewer_component(view: str = "result", elem_id: str | None = None, value: dict | None = None,
                      **kwargs) -> gr.HTML:
-    """A gr.HTML whose value (an explanation, see lens.payload.sentence_payload) the browser draws.
+    """A gr.HTML whose value (an explanation, see ui.payload.sentence_payload) the browser draws.
 
     `view` names a mount of ui/static/page.js, a function (element, props, watch) that builds the view and
     redraws on `watch("value", ...)`.

@@ -16,8 +16,8 @@ import time
 
 import gradio as gr
 
-from lens.payload import quantize
 from training.lab import CAPS, MAX_TIME_S, CopyLabProgress, CopyLabSettings, train_copy
+from ui.payload import quantize
 
 from .assets import mount_js, view_head
 

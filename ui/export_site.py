@@ -23,11 +23,11 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-from lens.alarm import load_familiarity
-from lens.domain import DOMAIN_FILE, domain_file
-from lens.language import LANGUAGE_FILE, language_file
-from lens.standalone import page_modules
+from training_data.alarm import load_familiarity
+from training_data.domain import DOMAIN_FILE, domain_file
+from training_data.language import LANGUAGE_FILE, language_file
 from translation import Translator
+from ui.standalone import page_modules
 
 from .assets import STATIC
 
@@ -105,7 +105,7 @@ def model_files(folder: str | Path, translator: Translator, confidence_below: fl
                 domain: Path | None = None, language: Path | None = None) -> dict:
     """What the page's model reads (inpage.js, AL.loadInPage): weights.safetensors in `precision`, tokenizer.json,
     config.json, site.json (the decoding rule, the alarm's threshold) and a copy of `domain`, the checkpoint's
-    checked domain file (lens.domain.domain_file), where it has one, written into `folder`; returns site.json's
+    checked domain file (training_data.domain.domain_file), where it has one, written into `folder`; returns site.json's
     content. The app serves these for its "compute in my browser" choice; export_site adds the page."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)

@@ -14,8 +14,8 @@ import time
 import gradio as gr
 
 from lens.ablate import head_mask_from
-from lens.alarm import Familiarity
 from lens.explain import DecodingOptions
+from training_data.alarm import Familiarity
 from translation import Translator
 
 from .assets import mount_js, view_head

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from lens.ablate import HeadMask, switched_off_heads, word_diff
-from lens.alarm import Familiarity
 from lens.attribute import (
     BASELINE,
     METHODS,
@@ -24,8 +23,6 @@ from lens.attribute import (
     special_token_masks,
     translate_ids,
 )
-from lens.checked_json import optional
-from lens.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
 from lens.cost import (
     PAGE,
     check_after,
@@ -41,8 +38,11 @@ from lens.importance import (  # KINDS: model.heads's, through lens
     ranked_heads,
     read_importance,
 )
-from lens.payload import quantize, sentence_payload
-from lens.sentences import split_sentences
+from tokenizer.sentences import split_sentences
+from training_data.alarm import Familiarity
+from training_data.checked_json import optional
+from training_data.confidence import UNFAMILIAR_BELOW, looks_unfamiliar, mean_log_prob
+from ui.payload import quantize, sentence_payload
 
 from .runtime import checked_unicode
 
@@ -117,7 +117,7 @@ def output_ids(translator, src_ids: list[int], options: DecodingOptions, head_ma
 def viewer_payload(
     translator, sentence: str, explanation, src_ids, out_ids, options: DecodingOptions, ms: float
 ) -> dict:
-    """One explanation in the translate view's format (lens.payload.page_payload), for AL.Viewer."""
+    """One explanation in the translate view's format (ui.payload.page_payload), for AL.Viewer."""
     c = translator.config
     words = {
         "src": words_of(translator, src_ids, explanation.source_tokens),

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lens import cost
-from lens.alarm import Familiarity
 from lens.cost import Budget
 from lens.explain import MAX_SENTENCES, DecodingOptions, SentenceExplanation, sentences_of
-from lens.routed import MODELS, Route, Router
+from training_data.alarm import Familiarity
 from translation import Translator
+from ui.routed import MODELS, Route, Router
 
 from .shared_calls import batched_calls
 
@@ -42,7 +42,7 @@ class Pair:
 
     @classmethod
     def single(cls, translator: Translator, familiarity: Familiarity | None = None) -> Pair:
-        """One model and no router: every sentence goes to it, as it is written (tests, notebooks, lens.show)."""
+        """One model and no router: every sentence goes to it, as it is written (tests, notebooks, ui.standalone.show)."""
         return cls(Served("default", translator, familiarity or Familiarity()))
 
     @property

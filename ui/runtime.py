@@ -21,7 +21,7 @@ from typing import NamedTuple
 import gradio as gr
 
 from lens.explain import MAX_CHARACTERS, MAX_SENTENCES, DecodingOptions
-from lens.sentences import split_sentences
+from tokenizer.sentences import split_sentences
 
 try:  # app.py imports spaces before torch; here it is already loaded (or absent off Spaces)
     import spaces

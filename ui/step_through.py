@@ -22,9 +22,9 @@ from lens.explain import (
     TextExplanation,
     words_of,
 )
-from lens.payload import page_payload, quantize
 from lens.trace import Trace, trace
 from translation import Translator
+from ui.payload import page_payload, quantize
 
 from .assets import mount_js, view_head
 from .lanes import Lane
@@ -100,7 +100,7 @@ def trace_payload(translator: Translator, result: Trace, src_ids: list[int]) -> 
 
 
 def maps_payload(translator: Translator, source: str, src_ids: list[int], out_ids: list[int], num_beams: int) -> dict:
-    """The shared viewer's payload (lens.payload.page_payload) for one given output: its teacher-forced maps."""
+    """The shared viewer's payload (ui.payload.page_payload) for one given output: its teacher-forced maps."""
     start = time.perf_counter()
     explanation = translator.teacher_forced(src_ids, out_ids)
     tgt_in = [translator.config.bos_id] + out_ids[:-1]
@@ -128,7 +128,7 @@ def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
 
 
 def notice(familiarity, source: str, probs: list[float]) -> dict:
-    """Whether the sentence is unlike the training data, and why (lens/alarm.py), for the view's notice."""
+    """Whether the sentence is unlike the training data, and why (training_data/alarm.py), for the view's notice."""
     report = familiarity.report(source, np.asarray(probs, dtype=np.float32))
     return {"unfamiliar": report["unfamiliar"], "reasons": report["reasons"]}
 
@@ -169,7 +169,7 @@ def model_calls(translator: Translator) -> tuple:
 
 def handlers(pair: Pair) -> tuple:
     """The view's handler and its two server functions (run, force, hypothesis). Each sentence is traced by the model
-    the router picks (or the one forced); the model's familiarity (lens/alarm.py) says, as the translate view does,
+    the router picks (or the one forced); the model's familiarity (training_data/alarm.py) says, as the translate view does,
     when the sentence is unlike its training data; every answer names its model."""
     calls = {name: model_calls(served.translator) for name, served in pair.models.items()}
 

@@ -18,7 +18,7 @@ import gradio as gr
 
 from lens.explain import DecodingOptions, sentences_of
 from lens.time_travel import LRU, SnapshotLibrary
-from lens.payload import page_payload
+from ui.payload import page_payload
 
 from .assets import mount_js, view_head
 from .pair import Pair
@@ -146,7 +146,7 @@ def route_note(pair: Pair):
 
 def build(pair: Pair, model_id: str) -> dict:
     """The view's widgets and events: the default model's snapshots (`model_id`), with its familiarity
-    (lens/alarm.py) for the unfamiliar-input notice."""
+    (training_data/alarm.py) for the unfamiliar-input notice."""
     translator, familiarity = pair.default.translator, pair.default.familiarity
     library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
 

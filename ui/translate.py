@@ -1,6 +1,6 @@
 """The translate view: German in, English out, and every attention map behind it.
 
-The server sends one explanation per translation (lens.payload.sentence_payload: tokens, words, per-token
+The server sends one explanation per translation (ui.payload.sentence_payload: tokens, words, per-token
 probabilities, maps as bytes); the browser (ui/static/) draws it and switches kind, layer, head,
 view and token locally. Nothing is kept per user on the server.
 """
@@ -13,7 +13,7 @@ import gradio as gr
 
 from lens import cost
 from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, TextExplanation, explain_batch
-from lens.payload import page_payload
+from ui.payload import page_payload
 
 from .assets import viewer_component
 from .pair import Pair, explain_routed

@@ -26,9 +26,9 @@ train() {  # train NAME FLAGS...: one run of train.py in runs/everyday/NAME
 }
 
 corpora() {  # Ding's sentences and headwords, the game dialogue, WordNet's English examples (apt, minutes)
-  python -m training.everyday_corpus
-  python -m training.parallel_text --source games
-  python -m training.wordnet_examples
+  python -m corpora.everyday_corpus
+  python -m corpora.parallel_text --source games
+  python -m corpora.wordnet_examples
 }
 
 scratch() {  # from scratch, a BPE vocabulary learned from both corpora ("Ich" one piece), Ding 3x an epoch:
@@ -65,7 +65,7 @@ backtranslated() {  # a reverse model (English -> German, 55 minutes on 2 cores)
     --more-corpora games:1 --lr 5e-4 --warmup 300 --dropout 0.15 --batch-tokens 6144 --epochs 40 --threads 2 \
     --eval-every 400 --save-every 100 --num-beams 5 --length-penalties 1.0 --skip-test --snapshot-steps none \
     --time-limit 55
-  python -m training.back_translation "$R/reverse/checkpoint"
+  python -m corpora.back_translation "$R/reverse/checkpoint"
   train backtranslated-2 --init-from "$R/soup-skk" --ding-repeat 6 --ding-words "${FRESH[@]}" \
     --distilled-targets "$DISTILLED" --more-corpora backtranslated:2,games:2 --time-limit 80
 }

@@ -34,8 +34,8 @@ train() {  # train NAME FLAGS...: one run of train.py in runs/everyday/NAME
 }
 
 corpora() {  # Ding's sentences and headwords, the game dialogue (apt, minutes)
-  python -m training.everyday_corpus
-  python -m training.parallel_text --source games
+  python -m corpora.everyday_corpus
+  python -m corpora.parallel_text --source games
 }
 
 fine_tune() {  # from the captions model, learning rate 5e-4: 74 minutes, 1,848 steps (kept: step 1,800)

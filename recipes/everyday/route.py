@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 import data  # noqa: E402
-from lens.routed import Router  # noqa: E402
 from translation import Translator  # noqa: E402
+from ui.routed import Router  # noqa: E402
 
 OTHER_TEXT = Path(__file__).with_name("not_german.txt")
 BEAMS, LENGTH_PENALTY = 4, 1.0

@@ -118,7 +118,7 @@ def judge(
 @dataclass
 class Familiarity:
     """What a checkpoint knows of its training data: its evidence index (or None), its alarm rule, and the guess
-    of which kind of German a text is (lens/domain.py; None where the checkpoint has none)."""
+    of which kind of German a text is (training_data/domain.py; None where the checkpoint has none)."""
 
     evidence: Evidence | None = None
     rule: AlarmRule = AlarmRule()
@@ -126,7 +126,7 @@ class Familiarity:
 
     def report(self, source: str, target_probs: np.ndarray) -> dict:
         """`evidence` (one entry a distinct German word, empty without an index), `unfamiliar` and `reasons`, and
-        with a domain guess `domain` (lens.domain.DomainGuess.report: `everyday`, `log_odds`, `words`)."""
+        with a domain guess `domain` (training_data.domain.DomainGuess.report: `everyday`, `log_odds`, `words`)."""
         words = self.evidence.for_sentence(source) if self.evidence is not None else None
         pairs = self.evidence.unseen_bigrams(source) if self.evidence is not None else ([], 0)
         verdict = judge(target_probs, words, self.rule, pairs)

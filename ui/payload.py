@@ -2,7 +2,7 @@
 
 The maps travel as one byte per weight (base64), not as nested floats: a sentence of 30 tokens each
 way is 10,800 weights, 14 kB instead of ~90 kB of JSON. The page, the step view, the head lab, time
-travel and `lens.show` all draw this one payload with the same viewer (ui/static/).
+travel and `ui.standalone.show` all draw this one payload with the same viewer (ui/static/).
 
 Maps are numpy arrays (L layers, H heads, rows, cols); rows are the queries (the token that
 attends), columns the keys (the tokens attended to).
@@ -15,11 +15,10 @@ import time
 
 import numpy as np
 
-from model.heads import KINDS
-
-from .alarm import Familiarity
-from .confidence import mean_log_prob as mean_log_prob_of
-from .explain import TextExplanation, method_name
+from lens.explain import TextExplanation, method_name
+from model import KINDS
+from training_data.alarm import Familiarity
+from training_data.confidence import mean_log_prob as mean_log_prob_of
 
 LEVELS = 255  # a weight is sent as one byte: steps of 1/255 = 0.004, finer than the eye sees in a colour
 
@@ -41,7 +40,7 @@ def sentence_payload(
     """One sentence for the page: tokens, words, per-token probabilities and every map in bytes.
 
     `explanation` has the fields of translation.translator.Explanation; `words` maps "src", "tgt", "in"
-    to [(word, [piece positions])] of source, target and decoder-input tokens; `report` (lens.alarm's
+    to [(word, [piece positions])] of source, target and decoder-input tokens; `report` (training_data.alarm's
     Familiarity.report) adds the training-data evidence and the alarm's reasons.
     """
     report = report or {"evidence": [], "unfamiliar": unfamiliar, "reasons": []}

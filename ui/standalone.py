@@ -1,11 +1,11 @@
 """The viewer outside the app: a translation and every map of it, drawn in a notebook cell or a saved file.
 
-    from lens import show
+    from ui.standalone import show
     show(translator, "Ein Hund rennt.")           # in Jupyter: the cell draws the viewer
     show(translator, "Ein Hund rennt.").save("dog.html")
 
 The cell is self-contained, the way bertviz's are: the viewer's modules and styles (ui/static/, the
-same files the page loads, its modules bundled into one script: `bundle`) and the payload (lens/payload.py, the same one the page draws) are inlined,
+same files the page loads, its modules bundled into one script: `bundle`) and the payload (ui/payload.py, the same one the page draws) are inlined,
 so it needs no server and no network. The buttons that ask the model more (how a weight was computed,
 when a word was decided) need a running app: pass its address as `server=` and they call its API;
 without one they are hidden.
@@ -21,9 +21,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .alarm import Familiarity
-from .cost import PAGE
-from .explain import DecodingOptions, explain_text
+from lens.cost import PAGE
+from lens.explain import DecodingOptions, explain_text
+from training_data.alarm import Familiarity
+
 from .payload import page_payload
 
 VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's own modules and styles
@@ -130,7 +131,7 @@ class Shown:
 def show(translator, text: str, options: DecodingOptions | None = None, familiarity: Familiarity | None = None,
          server: str | None = None) -> Shown:
     """Translate `text` (any German, paragraphs too) and return its viewer; `familiarity`
-    (lens.alarm.load_familiarity) adds what the training data says of each German word."""
+    (training_data.alarm.load_familiarity) adds what the training data says of each German word."""
     options = options or DecodingOptions(max_new_tokens=min(128, translator.config.max_len))
     start = time.perf_counter()
     result = explain_text(translator, text, options, PAGE)

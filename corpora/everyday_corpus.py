@@ -5,8 +5,8 @@ The dictionary (Frank Richter, TU Chemnitz; GPL-2.0-or-later) is one entry a lin
 translating part i of the other. Most parts are headwords (`Bier {n}`), some are example sentences
 ("Hast du Lust auf ein Bier?" :: "Do you fancy a beer?"). This module keeps the sentences:
 
-    python -m training.everyday_corpus --output runs/corpora/ding          # apt-get download, check, extract
-    python -m training.everyday_corpus --dictionary /path/to/de-en --output ...
+    python -m corpora.everyday_corpus --output runs/corpora/ding          # apt-get download, check, extract
+    python -m corpora.everyday_corpus --dictionary /path/to/de-en --output ...
 
 and writes `train`, `dev` and `test` (`.de` / `.en`, one sentence a line), `phrases` (multi-word
 entries that are no sentences, "kleines Bier" -> "half a pint of beer", for `train.py --ding-phrases`), `words`

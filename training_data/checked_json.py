@@ -89,7 +89,7 @@ MAX_COUNT = 10**12
 
 
 def checked_two_way_counts(content: dict, path: str | Path) -> dict:
-    """The naive-Bayes part of a two-way table (lens/domain.py, lens/language.py): `smoothing` and `threshold` in
+    """The naive-Bayes part of a two-way table (training_data/domain.py, training_data/language.py): `smoothing` and `threshold` in
     range, and `counts`, each key's two whole counts, not both 0; refused naming the file and the entry."""
     if not is_finite(content["smoothing"], 1e-6, 100):
         raise refused(path, "smoothing", content["smoothing"], "a number from 1e-6 to 100")

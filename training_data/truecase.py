@@ -8,11 +8,11 @@ first word of a sentence takes a capital. A word the training data never saw kee
 a capital and then lowercase, as most German words that are unknown are nouns). Text with mixed case is left
 exactly as written: a properly written caption is never changed.
 
-The counts are those of the default checkpoint's domain file (lens/domain.py counts every token of the German
+The counts are those of the default checkpoint's domain file (training_data/domain.py counts every token of the German
 training sentences as written, and separately the first token of each), so no other file is needed; the page
 does the same in ui/static/truecase.js.
 
-    from lens.truecase import load_truecaser
+    from training_data.truecase import load_truecaser
     load_truecaser("checkpoints/de-en").recase("ich möchte ein bier")  # ("Ich möchte ein Bier", [("ich", "Ich"), ...])
 """
 
@@ -93,7 +93,7 @@ def word_changes(written: str, read: str) -> list[tuple[str, str]]:
 
 
 def load_truecaser(model_id: str | Path, revision: str | None = None) -> Truecaser | None:
-    """The truecaser of a checkpoint's domain file, or None where it has none (a refused file: lens/domain.py's warning)."""
+    """The truecaser of a checkpoint's domain file, or None where it has none (a refused file: training_data/domain.py's warning)."""
     from .domain import checked_domain
 
     found = checked_domain(model_id, revision)

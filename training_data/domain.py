@@ -108,7 +108,7 @@ def read_domain(path: str | Path) -> DomainGuess:
 
 
 def read_content(path: str | Path) -> dict:
-    """The file's content, checked entry by entry (read_domain's guess and lens/truecase.py's counts read it)."""
+    """The file's content, checked entry by entry (read_domain's guess and training_data/truecase.py's counts read it)."""
     content = checked_object(
         read_json(path, MAX_FILE_BYTES, MAX_DEPTH, gzipped=True),
         path,
@@ -126,7 +126,7 @@ def read_content(path: str | Path) -> dict:
 
 
 def checked_domain(model_id: str | Path, revision: str | None = None) -> tuple[Path, dict] | None:
-    """A checkpoint's domain file and its checked content, read once (the guess and lens/truecase.py's counts both
+    """A checkpoint's domain file and its checked content, read once (the guess and training_data/truecase.py's counts both
     come from it), or None where it has none or the file is refused (one warning)."""
     from model.checkpoint.hub import resolve_file
 

@@ -1,11 +1,11 @@
 """English-only everyday text for back-translation: the example phrases of WordNet's glosses.
 
-    python -m training.wordnet_examples [--output runs/corpora] [--debs FOLDER] [--any-version]
+    python -m corpora.wordnet_examples [--output runs/corpora] [--debs FOLDER] [--any-version]
 
 Debian's `wordnet-base` (WordNet 3.0, Princeton University, the WordNet 3.0 license: use, copy, modify and
 distribute with its notice) holds, in the glosses of `data.noun`, `data.verb`, `data.adj` and `data.adv`,
 about 48,000 quoted examples ("he was elected to a seat in the Senate"). The package is fetched like the
-Ding corpus (training/apt_packages.py: `apt-get download`, sha256 checked, `dpkg-deb -x`, nothing
+Ding corpus (corpora/apt_packages.py: `apt-get download`, sha256 checked, `dpkg-deb -x`, nothing
 installed or committed) and `runs/corpora/wordnet/train.en` is written, one example a line, with
 SOURCE.json (package, version, sha256, license, counts).
 
@@ -14,7 +14,7 @@ fewer than 2 or more than 40 words, an ellipsis, or no letter are dropped. An ex
 subject pronoun and has at least 4 words is a sentence: its first letter is capitalised and a full stop
 added where it ends without punctuation ("he was elected to a seat in the Senate" becomes "He was elected
 to a seat in the Senate."; "polar diameter" stays a phrase). Duplicates, and every example that is a Multi30k val / test or Ding dev / test
-sentence (normalised as training/everyday_corpus.py does), are dropped.
+sentence (normalised as corpora/everyday_corpus.py does), are dropped.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import data
+from model.checkpoint.files import write_text
 
 from . import everyday_corpus
 from .apt_packages import Package, PackageError, unpacked
-from .files import write_text
 from .parallel_text import held_out  # every dev and test sentence, normalised
 
 PACKAGE = Package(

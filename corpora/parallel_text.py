@@ -1,7 +1,7 @@
 """More German-English text from Debian packages: software catalogues, LibreOffice, game dialogue.
 
-    python -m training.parallel_text --output runs/corpora          # apt-get download, check, extract all
-    python -m training.parallel_text --source games --debs DIR      # one source, from .debs already here
+    python -m corpora.parallel_text --output runs/corpora          # apt-get download, check, extract all
+    python -m corpora.parallel_text --source games --debs DIR      # one source, from .debs already here
 
 Each source is written to `<output>/<source>/` as `train.de` / `train.en` (one pair a line) and
 SOURCE.json (packages, versions, sha256, licenses, and the pair count of every catalogue or help tree).
@@ -25,11 +25,11 @@ import tempfile
 from pathlib import Path
 
 import data
+from model.checkpoint.files import write_text
 
 from . import everyday_corpus
 from .apt_packages import Package, PackageError, sha256_of, unpacked
 from .catalogues import CatalogueError, Extraction, catalogue_pairs
-from .files import write_text
 from .libreoffice_help import HELP_ROOT, help_pairs
 
 SYSTEM_LOCALE = Path("/usr/share/locale/de/LC_MESSAGES")

@@ -45,7 +45,7 @@ _WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 
 
 def words(text: str) -> list[str]:
-    """The words of a text, lowercased (lens/evidence.py's rule)."""
+    """The words of a text, lowercased (training_data/evidence.py's rule)."""
     return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
 
 

@@ -5,8 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from lens.sharpness import cross_sharpness, row_entropy, uniform_entropy
-from lens.time_travel import LRU
+from lens.time_travel import LRU, cross_sharpness, row_entropy, uniform_entropy
 
 
 def test_row_entropy_equals_the_direct_sum_and_its_bounds():

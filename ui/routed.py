@@ -3,15 +3,15 @@
 The default model (checkpoints/de-en: captions first, some everyday German) translates photo captions best,
 the everyday model (checkpoints/de-en-everyday) everyday speech. Before anything is translated, each sentence is
 made ready and routed (`Router.route`):
-1. German written all in lowercase or all in capitals gets its capitals back (lens/truecase.py), and the
+1. German written all in lowercase or all in capitals gets its capitals back (training_data/truecase.py), and the
    full-width sentence marks of Chinese and Japanese ("。", "！", "？") become ".", "!", "?";
-2. text that does not look like German (lens/language.py: no letters, another script, English) reads like
+2. text that does not look like German (training_data/language.py: no letters, another script, English) reads like
    "not German": the default model still translates it, and the page says so;
-3. the default checkpoint's domain guess (lens/domain.py, domain.json.gz) tells captions from everyday German.
+3. the default checkpoint's domain guess (training_data/domain.py, domain.json.gz) tells captions from everyday German.
 A caller may force either model. recipes/everyday/route.py measures the pair on the dev sets (docs/everyday.md,
 "Routing").
 
-    from lens.routed import RoutedTranslator
+    from ui.routed import RoutedTranslator
     both = RoutedTranslator.from_pretrained("checkpoints/de-en", "checkpoints/de-en-everyday")
     both.translate(["Ein Hund rennt über die Wiese.", "wo ist der bahnhof?"])
     both.router.route("Wo ist der Bahnhof?").model  # "everyday"
@@ -27,12 +27,11 @@ from typing import Any
 import torch
 
 from model import CheckpointError
+from tokenizer.sentences import split_sentences
+from training_data.domain import DOMAIN_FILE, DomainGuess, checked_domain, guess_from
+from training_data.language import LanguageCheck, load_language
+from training_data.truecase import Truecaser, word_changes
 from translation import Translator
-
-from .domain import DOMAIN_FILE, DomainGuess, checked_domain, guess_from
-from .language import LanguageCheck, load_language
-from .sentences import split_sentences
-from .truecase import Truecaser, word_changes
 
 MODELS = ("default", "everyday")  # the two checkpoints, as the API and the page name them
 CHOICES = ("auto", *MODELS)  # what a caller may ask for: the router's choice, or one model

@@ -1,15 +1,15 @@
 """Back-translation: English-only text made into synthetic German-English pairs by a reverse model.
 
-    python -m training.back_translation REVERSE_CHECKPOINT [--text runs/corpora/wordnet/train.en]
+    python -m corpora.back_translation REVERSE_CHECKPOINT [--text runs/corpora/wordnet/train.en]
         [--output runs/corpora/backtranslated] [--num-beams 4] [--tag "<BT>"]
 
 REVERSE_CHECKPOINT is an English -> German model (train.py --reverse: the `backtranslated` step of
-recipes/everyday/de-en-everyday.sh). Each English line of --text (python -m training.wordnet_examples) is translated
+recipes/everyday/de-en-everyday.sh). Each English line of --text (python -m corpora.wordnet_examples) is translated
 into German, and the pair is written with the German as the source and the original English as the target, so the
 forward model learns to write human English. The German starts with a tag (`<BT>` by default): the forward
 model can tell synthetic sources from human ones and, given none, translates as from human German (Caswell et al.
 2019, tagged back-translation). `train.py --more-corpora backtranslated:N` reads the folder like the corpora of
-training/parallel_text.py.
+corpora/parallel_text.py.
 
 The translation runs in chunks of 1,024 lines on the native search (compiled/native_search.py) where it
 builds; each finished chunk is appended to `partial-<weights hash>.de`, so a run stopped part-way goes on
@@ -28,8 +28,7 @@ import sys
 from pathlib import Path
 
 import data
-
-from .files import write_text
+from model.checkpoint.files import write_text
 
 NAME = "backtranslated"  # the corpus name --more-corpora takes
 TAG = "<BT>"
