@@ -211,6 +211,18 @@ def test_the_whole_tree_has_no_import_circle_and_keeps_its_layers():
             assert not under(module, "load") or top == "load", where
 
 
+def test_pip_install_ships_every_package():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {
+        str(p.parent.relative_to(ROOT)).replace("/", ".")
+        for p in ROOT.glob("*/**/__init__.py")
+        if p.parts[len(ROOT.parts)] not in ("tests", ".venv", "node_modules", "runs", "build")
+    }
+    assert found == listed, f"pyproject.toml's packages and the folders with an __init__.py differ: {found ^ listed}"
+
+
 if __name__ == "__main__":  # print the graph of the training side
     for module, deps in sorted(import_graph().items()):
         if module.startswith("training") or module in ("train", "translation.snapshots", "data"):
