@@ -24,10 +24,18 @@ sys.path.insert(0, str(ROOT))
 from bench.app import start_server  # noqa: E402
 
 SENTENCE_15 = "Ein älterer Mann mit einem roten Hut geht mit seinem braunen Hund an einer langen Leine spazieren."
-LONG = ("Ein Mann mit einem roten Hut und eine Frau mit einer blauen Jacke gehen mit ihren zwei kleinen Hunden "
-        "an einem sonnigen Tag durch einen großen grünen Park in der Nähe eines Sees und ") * 4 + "lachen."
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+LONG = (
+    "Ein Mann mit einem roten Hut und eine Frau mit einer blauen Jacke gehen mit ihren zwei kleinen Hunden "
+    "an einem sonnigen Tag durch einen großen grünen Park in der Nähe eines Sees und "
+) * 4 + "lachen."
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 CLICK_AND_WAIT = """async ([selector, before]) => {
   const result = document.querySelector('.al-result');
@@ -68,13 +76,27 @@ def payload_sizes(checkpoint: str) -> dict:
 SHOTS = [  # name, viewport, dark, text, clicks after translating
     ("desktop", (1366, 768), False, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
     ("desktop-dark", (1366, 768), True, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
-    ("desktop-lines", (1366, 768), False, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
-     [".al-view .al-choice[data-value='lines']", ".al-head .al-choice[data-value='1']"]),
-    ("desktop-decoder", (1366, 768), False, "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug.",
-     [".al-kind .al-choice[data-value='decoder']", ".al-level .al-choice[data-value='pieces']"]),
-    ("desktop-paragraph", (1366, 768), False,
-     "Ein Mann fährt Fahrrad. Der Zug hat wegen eines Unfalls zwei Stunden Verspätung. Zwei Kinder bauen eine Sandburg.",
-     []),
+    (
+        "desktop-lines",
+        (1366, 768),
+        False,
+        "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.",
+        [".al-view .al-choice[data-value='lines']", ".al-head .al-choice[data-value='1']"],
+    ),
+    (
+        "desktop-decoder",
+        (1366, 768),
+        False,
+        "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug.",
+        [".al-kind .al-choice[data-value='decoder']", ".al-level .al-choice[data-value='pieces']"],
+    ),
+    (
+        "desktop-paragraph",
+        (1366, 768),
+        False,
+        "Ein Mann fährt Fahrrad. Der Zug hat wegen eines Unfalls zwei Stunden Verspätung. Zwei Kinder bauen eine Sandburg.",
+        [],
+    ),
     ("phone", (390, 844), False, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
     ("phone-dark", (390, 844), True, "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.", []),
 ]
@@ -88,7 +110,9 @@ def screenshots(url: str, folder: Path) -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for name, (width, height), dark, text, clicks in SHOTS:
-            page = browser.new_page(viewport={"width": width, "height": height}, color_scheme="dark" if dark else "light")
+            page = browser.new_page(
+                viewport={"width": width, "height": height}, color_scheme="dark" if dark else "light"
+            )
             page.goto(url + ("?__theme=dark" if dark else ""))
             page.wait_for_selector(".al-result")
             page.locator("#source textarea").fill(text)
@@ -105,8 +129,10 @@ def screenshots(url: str, folder: Path) -> None:
         browser.close()
 
 
-FIRST_MAP = ("() => { const c = document.querySelector('#result .al-canvas');"
-             " return c && c.getBoundingClientRect().height > 100; }")
+FIRST_MAP = (
+    "() => { const c = document.querySelector('#result .al-canvas');"
+    " return c && c.getBoundingClientRect().height > 100; }"
+)
 LAYOUT_SHIFT = """() => new Promise((resolve) => { let sum = 0; new PerformanceObserver((list) => {
   for (const e of list.getEntries()) sum += e.value; }).observe({type: 'layout-shift', buffered: true});
   setTimeout(() => resolve(sum), 200); })"""
@@ -145,8 +171,10 @@ def measure_links(browser, url: str, visits: int) -> list[float]:
     from urllib.parse import urlencode
 
     link = url + "#" + urlencode({"s": SENTENCE_15, "kind": "encoder", "layer": 2, "head": 3})
-    restored = (f"() => {{ const s = window.attentionLens && window.attentionLens.state(); return s && "
-                f"s.views.translate === {SENTENCE_15!r} && s.kind === 'encoder' && s.layer === 2 && s.head === 3; }}")
+    restored = (
+        f"() => {{ const s = window.attentionLens && window.attentionLens.state(); return s && "
+        f"s.views.translate === {SENTENCE_15!r} && s.kind === 'encoder' && s.layer === 2 && s.head === 3; }}"
+    )
     times = []
     for _ in range(visits):
         context, page, start = fresh_visit(browser, link)
@@ -171,8 +199,12 @@ def measure_warm_page(browser, url: str, repeats: int) -> tuple[list, dict, int]
     page.on("request", lambda r: requests.append(r.url))
     switches = {"kind": [], "layer": [], "head": [], "token": [], "view": []}
     for _ in range(repeats):
-        for name, values in (("kind", ("encoder", "decoder", "cross")), ("layer", ("0", "1", "2")),
-                             ("head", ("0", "3", "mean")), ("view", ("lines", "matrix"))):
+        for name, values in (
+            ("kind", ("encoder", "decoder", "cross")),
+            ("layer", ("0", "1", "2")),
+            ("head", ("0", "3", "mean")),
+            ("view", ("lines", "matrix")),
+        ):
             for value in values:
                 switches[name].append(page.evaluate(SWITCH, f"#result .al-{name} .al-choice[data-value='{value}']"))
         box = page.locator("#result .al-canvas").bounding_box()
@@ -184,19 +216,25 @@ def measure_warm_page(browser, url: str, repeats: int) -> tuple[list, dict, int]
 
 def report(args, clicks, switches, switch_requests, first_visit, links) -> None:
     ms = lambda values: f"{statistics.median(values):7.1f} ms"  # noqa: E731
-    print(f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores "
-          f"(load average {os.getloadavg()[0]:.1f}), medians of {args.repeats}")
-    print(f"  warm page, 15-word sentence: click -> translation on screen {ms([c[0] for c in clicks])}, "
-          f"-> map on screen {ms([c[1] for c in clicks])}")
+    print(
+        f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores "
+        f"(load average {os.getloadavg()[0]:.1f}), medians of {args.repeats}"
+    )
+    print(
+        f"  warm page, 15-word sentence: click -> translation on screen {ms([c[0] for c in clicks])}, "
+        f"-> map on screen {ms([c[1] for c in clicks])}"
+    )
     for name, values in switches.items():
         note = " (incl. Playwright's mouse round trip)" if name == "token" else ""
         print(f"  {name:6s} switch -> redrawn {ms(values)}{note}")
     print(f"  server requests during {sum(len(v) for v in switches.values())} switches: {switch_requests}")
-    print(f"  first visit: page load -> map on screen without a click {ms([f[4] * 1000 for f in first_visit])}, "
-          f"-> viewer ready {ms([f[0] * 1000 for f in first_visit])}, "
-          f"translation arrived -> map on screen {ms([f[1] for f in first_visit])}, "
-          f"load -> first typed sentence's map {ms([f[2] * 1000 for f in first_visit])}, "
-          f"cumulative layout shift {statistics.median(f[3] for f in first_visit):.3f}")
+    print(
+        f"  first visit: page load -> map on screen without a click {ms([f[4] * 1000 for f in first_visit])}, "
+        f"-> viewer ready {ms([f[0] * 1000 for f in first_visit])}, "
+        f"translation arrived -> map on screen {ms([f[1] for f in first_visit])}, "
+        f"load -> first typed sentence's map {ms([f[2] * 1000 for f in first_visit])}, "
+        f"cumulative layout shift {statistics.median(f[3] for f in first_visit):.3f}"
+    )
     print(f"  a shared link (15 words, encoder layer 2 head 3) -> that map restored {ms([t * 1000 for t in links])}")
     for name, (size, S, T) in payload_sizes(args.checkpoint).items():
         print(f"  payload, {name} ({S} source pieces, {T} target pieces): {size / 1024:.1f} KB")

@@ -6,8 +6,25 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"
-FOLDERS = ("model", "model/checkpoint", "tokenizer", "generation", "compiled", "translation", "lens", "training_data",
-           "training", "corpora", "ui", "ui/static", "bench", "load", "recipes", "recipes/everyday", "tools")
+FOLDERS = (
+    "model",
+    "model/checkpoint",
+    "tokenizer",
+    "generation",
+    "compiled",
+    "translation",
+    "lens",
+    "training_data",
+    "training",
+    "corpora",
+    "ui",
+    "ui/static",
+    "bench",
+    "load",
+    "recipes",
+    "recipes/everyday",
+    "tools",
+)
 TOP = ("app.py", "train.py", "data.py")
 
 
@@ -51,6 +68,9 @@ def test_the_layout_reader_sees_a_missing_module():
 
 def test_every_package_has_a_folder_line():
     listed = layout()
-    packages = {str(p.parent.relative_to(ROOT)) for p in ROOT.glob("*/**/__init__.py")
-                if p.parts[len(ROOT.parts)] not in ("tests", ".venv", "node_modules", "runs", "build")}
+    packages = {
+        str(p.parent.relative_to(ROOT))
+        for p in ROOT.glob("*/**/__init__.py")
+        if p.parts[len(ROOT.parts)] not in ("tests", ".venv", "node_modules", "runs", "build")
+    }
     assert packages <= set(listed), sorted(packages - set(listed))

@@ -55,8 +55,12 @@ def test_no_module_imports_in_a_circle():
 def test_the_door_is_written_by_door_js_only():
     writes = {name for name, source in SOURCES.items() if re.search(r"window\.attentionLens\s*=", code(source))}
     assert writes == {"door.js"}
-    published = {n for source in SOURCES.values() for call in re.findall(r"publish\(\{([^}]*)\}\)", code(source))
-                 for n in re.findall(r"(\w+)(?=\s*[:,]|\s*$)", call)}
+    published = {
+        n
+        for source in SOURCES.values()
+        for call in re.findall(r"publish\(\{([^}]*)\}\)", code(source))
+        for n in re.findall(r"(\w+)(?=\s*[:,]|\s*$)", call)
+    }
     assert {"state", "openView", "walk", "walkTo", "translate", "view", "busy", "markStale"} <= published
 
 
@@ -80,14 +84,19 @@ def test_the_python_side_reaches_the_page_through_the_door_only():
 
 def test_mount_js_imports_the_entry_by_a_plain_url():
     js = assets.mount_js("step", "server")
-    assert re.fullmatch(r'return import\("/gradio_api/file=(?:[^"]*/)?ui/static/page\.js"\)\.then\(\(page\) => '
-                        r'page\.mount\("step", element, props, watch, server\)\);', js), js
+    assert re.fullmatch(
+        r'return import\("/gradio_api/file=(?:[^"]*/)?ui/static/page\.js"\)\.then\(\(page\) => '
+        r'page\.mount\("step", element, props, watch, server\)\);',
+        js,
+    ), js
 
 
 @pytest.mark.parametrize("view", sorted(assets.VIEW_STYLES))
 def test_each_view_head_links_the_shared_styles_then_its_own(view):
     head = assets.view_head(view)
-    styles = re.findall(r'<link rel="stylesheet" href="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+">', head)
+    styles = re.findall(
+        r'<link rel="stylesheet" href="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)\?v=[0-9a-f]+">', head
+    )
     assert styles == assets.STYLES + assets.VIEW_STYLES[view]
     assert "<script" not in head
 

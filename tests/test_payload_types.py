@@ -30,7 +30,11 @@ def interfaces() -> dict[str, tuple[set[str], set[str]]]:
     found = {}
     for name, bases, body in INTERFACE.findall(TYPES.read_text(encoding="utf-8")):
         members = MEMBER.findall(body)
-        found[name] = ({m for m, optional in members if not optional}, {m for m, optional in members if optional}, bases)
+        found[name] = (
+            {m for m, optional in members if not optional},
+            {m for m, optional in members if optional},
+            bases,
+        )
     merged = {}
 
     def members(name):
@@ -49,8 +53,15 @@ def mismatch(payload: dict, interface: str) -> str:
     """What differs between a payload's fields and its interface ("" where nothing)."""
     required, optional = interfaces()[interface]
     missing, unnamed = required - set(payload), set(payload) - required - optional
-    return (f"{interface}: " + (f"missing {sorted(missing)} " if missing else "") +
-            (f"not declared {sorted(unnamed)}" if unnamed else "")) if missing or unnamed else ""
+    return (
+        (
+            f"{interface}: "
+            + (f"missing {sorted(missing)} " if missing else "")
+            + (f"not declared {sorted(unnamed)}" if unnamed else "")
+        )
+        if missing or unnamed
+        else ""
+    )
 
 
 @pytest.fixture(scope="module")

@@ -23,15 +23,45 @@ from ui.translate import page_handler
 
 EVERYDAY_CHECKPOINT = CHECKPOINT.parent / "de-en-everyday"
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
+]
 
-ODD = ["Emoji 😀👍🏽 und 🇩🇪 🤷‍♀️", "中文字符 日本語", "a\u0000b\u0007c\u001b[0m", "\ufeffBOM", "tab\tneu\nzeile\r\n",
-       "<s> </s> <pad> <unk>", "Straße Ärger A\u0308rger", "\u00a0nbsp\u2003em\u3000ideo", "don't I'll", "Zahl١٢٣",
-       "x" * 3000, "  zwei  Leerzeichen ", "Dr. Müller kommt am 1. Mai. Ich bin 25. Ich wohne in Berlin. z. B. hier!"]
-NOT_GERMAN = ["Where is the station?", "I would like a beer.", "你好，我是学生。", "こんにちは。", "😀😀", "12345",
-              "我喜欢用Python写代码。"]
-EVERYDAY = ["Ich möchte ein Bier.", "Wo ist der Bahnhof?", "Kannst du mir helfen?", "Ich habe keine Zeit.",
-            "Das Wetter ist heute schön.", "Hast du Lust auf ein Bier?", "Wie geht's dir?", "Es regnet seit gestern!"]
+ODD = [
+    "Emoji 😀👍🏽 und 🇩🇪 🤷‍♀️",
+    "中文字符 日本語",
+    "a\u0000b\u0007c\u001b[0m",
+    "\ufeffBOM",
+    "tab\tneu\nzeile\r\n",
+    "<s> </s> <pad> <unk>",
+    "Straße Ärger A\u0308rger",
+    "\u00a0nbsp\u2003em\u3000ideo",
+    "don't I'll",
+    "Zahl١٢٣",
+    "x" * 3000,
+    "  zwei  Leerzeichen ",
+    "Dr. Müller kommt am 1. Mai. Ich bin 25. Ich wohne in Berlin. z. B. hier!",
+]
+NOT_GERMAN = [
+    "Where is the station?",
+    "I would like a beer.",
+    "你好，我是学生。",
+    "こんにちは。",
+    "😀😀",
+    "12345",
+    "我喜欢用Python写代码。",
+]
+EVERYDAY = [
+    "Ich möchte ein Bier.",
+    "Wo ist der Bahnhof?",
+    "Kannst du mir helfen?",
+    "Ich habe keine Zeit.",
+    "Das Wetter ist heute schön.",
+    "Hast du Lust auf ein Bier?",
+    "Wie geht's dir?",
+    "Es regnet seit gestern!",
+]
 
 
 def val(n: int) -> list[str]:
@@ -77,6 +107,7 @@ def page(site, browser):
     def only_the_site(route):
         asked.append(route.request.url)
         route.continue_() if route.request.url.startswith(url) else route.abort()
+
     page.route("**/*", only_the_site)
     page.goto(url)
     page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
@@ -114,11 +145,23 @@ def test_the_page_routes_every_sentence_as_the_server_does(pair_page):
 
     page, _ = pair_page
     router = Router.of_checkpoint(CHECKPOINT)
-    texts = val(150) + EVERYDAY + [t.lower() for t in val(30) + EVERYDAY] + [t.upper() for t in EVERYDAY] + ODD + NOT_GERMAN + [
-        "wo ist der bahnhof? ein mann fährt fahrrad.", "Ich möchte ein Bier。Wo ist der Bahnhof？", ""]
+    texts = (
+        val(150)
+        + EVERYDAY
+        + [t.lower() for t in val(30) + EVERYDAY]
+        + [t.upper() for t in EVERYDAY]
+        + ODD
+        + NOT_GERMAN
+        + ["wo ist der bahnhof? ein mann fährt fahrrad.", "Ich möchte ein Bier。Wo ist der Bahnhof？", ""]
+    )
     ours = page.evaluate("(ts) => ts.map((t) => window.attentionLens.route(t))", texts)
-    expected = [[{**router.route(read, written=written).to_dict(), "text": router.route(read).text}
-                 for written, read in router.split(t)] for t in texts]
+    expected = [
+        [
+            {**router.route(read, written=written).to_dict(), "text": router.route(read).text}
+            for written, read in router.split(t)
+        ]
+        for t in texts
+    ]
     for text, a, b in zip(texts, ours, expected):
         assert [{**r, "recased": [list(p) for p in r["recased"]]} for r in a] == b, text
 
@@ -129,7 +172,9 @@ def test_everyday_german_is_translated_by_the_everyday_model_in_the_page(pair_pa
     page, asked = pair_page
     assert not any("everyday/" in u for u in asked)  # not fetched before a sentence needs it
     everyday = Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu")
-    x = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", "wo ist der bahnhof? Ein Mann fährt Fahrrad.")
+    x = page.evaluate(
+        "(t) => window.attentionLens.translate(t, {num_beams: 1})", "wo ist der bahnhof? Ein Mann fährt Fahrrad."
+    )
     first, second = x["sentences"]
     assert first["route"]["model"] == "everyday" and first["source"] == "Wo ist der Bahnhof?"
     assert first["translation"] == everyday.translate("Wo ist der Bahnhof?", num_beams=1)
@@ -139,7 +184,9 @@ def test_everyday_german_is_translated_by_the_everyday_model_in_the_page(pair_pa
     note = page.locator("#site-result .al-route").first.inner_text()
     assert "everyday model" in note and "Sentence 1" in note
     assert "bahnhof \u2192 Bahnhof" in page.locator("#site-result .al-recased").inner_text()
-    forced = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1, model: 'default'})", "Wo ist der Bahnhof?")
+    forced = page.evaluate(
+        "(t) => window.attentionLens.translate(t, {num_beams: 1, model: 'default'})", "Wo ist der Bahnhof?"
+    )
     assert forced["sentences"][0]["route"]["model"] == "default" and forced["sentences"][0]["route"]["forced"]
     other = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", "你好，我是学生。")
     assert other["sentences"][0]["route"]["reads_like"] == "not German"
@@ -155,8 +202,9 @@ def test_the_inside_views_in_the_page_ask_the_sentences_own_model(pair_page):
     page, _ = pair_page
     everyday = Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu")
     sentence = "Wo ist der Bahnhof?"
-    ours = page.evaluate("(t) => window.attentionLens.callApi('qkv', [t, 'cross', 2, 1, 2, 'greedy', 1, 1.0, 64, "
-                         "'auto'])", sentence)
+    ours = page.evaluate(
+        "(t) => window.attentionLens.callApi('qkv', [t, 'cross', 2, 1, 2, 'greedy', 1, 1.0, 64, 'auto'])", sentence
+    )
     theirs = qkv(everyday, sentence, "cross", 2, 1, 2, DecodingOptions(1, 1.0, 64)).to_dict()
     assert ours["column_tokens"] == theirs["column_tokens"]
     assert np.allclose(ours["weights"], theirs["weights"], atol=1e-3)
@@ -165,8 +213,15 @@ def test_the_inside_views_in_the_page_ask_the_sentences_own_model(pair_page):
 def test_the_site_is_small_and_a_static_space(site):
     url, sizes = site
     assert sum(sizes.values()) <= MAX_BYTES and sizes["weights.safetensors"] < 16 * 2**20
-    assert {"index.html", "README.md", "tokenizer.json", "config.json", "site.json", "static/kernels.wasm",
-            "domain.json.gz"} <= set(sizes)
+    assert {
+        "index.html",
+        "README.md",
+        "tokenizer.json",
+        "config.json",
+        "site.json",
+        "static/kernels.wasm",
+        "domain.json.gz",
+    } <= set(sizes)
 
 
 def test_the_page_guesses_the_kind_of_german_as_the_server_does(page):
@@ -175,7 +230,7 @@ def test_the_page_guesses_the_kind_of_german_as_the_server_does(page):
     texts = val(200) + EVERYDAY + ODD + [""]
     ours = page.evaluate("(ts) => ts.map((t) => window.attentionLens.domain(t))", texts)
     assert ours == [guess.report(t) for t in texts]
-    assert sum(r["everyday"] for r in ours[:200]) <= 10 and all(r["everyday"] for r in ours[200:200 + len(EVERYDAY)])
+    assert sum(r["everyday"] for r in ours[:200]) <= 10 and all(r["everyday"] for r in ours[200 : 200 + len(EVERYDAY)])
 
 
 def test_greedy_translations_and_maps_equal_the_servers(page, shipped_translator):
@@ -196,8 +251,12 @@ def test_greedy_translations_and_maps_equal_the_servers(page, shipped_translator
 def test_beam_search_writes_what_the_server_writes(page, shipped_translator):
     sentences = val(12)
     expected = shipped_translator.translate(sentences, num_beams=4)
-    got = [page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 4, max_new_tokens: null})", t)["translation"]
-           for t in sentences]
+    got = [
+        page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 4, max_new_tokens: null})", t)[
+            "translation"
+        ]
+        for t in sentences
+    ]
     assert got == expected
 
 
@@ -241,11 +300,14 @@ def test_the_payload_is_the_one_the_server_sends(page, shipped_translator):
         assert [s["source"] for s in ours["sentences"]] == [s["source"] for s in server["sentences"]]
         for a, b in zip(ours["sentences"], server["sentences"]):
             assert (a["translation"], a["tokens"], a["words"]) == (b["translation"], b["tokens"], b["words"]), text
-            assert np.allclose(a["probs"], b["probs"], atol=2e-3) and abs(a["mean_log_prob"] - b["mean_log_prob"]) < 2e-3
+            assert (
+                np.allclose(a["probs"], b["probs"], atol=2e-3) and abs(a["mean_log_prob"] - b["mean_log_prob"]) < 2e-3
+            )
             route = {**router.route(b["source"]).to_dict(), "recased": []}
             assert a["unfamiliar"] == b["unfamiliar"] and a["route"] == route
-        assert {k: ours[k] for k in ("layers", "heads", "max_len", "left_out")} == \
-            {k: server[k] for k in ("layers", "heads", "max_len", "left_out")}
+        assert {k: ours[k] for k in ("layers", "heads", "max_len", "left_out")} == {
+            k: server[k] for k in ("layers", "heads", "max_len", "left_out")
+        }
 
 
 def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, server):
@@ -258,23 +320,34 @@ def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, serve
     expect(page.locator("#in-browser")).to_be_visible(timeout=10_000)  # in Options, once it has opened
     page.locator("#in-browser input").check()
     asked = []
-    page.on("request", lambda r: asked.append(r.url) if "/gradio_api/queue/join" in r.url or "/call/" in r.url else None)
+    page.on(
+        "request", lambda r: asked.append(r.url) if "/gradio_api/queue/join" in r.url or "/call/" in r.url else None
+    )
     before = page.locator("#result .al-result").get_attribute("data-shown")
     page.locator("#source textarea").fill("Zwei Hunde spielen im Schnee.")
     page.locator("#translate").click()
-    page.wait_for_function("(b) => { const r = document.querySelector('#result .al-result');"
-                           " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
-                           arg=before, timeout=60_000)
+    page.wait_for_function(
+        "(b) => { const r = document.querySelector('#result .al-result');"
+        " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
+        arg=before,
+        timeout=60_000,
+    )
     assert "this browser" in page.locator("#result .al-status").inner_text()
     assert page.locator("#result .al-english").inner_text().strip() == "Two dogs are playing in the snow."
-    assert asked == [] and page.evaluate("() => window.attentionLens.state().views.translate") == "Zwei Hunde spielen im Schnee."
+    assert (
+        asked == []
+        and page.evaluate("() => window.attentionLens.state().views.translate") == "Zwei Hunde spielen im Schnee."
+    )
     # everyday German, computed here by the everyday model (its files fetched now), and the page says so
     before = page.locator("#result .al-result").get_attribute("data-shown")
     page.locator("#source textarea").fill("Wo ist der Bahnhof?")
     page.locator("#translate").click()
-    page.wait_for_function("(b) => { const r = document.querySelector('#result .al-result');"
-                           " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
-                           arg=before, timeout=60_000)
+    page.wait_for_function(
+        "(b) => { const r = document.querySelector('#result .al-result');"
+        " return r.dataset.shown && r.dataset.shown !== b && !r.classList.contains('al-busy'); }",
+        arg=before,
+        timeout=60_000,
+    )
     note = page.locator("#result .al-route")
     expect(note).to_contain_text("Translated by the everyday model: it reads like everyday German")
     assert page.locator("#result .al-english").inner_text().strip() == "Where's the station?"

@@ -63,8 +63,13 @@ def test_a_link_restores_the_sentence_and_what_the_map_shows(browser, server):
     page.locator("#result .al-level .al-choice[data-value=pieces]").click()
     page.wait_for_function("() => location.hash.includes('level=pieces')")
     link = page.evaluate("location.href")
-    assert parse_qs(urlsplit(link).fragment) == {"s": [SENTENCE], "kind": ["encoder"], "layer": ["2"], "head": ["3"],
-                                                 "level": ["pieces"]}
+    assert parse_qs(urlsplit(link).fragment) == {
+        "s": [SENTENCE],
+        "kind": ["encoder"],
+        "layer": ["2"],
+        "head": ["3"],
+        "level": ["pieces"],
+    }
     page.close()
     opened, errors = fresh(browser, link)
     opened.wait_for_function(f"() => window.attentionLens.state().views.translate === {SENTENCE!r}", timeout=60_000)
@@ -158,8 +163,10 @@ def test_why_this_word_and_not_another_answers_from_contrast(browser, server):
     quick = page.locator("#step-result .st-why-chip").nth(1)  # one click from another candidate
     named = quick.inner_text().removeprefix("why not ").removesuffix("?")
     quick.click()
-    page.wait_for_function(f"() => document.querySelector('#step-result .st-why-lead')?.textContent.includes({('as likely as ' + named)!r})",
-                           timeout=60_000)
+    page.wait_for_function(
+        f"() => document.querySelector('#step-result .st-why-lead')?.textContent.includes({('as likely as ' + named)!r})",
+        timeout=60_000,
+    )
     assert errors == []
     page.close()
 

@@ -61,12 +61,18 @@ def view_head(view: str) -> str:
     return "\n".join(f'<link rel="stylesheet" href="{static_url(n)}">' for n in STYLES + VIEW_STYLES[view])
 
 
-def viewer_component(view: str = "result", elem_id: str | None = None, value: dict | None = None,
-                     **kwargs) -> gr.HTML:
+def viewer_component(view: str = "result", elem_id: str | None = None, value: dict | None = None, **kwargs) -> gr.HTML:
     """A gr.HTML whose value (an explanation, see ui.payload.sentence_payload) the browser draws.
 
     `view` names a mount of ui/static/page.js, a function (element, props, watch) that builds the view and
     redraws on `watch("value", ...)`.
     """
-    return gr.HTML(value=value, html_template='<div class="al-mount"></div>', head=view_head("translate"),
-                   elem_id=elem_id, js_on_load=mount_js(view), apply_default_css=False, **kwargs)
+    return gr.HTML(
+        value=value,
+        html_template='<div class="al-mount"></div>',
+        head=view_head("translate"),
+        elem_id=elem_id,
+        js_on_load=mount_js(view),
+        apply_default_css=False,
+        **kwargs,
+    )

@@ -52,21 +52,37 @@ def lab_settings(n_layers, n_heads, d_model, lr, steps) -> CopyLabSettings:
     """Widget values -> checked settings; a ValueError names the setting and its allowed range."""
     if isinstance(lr, bool) or not isinstance(lr, (int, float)):
         raise ValueError(f"learning rate must be a number, got {lr!r}")
-    return CopyLabSettings(n_layers=whole("layers", n_layers), n_heads=whole("heads", n_heads),
-                           d_model=whole("d_model", d_model), lr=float(lr), steps=whole("steps", steps)).validate()
+    return CopyLabSettings(
+        n_layers=whole("layers", n_layers),
+        n_heads=whole("heads", n_heads),
+        d_model=whole("d_model", d_model),
+        lr=float(lr),
+        steps=whole("steps", steps),
+    ).validate()
 
 
 def progress_payload(p: CopyLabProgress, limit: float) -> dict:
     """What the browser draws of one progress report: numbers, letters and the map as bytes."""
     words = lambda tokens: [[t, [i]] for i, t in enumerate(tokens)]  # noqa: E731 (each symbol is a word)
-    sentence = {"tokens": {"src": p.source_tokens, "tgt": p.target_tokens, "in": []},
-                "words": {"src": words(p.source_tokens), "tgt": words(p.target_tokens), "in": []},
-                "maps": {"cross": quantize(p.cross_attention)}}
+    sentence = {
+        "tokens": {"src": p.source_tokens, "tgt": p.target_tokens, "in": []},
+        "words": {"src": words(p.source_tokens), "tgt": words(p.target_tokens), "in": []},
+        "maps": {"cross": quantize(p.cross_attention)},
+    }
     layers, heads = p.cross_attention.shape[:2]
-    return {"id": time.time_ns(), "step": p.step, "total": p.total_steps, "elapsed": round(p.elapsed_s, 2),
-            "limit": limit, "losses": p.losses, "examples": p.examples, "accuracy": p.accuracy, "done": p.done,
-            "stopped_by_time": p.stopped_by_time, "map": {"layers": {"cross": layers}, "heads": heads,
-                                                            "sentences": [sentence]}}
+    return {
+        "id": time.time_ns(),
+        "step": p.step,
+        "total": p.total_steps,
+        "elapsed": round(p.elapsed_s, 2),
+        "limit": limit,
+        "losses": p.losses,
+        "examples": p.examples,
+        "accuracy": p.accuracy,
+        "done": p.done,
+        "stopped_by_time": p.stopped_by_time,
+        "map": {"layers": {"cross": layers}, "heads": heads, "sentences": [sentence]},
+    }
 
 
 def stream(settings: CopyLabSettings, limit: float):
@@ -110,28 +126,46 @@ def run(n_layers, n_heads, d_model, lr, steps):
 
 def build() -> dict:
     """The view's widgets and its one event (one run at a time, queued)."""
-    gr.HTML("<h2 class='al-view-title' id='copylab-title'>Train a tiny Transformer now</h2>"
-            "<p class='al-view-intro'>The same model code as the translator, made tiny, learns to copy random "
-            "letter sequences (A B C → A B C). Watch its cross-attention turn from an even blur into a diagonal.</p>"
-            "<details class='al-more-text'><summary>More</summary><p>Its loss falls and its copies become right: to "
-            "write the i-th letter it learns to look at the i-th letter of the input. At most "
-            f"{time_limit():g} seconds a run; one run at a time on this server (others wait in line).</p></details>",
-            padding=False)
+    gr.HTML(
+        "<h2 class='al-view-title' id='copylab-title'>Train a tiny Transformer now</h2>"
+        "<p class='al-view-intro'>The same model code as the translator, made tiny, learns to copy random "
+        "letter sequences (A B C → A B C). Watch its cross-attention turn from an even blur into a diagonal.</p>"
+        "<details class='al-more-text'><summary>More</summary><p>Its loss falls and its copies become right: to "
+        "write the i-th letter it learns to look at the i-th letter of the input. At most "
+        f"{time_limit():g} seconds a run; one run at a time on this server (others wait in line).</p></details>",
+        padding=False,
+    )
     with gr.Row(elem_id="copylab-settings"):
         n_layers = gr.Radio([1, 2], value=2, label="Layers", min_width=90, elem_id="copylab-layers")
         n_heads = gr.Radio([1, 2, 4], value=4, label="Heads", min_width=120, elem_id="copylab-heads")
-        d_model = gr.Slider(*CAPS["d_model"], value=64, step=16, label="d_model (width)", min_width=140,
-                            elem_id="copylab-width")
+        d_model = gr.Slider(
+            *CAPS["d_model"], value=64, step=16, label="d_model (width)", min_width=140, elem_id="copylab-width"
+        )
         lr = gr.Slider(*CAPS["lr"], value=3e-3, step=1e-4, label="Learning rate", min_width=140, elem_id="copylab-lr")
         steps = gr.Slider(*CAPS["steps"], value=300, step=10, label="Steps", min_width=140, elem_id="copylab-steps")
     with gr.Row(elem_id="copylab-actions"):
         train = gr.Button("Train", variant="primary", scale=0, min_width=110, elem_id="copylab-train")
         status = gr.Markdown("", elem_id="copylab-queue", container=False)
-    view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=view_head("copylab"),
-                   js_on_load=mount_js("copylab"),
-                   apply_default_css=False, elem_id="copylab", min_height=420)
+    view = gr.HTML(
+        value=None,
+        html_template='<div class="al-mount"></div>',
+        head=view_head("copylab"),
+        js_on_load=mount_js("copylab"),
+        apply_default_css=False,
+        elem_id="copylab",
+        min_height=420,
+    )
     # Gradio's status on `status` shows the place in the queue while another run trains.
-    train.click(run, [n_layers, n_heads, d_model, lr, steps], view, api_name="copy_lab", api_visibility="undocumented",
-                concurrency_limit=1, concurrency_id="copylab", show_progress="full", show_progress_on=status,
-                js="(...a) => { window.attentionLens && window.attentionLens.copyLabWaiting(); return a; }")
+    train.click(
+        run,
+        [n_layers, n_heads, d_model, lr, steps],
+        view,
+        api_name="copy_lab",
+        api_visibility="undocumented",
+        concurrency_limit=1,
+        concurrency_id="copylab",
+        show_progress="full",
+        show_progress_on=status,
+        js="(...a) => { window.attentionLens && window.attentionLens.copyLabWaiting(); return a; }",
+    )
     return {"copylab": view}

@@ -97,12 +97,21 @@ def checked_precision(precision: str) -> torch.dtype:
 def weights_of(translator: Translator, precision: str) -> dict:
     """The model's weights as model.safetensors names them (the output layer is the embedding), in `precision`."""
     dtype = checked_precision(precision)
-    return {k: v.detach().cpu().to(dtype).contiguous() for k, v in translator.model.state_dict().items()
-            if v.is_floating_point() and not k.startswith("lm_head.")}
+    return {
+        k: v.detach().cpu().to(dtype).contiguous()
+        for k, v in translator.model.state_dict().items()
+        if v.is_floating_point() and not k.startswith("lm_head.")
+    }
 
 
-def model_files(folder: str | Path, translator: Translator, confidence_below: float, precision: str = "fp16",
-                domain: Path | None = None, language: Path | None = None) -> dict:
+def model_files(
+    folder: str | Path,
+    translator: Translator,
+    confidence_below: float,
+    precision: str = "fp16",
+    domain: Path | None = None,
+    language: Path | None = None,
+) -> dict:
     """What the page's model reads (inpage.js, AL.loadInPage): weights.safetensors in `precision`, tokenizer.json,
     config.json, site.json (the decoding rule, the alarm's threshold) and a copy of `domain`, the checkpoint's
     checked domain file (training_data.domain.domain_file), where it has one, written into `folder`; returns site.json's
@@ -113,8 +122,12 @@ def model_files(folder: str | Path, translator: Translator, confidence_below: fl
     save_file(weights, str(out / "weights.safetensors"))
     translator.tokenizer.save(str(out / "tokenizer.json"))
     (out / "config.json").write_text(json.dumps(translator.config.to_dict(), indent=2) + "\n", encoding="utf-8")
-    site = {"no_repeat_ngram": translator.no_repeat_ngram, "alarm_rule": {"confidence_below": confidence_below},
-            "parameters": f"{sum(v.numel() for v in weights.values()) / 1e6:.1f}M parameters", "precision": precision}
+    site = {
+        "no_repeat_ngram": translator.no_repeat_ngram,
+        "alarm_rule": {"confidence_below": confidence_below},
+        "parameters": f"{sum(v.numel() for v in weights.values()) / 1e6:.1f}M parameters",
+        "precision": precision,
+    }
     if domain is not None:
         shutil.copy(domain, out / DOMAIN_FILE)
         site["domain"] = DOMAIN_FILE
@@ -125,9 +138,16 @@ def model_files(folder: str | Path, translator: Translator, confidence_below: fl
     return site
 
 
-def pair_files(folder: str | Path, default: Translator, default_rule: float, everyday: Translator | None,
-               everyday_rule: float, precision: str = "fp16", domain: Path | None = None,
-               language: Path | None = None) -> dict:
+def pair_files(
+    folder: str | Path,
+    default: Translator,
+    default_rule: float,
+    everyday: Translator | None,
+    everyday_rule: float,
+    precision: str = "fp16",
+    domain: Path | None = None,
+    language: Path | None = None,
+) -> dict:
     """model_files of the default model in `folder`, with the router's files (domain, language), and of the everyday
     model in `folder`/everyday/ (fetched by the page when a sentence first goes to it); returns the default's
     site.json, which names the everyday folder."""
@@ -139,17 +159,30 @@ def pair_files(folder: str | Path, default: Translator, default_rule: float, eve
     return site
 
 
-def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", precision: str = "fp16",
-                everyday: str | Path | None = None) -> dict:
+def export_site(
+    folder: str | Path,
+    model: str | Path = "checkpoints/de-en",
+    precision: str = "fp16",
+    everyday: str | Path | None = None,
+) -> dict:
     """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES. `everyday`
     (a checkpoint) is the second model each sentence of everyday German goes to, as on the app."""
     checked_precision(precision)  # before the checkpoint is loaded
     out = Path(folder)
-    translator = Translator.from_pretrained(model, device="cpu")  # the checkpoint's files checked as the app checks them
+    translator = Translator.from_pretrained(
+        model, device="cpu"
+    )  # the checkpoint's files checked as the app checks them
     second = Translator.from_pretrained(everyday, device="cpu") if everyday is not None else None
-    site = pair_files(out, translator, load_familiarity(model).rule.confidence_below, second,
-                      load_familiarity(everyday).rule.confidence_below if everyday is not None else 0.0, precision,
-                      domain_file(model), language_file(model))
+    site = pair_files(
+        out,
+        translator,
+        load_familiarity(model).rule.confidence_below,
+        second,
+        load_familiarity(everyday).rule.confidence_below if everyday is not None else 0.0,
+        precision,
+        domain_file(model),
+        language_file(model),
+    )
     (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:  # (SITE_SCRIPTS holds messages/*.json too)
         (out / "static" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -158,8 +191,9 @@ def export_site(folder: str | Path, model: str | Path = "checkpoints/de-en", pre
     (out / "README.md").write_text(space_readme("Attention Lens"), encoding="utf-8")
     sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
     if sum(sizes.values()) > MAX_BYTES:
-        raise ValueError(f"the site is {sum(sizes.values()) / 2**20:.1f} MB, more than {MAX_BYTES / 2**20:.0f} MB: "
-                         "export it in fp16")
+        raise ValueError(
+            f"the site is {sum(sizes.values()) / 2**20:.1f} MB, more than {MAX_BYTES / 2**20:.0f} MB: export it in fp16"
+        )
     return sizes
 
 
@@ -168,8 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder")
     parser.add_argument("--model", default="checkpoints/de-en", help="a checkpoint folder or Hub repo id")
     parser.add_argument("--precision", default="fp16", choices=sorted(PRECISIONS))
-    parser.add_argument("--everyday", default=str(DEFAULT_EVERYDAY),
-                        help="the everyday checkpoint each sentence of everyday German goes to ('none': one model)")
+    parser.add_argument(
+        "--everyday",
+        default=str(DEFAULT_EVERYDAY),
+        help="the everyday checkpoint each sentence of everyday German goes to ('none': one model)",
+    )
     args = parser.parse_args(argv)
     everyday = None if args.everyday.lower() == "none" else args.everyday
     try:
@@ -177,8 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as err:
         print(f"export_site: {err}", file=sys.stderr)
         return 1
-    print(f"{args.folder}: {len(sizes)} files, {sum(sizes.values()) / 2**20:.1f} MB "
-          f"(weights {sizes['weights.safetensors'] / 2**20:.1f} MB, {args.precision})")
+    print(
+        f"{args.folder}: {len(sizes)} files, {sum(sizes.values()) / 2**20:.1f} MB "
+        f"(weights {sizes['weights.safetensors'] / 2**20:.1f} MB, {args.precision})"
+    )
     return 0
 
 

@@ -32,12 +32,19 @@ from .runtime import gpu
 EXAMPLE = "Ein Mann isst in einem Restaurant zu Mittag."  # Multi30k val; the 3 most important heads change it
 LAB_HEAD = view_head("headlab")  # its styles: ui.assets.VIEW_STYLES
 # The mask is read from the grids in the browser when the button is pressed: the hidden textbox only carries it.
-MASK_JS = ("(text, mask) => { const lens = window.attentionLens || {}; lens.labBusy && lens.labBusy('headlab-result');"
-           " return [text, (lens.headMask && lens.headMask()) || mask]; }")
-ATTRIBUTION_JS = ("(text, method, mask) => { const lens = window.attentionLens || {}; "
-                  "lens.labBusy && lens.labBusy('headlab-attribution');"
-                  " return [text, method, (lens.headMask && lens.headMask()) || mask]; }")
-METHODS = {"integrated gradients (32 steps)": ("integrated_gradients", 32), "input × gradient (fast)": ("input_x_gradient", 1)}
+MASK_JS = (
+    "(text, mask) => { const lens = window.attentionLens || {}; lens.labBusy && lens.labBusy('headlab-result');"
+    " return [text, (lens.headMask && lens.headMask()) || mask]; }"
+)
+ATTRIBUTION_JS = (
+    "(text, method, mask) => { const lens = window.attentionLens || {}; "
+    "lens.labBusy && lens.labBusy('headlab-attribution');"
+    " return [text, method, (lens.headMask && lens.headMask()) || mask]; }"
+)
+METHODS = {
+    "integrated gradients (32 steps)": ("integrated_gradients", 32),
+    "input × gradient (fast)": ("input_x_gradient", 1),
+}
 
 INTRO = """<div class="hl-intro"><h2>Head lab</h2>
 <p>Each attention layer has several <b>heads</b>, small attention patterns side by side. <b>Switch one off</b> and
@@ -114,27 +121,54 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
 
     with gr.Column(elem_id="headlab"):
         gr.HTML(INTRO, padding=False)
-        source = gr.Textbox(value=EXAMPLE, label="German sentence (the lab takes one)", lines=1, max_lines=3,
-                            elem_id="headlab-source")
-        controls = gr.HTML(value=importance, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
-                           js_on_load=mount_js("headControls"),
-                           apply_default_css=False, elem_id="headlab-controls")
+        source = gr.Textbox(
+            value=EXAMPLE, label="German sentence (the lab takes one)", lines=1, max_lines=3, elem_id="headlab-source"
+        )
+        controls = gr.HTML(
+            value=importance,
+            html_template='<div class="al-mount"></div>',
+            head=LAB_HEAD,
+            js_on_load=mount_js("headControls"),
+            apply_default_css=False,
+            elem_id="headlab-controls",
+        )
         with gr.Row(elem_id="headlab-actions"):
-            apply = gr.Button("Translate with these heads", variant="primary", elem_id="headlab-apply", scale=0,
-                              min_width=280)
+            apply = gr.Button(
+                "Translate with these heads", variant="primary", elem_id="headlab-apply", scale=0, min_width=280
+            )
             mask = gr.Textbox(value="[]", visible="hidden", elem_id="headlab-mask")
-        result = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
-                         js_on_load=mount_js("headResult"),
-                         apply_default_css=False, elem_id="headlab-result", min_height=200)
+        result = gr.HTML(
+            value=None,
+            html_template='<div class="al-mount"></div>',
+            head=LAB_HEAD,
+            js_on_load=mount_js("headResult"),
+            apply_default_css=False,
+            elem_id="headlab-result",
+            min_height=200,
+        )
         gr.HTML(ATTRIBUTION_INTRO, padding=False)
         with gr.Row(elem_id="headlab-attr-actions"):
-            method = gr.Radio(list(METHODS), value=next(iter(METHODS)), show_label=False, container=False,
-                              elem_id="headlab-method", scale=0, min_width=460)
-            attribute = gr.Button("Compare attention with attribution", elem_id="headlab-attribute", scale=0,
-                                  min_width=300)
-        attribution = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=LAB_HEAD,
-                              js_on_load=mount_js("attribution"),
-                              apply_default_css=False, elem_id="headlab-attribution", min_height=200)
+            method = gr.Radio(
+                list(METHODS),
+                value=next(iter(METHODS)),
+                show_label=False,
+                container=False,
+                elem_id="headlab-method",
+                scale=0,
+                min_width=460,
+            )
+            attribute = gr.Button(
+                "Compare attention with attribution", elem_id="headlab-attribute", scale=0, min_width=300
+            )
+        attribution = gr.HTML(
+            value=None,
+            html_template='<div class="al-mount"></div>',
+            head=LAB_HEAD,
+            js_on_load=mount_js("attribution"),
+            apply_default_css=False,
+            elem_id="headlab-attribution",
+            min_height=200,
+        )
 
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     apply.click(run_ablation, [source, mask], result, js=MASK_JS, **settings)

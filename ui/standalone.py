@@ -72,7 +72,9 @@ def _as_function(name: str) -> str:
         raise ValueError(f"{name} imports a module when it runs: it cannot be bundled")
     exported = [(n, n) for n in EXPORT.findall(code)]  # (the name outside, the name inside)
     for listed in EXPORT_LIST.findall(code):
-        exported += [(outer or inner, inner) for inner, _, outer in (item.partition(" as ") for item in listed.split(", "))]
+        exported += [
+            (outer or inner, inner) for inner, _, outer in (item.partition(" as ") for item in listed.split(", "))
+        ]
     code = re.sub(r"^export ", "", EXPORT_LIST.sub("", code), flags=re.M)
 
     def imported(m: re.Match) -> str:
@@ -107,16 +109,20 @@ class Shown:
         modules = re.sub(r"</(script)", r"<\\/\1", bundle(VIEWER_ENTRY), flags=re.I)  # no early </script>
         data = json.dumps(self.payload, separators=(",", ":")).replace("</", "<\\/")  # no early </script>
         server = json.dumps(self.server).replace("</", "<\\/")
-        fragment = (f'<style>{styles}</style>\n<div id="{root}" class="al-show"></div>\n<script>(function () {{\n'
-                    f'const modules = (function () {{\n{modules}\n}})();\n'
-                    f'modules["{VIEWER_ENTRY}"].mountStandalone(document.getElementById("{root}"), {data}, {server});\n'
-                    '})();</script>')
+        fragment = (
+            f'<style>{styles}</style>\n<div id="{root}" class="al-show"></div>\n<script>(function () {{\n'
+            f"const modules = (function () {{\n{modules}\n}})();\n"
+            f'modules["{VIEWER_ENTRY}"].mountStandalone(document.getElementById("{root}"), {data}, {server});\n'
+            "})();</script>"
+        )
         if not page:
             return fragment
         title = html.escape(" ".join(s["source"] for s in self.payload["sentences"])[:80] or "Attention Lens")
-        return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-                f'content="width=device-width, initial-scale=1"><title>{title}</title></head>\n'
-                f'<body style="font-family: system-ui, sans-serif; margin: 1rem">\n{fragment}\n</body></html>\n')
+        return (
+            f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            f'content="width=device-width, initial-scale=1"><title>{title}</title></head>\n'
+            f'<body style="font-family: system-ui, sans-serif; margin: 1rem">\n{fragment}\n</body></html>\n'
+        )
 
     def _repr_html_(self) -> str:
         return self.html()
@@ -128,8 +134,13 @@ class Shown:
         return path
 
 
-def show(translator, text: str, options: DecodingOptions | None = None, familiarity: Familiarity | None = None,
-         server: str | None = None) -> Shown:
+def show(
+    translator,
+    text: str,
+    options: DecodingOptions | None = None,
+    familiarity: Familiarity | None = None,
+    server: str | None = None,
+) -> Shown:
     """Translate `text` (any German, paragraphs too) and return its viewer; `familiarity`
     (training_data.alarm.load_familiarity) adds what the training data says of each German word."""
     options = options or DecodingOptions(max_new_tokens=min(128, translator.config.max_len))

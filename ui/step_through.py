@@ -37,10 +37,15 @@ MAX_WORD_CHARACTERS = 40  # a word typed to be forced
 TOP_K = 10
 # The server functions run outside Gradio's queue (component_server), so they share a bounded lane of their own.
 SIDE_LANE = Lane("step-view")
-EXAMPLES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # greedy and beam part at 'sweeping' / 'is'
-            "Ein Mann fährt Fahrrad.", "Eine Frau spielt ein Lied auf ihrem Cello.",
-            "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug."]
-RUN_JS = "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
+EXAMPLES = [
+    "Ein weißer Junge fegt eine Veranda mit einem großen Besen.",  # greedy and beam part at 'sweeping' / 'is'
+    "Ein Mann fährt Fahrrad.",
+    "Eine Frau spielt ein Lied auf ihrem Cello.",
+    "Zwei Hunde spielen im hohen Gras mit einem orangen Spielzeug.",
+]
+RUN_JS = (
+    "(...args) => { document.querySelectorAll('.st-view').forEach((v) => v.classList.add('st-busy')); return args; }"
+)
 
 
 STEP_HEAD = view_head("step")  # its styles: ui.assets.VIEW_STYLES
@@ -76,16 +81,28 @@ def trace_payload(translator: Translator, result: Trace, src_ids: list[int]) -> 
     for t, step in enumerate(result.steps):
         decoder[t, :, :, : t + 1] = step.decoder
     piece = result.token_text.get
-    nodes = [{"id": n.id, "parent": n.parent, "step": n.step, "token": piece(n.token_ids[-1]) if n.token_ids else "<s>",
-              "ids": n.token_ids, "log_prob": round(n.log_prob, 3), "score": round(n.score, 3), "status": n.status}
-             for n in result.beam]
+    nodes = [
+        {
+            "id": n.id,
+            "parent": n.parent,
+            "step": n.step,
+            "token": piece(n.token_ids[-1]) if n.token_ids else "<s>",
+            "ids": n.token_ids,
+            "log_prob": round(n.log_prob, 3),
+            "score": round(n.score, 3),
+            "status": n.status,
+        }
+        for n in result.beam
+    ]
     return {
         "translation": result.translation,
         "num_beams": result.num_beams,
         "length_penalty": result.length_penalty,
         "prefix_length": result.prefix_length,
-        "src": {"tokens": result.source_tokens,
-                "words": [[w, span] for w, span in words_of(translator, src_ids, result.source_tokens)]},
+        "src": {
+            "tokens": result.source_tokens,
+            "words": [[w, span] for w, span in words_of(translator, src_ids, result.source_tokens)],
+        },
         "tokens": result.target_tokens,
         "ids": result.target_ids,
         "probs": [round(s.prob, 4) for s in result.steps],
@@ -104,12 +121,17 @@ def maps_payload(translator: Translator, source: str, src_ids: list[int], out_id
     start = time.perf_counter()
     explanation = translator.teacher_forced(src_ids, out_ids)
     tgt_in = [translator.config.bos_id] + out_ids[:-1]
-    sentence = SentenceExplanation(source, explanation, words_of(translator, src_ids, explanation.source_tokens),
-                                   words_of(translator, out_ids, explanation.target_tokens),
-                                   words_of(translator, tgt_in, explanation.decoder_input_tokens))
+    sentence = SentenceExplanation(
+        source,
+        explanation,
+        words_of(translator, src_ids, explanation.source_tokens),
+        words_of(translator, out_ids, explanation.target_tokens),
+        words_of(translator, tgt_in, explanation.decoder_input_tokens),
+    )
     options = DecodingOptions(num_beams, 1.0, translator.config.max_len)
-    return page_payload(TextExplanation([sentence], options), translator.config, time.perf_counter() - start,
-                        translator.device.type)
+    return page_payload(
+        TextExplanation([sentence], options), translator.config, time.perf_counter() - start, translator.device.type
+    )
 
 
 def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
@@ -120,8 +142,11 @@ def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
     greedy = trace(translator, text, num_beams=1, top_k=TOP_K)
     beam = trace(translator, text, num_beams=num_beams, top_k=TOP_K) if num_beams > 1 else None
     return {
-        "id": time.time_ns(), "source": text, "num_beams": num_beams,
-        "layers": config.n_decoder_layers, "heads": config.n_heads,
+        "id": time.time_ns(),
+        "source": text,
+        "num_beams": num_beams,
+        "layers": config.n_decoder_layers,
+        "heads": config.n_heads,
         "greedy": trace_payload(translator, greedy, src_ids),
         "beam": trace_payload(translator, beam, src_ids) if beam else None,
     }
@@ -156,8 +181,10 @@ def model_calls(translator: Translator) -> tuple:
     def forced(text: str, num_beams: int, prefix: list[int]) -> dict:
         src_ids, _ = translator.encode_source(text)
         result = trace(translator, text, num_beams=num_beams, top_k=TOP_K, prefix=prefix)
-        return {"trace": trace_payload(translator, result, src_ids),
-                "maps": maps_payload(translator, text, src_ids, result.target_ids, num_beams)}
+        return {
+            "trace": trace_payload(translator, result, src_ids),
+            "maps": maps_payload(translator, text, src_ids, result.target_ids, num_beams),
+        }
 
     @gpu(duration=20)
     def explained(text: str, ids: list[int]) -> dict:
@@ -181,8 +208,13 @@ def handlers(pair: Pair) -> tuple:
         try:
             route, served, (traced, _, _) = picked(text, model)
             x = traced(route.text, checked_beams(num_beams))
-            return {**x, **notice(served.familiarity, x["source"], (x["beam"] or x["greedy"])["probs"]),
-                    "source": route.written, "model": route.model, "route": route.to_dict()}
+            return {
+                **x,
+                **notice(served.familiarity, x["source"], (x["beam"] or x["greedy"])["probs"]),
+                "source": route.written,
+                "model": route.model,
+                "route": route.to_dict(),
+            }
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
 
@@ -223,19 +255,37 @@ def build(pair: Pair, model_choice: gr.components.Component | None = None) -> di
     run, force, hypothesis = handlers(pair)
 
     with gr.Column(elem_id="step-view"):
-        gr.HTML("<h2 class='st-heading'>Step through the decoding</h2><p class='st-intro'>Watch the model write its "
-                "English one piece at a time: what it considered, where it looked, and what a different word "
-                "would have changed.</p>", padding=False)
+        gr.HTML(
+            "<h2 class='st-heading'>Step through the decoding</h2><p class='st-intro'>Watch the model write its "
+            "English one piece at a time: what it considered, where it looked, and what a different word "
+            "would have changed.</p>",
+            padding=False,
+        )
         with gr.Row(elem_id="step-inputs"):
-            source = gr.Textbox(label="German sentence", show_label=False, lines=1, max_lines=3, scale=5,
-                                min_width=240, value=EXAMPLES[0], elem_id="step-source",
-                                placeholder="One German sentence, e.g. Ein Mann fährt Fahrrad.")
+            source = gr.Textbox(
+                label="German sentence",
+                show_label=False,
+                lines=1,
+                max_lines=3,
+                scale=5,
+                min_width=240,
+                value=EXAMPLES[0],
+                elem_id="step-source",
+                placeholder="One German sentence, e.g. Ein Mann fährt Fahrrad.",
+            )
             beams = gr.Slider(*BEAMS, value=4, step=1, label="Beams", scale=2, min_width=160, elem_id="step-beams")
             go = gr.Button("Step through", variant="primary", scale=0, min_width=130, elem_id="step-go")
         examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples")
-        view = gr.HTML(value=None, html_template='<div class="al-mount"></div>', head=STEP_HEAD, elem_id="step-result",
-                       js_on_load=mount_js("step", "server"),
-                       apply_default_css=False, server_functions=[force, hypothesis], min_height=400)
+        view = gr.HTML(
+            value=None,
+            html_template='<div class="al-mount"></div>',
+            head=STEP_HEAD,
+            elem_id="step-result",
+            js_on_load=mount_js("step", "server"),
+            apply_default_css=False,
+            server_functions=[force, hypothesis],
+            min_height=400,
+        )
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last", js=RUN_JS)
     inputs = [source, beams] + ([model_choice] if model_choice is not None else [])
     for event in (go.click, source.submit, beams.release):

@@ -28,9 +28,11 @@ SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
 APP_ROOT = Path(__file__).resolve().parent.parent  # paths under it are named relative to it
 DEFAULT_SENTENCE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 MAX_CHARACTERS = 300  # one or two sentences: every snapshot translates them
-NO_SNAPSHOTS = ("This model has no training snapshots yet, so there is nothing to travel through. "
-                "A run started with `python train.py --snapshot-steps auto …` saves them in "
-                "<checkpoint>/snapshots/; point SNAPSHOTS_DIR at such a folder to see one.")
+NO_SNAPSHOTS = (
+    "This model has no training snapshots yet, so there is nothing to travel through. "
+    "A run started with `python train.py --snapshot-steps auto …` saves them in "
+    "<checkpoint>/snapshots/; point SNAPSHOTS_DIR at such a folder to see one."
+)
 
 
 def snapshot_source(model_id: str) -> str:
@@ -45,7 +47,12 @@ def cache_size() -> int:
 
 
 def entry(snapshot) -> dict:
-    return {"step": snapshot.step, "val_bleu": snapshot.val_bleu, "val_loss": snapshot.val_loss, "phase": snapshot.phase}
+    return {
+        "step": snapshot.step,
+        "val_bleu": snapshot.val_bleu,
+        "val_loss": snapshot.val_loss,
+        "phase": snapshot.phase,
+    }
 
 
 def shown_name(root) -> str:
@@ -75,8 +82,9 @@ def catalog(library: SnapshotLibrary) -> dict:
     try:
         snapshots = library.snapshots()
     except Exception as err:  # OSError, ValueError, a corrupt file's own errors: time travel is off, said why
-        why = public(f"{type(err).__name__}: {err}" if not isinstance(err, (OSError, ValueError)) else str(err),
-                     library.root)
+        why = public(
+            f"{type(err).__name__}: {err}" if not isinstance(err, (OSError, ValueError)) else str(err), library.root
+        )
         return {"id": time.time_ns(), "message": f"The snapshots of {source} could not be read: {why}"[:400]}
     if not snapshots:
         return {"id": time.time_ns(), "message": NO_SNAPSHOTS, "source": source}
@@ -109,8 +117,13 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
             text = " ".join(sentences[:2])
             options = reading_options(text, max_len)
             snapshots = library.snapshots()
-            out = {**shown, "text": text, "snapshots": [entry(s) for s in snapshots], "done": False,
-                   "note": note_of(text)}
+            out = {
+                **shown,
+                "text": text,
+                "snapshots": [entry(s) for s in snapshots],
+                "done": False,
+                "note": note_of(text),
+            }
             for i, snapshot in enumerate(snapshots):
                 key = (snapshot.path or snapshot.revision, text)
                 before = readings.misses
@@ -125,8 +138,10 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
         except (ValueError, TypeError, OSError) as err:
             yield {**shown, "error": public(str(err), library.root)[:300]}
         except Exception as err:  # a snapshot that cannot be loaded (CheckpointError, a corrupt file): said, not null
-            yield {**shown, "error": public(f"a snapshot could not be read ({type(err).__name__}: {err})",
-                                            library.root)[:300]}
+            yield {
+                **shown,
+                "error": public(f"a snapshot could not be read ({type(err).__name__}: {err})", library.root)[:300],
+            }
 
     return run
 
@@ -138,8 +153,10 @@ def route_note(pair: Pair):
         models = {pair.router.route(sentence).model for sentence in sentences_of(text)[0]}
         if "everyday" not in models:
             return ""
-        return ("On the page this text is translated by the everyday model (it reads like everyday German); time "
-                "travel shows the training of the default model, so these readings are the default model's.")
+        return (
+            "On the page this text is translated by the everyday model (it reads like everyday German); time "
+            "travel shows the training of the default model, so these readings are the default model's."
+        )
 
     return note_of
 
@@ -158,25 +175,48 @@ def build(pair: Pair, model_id: str) -> dict:
         start = time.perf_counter()
         reading = read(snapshot, text, options)
         model_config = library.translator(snapshot).config
-        x = page_payload(reading.explanation, model_config, time.perf_counter() - start, translator.device.type,
-                         familiarity)
-        return {**entry(snapshot), "explanation": x, "translation": reading.explanation.translation,
-                "sharpness": [round(float(v), 3) for v in reading.sharpness], "uniform": round(reading.uniform, 3)}
+        x = page_payload(
+            reading.explanation, model_config, time.perf_counter() - start, translator.device.type, familiarity
+        )
+        return {
+            **entry(snapshot),
+            "explanation": x,
+            "translation": reading.explanation.translation,
+            "sharpness": [round(float(v), 3) for v in reading.sharpness],
+            "uniform": round(reading.uniform, 3),
+        }
 
     run = traveller(library, drawn, translator.config.max_len, route_note(pair))
 
-    gr.HTML("<h2 class='al-view-title' id='history-title'>Time travel: watch attention being learned</h2>"
-            "<p class='al-view-intro'>The same sentence, read by the model at moments of its training, "
-            "from its first step to its last. Move the slider: early on, "
-            "attention is spread evenly and the English is nonsense; as training goes on, each English word "
-            "learns where to look.</p>", padding=False)
+    gr.HTML(
+        "<h2 class='al-view-title' id='history-title'>Time travel: watch attention being learned</h2>"
+        "<p class='al-view-intro'>The same sentence, read by the model at moments of its training, "
+        "from its first step to its last. Move the slider: early on, "
+        "attention is spread evenly and the English is nonsense; as training goes on, each English word "
+        "learns where to look.</p>",
+        padding=False,
+    )
     with gr.Row(elem_id="history-input"):
-        text = gr.Textbox(value=DEFAULT_SENTENCE, show_label=False, lines=1, max_lines=2, scale=5, min_width=240,
-                          placeholder="A German sentence", elem_id="history-source")
+        text = gr.Textbox(
+            value=DEFAULT_SENTENCE,
+            show_label=False,
+            lines=1,
+            max_lines=2,
+            scale=5,
+            min_width=240,
+            placeholder="A German sentence",
+            elem_id="history-source",
+        )
         go = gr.Button("Travel", variant="primary", scale=0, min_width=100, elem_id="history-go")
-    view = gr.HTML(value=catalog(library), html_template='<div class="al-mount"></div>', head=view_head("history"),
-                   js_on_load=mount_js("history"),
-                   apply_default_css=False, elem_id="history", min_height=560)
+    view = gr.HTML(
+        value=catalog(library),
+        html_template='<div class="al-mount"></div>',
+        head=view_head("history"),
+        js_on_load=mount_js("history"),
+        apply_default_css=False,
+        elem_id="history",
+        min_height=560,
+    )
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     go.click(run, text, view, **settings)
     text.submit(run, text, view, **settings)

@@ -35,8 +35,10 @@ EXAMPLES = [  # from the Multi30k validation split
 EMPTY_MESSAGE = "Type a German sentence above, or pick an example."
 RUN_JS = "(...args) => { window.attentionLens && window.attentionLens.busy('#result'); return args; }"
 # the second model's viewer waits only when it is asked (compare ticked); unticked, it gets no answer
-SECOND_RUN_JS = ("(ticked, ...args) => { ticked && window.attentionLens && window.attentionLens.busy('#second-result');"
-                 " return [ticked, ...args]; }")
+SECOND_RUN_JS = (
+    "(ticked, ...args) => { ticked && window.attentionLens && window.attentionLens.busy('#second-result');"
+    " return [ticked, ...args]; }"
+)
 STALE_JS = "() => { window.attentionLens && window.attentionLens.markStale(); }"
 
 
@@ -49,8 +51,9 @@ def page_handler(pair: Pair, other: bool = False):
     the model the router picks for it, or the one the visitor forced (`other`: by the model not picked, for the
     compare view's second side)."""
 
-    def run(text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float,
-            model: str = "auto") -> dict:
+    def run(
+        text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float, model: str = "auto"
+    ) -> dict:
         if not isinstance(text, str) or not text.strip():
             return {"id": time.time_ns(), "message": EMPTY_MESSAGE}
         try:
@@ -59,8 +62,9 @@ def page_handler(pair: Pair, other: bool = False):
             sentences, left_out = pair.sentences(text)
             start = time.perf_counter()
             picked = pair.grouped(sentences, model)[0] if other else None
-            found = explain_routed(pair, sentences, options, cost.PAGE,
-                                   other_side(pair, sentences, model) if other else model)
+            found = explain_routed(
+                pair, sentences, options, cost.PAGE, other_side(pair, sentences, model) if other else model
+            )
         except (ValueError, TypeError) as err:
             return {"id": time.time_ns(), "error": str(err)[:300]}
         payload = routed_payload(pair, found, options, left_out, time.perf_counter() - start)
@@ -82,11 +86,17 @@ def routed_payload(pair: Pair, found: list, options: DecodingOptions, left_out: 
     """page_payload for sentences translated by two models: each sentence with its model's evidence and alarm,
     and its route (which model, what it reads like, the words that said so, what was recased)."""
     device = pair.default.translator.device.type
-    payload = page_payload(TextExplanation([], options, left_out), pair.default.translator.config, seconds, device,
-                           pair.default.familiarity)
+    payload = page_payload(
+        TextExplanation([], options, left_out),
+        pair.default.translator.config,
+        seconds,
+        device,
+        pair.default.familiarity,
+    )
     for route, served, sentence in found:
-        one = page_payload(TextExplanation([sentence], options), served.translator.config, seconds, device,
-                           served.familiarity)["sentences"][0]
+        one = page_payload(
+            TextExplanation([sentence], options), served.translator.config, seconds, device, served.familiarity
+        )["sentences"][0]
         one.pop("domain", None)  # what the text reads like is the route's to say
         one["route"] = route.to_dict()
         one["threshold"] = served.familiarity.rule.confidence_below
@@ -111,9 +121,11 @@ def first_visit(pair: Pair, text: str = EXAMPLES[0]) -> tuple[str, dict] | None:
     return text, routed_payload(pair, found, options, 0, time.perf_counter() - start)
 
 
-MODEL_CHOICES = [("Automatic: the model that knows its kind of German", "auto"),
-                 ("The default model (photo captions first)", "default"),
-                 ("The everyday model", "everyday")]
+MODEL_CHOICES = [
+    ("Automatic: the model that knows its kind of German", "auto"),
+    ("The default model (photo captions first)", "default"),
+    ("The everyday model", "everyday"),
+]
 
 
 def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
@@ -123,57 +135,127 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
     two = pair.everyday is not None
 
     with gr.Column(elem_id="input-row"):
-        source = gr.Textbox(initial[0] if initial else "", label="German", show_label=False, lines=2, max_lines=6,
-                            autofocus=True,
-                            placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
-                            elem_id="source")
+        source = gr.Textbox(
+            initial[0] if initial else "",
+            label="German",
+            show_label=False,
+            lines=2,
+            max_lines=6,
+            autofocus=True,
+            placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
+            elem_id="source",
+        )
         # One button to translate; the search, its settings and the examples each wait behind one more.
         with gr.Row(elem_id="actions"):
             translate = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=110)
             with gr.Accordion("Options", open=False, elem_id="options"):
-                model = gr.Radio(MODEL_CHOICES if two else MODEL_CHOICES[:2], value="auto", label="Model",
-                                 info="each sentence goes to the model that learned its kind of German, unless you "
-                                 "choose one", elem_id="model-choice", visible=two)
-                decoding = gr.Radio(list(DECODING_METHODS), value="beam search", label="Search",
-                                    info="beam search keeps several drafts; greedy takes the likeliest word each time",
-                                    elem_id="decoding")
+                model = gr.Radio(
+                    MODEL_CHOICES if two else MODEL_CHOICES[:2],
+                    value="auto",
+                    label="Model",
+                    info="each sentence goes to the model that learned its kind of German, unless you choose one",
+                    elem_id="model-choice",
+                    visible=two,
+                )
+                decoding = gr.Radio(
+                    list(DECODING_METHODS),
+                    value="beam search",
+                    label="Search",
+                    info="beam search keeps several drafts; greedy takes the likeliest word each time",
+                    elem_id="decoding",
+                )
                 num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
-                length_penalty = gr.Slider(*LENGTH_PENALTY, value=1.0, step=0.1, label="Length penalty",
-                                           info="> 1 favours longer translations", elem_id="length-penalty")
-                max_length = gr.Slider(8, pair.max_len, value=min(128, pair.max_len), step=8,
-                                       label="Maximum length (pieces)", elem_id="max-length")
-                gr.Checkbox(False, label="Compute in my browser", elem_id="in-browser",
-                            info="the model (15 MB) runs in this page: no server queue, and your sentences stay here; "
-                            "who wrote each word, patching and the other views still ask the server")
+                length_penalty = gr.Slider(
+                    *LENGTH_PENALTY,
+                    value=1.0,
+                    step=0.1,
+                    label="Length penalty",
+                    info="> 1 favours longer translations",
+                    elem_id="length-penalty",
+                )
+                max_length = gr.Slider(
+                    8,
+                    pair.max_len,
+                    value=min(128, pair.max_len),
+                    step=8,
+                    label="Maximum length (pieces)",
+                    elem_id="max-length",
+                )
+                gr.Checkbox(
+                    False,
+                    label="Compute in my browser",
+                    elem_id="in-browser",
+                    info="the model (15 MB) runs in this page: no server queue, and your sentences stay here; "
+                    "who wrote each word, patching and the other views still ask the server",
+                )
             with gr.Accordion("Examples", open=False, elem_id="examples-column"):
-                examples = gr.Examples(EXAMPLES, inputs=[source], label="Click one to translate it",
-                                       examples_per_page=len(EXAMPLES), example_labels=[short(e) for e in EXAMPLES])
-    compare = gr.Checkbox(False, label="Compare with the other model: each sentence also by the model that did not "
-                          "translate it, maps side by side", visible=two, elem_id="compare")
+                examples = gr.Examples(
+                    EXAMPLES,
+                    inputs=[source],
+                    label="Click one to translate it",
+                    examples_per_page=len(EXAMPLES),
+                    example_labels=[short(e) for e in EXAMPLES],
+                )
+    compare = gr.Checkbox(
+        False,
+        label="Compare with the other model: each sentence also by the model that did not "
+        "translate it, maps side by side",
+        visible=two,
+        elem_id="compare",
+    )
     with gr.Row(elem_id="results-row", equal_height=False):
         with gr.Column(min_width=300):
-            first_label = gr.HTML("<div class='al-model-label'><b>Each sentence by the model that knows its kind of "
-                                  "German</b></div>", visible=False, padding=False)
-            result = viewer_component(elem_id="result", min_height=560,  # the space is kept from the start: no shift
-                                      value=initial[1] if initial else None)
+            first_label = gr.HTML(
+                "<div class='al-model-label'><b>Each sentence by the model that knows its kind of German</b></div>",
+                visible=False,
+                padding=False,
+            )
+            result = viewer_component(
+                elem_id="result",
+                min_height=560,  # the space is kept from the start: no shift
+                value=initial[1] if initial else None,
+            )
         with gr.Column(min_width=300, visible=False, elem_id="second-column") as second_column:
-            gr.HTML("<div class='al-model-label'><b>The other model</b>: each sentence by the model that did not "
-                    "translate it on the left</div>", padding=False)
+            gr.HTML(
+                "<div class='al-model-label'><b>The other model</b>: each sentence by the model that did not "
+                "translate it on the left</div>",
+                padding=False,
+            )
             second_result = viewer_component(elem_id="second-result", min_height=560)
 
     inputs = [source, decoding, num_beams, length_penalty, max_length, model]
-    triggers = [translate.click, source.submit, decoding.input, num_beams.release, length_penalty.release,
-                max_length.release, model.input, examples.load_input_event.then]
+    triggers = [
+        translate.click,
+        source.submit,
+        decoding.input,
+        num_beams.release,
+        length_penalty.release,
+        max_length.release,
+        model.input,
+        examples.load_input_event.then,
+    ]
     if two:
         wire_second(pair, compare, inputs, triggers, [first_label, second_column], second_result)
     # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/shared_calls.py).
-    settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
-                    concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain")
+    settings = dict(
+        api_visibility="private",
+        show_progress="minimal",
+        trigger_mode="always_last",
+        concurrency_limit=BATCHED_CALLS,
+        concurrency_id="page-explain",
+    )
     for event in triggers:
         event(run, inputs, result, js=RUN_JS, **settings)
     source.input(None, None, None, js=STALE_JS, api_visibility="private")  # stale at once, no request
-    return {"source": source, "decoding": decoding, "num_beams": num_beams, "length_penalty": length_penalty,
-            "max_length": max_length, "model": model, "result": result}
+    return {
+        "source": source,
+        "decoding": decoding,
+        "num_beams": num_beams,
+        "length_penalty": length_penalty,
+        "max_length": max_length,
+        "model": model,
+        "result": result,
+    }
 
 
 def wire_second(pair: Pair, compare: gr.Checkbox, inputs: list, triggers: list, shown: list, result: gr.HTML) -> None:
@@ -184,9 +266,15 @@ def wire_second(pair: Pair, compare: gr.Checkbox, inputs: list, triggers: list, 
     def run_if_compared(ticked: bool, *args) -> dict | None:
         return run(*args) if ticked else None
 
-    settings = dict(api_visibility="private", show_progress="minimal", trigger_mode="always_last",
-                    concurrency_limit=BATCHED_CALLS, concurrency_id="page-explain-second")
-    compare.change(lambda ticked: [gr.update(visible=ticked)] * len(shown), compare, shown, api_visibility="private") \
-        .then(run_if_compared, [compare, *inputs], result, js=SECOND_RUN_JS, **settings)
+    settings = dict(
+        api_visibility="private",
+        show_progress="minimal",
+        trigger_mode="always_last",
+        concurrency_limit=BATCHED_CALLS,
+        concurrency_id="page-explain-second",
+    )
+    compare.change(
+        lambda ticked: [gr.update(visible=ticked)] * len(shown), compare, shown, api_visibility="private"
+    ).then(run_if_compared, [compare, *inputs], result, js=SECOND_RUN_JS, **settings)
     for event in triggers:
         event(run_if_compared, [compare, *inputs], result, js=SECOND_RUN_JS, **settings)
