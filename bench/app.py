@@ -8,7 +8,7 @@ Reports p50 / p95 of each, the server's overhead as a ratio, and the p50 for 13-
 With --clients N: throughput instead, N clients calling /translate (or --endpoint) at once for
 --seconds, each on its own val sentences (requests/s, p50/p95 latency); --app-root serves another
 checkout's app.py (the code before a change), --int8 sets ATTENTION_LENS_INT8=1, --compile serves
-with the compiled step (its packages built before the clients start).
+with the native search (its library built before the clients start).
 """
 
 from __future__ import annotations
@@ -42,15 +42,12 @@ def start_server(checkpoint: str, app_root: Path = ROOT, **env: str) -> tuple[su
     return launch_app(log, app_root=app_root, MODEL_ID=checkpoint, **env)
 
 
-def built_packages(args) -> str:
-    """A compile cache holding the packages the app will load at start (built here, for the app's thread count)."""
-    import torch
-
+def built_library(args) -> str:
+    """A compile cache holding the native search's library, which the app loads at start (built here)."""
     cache = tempfile.mkdtemp(prefix="bench-app-compiled-")
-    torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 2) // 2))  # app.py's default: cores / 2 workers
-    step = Translator.from_pretrained(args.checkpoint, device="cpu").compile(cache_dir=cache)
-    if not step.ready:
-        raise SystemExit(f"the compiled step did not build: {step.failure}")
+    search = Translator.from_pretrained(args.checkpoint, device="cpu").compile(cache_dir=cache)
+    if not search.ready:
+        raise SystemExit(f"the native search did not build: {search.failure}")
     return cache
 
 
@@ -62,7 +59,7 @@ def throughput(args, sentences: list[str]) -> None:
     if args.threads:
         env["ATTENTION_LENS_THREADS"] = str(args.threads)
     if args.compile:
-        env.update(ATTENTION_LENS_COMPILE="1", ATTENTION_LENS_COMPILE_CACHE=built_packages(args))
+        env.update(ATTENTION_LENS_COMPILE="1", ATTENTION_LENS_COMPILE_CACHE=built_library(args))
     proc, url = start_server(args.checkpoint, Path(args.app_root), **env)
     latencies: list[float] = []
     failures: list[str] = []
@@ -114,7 +111,7 @@ def main() -> None:
         "--threads", type=int, default=0, help="serve with ATTENTION_LENS_THREADS=N (0: the app's default)"
     )
     parser.add_argument(
-        "--compile", action="store_true", help="serve with the compiled step (ATTENTION_LENS_COMPILE=1), built first"
+        "--compile", action="store_true", help="serve with the native search (ATTENTION_LENS_COMPILE=1), built first"
     )
     args = parser.parse_args()
 

@@ -1,14 +1,12 @@
 """The native search (compiled/native_search.py) against CTranslate2 and our other paths, one thread, side by side.
 
     pip install -r requirements-bench.txt
-    python bench/native.py [--repeats 5] [--sentences 30] [--bleu-sentences 1014] [--packages]
+    python bench/native.py [--repeats 5] [--sentences 30] [--bleu-sentences 1014]
 
 Rows, each measured in one process, the engines interleaved, medians of --repeats:
 - greedy, batch 1 and beam 4 one sentence at a time (30 val sentences): ms/sentence;
 - beam 4, 128 val sentences in batches of 64: sentences/s;
-for our eager search, the native search in fp32 and in int8, CTranslate2 fp32 and int8 (and, with
---packages, the compiled step of compiled/decoder.py, which builds for a minute or two on an empty cache);
-then whether the native fp32 outputs equal the eager ones, val BLEU of each, the build and load time of the
+for our eager search, the native search in fp32 and in int8, CTranslate2 fp32 and int8; then whether the native fp32 outputs equal the eager ones, val BLEU of each, the build and load time of the
 native library, and the peak RSS of a fresh process translating 30 sentences at beam 4.
 Both engines get the same source ids and the same length limit (2 x source + 10 tokens).
 """
@@ -98,7 +96,7 @@ import data
 from translation import Translator
 t = Translator.from_pretrained({checkpoint!r}, device="cpu", quantize={quantize!r})
 if {native}:
-    assert t.compile(cache_dir={cache!r}, packages=False).search.ready
+    assert t.compile(cache_dir={cache!r}).ready
 for s in data.load_split({data_dir!r}, "val").src[:30]:
     t.translate(s, num_beams=4)
 settled = [int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS")][0] / 1024
@@ -120,7 +118,7 @@ def build_rows(checkpoint: str, data_dir: str) -> Path:
     for label in ("empty cache (builds the library)", "from the cache"):
         translator = Translator.from_pretrained(checkpoint, device="cpu")
         start = time.perf_counter()
-        translator.compile(cache_dir=cache, packages=False)
+        translator.compile(cache_dir=cache)
         print(f"native search ready, {label}: {time.perf_counter() - start:.2f} s", flush=True)
     for native, quantize in ((False, None), (True, None), (True, "int8")):
         peak, settled = rss_mb(checkpoint, data_dir, cache, native, quantize)
@@ -139,7 +137,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sentences", type=int, default=30)
     parser.add_argument("--bleu-sentences", type=int, default=1014)
-    parser.add_argument("--packages", action="store_true", help="also the compiled step of compiled/decoder.py")
     args = parser.parse_args()
     torch.set_num_threads(1)
     data_dir = str(corpus_dir(args.data_dir) or sys.exit("Multi30k not found: --data-dir or $MULTI30K_DIR"))
@@ -148,25 +145,16 @@ def main() -> None:
     cache = build_rows(args.checkpoint, data_dir)
     eager = Translator.from_pretrained(args.checkpoint, device="cpu")
     native = Translator.from_pretrained(args.checkpoint, device="cpu")
-    native.compile(cache_dir=cache, packages=False)
+    native.compile(cache_dir=cache)
     native8 = Translator.from_pretrained(args.checkpoint, device="cpu", quantize="int8")
-    native8.compile(cache_dir=cache, packages=False)
+    native8.compile(cache_dir=cache)
     ct2_dir = ct2_convert.convert(eager, Path(tempfile.mkdtemp(prefix="ct2-")) / "model")
     engines = {"eager": ours(eager), "native fp32": ours(native), "native int8": ours(native8)}
-    if args.packages:
-        packaged = Translator.from_pretrained(args.checkpoint, device="cpu")
-        packaged.compile(native=False)
-        engines["packaged step fp32"] = ours(packaged)
     engines["CTranslate2 fp32"] = ct2_translator(eager, ct2_convert.load(ct2_dir, "float32", 1))
     engines["CTranslate2 int8"] = ct2_translator(eager, ct2_convert.load(ct2_dir, "int8", 1))
     identical(eager, native, val, args.sentences)
     speed(engines, val, args.sentences, args.repeats)
-    bleu(
-        {k: v for k, v in engines.items() if k != "eager" and not k.startswith("packaged")},
-        val,
-        refs,
-        args.bleu_sentences,
-    )
+    bleu({k: v for k, v in engines.items() if k != "eager"}, val, refs, args.bleu_sentences)
 
 
 if __name__ == "__main__":

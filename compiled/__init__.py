@@ -1,1 +1,1 @@
-"""The decoding step compiled ahead of time (AOTInductor) and run from a cached package."""
+"""The whole search in C++ (native/), built with the system's compiler and called through ctypes (native_search.py)."""

@@ -74,7 +74,7 @@ def build(reverse: Path, text: Path, output: Path, num_beams: int = 4, tag: str 
     if not lines:
         raise data.CorpusError(f"{text} holds no text to back-translate")
     translator = Translator.from_pretrained(reverse, device="cpu")
-    translator.compile(packages=False)  # the native search where it builds; eager otherwise
+    translator.compile()  # the native search where it builds; eager otherwise
     output.mkdir(parents=True, exist_ok=True)
     weights = hashlib.sha256((reverse / "model.safetensors").read_bytes()).hexdigest()
     german = translate_resumably(

@@ -26,8 +26,7 @@ class Banned:
     def __init__(self, config, min_new_tokens: int, device: torch.device, no_repeat_ngram: int = 0):
         self.always = torch.tensor([config.pad_id, config.bos_id], device=device)
         self.early = torch.tensor([config.pad_id, config.bos_id, config.eos_id], device=device)
-        self.min_new_tokens, self.vocab_size = min_new_tokens, config.vocab_size
-        self._bias: dict[bool, Tensor] = {}  # early (EOS banned too) -> the (V,) bias
+        self.min_new_tokens = min_new_tokens
         self.no_repeat_ngram = no_repeat_ngram
 
     def __call__(self, logits: Tensor, step: int, tokens: Tensor | None = None) -> Tensor:
@@ -39,10 +38,3 @@ class Banned:
                 hits = torch.zeros_like(logits).scatter_add_(1, followers, seen.to(logits.dtype))
                 logits = logits.masked_fill_(hits > 0, float("-inf"))
         return logits
-
-    def bias(self, step: int) -> Tensor:
-        """The same bans as a (V,) vector to add to the logits (0, or -inf on a banned id): for the compiled step."""
-        early = step < self.min_new_tokens
-        if early not in self._bias:
-            self._bias[early] = self(self.always.new_zeros(1, self.vocab_size, dtype=torch.float), step)[0]
-        return self._bias[early]

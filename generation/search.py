@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeGuard
+from typing import Protocol
 
 import torch
 from torch import Tensor
@@ -21,7 +21,7 @@ from model.heads import HeadMask
 from model.transformer import Transformer
 
 from .bans import Banned
-from .step import CachedDecoder, RankingStepDecoder, StepAttention, StepDecoder, UncachedDecoder
+from .step import CachedDecoder, StepAttention, StepDecoder, UncachedDecoder
 from .step_linear import check_precision
 
 
@@ -116,8 +116,8 @@ def generate(
 
 
 def check_source(src: Tensor, config) -> None:
-    """Refuse (ValueError, in words) a source no search should see, before any of them runs: the compiled and native
-    searches would crash on it, the Python one give nonsense. src must be (B, S) token ids with B, S >= 1, every id in
+    """Refuse (ValueError, in words) a source no search should see, before any of them runs: the native search
+    would crash on it, the Python one give nonsense. src must be (B, S) token ids with B, S >= 1, every id in
     the vocabulary, every sentence starting with a token and right-padded."""
     if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype not in (torch.int64, torch.int32):
         raise ValueError(
@@ -156,9 +156,6 @@ def _start(
     forced = _forced_prefix(options.prefix, config, max_new_tokens, src.device)
     # The encoder stays fp32 under int8 decoding: it runs once a sentence, and in int8 it cost
     # agreement with fp32 (903 against 917 of 1,014 val beam translations) for little speed.
-    step = _compiled_step(model, options, src.size(0) * num_beams)
-    if step is not None:
-        return step.decoder(src, num_beams, max_new_tokens), max_new_tokens, forced
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
     memory, _ = model.encode(src, src_mask, head_mask=options.head_mask)  # (B, S, D)
     if options.shortlist is not None and not options.use_cache:
@@ -177,21 +174,6 @@ def _start(
         assert isinstance(decoder, CachedDecoder)  # use_cache, as checked above
         decoder.shortlist(options.shortlist)
     return decoder, max_new_tokens, forced
-
-
-class FastStep(Protocol):
-    """A faster decoding step installed on a model as `model.compiled_step` (compiled/decoder.py's CompiledStep,
-    by Translator.compile()): the search asks it for a step decoder where it fits, and imports nothing of it."""
-
-    precision: str
-    max_rows: int  # the most decoder rows (sentences x beams) it takes
-
-    def usable(self) -> bool:
-        """Ready, and built from the model's current weights."""
-
-    def decoder(self, src: Tensor, num_beams: int, capacity: int) -> StepDecoder:
-        """A step decoder of src (B, S) for B * num_beams rows and up to `capacity` steps; it may also rank the
-        next tokens itself (`ranked(tokens, banned)`)."""
 
 
 class FastSearch(Protocol):
@@ -237,23 +219,6 @@ def _native_search(model: Transformer, src: Tensor, options: SearchOptions, num_
     return search if takes and bool((src[:, 0] != config.pad_id).all()) else None
 
 
-def _compiled_step(model: Transformer, options: SearchOptions, rows: int) -> FastStep | None:
-    """The installed fast step, where it is ready and the search asks for logits only; else None."""
-    step: FastStep | None = getattr(model, "compiled_step", None)
-    wants_rows = options.observer is not None and options.observer.wants_attention
-    fits = (
-        step is not None
-        and step.usable()
-        and options.use_cache
-        and options.precision == step.precision
-        and options.head_mask is None
-        and options.shortlist is None
-        and not wants_rows
-        and rows <= step.max_rows
-    )
-    return step if fits else None
-
-
 def _forced_prefix(prefix, config, max_new_tokens: int, device: torch.device) -> Tensor | None:
     """The prefix as a (P,) long tensor, after checking it can be decoded at all."""
     if prefix is None:
@@ -284,19 +249,6 @@ def _force(log_probs: Tensor, token: Tensor) -> Tensor:
     return log_probs
 
 
-def _ranked_inside(
-    decoder: StepDecoder, t: int, forced: Tensor | None, observer: SearchObserver | None, never_generate: Banned
-) -> TypeGuard[RankingStepDecoder]:
-    """The compiled step ranks the next tokens itself (log-softmax and top-k in its graph) unless the
-    step is forced, an observer wants the whole distribution, or repeated n-grams are banned."""
-    return (
-        hasattr(decoder, "ranked")
-        and observer is None
-        and (forced is None or t >= forced.numel())
-        and not never_generate.no_repeat_ngram
-    )
-
-
 def _next_logits(decoder: StepDecoder, tokens: Tensor, step: int, observer: SearchObserver | None) -> Tensor:
     """One decoder step; the observer sees the model's own distribution before any ban."""
     if observer is None:
@@ -322,12 +274,9 @@ def greedy_search(model: Transformer, src: Tensor, options: SearchOptions) -> Te
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     score = torch.zeros(B, device=src.device)  # cumulative log-prob, for the observer
     for t in range(max_new_tokens):
-        if _ranked_inside(decoder, t, forced, observer, never_generate):
-            next_token = decoder.ranked(tokens, never_generate.bias(t))[1][:, 0]  # (B,)
-        else:
-            is_forced = forced is not None and t < forced.numel()  # a forced piece is never banned
-            logits = never_generate(_next_logits(decoder, tokens, t, observer), t, None if is_forced else tokens)
-            next_token = forced[t].expand(B) if forced is not None and t < forced.numel() else logits.argmax(dim=-1)
+        is_forced = forced is not None and t < forced.numel()  # a forced piece is never banned
+        logits = never_generate(_next_logits(decoder, tokens, t, observer), t, None if is_forced else tokens)
+        next_token = forced[t].expand(B) if forced is not None and t < forced.numel() else logits.argmax(dim=-1)
         next_token = next_token.masked_fill(finished, config.pad_id)  # (B,)
         if observer is not None:
             score = score + logits.float().log_softmax(dim=-1).gather(1, next_token[:, None])[:, 0]
@@ -390,10 +339,7 @@ def _ranked(
     k: int,
 ) -> tuple[Tensor, Tensor]:
     """The k most likely next tokens of every row (N, k) after the bans and any forcing, best first: their
-    log-probabilities and ids; ranked inside the compiled step where it can (_ranked_inside)."""
-    if _ranked_inside(decoder, t, forced, observer, never_generate):
-        top, ids = decoder.ranked(tokens, never_generate.bias(t))
-        return top[:, :k], ids[:, :k]
+    log-probabilities and ids."""
     is_forced = forced is not None and t < forced.numel()  # a forced piece is never banned
     logits = never_generate(_next_logits(decoder, tokens, t, observer), t, None if is_forced else tokens)
     log_probs = logits.float().log_softmax(dim=-1)  # (N, V)

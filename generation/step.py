@@ -50,13 +50,6 @@ class StepDecoder(Protocol):
         """Keep decoder rows `rows`; when sentences leave the batch, keep `sentences` (indices into B)."""
 
 
-class RankingStepDecoder(StepDecoder, Protocol):
-    """A step decoder that ranks the next tokens itself (compiled/decoder.py's: log-softmax and top-k in its graph)."""
-
-    def ranked(self, tokens: Tensor, banned: Tensor) -> tuple[Tensor, Tensor]:
-        """tokens (N, t), banned (V,) added to the logits -> log-probabilities and ids of the likeliest, best first."""
-
-
 def memory_kv(model: Transformer, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
     """Every decoder layer's cross-attention keys and values of memory (B, S, D): (B, H, S, d_k) each."""
     layers = cast(Iterable[DecoderLayer], model.decoder_layers)  # Transformer builds them of DecoderLayer only

@@ -2,7 +2,7 @@
 
 Shape legend: B batch, S source length, T target length, H heads, D model width, V vocabulary.
 The paper and nothing else: translating (greedy and beam search, the key/value cache) lives in
-generation/, the compiled decoder step in compiled/, the checkpoint files in model/checkpoint/.
+generation/, the whole search in C++ in compiled/, the checkpoint files in model/checkpoint/.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"distill.py: {err}") from None
     teacher = Translator.from_pretrained(args.teacher, device=args.device)
     if teacher.device.type == "cpu":
-        teacher.compile(packages=False)  # the native search: the same fp32 translations, about 3x faster
+        teacher.compile()  # the native search: the same fp32 translations, about 3x faster
     args.out.parent.mkdir(parents=True, exist_ok=True)
     distill(teacher, sources, args.out, args.num_beams, teacher_length_penalty(args.teacher))
     print(f"wrote {args.out}: {len(sources)} translations by {args.teacher}")

@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(r"""
 
     torch.set_num_threads(1)
     translator = Translator.from_pretrained(sys.argv[1], device="cpu")
-    translator.compile(cache_dir=sys.argv[2], packages=False)
+    translator.compile(cache_dir=sys.argv[2])
     model, c = translator.model, translator.model.config
     search = model.compiled_search
     assert search.ready, search.failure

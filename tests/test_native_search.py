@@ -38,7 +38,7 @@ def shipped(cache):
     """The shipped checkpoint twice: eager, and with the native search (fp32)."""
     eager = Translator.from_pretrained(SHIPPED, device="cpu")
     native = Translator.from_pretrained(SHIPPED, device="cpu")
-    search = native.compile(cache_dir=cache, packages=False).search
+    search = native.compile(cache_dir=cache)
     if not search.ready:
         pytest.fail(f"the native search did not build here: {search.failure}")
     return eager, native
@@ -116,7 +116,7 @@ def test_tiny_model_with_an_odd_vocabulary(tiny_checkpoint, cache):
     eager = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     native = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     assert native.config.vocab_size % 16 != 0
-    assert native.compile(cache_dir=cache, packages=False).search.ready
+    assert native.compile(cache_dir=cache).ready
     for beams in (1, 3):
         assert native.translate(SENTENCES, num_beams=beams, max_new_tokens=30) == eager.translate(
             SENTENCES, num_beams=beams, max_new_tokens=30
@@ -133,7 +133,7 @@ def test_int8_stays_within_a_third_of_a_bleu_point_of_fp32(shipped, val, cache):
 
     _, native = shipped
     int8 = Translator.from_pretrained(SHIPPED, device="cpu", quantize="int8")
-    assert int8.compile(cache_dir=cache, packages=False).search.ready
+    assert int8.compile(cache_dir=cache).ready
     fp32_out = native.translate(val.src, num_beams=4, batch_size=64)
     int8_out = int8.translate(val.src, num_beams=4, batch_size=64)
     fp32_bleu = sacrebleu.corpus_bleu(fp32_out, [val.tgt]).score
@@ -153,7 +153,7 @@ def test_the_library_is_built_once_then_loaded_from_the_cache(shipped, cache, mo
     monkeypatch.setattr(native_search, "library_name", lambda cxx: libraries[0].name)
     again = Translator.from_pretrained(SHIPPED, device="cpu")
     start = time.perf_counter()
-    assert again.compile(cache_dir=cache, packages=False).search.ready
+    assert again.compile(cache_dir=cache).ready
     assert time.perf_counter() - start < 5 and libraries[0].stat().st_mtime_ns == stamp
     assert again.translate(SENTENCES[2]) == eager.translate(SENTENCES[2])
 
@@ -166,7 +166,7 @@ def test_a_broken_library_in_the_cache_is_built_again(shipped, cache, tiny_check
     shutil.copy(built, first)
     first.write_bytes(b"not a library")
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    search = translator.compile(cache_dir=tmp_path, packages=False).search
+    search = translator.compile(cache_dir=tmp_path)
     assert search.ready, search.failure
     assert first.stat().st_size > 1000
 
@@ -177,8 +177,8 @@ def test_without_a_compiler_it_says_why_once_and_decodes_on(tiny_checkpoint, tmp
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     reference = translator.translate(SENTENCES[0])
     with caplog.at_level(logging.WARNING, logger="compiled.native_search"):
-        search = translator.compile(cache_dir=tmp_path, packages=False).search
-        translator.compile(cache_dir=tmp_path, packages=False)
+        search = translator.compile(cache_dir=tmp_path)
+        translator.compile(cache_dir=tmp_path)
     assert not search.ready and "no C++ compiler" in search.failure
     assert sum("native search is off" in r.message for r in caplog.records) == 1
     assert translator.translate(SENTENCES[0]) == reference
@@ -186,7 +186,7 @@ def test_without_a_compiler_it_says_why_once_and_decodes_on(tiny_checkpoint, tmp
 
 def test_new_weights_send_the_search_back_to_python(tiny_checkpoint, cache):
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
-    search = translator.compile(cache_dir=cache, packages=False).search
+    search = translator.compile(cache_dir=cache)
     assert search.usable()
     with torch.no_grad():
         translator.model.decoder_layers[0].norm1.weight.add_(0.0)

@@ -19,7 +19,6 @@ import torch
 from huggingface_hub import HfApi
 from tokenizers import Tokenizer
 
-from compiled.decoder import CompiledStep
 from compiled.native_search import NativeSearch
 from generation.search import SearchObserver, generate
 from generation.shortlist import Shortlist
@@ -218,35 +217,22 @@ class Translator:
         self.shortlist = Shortlist.load(folder, self.config.vocab_size)
         return self.shortlist
 
-    def compile(
-        self, cache_dir: str | Path | None = None, background: bool = False, packages: bool = True, native: bool = True
-    ) -> CompiledStep:
-        """Decode outside the interpreter: with `native`, the whole search in C++ (compiled/native_search.py, seconds to
-        build, then loaded from the cache), and, with `packages`, the compiled decoder step (compiled/decoder.py, a minute or two
-        to build) for the searches the native one does not take (an observer that wants logits only). The eager path
-        goes on until they are ready, and for good where building fails (the reason is logged once and kept in
-        `.failure` of each). `background=True` builds in a thread and returns at once. With `quantize="int8"` the
-        native search multiplies in int8, and the compiled step by weight-only int8 matrices. Returns the compiled
-        step (`.search`: the native search)."""
+    def compile(self, cache_dir: str | Path | None = None, background: bool = False) -> NativeSearch:
+        """Decode outside the interpreter: the whole search in C++ (compiled/native_search.py: seconds to build, then
+        loaded from the cache), installed on the model for every search it takes. The Python search decodes
+        until it is ready, and for good where it cannot build (no C++ compiler, a CPU without AVX2 and FMA, a failed
+        build: the reason is logged once and kept in its `.failure`). `background=True` builds in a thread and
+        returns at once. With `quantize="int8"` the native search multiplies in int8. Returns the native search."""
         search = getattr(self.model, "compiled_search", None)
         # (torch's stub types a module's attributes as tensors and modules; any object may be one.)
         if search is None:
             search = NativeSearch(self.model, cache_dir, self.precision)
             self.model.compiled_search = search  # type: ignore[assignment]
-        step = getattr(self.model, "compiled_step", None)
-        if step is None:
-            step = CompiledStep(self.model, cache_dir, self.precision)
-            self.model.compiled_step = step  # type: ignore[assignment]
-        step.search = search
-
-        builds = ([search.compile] if native else []) + ([step.compile] if packages else [])
-        if background:  # side by side: the native library takes seconds, the packages a minute or two
-            for build in builds:
-                threading.Thread(target=build, name="compile-decoder", daemon=True).start()
+        if background:
+            threading.Thread(target=search.compile, name="compile-search", daemon=True).start()
         else:
-            for build in builds:
-                build()
-        return step
+            search.compile()
+        return search
 
     # ----- text <-> ids -------------------------------------------------------------------
 
