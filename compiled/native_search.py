@@ -8,11 +8,11 @@ copies the model's weights into the engine, packed for its products: fp32, or in
 (`precision="int8"`: one scale per weight row, activations quantised per row on the fly, every product
 int8: the encoder, the memory's keys and values and the output layer included).
 
-The call goes through ctypes, which lets go of the interpreter lock while it runs. generation/search.py
-asks `model.compiled_search` first and falls back to its own search where this one does not apply: a
-head mask, an observer, a shortlist, the uncached reference, another precision or device (a forced
-prefix it takes). Where no compiler is found, the CPU has no AVX2 and FMA, or the build fails, the reason is kept
-in `failure`, logged once, and decoding stays on the other paths (tests/test_native_search.py).
+The call goes through ctypes, which lets go of the interpreter lock while it runs. Translator.compile() keeps it
+as `Translator.fast_search` and hands it to generation/search.py's generate(), which runs its own search where this
+one does not apply: a head mask, an observer, a shortlist, the uncached reference, another precision or device (a
+forced prefix it takes). Where no compiler is found, the CPU has no AVX2 and FMA, or the build fails, the reason is
+kept in `failure`, logged once, and the Python search decodes (tests/test_native_search.py).
 
 Shape legend: B sentences, S source length (padded), T' generated length.
 """
@@ -163,7 +163,7 @@ def engine_tensors(model: nn.Module) -> list[Tensor]:
 
 class NativeSearch:
     """The engine for one model, in one precision ("fp32" or "int8"). `ready` turns True once it is loaded;
-    `failure` says why it is not (decoding then stays on the other paths)."""
+    `failure` says why it is not (the Python search then decodes)."""
 
     def __init__(self, model: nn.Module, cache_dir: str | Path | None = None, precision: str = "fp32"):
         self.model, self.precision = model, precision
@@ -180,9 +180,9 @@ class NativeSearch:
                 return self.ready
             try:
                 self._load()
-            except Exception as error:  # no compiler, no AVX2, a failed build: the other paths decode
+            except Exception as error:  # no compiler, no AVX2, a failed build: the Python search decodes
                 self.failure = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
-                log.warning("the native search is off (decoding stays on the other paths): %s", self.failure)
+                log.warning("the native search is off (the Python search decodes): %s", self.failure)
                 return False
             self.ready = True
             return True

@@ -75,6 +75,7 @@ def generate(
     precision: str = "fp32",
     shortlist: Tensor | None = None,
     no_repeat_ngram: int = 0,
+    fast_search: FastSearch | None = None,
 ) -> Tensor:
     """Translate src (B, S) -> (B, T') ids after BOS, up to and including EOS, right-padded.
 
@@ -83,7 +84,8 @@ def generate(
     records a trace with it). `precision` "int8" decodes with int8 weights on the CPU (faster,
     approximate; generation/step_linear.py). `shortlist`: sorted candidate ids; the output layer
     multiplies only those rows (generation/shortlist.py). `no_repeat_ngram` n > 0: no n consecutive
-    pieces are written twice in one output.
+    pieces are written twice in one output. `fast_search`: a whole search outside the interpreter (a Translator's
+    `fast_search`), which runs the searches it takes; the others run here.
     """
     check_precision(precision)
     check_source(src, model.config)
@@ -98,7 +100,7 @@ def generate(
         shortlist=shortlist,
         no_repeat_ngram=no_repeat_ngram,
     )
-    native = _native_search(model, src, options, num_beams)
+    native = _native_search(fast_search, model, src, options, num_beams)
     if native is not None:
         max_new = min(options.max_new_tokens, model.config.max_len)
         forced = _forced_prefix(options.prefix, model.config, max_new, src.device)
@@ -177,8 +179,8 @@ def _start(
 
 
 class FastSearch(Protocol):
-    """A whole search outside the interpreter, installed on a model as `model.compiled_search` (compiled/native_search.py's
-    NativeSearch, by Translator.compile()): generate() hands it the search where it applies, and imports nothing of it."""
+    """A whole search outside the interpreter: compiled/native_search.py's NativeSearch, which Translator.compile()
+    builds and keeps as `Translator.fast_search`. generate() hands it the searches it takes, and imports nothing of it."""
 
     precision: str
 
@@ -198,10 +200,11 @@ class FastSearch(Protocol):
         """src (B, S) -> (B, T') ids, as greedy_search and beam_search return them."""
 
 
-def _native_search(model: Transformer, src: Tensor, options: SearchOptions, num_beams: int) -> FastSearch | None:
-    """The installed whole search, where it is ready and the search asks for nothing it lacks (maps, head masks, a
-    shortlist, the uncached reference), for an input the Python search would take."""
-    search: FastSearch | None = getattr(model, "compiled_search", None)
+def _native_search(
+    search: FastSearch | None, model: Transformer, src: Tensor, options: SearchOptions, num_beams: int
+) -> FastSearch | None:
+    """`search`, where it is ready and the search asks for nothing it lacks (maps, head masks, a shortlist, the
+    uncached reference), for an input the Python search would take; else None."""
     if search is None or not search.usable() or src.device.type != "cpu" or src.numel() == 0:
         return None
     config = model.config

@@ -23,9 +23,8 @@ CHILD = textwrap.dedent(r"""
 
     torch.set_num_threads(1)
     translator = Translator.from_pretrained(sys.argv[1], device="cpu")
-    translator.compile(cache_dir=sys.argv[2])
+    search = translator.compile(cache_dir=sys.argv[2])
     model, c = translator.model, translator.model.config
-    search = model.compiled_search
     assert search.ready, search.failure
     special = [c.pad_id, c.bos_id, c.eos_id]
     src = torch.tensor([translator.encode_source("Ein Hund rennt im Park.")[0]])
@@ -62,12 +61,13 @@ CHILD = textwrap.dedent(r"""
         "native: prefix too long": lambda: native(src, new=4, prefix=torch.tensor([5] * 5)),
         "native: prefix past the vocabulary": lambda: native(src, prefix=torch.tensor([c.vocab_size + 7])),
         "native: prefix of two dimensions": lambda: native(src, prefix=torch.tensor([[5]])),
-        "generate: empty batch": lambda: generate(model, torch.zeros(0, 5, dtype=torch.long)),
-        "generate: empty sources": lambda: generate(model, torch.zeros(2, 0, dtype=torch.long)),
-        "generate: all padding": lambda: generate(model, torch.full((2, 3), c.pad_id)),
-        "generate: id past the vocabulary": lambda: generate(model, torch.tensor([[c.vocab_size, c.eos_id]])),
-        "generate: huge max_new_tokens": lambda: generate(model, src, max_new_tokens=10**9),
-        "generate: negative max_new_tokens": lambda: generate(model, src, max_new_tokens=-3),
+        "generate: empty batch": lambda: generate(model, torch.zeros(0, 5, dtype=torch.long), fast_search=search),
+        "generate: empty sources": lambda: generate(model, torch.zeros(2, 0, dtype=torch.long), fast_search=search),
+        "generate: all padding": lambda: generate(model, torch.full((2, 3), c.pad_id), fast_search=search),
+        "generate: id past the vocabulary": lambda: generate(model, torch.tensor([[c.vocab_size, c.eos_id]]),
+                                                             fast_search=search),
+        "generate: huge max_new_tokens": lambda: generate(model, src, max_new_tokens=10**9, fast_search=search),
+        "generate: negative max_new_tokens": lambda: generate(model, src, max_new_tokens=-3, fast_search=search),
     }
     for beams in range(1, 9):
         for token in special:
@@ -75,7 +75,7 @@ CHILD = textwrap.dedent(r"""
                 cases[f"native: prefix [{token}] at beam {beams}, batch {source.size(0)}"] = (
                     lambda b=beams, t=token, s=source: native(s, beams=b, prefix=torch.tensor([t])))
                 cases[f"generate: prefix [{token}] at beam {beams}, batch {source.size(0)}"] = (
-                    lambda b=beams, t=token, s=source: generate(model, s, 16, b, prefix=[t]))
+                    lambda b=beams, t=token, s=source: generate(model, s, 16, b, prefix=[t], fast_search=search))
 
     for name, run in cases.items():
         print("CASE", name, flush=True)
@@ -94,10 +94,8 @@ CHILD = textwrap.dedent(r"""
         source = torch.nn.utils.rnn.pad_sequence([torch.tensor(r) for r in rows], batch_first=True, padding_value=c.pad_id)
         prefix = [rng.randrange(4, c.vocab_size)] if trial % 3 == 0 else None
         print("CASE random", trial, beams, lengths, prefix, flush=True)
-        fast = generate(model, source, 12, beams, prefix=prefix)
-        model.compiled_search = None
+        fast = generate(model, source, 12, beams, prefix=prefix, fast_search=search)
         slow = generate(model, source, 12, beams, prefix=prefix)
-        model.compiled_search = search
         assert fast.tolist() == slow.tolist(), (trial, fast.tolist(), slow.tolist())
         assert search.calls > 0
     print("DONE", len(cases), "cases", flush=True)

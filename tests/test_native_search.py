@@ -52,7 +52,7 @@ def val():
 
 
 def calls(translator) -> int:
-    return translator.model.compiled_search.calls
+    return translator.fast_search.calls
 
 
 @needs_corpus
@@ -90,7 +90,7 @@ def test_the_search_rules_give_the_eager_tokens(shipped, num_beams):
     for case in cases:
         case = {"max_new_tokens": 40, "no_repeat_ngram": eager.no_repeat_ngram, **case}
         want = generate(eager.model, src, num_beams=num_beams, **case)
-        got = generate(native.model, src, num_beams=num_beams, **case)
+        got = generate(native.model, src, num_beams=num_beams, fast_search=native.fast_search, **case)
         assert torch.equal(got, want), case
     assert calls(native) == before + len(cases)
     assert native.translate(SENTENCES[0], prefix="The", num_beams=num_beams).startswith("The ")
@@ -106,9 +106,21 @@ def test_it_steps_aside_where_the_search_asks_for_more(shipped):
     mask = HeadMask.all_on(native.config).switched_off("decoder", 0, 1)
     assert native.translate(SENTENCES[1], head_mask=mask) == eager.translate(SENTENCES[1], head_mask=mask)
     src = torch.tensor([native.encode_source(SENTENCES[1])[0]])
-    generate(native.model, src, 20, 4, use_cache=False)
+    generate(native.model, src, 20, 4, use_cache=False, fast_search=native.fast_search)
     trace(native, SENTENCES[1], num_beams=2)
     assert calls(native) == before
+
+
+def test_the_search_is_the_translators_and_generate_is_handed_it(shipped):
+    """compile() keeps the search on the Translator, nothing on the model: generate() runs it only when handed it."""
+    eager, native = shipped
+    assert not hasattr(native.model, "compiled_search") and eager.fast_search is None
+    src = torch.tensor([native.encode_source(SENTENCES[4])[0]])
+    before = calls(native)
+    alone = generate(native.model, src, 20, 4)
+    assert calls(native) == before
+    assert torch.equal(generate(native.model, src, 20, 4, fast_search=native.fast_search), alone)
+    assert calls(native) == before + 1
 
 
 def test_tiny_model_with_an_odd_vocabulary(tiny_checkpoint, cache):
@@ -198,7 +210,7 @@ def test_new_weights_send_the_search_back_to_python(tiny_checkpoint, cache):
 def test_bad_ids_are_refused_by_the_engine(shipped):
     """In words, before the C++ sees them (tests/test_native_fuzz.py drives many more)."""
     _, native = shipped
-    search = native.model.compiled_search
+    search = native.fast_search
     with pytest.raises(ValueError, match="src holds ids outside the vocabulary"):
         search(torch.tensor([[5, 9_999_999, 2]]), 1, 1.0, 10)
     with pytest.raises(ValueError, match="max_new_tokens must be a whole number from 1 to 256, got 10000"):
@@ -226,7 +238,7 @@ def test_the_call_lets_other_threads_run(shipped, val):
         stop.set()
         thread.join()
     assert busy > 0.2 and during > 10_000, (busy, during)
-    assert isinstance(native.model.compiled_search._lib, ctypes.CDLL)
+    assert isinstance(native.fast_search._lib, ctypes.CDLL)
 
 
 @needs_corpus

@@ -204,6 +204,7 @@ class Translator:
         self.precision = precision_of(quantize)
         self.shortlist: Shortlist | None = None  # load_shortlist(): the output layer's candidates (opt-in)
         self.no_repeat_ngram = 0  # n > 0: no n pieces in a row written twice (decoding.json of the checkpoint)
+        self.fast_search: NativeSearch | None = None  # compile(): the whole search in C++, where it builds
         if self.precision == "int8":
             step_weights(self.model, "int8")  # pack once now, and fail here if this torch cannot
 
@@ -219,20 +220,17 @@ class Translator:
 
     def compile(self, cache_dir: str | Path | None = None, background: bool = False) -> NativeSearch:
         """Decode outside the interpreter: the whole search in C++ (compiled/native_search.py: seconds to build, then
-        loaded from the cache), installed on the model for every search it takes. The Python search decodes
+        loaded from the cache), kept as `fast_search` and handed to every search it takes. The Python search decodes
         until it is ready, and for good where it cannot build (no C++ compiler, a CPU without AVX2 and FMA, a failed
         build: the reason is logged once and kept in its `.failure`). `background=True` builds in a thread and
         returns at once. With `quantize="int8"` the native search multiplies in int8. Returns the native search."""
-        search = getattr(self.model, "compiled_search", None)
-        # (torch's stub types a module's attributes as tensors and modules; any object may be one.)
-        if search is None:
-            search = NativeSearch(self.model, cache_dir, self.precision)
-            self.model.compiled_search = search  # type: ignore[assignment]
+        if self.fast_search is None:
+            self.fast_search = NativeSearch(self.model, cache_dir, self.precision)
         if background:
-            threading.Thread(target=search.compile, name="compile-search", daemon=True).start()
+            threading.Thread(target=self.fast_search.compile, name="compile-search", daemon=True).start()
         else:
-            search.compile()
-        return search
+            self.fast_search.compile()
+        return self.fast_search
 
     # ----- text <-> ids -------------------------------------------------------------------
 
@@ -337,7 +335,7 @@ class Translator:
         activations share one scale per batch, and smaller batches moved it further from fp32."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        search = getattr(self.model, "compiled_search", None)
+        search = self.fast_search
         if self.device.type != "cpu" or self.precision != "fp32" or (search is not None and search.usable()):
             return batch_size  # the native search's cache is never copied: whole batches
         return max(1, min(batch_size, self.CPU_SEARCH_ROWS // max(num_beams, 1)))
@@ -375,6 +373,7 @@ class Translator:
             precision=self.precision,
             shortlist=candidates,
             no_repeat_ngram=self.no_repeat_ngram,
+            fast_search=self.fast_search,
         )
         return out.tolist()
 
