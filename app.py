@@ -3,8 +3,8 @@
 Run locally with `python app.py` (port 7860); on Hugging Face Spaces this file is the entry point.
 The default model comes from the Hub repo named by MODEL_ID (and MODEL_REVISION), else checkpoints/de-en; the
 everyday model from EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday ("none": the default model alone). Each
-German sentence is translated by the model that knows its kind of German (ui/pair.py); ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU; ATTENTION_LENS_COMPILE=1 compiles the
-decoder step in the background (on by default on a CPU Space).
+German sentence is translated by the model that knows its kind of German (ui/pair.py); ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU; ATTENTION_LENS_COMPILE=1 builds the
+whole search in C++ in the background (on by default on a CPU Space).
 The page is assembled from the views in ui/; each view builds its own widgets.
 Listens on 127.0.0.1 unless SPACE_ID or GRADIO_SERVER_NAME asks for more (ui/public.py); the API
 endpoints are also MCP tools at /gradio_api/mcp/.
