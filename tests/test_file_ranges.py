@@ -65,3 +65,23 @@ def test_the_file_route_takes_single_ranges_only_and_echoes_no_header(server):  
         assert status == 416 and b"range" in body and "set-cookie" not in headers, (value, status, body)
     status, headers, body = fetch(url, sent)
     assert status == 200 and json.loads(body)["vocab_size"] > 0 and "x-echo" not in headers
+
+
+def test_the_page_modules_are_checked_each_time_they_are_imported(server):  # noqa: F811
+    """The modules import each other by plain names (no version in their URLs): each answer says no-cache, and a
+    browser that has the module gets 304 when it has not changed."""
+    with urllib.request.urlopen(f"{server}config", timeout=30) as response:
+        config = json.load(response)
+    entry = next(
+        m.group(1)
+        for c in config["components"]
+        if (m := re.search(r'import\("([^"]+/page\.js)"\)', str(c.get("props", {}).get("js_on_load") or "")))
+    )
+    for name in ("page.js", "store.js", "messages/en.json"):
+        status, headers, body = fetch(server.rstrip("/") + entry.replace("page.js", name), {})
+        assert status == 200 and body and headers.get("cache-control") == "no-cache", (name, status, headers)
+        validator = {"If-None-Match": headers["etag"]} if "etag" in headers else {}
+        if "last-modified" in headers:
+            validator["If-Modified-Since"] = headers["last-modified"]
+        assert validator, headers
+        assert fetch(server.rstrip("/") + entry.replace("page.js", name), validator)[0] == 304, name

@@ -4,9 +4,10 @@ time, and answers that carry their own headers only.
 Gradio's ranged answers copy the request's headers into the response (a client's `Set-Cookie` comes back) and fail
 with HTTP 500 on several or malformed ranges (`bytes=0-1,2-3`, `bytes=--`, `bytes=1-2-3`). This ASGI middleware
 answers a Range header that is not one well-formed range with 416 in words, before Gradio sees it, and lets only
-the headers a file answer has through. The page's modules (ui/static/*.js) import each other by plain names, so
-no URL of theirs carries a version: their answers say `Cache-Control: no-cache`, and a browser checks each one
-(a 304 when it has not changed) instead of running an old module beside a new one.
+the headers a file answer has through. The page's modules (ui/static/*.js, and the catalogues they import,
+messages/*.json) import each other by plain names, so no URL of theirs carries a version: their answers say
+`Cache-Control: no-cache`, and a browser checks each one (a 304 when it has not changed) instead of running an old
+module beside a new one.
 """
 
 from __future__ import annotations
@@ -65,14 +66,30 @@ class SingleRanges:
         if problem is not None:
             return await PlainTextResponse(problem, status_code=416)(scope, receive, send)
 
-        module = scope["path"].endswith(".js")
+        module = scope["path"].endswith((".js", ".json"))  # the modules and their message catalogues
+        has = {v for k, v in scope.get("headers", []) if k.lower() == b"if-none-match"}
+        unchanged = False
 
         async def own_headers_only(message):
+            nonlocal unchanged
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() in KEPT_HEADERS]
                 if module:
                     headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"] + [REVALIDATE]
-                message = {**message, "headers": headers}
+                    unchanged = message["status"] == 200 and any(k.lower() == b"etag" and v in has for k, v in headers)
+                if unchanged:  # the browser's copy is this one: 304, no body
+                    message = {**message, "status": 304, "headers": not_modified(headers)}
+                else:
+                    message = {**message, "headers": headers}
+            elif unchanged and message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b""}
             await send(message)
 
         return await self.app(scope, receive, own_headers_only)
+
+
+def not_modified(headers: list) -> list:
+    """A 304's headers: the validators and caching rules of the file, nothing of its body."""
+    return [(k, v) for k, v in headers if k.lower() in (b"etag", b"last-modified", b"cache-control", b"date", b"vary")]

@@ -8,7 +8,8 @@ import { colour } from "./core.js";
 import { fixed, list, percent, plural, t } from "./i18n.js";
 import { unfamiliarNotice } from "./result.js";
 import { Viewer } from "./viewer.js";
-import { register } from "./store.js";
+import { publish } from "./door.js";
+import { register, view } from "./store.js";
 
 const KIND_ORDER = ["encoder", "decoder", "cross"];
 const KIND_NAMES = { get encoder() { return t("headlab.kind.encoder"); }, get decoder() { return t("headlab.kind.decoder"); },
@@ -173,13 +174,21 @@ class HeadControls {
 
 export function mountHeadControls(element, props) {
   if (!props.value) return;
-  new HeadControls(element.querySelector(".al-mount") || element, props.value);
+  register("headControls", new HeadControls(element.querySelector(".al-mount") || element, props.value));
 }
 
+/** The lab's result `id` waits for an answer (its buttons' js, ui/head_lab.py, call it through the door). */
 export function labBusy(id) {
   const root = document.querySelector("#" + id + " .hl-root");
   if (root) root.classList.add("hl-busy");
 }
+
+/** The heads switched off in the grids, as the JSON the lab's endpoints take (null before the grids are built). */
+function headMask() {
+  const controls = view("headControls");
+  return controls ? controls.maskJSON() : null;
+}
+publish({ labBusy, headMask });
 
 
 function markedWords(words, changed, cls) {
