@@ -24,22 +24,22 @@ import gradio as gr
 import torch
 
 import ui.api
-import ui.in_browser
 import ui.copylab
 import ui.head_lab
-import ui.time_travel
+import ui.in_browser
 import ui.step_through
+import ui.time_travel
 import ui.translate
+from model import CheckpointError, ConfigError
 from training_data.alarm import load_familiarity
 from training_data.domain import domain_file
 from training_data.language import language_file
 from training_data.provenance import PAIRED, checkpoint_provenance
-from ui.routed import Router
-from model import CheckpointError, ConfigError
 from translation import Translator
 from ui import lanes, mcp_fairness, public
-from ui.pair import Pair, Served
 from ui.assets import PAGE_CSS
+from ui.pair import Pair, Served
+from ui.routed import Router
 
 
 def load_required(model_id: str, revision: str | None = None, **options) -> Translator:
@@ -50,8 +50,10 @@ def load_required(model_id: str, revision: str | None = None, **options) -> Tran
     except (CheckpointError, ConfigError, OSError, ValueError) as err:
         raise SystemExit("Attention Lens cannot start: " + " ".join(str(err).splitlines())) from None
     except RecursionError:
-        raise SystemExit(f"Attention Lens cannot start: the config.json of {model_id} (or the config recorded in its "
-                         "model.safetensors) nests too deeply to be read") from None
+        raise SystemExit(
+            f"Attention Lens cannot start: the config.json of {model_id} (or the config recorded in its "
+            "model.safetensors) nests too deeply to be read"
+        ) from None
 
 
 public.limit_malloc_arenas()
@@ -75,7 +77,9 @@ torch.set_num_threads(int(THREADS) if THREADS else max(1, torch.get_num_threads(
 # The everyday checkpoint (EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday when it is there; EVERYDAY_MODEL_ID=none:
 # the default model translates everything). Each sentence goes to the model that knows its kind of German
 # (ui/pair.py, ui/routed.py: the default checkpoint's language check, truecaser and domain guess).
-EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday")
+EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(
+    Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday"
+)
 HAS_EVERYDAY = EVERYDAY_ID.lower() != "none" and bool(os.environ.get("EVERYDAY_MODEL_ID") or Path(EVERYDAY_ID).is_dir())
 QUANTIZE = "int8" if INT8 and not torch.cuda.is_available() else None
 
@@ -84,8 +88,11 @@ QUANTIZE = "int8" if INT8 and not torch.cuda.is_available() else None
 translator = load_required(MODEL_ID, MODEL_REVISION, quantize=QUANTIZE)
 # The training data's evidence (word counts, examples) and the alarm rule chosen for each checkpoint.
 familiarity = load_familiarity(MODEL_ID, MODEL_REVISION)
-everyday = Served("everyday", load_required(EVERYDAY_ID, quantize=QUANTIZE), load_familiarity(EVERYDAY_ID)) \
-    if HAS_EVERYDAY else None
+everyday = (
+    Served("everyday", load_required(EVERYDAY_ID, quantize=QUANTIZE), load_familiarity(EVERYDAY_ID))
+    if HAS_EVERYDAY
+    else None
+)
 router = Router.of_checkpoint(MODEL_ID, MODEL_REVISION, everyday=HAS_EVERYDAY)
 # What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
 FIRST_VISIT = ui.translate.first_visit(Pair(Served("default", translator, familiarity), everyday, router))
@@ -116,18 +123,24 @@ if COMPILE in ("1", "true", "yes") or (COMPILE == "" and os.environ.get("SPACE_I
             served.translator.compile(background=True)
 # The model's files for the page's "compute in my browser" choice (ui/in_browser.py; None: no choice).
 IN_BROWSER = ui.in_browser.served_model(
-    translator, familiarity.rule.confidence_below, domain_file(MODEL_ID, MODEL_REVISION),
-    language_file(MODEL_ID, MODEL_REVISION), everyday.translator if everyday is not None else None,
-    everyday.familiarity.rule.confidence_below if everyday is not None else 0.0)
+    translator,
+    familiarity.rule.confidence_below,
+    domain_file(MODEL_ID, MODEL_REVISION),
+    language_file(MODEL_ID, MODEL_REVISION),
+    everyday.translator if everyday is not None else None,
+    everyday.familiarity.rule.confidence_below if everyday is not None else 0.0,
+)
 # System fonts: the page needs nothing from a font server to render.
 THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
 # delete_cache: any file a view ever writes is swept within the hour (none does today).
 with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
-    gr.HTML(f"<header id='page-header' data-in-browser='{IN_BROWSER or ''}'><h1>Attention Lens</h1><p>German → English by a "
-            f"hand-written Transformer, and the attention behind every word. <b>{LEARNED.header}</b> "
-            "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
-            padding=False)
+    gr.HTML(
+        f"<header id='page-header' data-in-browser='{IN_BROWSER or ''}'><h1>Attention Lens</h1><p>German → English by a "
+        f"hand-written Transformer, and the attention behind every word. <b>{LEARNED.header}</b> "
+        "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
+        padding=False,
+    )
     page = ui.translate.build(pair, FIRST_VISIT)
     # Each view opens from the picture of the model (ui/static/spine.js), the walk or a link: closed until then.
     with gr.Column(elem_id="view-step", elem_classes=["al-view", "al-closed"]):

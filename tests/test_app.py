@@ -120,7 +120,9 @@ def test_explain_gives_each_sentence_its_training_evidence_and_alarm(client):
     assert known["unfamiliar"] is False and known["reasons"] == []
     assert [w["unseen"] for w in unknown["evidence"]] == [True, True, False, True]
     assert unknown["unfamiliar"] is True and "'möchte' (never)" in unknown["reasons"][0]
-    assert known["reads_like"] == "captions" and unknown["reads_like"] == "everyday"  # training_data/domain.py's guess, routed
+    assert (
+        known["reads_like"] == "captions" and unknown["reads_like"] == "everyday"
+    )  # training_data/domain.py's guess, routed
     assert "Ich" in unknown["route"]["words"] and "domain" not in unknown
     assert known["model"] == unknown["model"] == "default"  # this app has no everyday model: both by the default
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from ui.standalone import show
 from ui.app_process import CHROMIUM, chromium
 from ui.payload import dequantize
+from ui.standalone import show
 
 TEXT = "Ein Mann fährt Fahrrad. Zwei Hunde spielen im Schnee."
 
