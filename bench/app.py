@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import data  # noqa: E402
+from lens.maps import explain  # noqa: E402
 from translation import Translator  # noqa: E402
 from ui.app_process import launch_app  # noqa: E402
 
@@ -130,7 +131,7 @@ def main() -> None:
         calls = {
             "Translator.translate": lambda s: translator.translate(s, num_beams=args.num_beams, max_new_tokens=128),
             "/translate": lambda s: client.predict(s, *options, api_name="/translate"),
-            "Translator.explain": lambda s: translator.explain(s, num_beams=args.num_beams, max_new_tokens=128),
+            "Translator.explain": lambda s: explain(translator, s, num_beams=args.num_beams, max_new_tokens=128),
             "/explain": lambda s: client.predict(s, *options, api_name="/explain"),
         }
         for fn in calls.values():

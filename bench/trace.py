@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from timing import corpus_dir  # noqa: E402
 
+from lens.maps import explain  # noqa: E402
 from lens.trace import trace  # noqa: E402
 from translation import Translator  # noqa: E402
 
@@ -52,7 +53,7 @@ def main() -> None:
     translator = Translator.from_pretrained(args.checkpoint, device="cpu")
     text = val_sentence(folder, 15)
     candidates = {
-        "explain": lambda: translator.explain(text, num_beams=4),
+        "explain": lambda: explain(translator, text, num_beams=4),
         "trace": lambda: trace(translator, text, num_beams=4, top_k=10),
     }
     times = {name: [] for name in candidates}

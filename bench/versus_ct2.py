@@ -33,6 +33,7 @@ from ct2_rss import peak_rss_mb  # noqa: E402
 from timing import interleaved  # noqa: E402
 
 import data  # noqa: E402
+from lens.maps import explain  # noqa: E402
 from translation import Translator  # noqa: E402
 
 CT2_TYPE = {"fp32": "float32", "int8": "int8"}
@@ -130,7 +131,7 @@ def explain_ratio(translator: Translator, val: list[str], repeats: int) -> float
     t = interleaved(
         {
             "translate": lambda: [translator.translate(s, num_beams=4) for s in s30],
-            "explain": lambda: [translator.explain(s, num_beams=4) for s in s30],
+            "explain": lambda: [explain(translator, s, num_beams=4) for s in s30],
         },
         repeats,
     )

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lens.maps import Explanation
 from model.heads import KINDS, HeadMask
-from translation.translator import Explanation
 
 from .cost import ABLATE
 from .explain import DecodingOptions, explain_one

@@ -36,6 +36,7 @@ from torch import Tensor
 from model.attention import padding_mask
 from tokenizer import token_strings
 
+from .maps import teacher_forced
 from .stream import standing_in
 
 METHODS = ("integrated_gradients", "input_x_gradient")
@@ -254,7 +255,7 @@ def special_token_masks(config, src_ids: list[int], tgt_ids: list[int]) -> tuple
 
 def attention_maps(translator, src_ids: list[int], tgt_ids: list[int], head_mask=None) -> tuple[np.ndarray, np.ndarray]:
     """Encoder (L, H, S, S) and cross (L, H, T, S) maps of the teacher-forced pass over tgt_ids."""
-    explanation = translator.teacher_forced(src_ids, list(tgt_ids), head_mask)
+    explanation = teacher_forced(translator, src_ids, list(tgt_ids), head_mask)
     return explanation.encoder, explanation.cross
 
 

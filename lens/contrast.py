@@ -29,7 +29,7 @@ from tokenizer import token_strings
 from translation.translator import Translator
 
 from . import cost
-from .arguments import checked_whole
+from .cost import checked_whole
 from .explain import DecodingOptions, decode_one
 from .stream import standing_in
 

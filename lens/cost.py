@@ -9,11 +9,15 @@ before decoding, with the translation's length estimated from the German (about 
 as the source, never more than max_length); and after decoding, with the length it has, before
 the maps are read and sent. Past the budget the request is refused with what to shorten.
 
+What a request may ask is bounded here too: its whole-number arguments (a layer, a head, a row, a step) are
+checked by name, so NaN, ±inf, 1.5, True and "2" are refused in words, never met as an OverflowError deep inside.
+
 Shape legend: S source tokens, T target tokens, L layers, H heads.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -127,3 +131,17 @@ def check_attribution(steps: int, source_tokens: int, target_tokens: int) -> Non
             f"fewer steps (at most {max(1, ATTRIBUTION_WORK // max(1, target_tokens * (source_tokens + target_tokens)))}) "
             "or a shorter sentence"
         )
+
+
+def is_whole(value) -> bool:
+    """True for an int, or a float with a whole finite value (JSON may send 2.0); never for a bool."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or (math.isfinite(value) and value == int(value))
+
+
+def checked_whole(value, name: str, low: int, high: int, note: str = "") -> int:
+    """`value` as an int from `low` to `high`, or a ValueError naming `name` and the range."""
+    if not is_whole(value) or not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high}{note}, got {value!r}")
+    return int(value)

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import torch
 
 from tokenizer.sentences import split_sentences
-from translation.translator import Explanation, Translator
+from translation.translator import Translator
 
 from .cost import EXPLAIN, Budget, check_after, check_before
+from .maps import Explanation, teacher_forced_batch
 
 MAX_CHARACTERS = 5_000  # a few paragraphs; longer texts are refused before any work
 MAX_SENTENCES = 16  # past this, the rest of the text is left out (and the page says so)
@@ -230,8 +231,12 @@ def explain_batch(
     if not sentences:
         return []
     decoded = decode_batch(translator, sentences, options, budget, prefix, head_mask)
-    maps = translator.teacher_forced_batch(
-        [d.source_ids for d in decoded], [d.output_ids for d in decoded], head_mask, [d.truncated for d in decoded]
+    maps = teacher_forced_batch(
+        translator,
+        [d.source_ids for d in decoded],
+        [d.output_ids for d in decoded],
+        head_mask,
+        [d.truncated for d in decoded],
     )
     return [
         SentenceExplanation(

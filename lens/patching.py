@@ -33,7 +33,7 @@ from tokenizer import token_strings
 from translation.translator import Translator
 
 from . import cost
-from .arguments import checked_whole, is_whole
+from .cost import checked_whole, is_whole
 from .explain import DecodingOptions, decode_one
 from .patching_heads import head_patching
 from .stream import encoder_from, encoder_levels, read

@@ -22,7 +22,7 @@ from model.heads import KINDS
 from tokenizer import token_strings
 from translation.translator import Translator
 
-from .arguments import checked_whole
+from .cost import checked_whole
 from .explain import DecodingOptions, decode_one
 from .stream import attention_name, read
 

@@ -17,10 +17,10 @@ import torch
 from torch import Tensor
 
 from generation.step import StepAttention
+from lens.maps import rounded_lists
 from model.heads import HeadMask
 from tokenizer import token_strings
 from translation import Translator
-from translation.translator import rounded_lists
 
 
 @dataclass

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lens.maps import explain
 from ui.app_process import running_app
 
 pytestmark = [pytest.mark.server]
@@ -97,7 +98,7 @@ def test_explain_endpoint_returns_maps_that_fit_the_tokens(client, reference):
     assert [len(result["cross"][0][0]), len(result["cross"][0][0][0])] == [T, S]
     assert abs(sum(result["cross"][0][0][0]) - 1) < 1e-2
     assert result["translation"] == reference.translate(SENTENCE, num_beams=3, max_new_tokens=20)
-    expected = reference.explain(SENTENCE, num_beams=3, max_new_tokens=20).target_probs
+    expected = explain(reference, SENTENCE, num_beams=3, max_new_tokens=20).target_probs
     assert len(result["target_probs"]) == T and all(0 < p <= 1 for p in result["target_probs"])
     assert max(abs(a - b) for a, b in zip(result["target_probs"], expected)) < 1e-3
     weights = [w for layer in result["encoder"] for head in layer for row in head for w in row]

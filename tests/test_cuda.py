@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from generation import generate
+from lens.maps import explain
 from model import Transformer, TransformerConfig
 from tests.corpus import DATA_DIR, HAS_CORPUS
 from translation import Translator
@@ -107,7 +108,7 @@ def test_cached_decoding_equals_uncached_on_the_gpu(translators, sentences, num_
 def test_explain_gives_the_cpu_maps(translators, sentences):
     cpu, gpu = translators
     for text in sentences[:3]:
-        expected, actual = cpu.explain(text, num_beams=1), gpu.explain(text, num_beams=1)
+        expected, actual = explain(cpu, text, num_beams=1), explain(gpu, text, num_beams=1)
         assert actual.target_tokens == expected.target_tokens and actual.source_tokens == expected.source_tokens
         for kind in ("encoder", "decoder", "cross"):
             assert getattr(actual, kind).shape == getattr(expected, kind).shape

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from generation import generate
+from lens.maps import explain
 from tests.test_model import batch_of_sources, random_ids, tiny_model
 
 PAD = 0
@@ -56,7 +57,7 @@ def test_translator_prefix_text_and_ids(tiny_checkpoint):
     text = "Zwei Hunde spielen im Schnee."
     ids = translator.encode_prefix("Two dogs")
     assert ids and translator.tokenizer.decode(ids) == "Two dogs"
-    out = translator.explain(text, num_beams=2, max_new_tokens=10, prefix="Two dogs")
+    out = explain(translator, text, num_beams=2, max_new_tokens=10, prefix="Two dogs")
     assert out.translation.startswith("Two dogs")
     assert translator.translate(text, num_beams=2, max_new_tokens=10, prefix=ids) == out.translation
     src_ids, _ = translator.encode_source(text)
@@ -90,7 +91,7 @@ def test_target_probs_are_the_teacher_forced_probabilities(tiny_checkpoint):
 
     translator = Translator.from_pretrained(tiny_checkpoint, device="cpu")
     text = "Ein Mann fährt Fahrrad."
-    result = translator.explain(text, num_beams=2, max_new_tokens=10)
+    result = explain(translator, text, num_beams=2, max_new_tokens=10)
     T = len(result.target_tokens)
     assert result.target_probs.shape == (T,) and result.target_probs.dtype == "float32"
     assert ((result.target_probs >= 0) & (result.target_probs <= 1)).all()

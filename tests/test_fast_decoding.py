@@ -13,6 +13,7 @@ from generation import generate
 from generation.cache import KVCache
 from generation.step_linear import BlasLinear, Int8Linear, StepLinear, step_linear
 from generation.step_weights import step_weights
+from lens.maps import explain, teacher_forced
 from tests.corpus import DATA_DIR, needs_corpus
 from tests.test_model import batch_of_sources, tiny_model
 from translation import Translator
@@ -155,12 +156,12 @@ def test_int8_never_crashes_on_odd_inputs_and_explains_exactly(shipped):
         assert out[0] == "" and out[1] == ""
         assert int8.translate(odd[3:5], num_beams=1)  # greedy too
         for text in odd[3:]:  # the overlong one decodes 256 steps: translated above, not explained again
-            explained = int8.explain(text, num_beams=4)
+            explained = explain(int8, text, num_beams=4)
             src_ids, _ = int8.encode_source(text)
             out_ids = [i for i in int8.generate_ids([src_ids], 4, 1.0, None)[0] if i != PAD]
             # The maps come from the fp32 teacher-forced pass: fp32's maps of that output, up to the rounding of
             # products of another shape (int8 maps would be off by about 1e-2).
-            exact = fp32.teacher_forced(src_ids, out_ids)
+            exact = teacher_forced(fp32, src_ids, out_ids)
             assert explained.target_tokens == exact.target_tokens
             np.testing.assert_allclose(explained.cross, exact.cross, rtol=0, atol=1e-5)
             np.testing.assert_allclose(explained.decoder, exact.decoder, rtol=0, atol=1e-5)

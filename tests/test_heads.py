@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from generation import generate
+from lens.maps import explain
 from model.attention import MultiHeadAttention
 from model.heads import HeadMask
 from tests.test_model import batch_of_sources, random_ids, tiny_model
@@ -131,7 +132,7 @@ def test_translator_takes_a_head_mask(tiny_checkpoint):
         text, num_beams=2, max_new_tokens=10
     )
     off = mask.only("cross", 1, 0)
-    result = translator.explain(text, num_beams=2, max_new_tokens=10, head_mask=off)
+    result = explain(translator, text, num_beams=2, max_new_tokens=10, head_mask=off)
     assert result.translation == translator.translate(text, num_beams=2, max_new_tokens=10, head_mask=off)
     T = len(result.target_tokens)
     assert result.cross.shape[:3] == (2, 4, T)

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from translation.translator import rounded_lists
+from lens.maps import rounded_lists
 from ui import public
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from data import find_corpus
+from lens.maps import explain
 from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server  # noqa: F401  (fixtures)
 from tokenizer import load_tokenizer
 from tokenizer.sentences import split_sentences
@@ -241,7 +242,7 @@ def test_greedy_translations_and_maps_equal_the_servers(page, shipped_translator
         payload = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1, max_new_tokens: null})", text)
         assert payload["translation"] == english, text
         maps = page.evaluate("() => window.attentionLens.maps()")[0]
-        server = shipped_translator.explain(text, num_beams=1)
+        server = explain(shipped_translator, text, num_beams=1)
         for kind in ("encoder", "decoder", "cross"):
             ours = getattr(server, kind)
             worst = max(worst, float(np.abs(np.asarray(maps[kind]).reshape(ours.shape) - ours).max()))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from lens.maps import teacher_forced
 from lens.trace import trace
 from model.heads import HeadMask
 from tests.test_model import random_ids, tiny_model
@@ -44,7 +45,7 @@ def test_trace_rows_equal_the_teacher_forced_pass(translator, num_beams):
     mask = HeadMask.all_on(translator.config).switched_off("cross", 0, 1) if num_beams == 3 else None
     result = trace(translator, TEXT, num_beams=num_beams, top_k=5, max_new_tokens=12, head_mask=mask)
     src_ids, _ = translator.encode_source(TEXT)
-    reference = translator.teacher_forced(src_ids, result.target_ids, head_mask=mask)
+    reference = teacher_forced(translator, src_ids, result.target_ids, head_mask=mask)
     assert result.translation == translator.translate(TEXT, num_beams=num_beams, max_new_tokens=12, head_mask=mask)
     assert len(result.steps) == len(result.target_ids) == len(reference.target_tokens) > 1
     for t, step in enumerate(result.steps):

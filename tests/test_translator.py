@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lens.maps import explain
 from tests.corpus import DATA_DIR, needs_corpus
 from translation import Translator
 
@@ -27,7 +28,7 @@ def test_a_list_translates_like_each_sentence_alone_and_keeps_its_order(translat
 
 def test_empty_input_is_an_empty_translation(translator):
     assert translator.translate("") == "" and translator.translate("  \n ") == ""
-    result = translator.explain("   ")
+    result = explain(translator, "   ")
     assert result.translation == "" and result.source_tokens == [] and result.cross.shape[2:] == (0, 0)
 
 
@@ -35,13 +36,13 @@ def test_overlong_input_is_truncated_with_a_warning(translator):
     text = "Ein Hund läuft über eine Wiese. " * 200
     with pytest.warns(UserWarning, match="longer than 64 tokens"):
         translator.translate(text, num_beams=1, max_new_tokens=8)
-    result = translator.explain(text, num_beams=1, max_new_tokens=8)
+    result = explain(translator, text, num_beams=1, max_new_tokens=8)
     assert result.truncated and len(result.source_tokens) == translator.config.max_len
-    assert not translator.explain("Ein Hund.", num_beams=1).truncated
+    assert not explain(translator, "Ein Hund.", num_beams=1).truncated
 
 
 def test_explain_maps_fit_the_tokens_and_the_translation(translator):
-    result = translator.explain("Zwei Hunde spielen im Schnee.", num_beams=3, max_new_tokens=10)
+    result = explain(translator, "Zwei Hunde spielen im Schnee.", num_beams=3, max_new_tokens=10)
     S, T = len(result.source_tokens), len(result.target_tokens)
     c = translator.config
     assert result.encoder.shape == (c.n_encoder_layers, c.n_heads, S, S)
@@ -58,7 +59,7 @@ def test_non_text_input_is_a_clear_error(translator):
     with pytest.raises(TypeError, match="expected text"):
         translator.translate(["ok", 5])
     with pytest.raises(TypeError, match="expected text"):
-        translator.explain(None)
+        explain(translator, None)
 
 
 @needs_corpus

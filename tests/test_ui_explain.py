@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from lens import explain as lx
+from lens.maps import explain
 from training_data.confidence import looks_unfamiliar, mean_log_prob
 from ui.runtime import decoding_options
 
@@ -27,7 +28,7 @@ def test_a_batch_explains_each_sentence_as_if_alone(translator, num_beams):
     batch = lx.explain_batch(translator, SENTENCES, options)
     assert [s.source for s in batch] == SENTENCES
     for sentence, text in zip(batch, SENTENCES):
-        alone = translator.explain(text, num_beams=num_beams, max_new_tokens=12)
+        alone = explain(translator, text, num_beams=num_beams, max_new_tokens=12)
         got = sentence.explanation
         assert got.translation == alone.translation and got.target_tokens == alone.target_tokens
         assert got.source_tokens == alone.source_tokens and got.decoder_input_tokens == alone.decoder_input_tokens
@@ -37,7 +38,7 @@ def test_a_batch_explains_each_sentence_as_if_alone(translator, num_beams):
 
 
 def test_target_probs_are_the_softmax_of_each_step(translator):
-    result = translator.explain(SENTENCES[0], num_beams=1, max_new_tokens=10)
+    result = explain(translator, SENTENCES[0], num_beams=1, max_new_tokens=10)
     ids = [translator.tokenizer.token_to_id(t) for t in result.target_tokens]  # pieces without byte escapes here
     src = torch.tensor([translator.encode_source(SENTENCES[0])[0]])
     with torch.no_grad():

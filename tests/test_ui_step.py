@@ -3,6 +3,7 @@ by gradio_client and by Debian's chromium. One server and one browser for the mo
 
 import pytest
 
+from lens.maps import explain
 from tests.test_ui_page import CHROMIUM, browser, pytestmark, server  # noqa: F401  (fixtures and skips reused)
 
 SENTENCE = "Ein Mann fährt Fahrrad."
@@ -58,7 +59,7 @@ def test_prefix_on_translate_and_explain_and_old_calls_still_work(client, refere
         SENTENCE, max_new_tokens=40, prefix="A person"
     )
     explained = client.predict(SENTENCE, "beam search", 4, 1.0, 40, "A person", api_name="/explain")["sentences"][0]
-    expected = reference.explain(SENTENCE, max_new_tokens=40, prefix="A person")
+    expected = explain(reference, SENTENCE, max_new_tokens=40, prefix="A person")
     assert explained["translation"] == forced and explained["target_tokens"] == expected.target_tokens
     T, S = len(expected.target_tokens), len(expected.source_tokens)
     assert [len(explained["cross"][0][0]), len(explained["cross"][0][0][0])] == [T, S]

@@ -1,5 +1,6 @@
-"""Translator: the tokenizer, the model and the search together; German text in, English text and its maps out."""
+"""Translator: the tokenizer, the model and the search together; German text in, English text out (its maps:
+lens/maps.py)."""
 
-from .translator import Explanation, Translator
+from .translator import Translator
 
-__all__ = ["Explanation", "Translator"]
+__all__ = ["Translator"]

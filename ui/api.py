@@ -21,9 +21,9 @@ import gradio as gr
 from lens import cost
 from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
-from lens.arguments import checked_whole
 from lens.contrast import contrast as why_not
 from lens.contributions import contributions as who_wrote
+from lens.cost import checked_whole
 from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS
 from lens.logit_lens import logit_lens as read_stages
 from lens.patching import patch as patch_encoder

@@ -38,6 +38,7 @@ from lens.importance import (  # KINDS: model.heads's, through lens
     ranked_heads,
     read_importance,
 )
+from lens.maps import teacher_forced
 from tokenizer.sentences import split_sentences
 from training_data.alarm import Familiarity
 from training_data.checked_json import optional
@@ -153,13 +154,13 @@ def ablation_payload(
     middle = time.perf_counter()
     ablated_ids = output_ids(translator, src_ids, options, head_mask)
     check_after(PAGE, translator.config, [(len(src_ids), len(ablated_ids))])
-    explanation = translator.teacher_forced(src_ids, ablated_ids, head_mask, truncated)
+    explanation = teacher_forced(translator, src_ids, ablated_ids, head_mask, truncated)
     ms = (time.perf_counter() - middle) * 1000
     original = translator.decode(original_ids)
     diff = word_diff(original, explanation.translation)
     mask_dict = head_mask.to_dict()
     report = (familiarity or Familiarity()).report(
-        sentence, translator.teacher_forced(src_ids, original_ids).target_probs
+        sentence, teacher_forced(translator, src_ids, original_ids).target_probs
     )
     return {
         "id": time.time_ns(),
@@ -205,7 +206,7 @@ def attribution_payload(
     start = time.perf_counter()
     result = attribute_ids(translator.model, src_ids, out_ids, method, steps, head_mask)
     ms = (time.perf_counter() - start) * 1000
-    explanation = translator.teacher_forced(src_ids, out_ids, head_mask)  # cross: (L, H, T, S)
+    explanation = teacher_forced(translator, src_ids, out_ids, head_mask)  # cross: (L, H, T, S)
     per_head, per_layer, counted = agreement(
         explanation.cross, result.scores, *special_token_masks(c, src_ids, out_ids)
     )

@@ -22,6 +22,7 @@ from lens.explain import (
     TextExplanation,
     words_of,
 )
+from lens.maps import teacher_forced
 from lens.trace import Trace, trace
 from translation import Translator
 from ui.payload import page_payload, quantize
@@ -119,7 +120,7 @@ def trace_payload(translator: Translator, result: Trace, src_ids: list[int]) -> 
 def maps_payload(translator: Translator, source: str, src_ids: list[int], out_ids: list[int], num_beams: int) -> dict:
     """The shared viewer's payload (ui.payload.page_payload) for one given output: its teacher-forced maps."""
     start = time.perf_counter()
-    explanation = translator.teacher_forced(src_ids, out_ids)
+    explanation = teacher_forced(translator, src_ids, out_ids)
     tgt_in = [translator.config.bos_id] + out_ids[:-1]
     sentence = SentenceExplanation(
         source,

@@ -283,7 +283,7 @@ translator = Translator.from_pretrained("{repo_id}")
 print(translator.translate("Ein Mann fährt Fahrrad."))
 ```
 
-`translator.explain(text)` returns the translation with the encoder, decoder and cross-attention
+`lens.maps.explain(translator, text)` returns the translation with the encoder, decoder and cross-attention
 maps as arrays of shape (layers, heads, rows, columns).
 
 ## Architecture
