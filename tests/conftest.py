@@ -108,3 +108,22 @@ def both_norms(request, tiny_checkpoint):
     config = TransformerConfig(**{**shipped.config.to_dict(), "norm_first": True})
     torch.manual_seed(1)
     return Translator(Transformer(config).eval(), shipped.tokenizer, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def shipped_pair():
+    """The page's translator on the shipped checkpoints (ui/pair.py): both models and the router, loaded once."""
+    from pathlib import Path
+
+    from training_data.alarm import load_familiarity
+    from translation import Translator
+    from ui.pair import Pair, Served
+    from ui.routed import Router
+
+    root = Path(__file__).resolve().parent.parent / "checkpoints"
+    default, everyday = root / "de-en", root / "de-en-everyday"
+    return Pair(
+        Served("default", Translator.from_pretrained(default, device="cpu"), load_familiarity(default)),
+        Served("everyday", Translator.from_pretrained(everyday, device="cpu"), load_familiarity(everyday)),
+        Router.of_checkpoint(default),
+    )

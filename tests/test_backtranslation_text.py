@@ -82,6 +82,7 @@ def test_reverse_refuses_what_does_not_apply():
     assert "reverse" not in TrainSettings(output="x", epochs=1).validate().identity()
 
 
+@pytest.mark.slow  # a reverse run trains for a few seconds
 @needs_corpus
 def test_a_reverse_run_learns_english_to_german(tmp_path):
     """--reverse swaps every split: the model reads the English of a pair and is scored on its German; the run
@@ -126,6 +127,7 @@ def test_what_a_back_translation_keeps(english, german, why):
     assert kept(english, german) == why
 
 
+@pytest.mark.slow  # a reverse model translates a corpus in chunks, twice
 def test_back_translation_writes_tagged_pairs_and_resumes_from_whole_chunks(tiny_checkpoint, tmp_path):
     """The tiny checkpoint stands in for the reverse model: every kept pair has the tagged German as its source and
     the English line as its target; a run stopped after 11 lines keeps its first whole chunk (8) and redoes the rest."""

@@ -170,6 +170,7 @@ def test_the_library_is_built_once_then_loaded_from_the_cache(shipped, cache, mo
     assert again.translate(SENTENCES[2]) == eager.translate(SENTENCES[2])
 
 
+@pytest.mark.slow  # the library is built again from scratch
 def test_a_broken_library_in_the_cache_is_built_again(shipped, cache, tiny_checkpoint, tmp_path):
     import shutil
 

@@ -8,11 +8,8 @@ import pytest
 
 from lens import cost
 from lens.explain import DecodingOptions
-from training_data.alarm import load_familiarity
-from translation import Translator
 from ui import api, head_lab, step_through
-from ui.pair import Pair, Served, explain_routed
-from ui.routed import Router
+from ui.pair import explain_routed
 from ui.time_travel import route_note
 from ui.translate import first_visit, page_handler
 
@@ -21,13 +18,9 @@ DEFAULT, EVERYDAY = ROOT / "checkpoints" / "de-en", ROOT / "checkpoints" / "de-e
 MIXED = "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."
 
 
-@pytest.fixture(scope="module")
-def pair():
-    return Pair(
-        Served("default", Translator.from_pretrained(DEFAULT, device="cpu"), load_familiarity(DEFAULT)),
-        Served("everyday", Translator.from_pretrained(EVERYDAY, device="cpu"), load_familiarity(EVERYDAY)),
-        Router.of_checkpoint(DEFAULT),
-    )
+@pytest.fixture
+def pair(shipped_pair):
+    return shipped_pair
 
 
 def alone(pair, name, text, beams=1):

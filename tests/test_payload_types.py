@@ -9,12 +9,8 @@ from pathlib import Path
 import pytest
 
 from lens.explain import DecodingOptions
-from training_data.alarm import load_familiarity
-from translation import Translator
 from ui import api, step_through
 from ui.head_lab_data import importance_payload, load_importance
-from ui.pair import Pair, Served
-from ui.routed import Router
 from ui.translate import page_handler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,13 +60,9 @@ def mismatch(payload: dict, interface: str) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def pair():
-    return Pair(
-        Served("default", Translator.from_pretrained(DEFAULT, device="cpu"), load_familiarity(DEFAULT)),
-        Served("everyday", Translator.from_pretrained(EVERYDAY, device="cpu"), load_familiarity(EVERYDAY)),
-        Router.of_checkpoint(DEFAULT),
-    )
+@pytest.fixture
+def pair(shipped_pair):
+    return shipped_pair
 
 
 def test_the_parser_reads_members_and_inheritance():
