@@ -47,7 +47,9 @@ CLICK_AND_WAIT = """async ([selector, before]) => {
     check();
   });
   await new Promise((r) => requestAnimationFrame(r));
-  return [window.attentionLens.arrived - t0, performance.now() - t0];
+  // the answer's arrival: on the page's door (an older checkout's page keeps it on window.AttentionLens)
+  const door = window.attentionLens && window.attentionLens.arrived ? window.attentionLens : window.AttentionLens;
+  return [door.arrived - t0, performance.now() - t0];
 }"""
 SWITCH = """async (selector) => {
   const t0 = performance.now();

@@ -213,12 +213,13 @@ function restore() {
     drawn only then), the choice clicked once it is there. */
 function chooseModel(model, then) {
   const pick = () => /** @type {HTMLInputElement | null} */ ($(`#model-choice input[value="${model}"]`));
-  if (!pick() && $("#options > button")) /** @type {HTMLElement} */ ($("#options > button")).click();
-  let tries = 0;
+  let tries = 0, opened = false;
   const wait = () => {
-    const input = pick();
-    if (input) { if (!input.checked) input.click(); then(); }
-    else if (tries++ < 50) setTimeout(wait, 100);
+    const input = pick(), options = /** @type {HTMLElement | null} */ ($("#options > button"));
+    if (input && input.checked) { then(); return; }
+    if (input) input.click(); // checked on the next look (Gradio may still be binding its events)
+    else if (options && !opened) { options.click(); opened = true; } // its choices are drawn once it is open
+    if (tries++ < 200) setTimeout(wait, 100); // a page still starting under load: up to 20 s
     else then();
   };
   wait();
