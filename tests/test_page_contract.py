@@ -99,6 +99,8 @@ def test_each_view_head_links_the_shared_styles_then_its_own(view):
     )
     assert styles == assets.STYLES + assets.VIEW_STYLES[view]
     assert "<script" not in head
+    preloaded = re.findall(r'<link rel="modulepreload" href="/gradio_api/file=(?:[^"]*/)?ui/static/([^"?]+)">', head)
+    assert preloaded == [n for n in page_modules(assets.PAGE_ENTRY) if n.endswith(".js")] and "page.js" in preloaded
 
 
 def test_the_notebook_bundle_holds_the_viewer_once_in_order():
