@@ -24,6 +24,7 @@ FOLDERS = (
     "recipes",
     "recipes/everyday",
     "tools",
+    "exercises",
 )
 TOP = ("app.py", "train.py", "data.py")
 

@@ -28,6 +28,7 @@ LOCAL = (
     "train",
     "bench",
     "load",
+    "exercises",
     "tests",
 )
 MODEL_API = (
@@ -52,6 +53,7 @@ PACKAGES = (
     "recipes",
     "recipes/everyday",
     "tools",
+    "exercises",
 )
 
 
@@ -172,7 +174,7 @@ def test_the_whole_tree_has_no_import_circle_and_keeps_its_layers():
     checkpoint knows of its training data (training_data/) but no training code, corpus builder or page;
     training_data/ sits below lens/ and training/; corpora/ (the data side) imports none of them; model/ and
     tokenizer/ import no layer above them; nothing outside tests/ imports tests; bench/ and load/ may import
-    anything, and nothing imports them but themselves and the tests."""
+    anything, and nothing imports them but themselves and the tests; nor exercises/, the learner's own."""
     graph = import_graph()
     assert {"ui.api", "load.abuse", "lens.cost", "app", "training_data.alarm", "corpora.parallel_text"} <= set(graph)
     for path in project_files():
@@ -209,6 +211,7 @@ def test_the_whole_tree_has_no_import_circle_and_keeps_its_layers():
                 assert not under(module, "tests"), where
             assert not under(module, "bench") or top == "bench", where
             assert not under(module, "load") or top == "load", where
+            assert not under(module, "exercises") or top in ("exercises", "tests"), where
 
 
 def test_pip_install_ships_every_package():

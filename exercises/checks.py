@@ -1,0 +1,93 @@
+"""The three checks of an exercise, run in turn, and the plain-words report of what they found.
+
+1. shapes: the function on random sizes (exercises/shapes.py);
+2. values: against the same tap of the shipped model on a sentence (exercises/against_model.py);
+3. in the model: the function put in its place, and the sentence translated again.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+from . import against_model, shapes
+
+EXERCISES = list(shapes.CHECKS)  # in the order the tutorials build them
+LEARNER_FILE = Path(__file__).with_name("exercises.py")
+
+
+@dataclass
+class Result:
+    exercise: str
+    written: bool
+    problems: dict[str, str]  # check -> what is wrong; empty when all three pass
+
+    @property
+    def passed(self) -> bool:
+        return self.written and not self.problems
+
+    def report(self) -> str:
+        if not self.written:
+            return f"{self.exercise}: not written yet (it still raises NotImplementedError)"
+        if self.passed:
+            return f"{self.exercise}: pass (shapes, values against the model, translation with yours in it)"
+        lines = [f"{self.exercise}: {len(self.problems)} of 3 checks failed"]
+        lines += [f"  {check}: {problem}" for check, problem in self.problems.items()]
+        return "\n".join(lines)
+
+
+def load_learner(path: str | Path = LEARNER_FILE) -> ModuleType:
+    """The learner's file as a module, read fresh (so edits show without restarting a notebook)."""
+    spec = importlib.util.spec_from_file_location("learner_exercises", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"cannot read {path} as Python")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _attempt(check: Callable[[], str | None]) -> str | None:
+    try:
+        return check()
+    except NotImplementedError:
+        raise
+    except Exception as err:  # the learner's code may fail in any way: say how, and where in their code
+        frame = traceback.extract_tb(err.__traceback__)[-1]
+        return f"it raised {type(err).__name__}: {err} (at {Path(frame.filename).name}:{frame.lineno})"
+
+
+def check_function(exercise: str, fn: Callable, sentence: str = against_model.SENTENCE) -> Result:
+    """Run the three checks on one function; a NotImplementedError reads as "not written yet"."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tensors of a few thousand numbers: threads cost more than they give
+    try:
+        run = against_model.run_sentence(sentence)
+        found = {
+            "shapes": _attempt(lambda: shapes.CHECKS[exercise](fn)),
+            "values": _attempt(lambda: against_model.values(exercise, fn, run)),
+            "in the model": _attempt(lambda: against_model.swap(exercise, fn, run)),
+        }
+    except NotImplementedError:
+        return Result(exercise, False, {})
+    finally:
+        torch.set_num_threads(threads)
+    return Result(exercise, True, {check: problem for check, problem in found.items() if problem})
+
+
+def check(name: str | None = None, path: str | Path = LEARNER_FILE, sentence: str = against_model.SENTENCE) -> bool:
+    """Check one exercise of the learner's file (or all of them), print what is wrong; True if all pass."""
+    names = EXERCISES if name is None else [name]
+    unknown = [n for n in names if n not in EXERCISES]
+    if unknown:
+        raise SystemExit(f"no exercise {unknown[0]!r}; the exercises are: {', '.join(EXERCISES)}")
+    learner = load_learner(path)
+    results = [check_function(n, getattr(learner, n), sentence) for n in names]
+    for result in results:
+        print(result.report())
+    return all(result.passed for result in results)
