@@ -133,7 +133,46 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
     (first_visit's text and explanation) fills the page before any click."""
     run = page_handler(pair)
     two = pair.everyday is not None
+    w = input_widgets(pair, initial, two)
+    compare = gr.Checkbox(
+        False,
+        label="Compare with the other model: each sentence also by the model that did not "
+        "translate it, maps side by side",
+        visible=two,
+        elem_id="compare",
+    )
+    result, second_result, shown = result_widgets(initial)
+    inputs = [w["source"], w["decoding"], w["num_beams"], w["length_penalty"], w["max_length"], w["model"]]
+    triggers = [
+        w["translate"].click,
+        w["source"].submit,
+        w["decoding"].input,
+        w["num_beams"].release,
+        w["length_penalty"].release,
+        w["max_length"].release,
+        w["model"].input,
+        w["examples"].load_input_event.then,
+    ]
+    if two:
+        wire_second(pair, compare, inputs, triggers, shown, second_result)
+    # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/shared_calls.py).
+    settings = dict(
+        api_visibility="private",
+        show_progress="minimal",
+        trigger_mode="always_last",
+        concurrency_limit=BATCHED_CALLS,
+        concurrency_id="page-explain",
+    )
+    for event in triggers:
+        event(run, inputs, result, js=RUN_JS, **settings)
+    w["source"].input(None, None, None, js=STALE_JS, api_visibility="private")  # stale at once, no request
+    names = ("source", "decoding", "num_beams", "length_penalty", "max_length", "model")
+    return {**{name: w[name] for name in names}, "result": result}
 
+
+def input_widgets(pair: Pair, initial: tuple[str, dict] | None, two: bool) -> dict:
+    """The German box, then one button to translate; the search, its settings and the examples each wait behind
+    one more click."""
     with gr.Column(elem_id="input-row"):
         source = gr.Textbox(
             initial[0] if initial else "",
@@ -145,49 +184,10 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
             placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
             elem_id="source",
         )
-        # One button to translate; the search, its settings and the examples each wait behind one more.
         with gr.Row(elem_id="actions"):
             translate = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=110)
             with gr.Accordion("Options", open=False, elem_id="options"):
-                model = gr.Radio(
-                    MODEL_CHOICES if two else MODEL_CHOICES[:2],
-                    value="auto",
-                    label="Model",
-                    info="each sentence goes to the model that learned its kind of German, unless you choose one",
-                    elem_id="model-choice",
-                    visible=two,
-                )
-                decoding = gr.Radio(
-                    list(DECODING_METHODS),
-                    value="beam search",
-                    label="Search",
-                    info="beam search keeps several drafts; greedy takes the likeliest word each time",
-                    elem_id="decoding",
-                )
-                num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
-                length_penalty = gr.Slider(
-                    *LENGTH_PENALTY,
-                    value=1.0,
-                    step=0.1,
-                    label="Length penalty",
-                    info="> 1 favours longer translations",
-                    elem_id="length-penalty",
-                )
-                max_length = gr.Slider(
-                    8,
-                    pair.max_len,
-                    value=min(128, pair.max_len),
-                    step=8,
-                    label="Maximum length (pieces)",
-                    elem_id="max-length",
-                )
-                gr.Checkbox(
-                    False,
-                    label="Compute in my browser",
-                    elem_id="in-browser",
-                    info="the model (15 MB) runs in this page: no server queue, and your sentences stay here; "
-                    "who wrote each word, patching and the other views still ask the server",
-                )
+                options = option_widgets(pair, two)
             with gr.Accordion("Examples", open=False, elem_id="examples-column"):
                 examples = gr.Examples(
                     EXAMPLES,
@@ -196,13 +196,56 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
                     examples_per_page=len(EXAMPLES),
                     example_labels=[short(e) for e in EXAMPLES],
                 )
-    compare = gr.Checkbox(
-        False,
-        label="Compare with the other model: each sentence also by the model that did not "
-        "translate it, maps side by side",
+    return {"source": source, "translate": translate, "examples": examples, **options}
+
+
+def option_widgets(pair: Pair, two: bool) -> dict:
+    """Options: the model, the search and its settings, and the choice to compute in the browser."""
+    model = gr.Radio(
+        MODEL_CHOICES if two else MODEL_CHOICES[:2],
+        value="auto",
+        label="Model",
+        info="each sentence goes to the model that learned its kind of German, unless you choose one",
+        elem_id="model-choice",
         visible=two,
-        elem_id="compare",
     )
+    decoding = gr.Radio(
+        list(DECODING_METHODS),
+        value="beam search",
+        label="Search",
+        info="beam search keeps several drafts; greedy takes the likeliest word each time",
+        elem_id="decoding",
+    )
+    num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
+    length_penalty = gr.Slider(
+        *LENGTH_PENALTY,
+        value=1.0,
+        step=0.1,
+        label="Length penalty",
+        info="> 1 favours longer translations",
+        elem_id="length-penalty",
+    )
+    max_length = gr.Slider(
+        8, pair.max_len, value=min(128, pair.max_len), step=8, label="Maximum length (pieces)", elem_id="max-length"
+    )
+    gr.Checkbox(
+        False,
+        label="Compute in my browser",
+        elem_id="in-browser",
+        info="the model (15 MB) runs in this page: no server queue, and your sentences stay here; "
+        "who wrote each word, patching and the other views still ask the server",
+    )
+    return {
+        "model": model,
+        "decoding": decoding,
+        "num_beams": num_beams,
+        "length_penalty": length_penalty,
+        "max_length": max_length,
+    }
+
+
+def result_widgets(initial: tuple[str, dict] | None) -> tuple[gr.HTML, gr.HTML, list]:
+    """The result, and beside it (hidden until compared) the other model's; the widgets the comparison shows."""
     with gr.Row(elem_id="results-row", equal_height=False):
         with gr.Column(min_width=300):
             first_label = gr.HTML(
@@ -222,40 +265,7 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
                 padding=False,
             )
             second_result = viewer_component(elem_id="second-result", min_height=560)
-
-    inputs = [source, decoding, num_beams, length_penalty, max_length, model]
-    triggers = [
-        translate.click,
-        source.submit,
-        decoding.input,
-        num_beams.release,
-        length_penalty.release,
-        max_length.release,
-        model.input,
-        examples.load_input_event.then,
-    ]
-    if two:
-        wire_second(pair, compare, inputs, triggers, [first_label, second_column], second_result)
-    # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/shared_calls.py).
-    settings = dict(
-        api_visibility="private",
-        show_progress="minimal",
-        trigger_mode="always_last",
-        concurrency_limit=BATCHED_CALLS,
-        concurrency_id="page-explain",
-    )
-    for event in triggers:
-        event(run, inputs, result, js=RUN_JS, **settings)
-    source.input(None, None, None, js=STALE_JS, api_visibility="private")  # stale at once, no request
-    return {
-        "source": source,
-        "decoding": decoding,
-        "num_beams": num_beams,
-        "length_penalty": length_penalty,
-        "max_length": max_length,
-        "model": model,
-        "result": result,
-    }
+    return result, second_result, [first_label, second_column]
 
 
 def wire_second(pair: Pair, compare: gr.Checkbox, inputs: list, triggers: list, shown: list, result: gr.HTML) -> None:
