@@ -7,9 +7,12 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+# each runs the shipped model over a sentence many times (about 10 s apiece): CI runs them, the fast half does not
+pytestmark = pytest.mark.slow
 
 
 def test_selftest_passes_the_solutions_and_catches_every_bug():
