@@ -70,7 +70,7 @@ def test_page_js_mounts_every_view_the_python_side_names():
         assert re.search(rf"^export function {function}\(", SOURCES[module], re.M), f"{module} has no {function}"
     named = set()
     for path in (STATIC.parent).glob("*.py"):
-        named |= set(re.findall(r'mount_js\("(\w+)"', path.read_text(encoding="utf-8")))
+        named |= set(re.findall(r'(?:mount_js|lab_view)\("(\w+)"', path.read_text(encoding="utf-8")))
     named.add("result")  # viewer_component's default
     assert named == set(mounts), f"ui/*.py mounts {sorted(named)}, page.js offers {sorted(mounts)}"
 

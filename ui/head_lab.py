@@ -112,6 +112,19 @@ def handlers(pair: Pair) -> tuple:
     return run_ablation, run_attribution
 
 
+def lab_view(mount: str, elem_id: str, value: dict | None = None, **kwargs) -> gr.HTML:
+    """One of the lab's three views: a gr.HTML the page's module `mount` (ui/static/page.js) draws."""
+    return gr.HTML(
+        value=value,
+        html_template='<div class="al-mount"></div>',
+        head=LAB_HEAD,
+        js_on_load=mount_js(mount),
+        apply_default_css=False,
+        elem_id=elem_id,
+        **kwargs,
+    )
+
+
 def build(pair: Pair, model_id: str | None = None, revision: str | None = None) -> dict:
     """The view's widgets and events. `model_id` (folder or Hub repo) is where head_importance.json is read (the
     default model's: the grid's colours are its heads')."""
@@ -124,28 +137,13 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
         source = gr.Textbox(
             value=EXAMPLE, label="German sentence (the lab takes one)", lines=1, max_lines=3, elem_id="headlab-source"
         )
-        controls = gr.HTML(
-            value=importance,
-            html_template='<div class="al-mount"></div>',
-            head=LAB_HEAD,
-            js_on_load=mount_js("headControls"),
-            apply_default_css=False,
-            elem_id="headlab-controls",
-        )
+        controls = lab_view("headControls", "headlab-controls", importance)
         with gr.Row(elem_id="headlab-actions"):
             apply = gr.Button(
                 "Translate with these heads", variant="primary", elem_id="headlab-apply", scale=0, min_width=280
             )
             mask = gr.Textbox(value="[]", visible="hidden", elem_id="headlab-mask")
-        result = gr.HTML(
-            value=None,
-            html_template='<div class="al-mount"></div>',
-            head=LAB_HEAD,
-            js_on_load=mount_js("headResult"),
-            apply_default_css=False,
-            elem_id="headlab-result",
-            min_height=200,
-        )
+        result = lab_view("headResult", "headlab-result", min_height=200)
         gr.HTML(ATTRIBUTION_INTRO, padding=False)
         with gr.Row(elem_id="headlab-attr-actions"):
             method = gr.Radio(
@@ -160,15 +158,7 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
             attribute = gr.Button(
                 "Compare attention with attribution", elem_id="headlab-attribute", scale=0, min_width=300
             )
-        attribution = gr.HTML(
-            value=None,
-            html_template='<div class="al-mount"></div>',
-            head=LAB_HEAD,
-            js_on_load=mount_js("attribution"),
-            apply_default_css=False,
-            elem_id="headlab-attribution",
-            min_height=200,
-        )
+        attribution = lab_view("attribution", "headlab-attribution", min_height=200)
 
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     apply.click(run_ablation, [source, mask], result, js=MASK_JS, **settings)
