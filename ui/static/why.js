@@ -7,7 +7,7 @@ import { callApi } from "./backend.js";
 import { nodeLabel } from "./beam.js";
 import { diverging } from "./core.js";
 import { el, signedLegend } from "./draw.js";
-import { fixed, list, t } from "./i18n.js";
+import { fixed, list, number, t } from "./i18n.js";
 
 // The kinds of attention, as the answer names a head's.
 const KIND_NAMES = { get encoder() { return t("why.kind.encoder"); }, get decoder() { return t("why.kind.decoder"); },
@@ -70,13 +70,15 @@ export async function askWhy(view) {
   view.whyAnswer.classList.remove("st-why-busy");
 }
 
+/** How many times as likely, in two significant digits as a reader writes them: "590,000", never "5.9e+5". */
+export const ratio = (x) => number(x, { maximumSignificantDigits: 2 });
+
 /** The answer in words, the German pieces as chips (green: for the word written; red: for the other). */
 function answer(r) {
   const chosen = nodeLabel(r.chosen), other = nodeLabel(r.alternative);
-  const times = Math.exp(Math.min(30, r.logit_diff));
-  // toPrecision, not Intl: a ratio beyond 100 is written as "1.2e+2"
-  const lead = el("p", "st-why-lead", r.logit_diff >= 0 ? t("why.found", { chosen, other, times: times.toPrecision(2) })
-    : t("why.found_other", { chosen, other, times: (1 / times).toPrecision(2) }));
+  const times = Math.exp(Math.max(-30, Math.min(30, r.logit_diff)));
+  const lead = el("p", "st-why-lead", r.logit_diff >= 0 ? t("why.found", { chosen, other, times: ratio(times) })
+    : t("why.found_other", { chosen, other, times: ratio(1 / times) }));
   const top = Math.max(1e-6, ...r.source_attribution.map(Math.abs));
   const chips = el("div", "st-chips st-why-chips");
   r.source_tokens.forEach((token, i) => {
@@ -98,7 +100,7 @@ function answer(r) {
     : t("why.foot", { chosen, other }));
   const more = el("details", "st-why-more");
   more.append(el("summary", null, t("why.more")), el("p", null, t("why.numbers", { chosen, other,
-    diff: fixed(r.logit_diff, 2), diff_rounded: fixed(r.logit_diff, 1), times: times.toPrecision(2),
+    diff: fixed(r.logit_diff, 2), diff_rounded: fixed(r.logit_diff, 1), times: ratio(times),
     baseline: fixed(r.baseline_logit_diff, 2), gap: fixed(Math.abs(r.completeness_gap), 2) })));
   return [lead, signedLegend(t("why.for", { word: other }), t("why.for", { word: chosen })), chips, foot, more];
 }
