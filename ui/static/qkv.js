@@ -3,7 +3,7 @@
    scaling, the mask, the softmax across the row and the value mixing, fetched from /qkv (lens/qkv.py)
    and told in words. Used by the viewer's "How was this computed?" button. */
 import { callApi } from "./backend.js";
-import { KINDS, diverging, modelOf } from "./core.js";
+import { KINDS, SPECIAL, diverging, modelOf } from "./core.js";
 import { el, signedLegend } from "./draw.js";
 import { fixed, list, t } from "./i18n.js";
 
@@ -56,12 +56,21 @@ function bars(values, labels, cls) {
 
 const fmt = (x) => fixed(x, Math.abs(x) >= 10 ? 1 : 3);
 
+/** The column a learner is shown first: the piece of text with the most attention, not a mark such as </s> where
+    heads rest their attention when nothing else is useful (the mark only where the row sees nothing else).
+    @param {{column_tokens: string[], weights: number[], mask: boolean[]}} r */
+export function likeliestWord(r) {
+  const words = r.weights.map((w, i) => [w, i]).filter(([, i]) => r.mask[i] && !SPECIAL[r.column_tokens[i]]);
+  const pool = words.length ? words : r.weights.map((w, i) => [w, i]);
+  return pool.reduce((best, next) => (next[0] > best[0] ? next : best))[1];
+}
+
 /** The walk through one row, as a list of short steps a learner reads top to bottom. */
 export function renderQkv(r, column) {
   const d = r.q.length, label = (t) => (t === "</s>" || t === "<s>" ? t : t.replace(/^\u2581/, ""));
   const cols = r.column_tokens.map(label), row = label(r.row_token);
   const clicked = column >= 0 && column < cols.length;
-  const c = clicked ? column : r.weights.indexOf(Math.max(...r.weights));
+  const c = clicked ? column : likeliestWord(r);
   const terms = r.q.map((q, i) => [i, q * r.k[c][i]]).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1])).slice(0, 4);
   const masked = r.mask.filter((m) => !m).length;
   const box = el("div", "al-qkv");
