@@ -26,7 +26,9 @@ import torch
 import ui.api
 import ui.copylab
 import ui.head_lab
+import ui.header
 import ui.in_browser
+import ui.locales
 import ui.step_through
 import ui.time_travel
 import ui.translate
@@ -37,7 +39,7 @@ from training_data.language import language_file
 from training_data.provenance import PAIRED, checkpoint_provenance
 from translation import Translator
 from ui import lanes, mcp_fairness, public
-from ui.assets import PAGE_CSS
+from ui.assets import CJK_FONTS, PAGE_CSS
 from ui.pair import Pair, Served
 from ui.routed import Router
 
@@ -130,17 +132,12 @@ IN_BROWSER = ui.in_browser.served_model(
     everyday.translator if everyday is not None else None,
     everyday.familiarity.rule.confidence_below if everyday is not None else 0.0,
 )
-# System fonts: the page needs nothing from a font server to render.
-THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
+# System fonts: the page needs nothing from a font server to render (Chinese: the CJK fonts systems have).
+THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", *CJK_FONTS, "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
 # delete_cache: any file a view ever writes is swept within the hour (none does today).
-with gr.Blocks(title="Attention Lens: German → English", fill_width=True, delete_cache=(900, 1800)) as demo:
-    gr.HTML(
-        f"<header id='page-header' data-in-browser='{IN_BROWSER or ''}'><h1>Attention Lens</h1><p>German → English by a "
-        f"hand-written Transformer, and the attention behind every word. <b>{LEARNED.header}</b> "
-        "<button type='button' class='al-tour-start'>Take the guided walk (16 stops)</button></p></header>",
-        padding=False,
-    )
+with gr.Blocks(title=ui.locales.message("app.title"), fill_width=True, delete_cache=(900, 1800)) as demo:
+    gr.HTML(ui.header.header(LEARNED, IN_BROWSER), padding=False)
     page = ui.translate.build(pair, FIRST_VISIT)
     # Each view opens from the picture of the model (ui/static/spine.js), the walk or a link: closed until then.
     with gr.Column(elem_id="view-step", elem_classes=["al-view", "al-closed"]):
@@ -168,4 +165,6 @@ mcp_fairness.fair_tool_calls()  # and a flood of one client is refused in the ap
 
 if __name__ == "__main__":
     public.start_sweeper(demo)
-    demo.launch(theme=THEME, css_paths=[PAGE_CSS], **public.launch_settings())  # mcp_server=True with gradio[mcp]
+    demo.launch(
+        theme=THEME, css_paths=[PAGE_CSS], i18n=ui.locales.I18N, **public.launch_settings()
+    )  # mcp_server=True with gradio[mcp]

@@ -107,5 +107,5 @@ def test_the_notebook_bundle_holds_the_viewer_once_in_order():
     order = page_modules(VIEWER_ENTRY)
     assert order[-1] == VIEWER_ENTRY and "walk.js" not in order  # the page's own behaviour stays on the page
     text = bundle(VIEWER_ENTRY)
-    assert [m for m in re.findall(r'^modules\["([\w./]+)"\] = ', text, re.M)] == order
+    assert [m for m in re.findall(r'^modules\["([\w./-]+)"\] = ', text, re.M)] == order
     assert not re.search(r"^(?:import|export) ", text, re.M)

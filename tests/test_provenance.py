@@ -1,12 +1,14 @@
-"""What the page says the default model learned from (training_data/provenance.py): read from the data train.py records."""
+"""What the page says the default model learned from (training_data/provenance.py): read from the data train.py
+records, said in the page header by the catalogue's app.provenance.<kind>."""
 
 import json
 
-from training_data.provenance import CAPTIONS_ONLY, checkpoint_provenance, provenance
+from training_data.provenance import CAPTIONS_ONLY, EVERYDAY, PAIRED, checkpoint_provenance, provenance
+from ui.locales import LOCALES, message
 
 
 def test_captions_only_and_both_corpora_are_told_apart():
-    assert provenance({"corpus": "Multi30k", "train_pairs": 29000}) is CAPTIONS_ONLY
+    assert provenance({"corpus": "Multi30k", "train_pairs": 29000}) == CAPTIONS_ONLY
     both = provenance(
         {
             "corpus": "Multi30k + Ding + games",
@@ -14,13 +16,19 @@ def test_captions_only_and_both_corpora_are_told_apart():
             "more_corpora": {"games": 1, "software": 2},
         }
     )
-    assert both.label == "trained on captions and everyday German" and "everyday German" in both.header
-    assert len(both.header) <= len(CAPTIONS_ONLY.header) + 10  # a phone shows it above the first map
+    assert both == EVERYDAY and "everyday German" in message(f"app.provenance.{both}")
+
+
+def test_each_kind_is_one_short_sentence_in_every_locale():
+    for locale in LOCALES:
+        captions = message(f"app.provenance.{CAPTIONS_ONLY}", locale)
+        for kind in (EVERYDAY, PAIRED):  # a phone shows it above the first map
+            assert len(message(f"app.provenance.{kind}", locale)) <= len(captions) + 10, (kind, locale)
 
 
 def test_a_checkpoint_without_readable_results_reads_as_captions_only(tmp_path):
-    assert checkpoint_provenance(tmp_path) is CAPTIONS_ONLY  # no results.json
+    assert checkpoint_provenance(tmp_path) == CAPTIONS_ONLY  # no results.json
     (tmp_path / "results.json").write_text("{not json")
-    assert checkpoint_provenance(tmp_path) is CAPTIONS_ONLY
+    assert checkpoint_provenance(tmp_path) == CAPTIONS_ONLY
     (tmp_path / "results.json").write_text(json.dumps({"data": {"everyday": {"repeat": 3}}}))
-    assert checkpoint_provenance(tmp_path).label == "trained on captions and everyday German"
+    assert checkpoint_provenance(tmp_path) == EVERYDAY

@@ -78,8 +78,8 @@ def test_split_sentences_rejects_non_text():
     [
         (None, "Please enter a German sentence"),
         ("   ", "Please enter a German sentence"),
-        ("Ein Hund. Eine Katze.", "the step view takes one sentence; this text has 2"),
-        ("Ein Hund läuft. " * 40, "the step view takes one sentence of at most 400"),
+        ("Ein Hund. Eine Katze.", "stepping through takes one sentence; this text has 2"),
+        ("Ein Hund läuft. " * 40, "stepping through takes one sentence of at most 400"),
         ("Ein \ud800 Hund.", "not valid Unicode"),
     ],
 )
@@ -87,8 +87,26 @@ def test_one_sentence_is_checked_in_one_place(text, message):
     from ui.runtime import one_sentence
 
     with pytest.raises(ValueError, match=message):
-        one_sentence(text, 400, "the step view")
+        one_sentence(text, 400, "app.what.step")
     assert one_sentence("Ich bin 25.", 400) == "Ich bin 25."
+
+
+def test_a_refusal_names_its_message_so_the_page_says_it_in_the_visitors_language():
+    from ui.locales import Refused, message, said
+    from ui.runtime import one_sentence
+
+    with pytest.raises(Refused) as caught:
+        one_sentence("Ein Hund. Eine Katze.", 400, "app.what.step")
+    answer = said(caught.value)
+    assert answer["error"] == "stepping through takes one sentence; this text has 2: keep one"
+    assert (answer["error_key"], answer["error_values"], answer["error_words"]) == (
+        "app.refusal.one_only",
+        {"sentences": 2},
+        {"what": "app.what.step"},
+    )
+    chinese = message("app.refusal.one_only", "zh-CN", sentences=2, what=message("app.what.step", "zh-CN"))
+    assert chinese == "逐步解码每次只处理一句，这段文字有 2 句：请只留一句。"
+    assert said(ValueError("plain")) == {"error": "plain"}
 
 
 def test_the_page_refuses_too_much_text_by_one_rule_for_characters_and_sentences(tiny_translator):

@@ -83,7 +83,7 @@ def checked_top_k(top_k) -> int:
 
 def prefixed_sentence(text: str) -> str:
     """A prefix starts one translation: the text must be one sentence."""
-    return one_sentence(text, MAX_CHARACTERS, "a prefix")
+    return one_sentence(text, MAX_CHARACTERS, "app.what.prefix")
 
 
 def refuse_overlong(pair: Pair, sentences: list, model: str) -> None:

@@ -14,6 +14,8 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from ui.locales import I18N
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -81,7 +83,7 @@ def in_process_app(checkpoint: Path) -> Iterator:
     os.environ["MODEL_ID"] = str(checkpoint)
     os.environ["EVERYDAY_MODEL_ID"] = "none"
     module = importlib.reload(sys.modules["app"]) if "app" in sys.modules else importlib.import_module("app")
-    module.demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
+    module.demo.launch(prevent_thread_lock=True, server_port=free_port(), quiet=True, i18n=I18N)
     try:
         yield module
     finally:

@@ -19,6 +19,9 @@ from ui.standalone import VIEWER_STYLES, page_modules
 STATIC = Path(__file__).resolve().parent / "static"
 STYLES = list(VIEWER_STYLES)  # the viewer the page, a notebook and a saved file share
 PAGE_CSS = STATIC / "page.css"  # the page around the views: header, compact inputs, phones
+# The fonts Chinese text is drawn in where the system has one (macOS, Windows, Linux with fonts-noto-cjk), after
+# the Latin ones: a browser takes each character from the first font that has it. site.css names the same.
+CJK_FONTS = ["PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", "Source Han Sans SC"]
 PAGE_ENTRY = "page.js"  # the module every view imports (ui/static/page.js)
 # Each view's own stylesheets (ui/static/), after the shared ones.
 VIEW_STYLES: dict[str, list[str]] = {

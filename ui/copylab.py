@@ -20,6 +20,7 @@ from training.lab import CAPS, MAX_TIME_S, CopyLabProgress, CopyLabSettings, tra
 from ui.payload import quantize
 
 from .assets import mount_js, view_head
+from .locales import html, label, said
 
 TIME_ENV = "COPYLAB_TIME_S"  # a shorter time limit (tests, busy servers); never above MAX_TIME_S
 REPORT_EVERY = 10  # steps between updates sent to the browser
@@ -118,7 +119,7 @@ def run(n_layers, n_heads, d_model, lr, steps):
         settings = lab_settings(n_layers, n_heads, d_model, lr, steps)
         limit = time_limit()
     except ValueError as err:
-        yield {"id": time.time_ns(), "error": str(err)[:300]}
+        yield {"id": time.time_ns(), **said(err)}
         return
     yield {"id": time.time_ns(), "starting": True, "total": settings.steps, "limit": limit}
     yield from stream(settings, limit)
@@ -126,25 +127,28 @@ def run(n_layers, n_heads, d_model, lr, steps):
 
 def build() -> dict:
     """The view's widgets and its one event (one run at a time, queued)."""
-    gr.HTML(
-        "<h2 class='al-view-title' id='copylab-title'>Train a tiny Transformer now</h2>"
-        "<p class='al-view-intro'>The same model code as the translator, made tiny, learns to copy random "
-        "letter sequences (A B C → A B C). Watch its cross-attention turn from an even blur into a diagonal.</p>"
-        "<details class='al-more-text'><summary>More</summary><p>Its loss falls and its copies become right: to "
-        "write the i-th letter it learns to look at the i-th letter of the input. At most "
-        f"{time_limit():g} seconds a run; one run at a time on this server (others wait in line).</p></details>",
-        padding=False,
-    )
+    gr.HTML(html("app.copylab.intro", seconds=f"{time_limit():g}"), padding=False)
     with gr.Row(elem_id="copylab-settings"):
-        n_layers = gr.Radio([1, 2], value=2, label="Layers", min_width=90, elem_id="copylab-layers")
-        n_heads = gr.Radio([1, 2, 4], value=4, label="Heads", min_width=120, elem_id="copylab-heads")
+        n_layers = gr.Radio([1, 2], value=2, label=label("app.copylab.layers"), min_width=90, elem_id="copylab-layers")
+        n_heads = gr.Radio([1, 2, 4], value=4, label=label("app.copylab.heads"), min_width=120, elem_id="copylab-heads")
         d_model = gr.Slider(
-            *CAPS["d_model"], value=64, step=16, label="d_model (width)", min_width=140, elem_id="copylab-width"
+            *CAPS["d_model"],
+            value=64,
+            step=16,
+            label=label("app.copylab.width"),
+            min_width=140,
+            elem_id="copylab-width",
         )
-        lr = gr.Slider(*CAPS["lr"], value=3e-3, step=1e-4, label="Learning rate", min_width=140, elem_id="copylab-lr")
-        steps = gr.Slider(*CAPS["steps"], value=300, step=10, label="Steps", min_width=140, elem_id="copylab-steps")
+        lr = gr.Slider(
+            *CAPS["lr"], value=3e-3, step=1e-4, label=label("app.copylab.lr"), min_width=140, elem_id="copylab-lr"
+        )
+        steps = gr.Slider(
+            *CAPS["steps"], value=300, step=10, label=label("app.copylab.steps"), min_width=140, elem_id="copylab-steps"
+        )
     with gr.Row(elem_id="copylab-actions"):
-        train = gr.Button("Train", variant="primary", scale=0, min_width=110, elem_id="copylab-train")
+        train = gr.Button(
+            label("app.copylab.train"), variant="primary", scale=0, min_width=110, elem_id="copylab-train"
+        )
         status = gr.Markdown("", elem_id="copylab-queue", container=False)
     view = gr.HTML(
         value=None,

@@ -14,10 +14,10 @@ front matter makes the folder a static Hugging Face Space (`sdk: static`). Any s
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import shutil
 import sys
+from html import escape
 from pathlib import Path
 
 import torch
@@ -27,6 +27,8 @@ from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
 from translation import Translator
+from ui.header import language_switch
+from ui.locales import html
 from ui.standalone import page_modules
 
 from .assets import STATIC
@@ -42,23 +44,25 @@ PRECISIONS = {"fp16": torch.float16, "fp32": torch.float32}
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 
 
-def page(title: str, parameters: str) -> str:
-    """index.html: the header, one sentence box, the translation and the viewer; the scripts do the rest."""
+def page(title: str) -> str:
+    """index.html: the header, one sentence box, the translation and the viewer; the scripts do the rest. Its texts
+    are the catalogue's (ui/locales.py), written in the visitor's language by the page (locale.js)."""
     styles = "\n".join(f'<link rel="stylesheet" href="static/{n}">' for n in SITE_STYLES)
     scripts = f'<script type="module" src="static/{SITE_ENTRY}"></script>'
+    greedy = html("app.site.greedy", "span")
+    glossary = html("app.header.glossary", "button", "type='button' class='al-glossary-open'")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title><link rel="icon" href="data:,">
+<title>{escape(title)}</title><link rel="icon" href="data:,">
 {styles}
 </head><body>
-<header id="site-header"><h1>Attention Lens</h1> <span>German → English by a hand-written Transformer
-({html.escape(parameters)}), and the attention behind every word, computed in your browser.</span></header>
+<header id="site-header"><h1>Attention Lens</h1> {html("app.site.lead", "span")} {glossary} {language_switch()}</header>
 <main>
-<label for="site-source" class="site-label">German</label>
-<textarea id="site-source" rows="2">{html.escape(EXAMPLE)}</textarea>
-<div id="site-actions"><button id="site-translate" type="button" disabled>Translate</button>
-<label><input id="site-greedy" type="checkbox"> greedy (one draft, faster)</label></div>
-<p id="site-status" aria-live="polite">Loading the model into this page…</p>
+{html("app.site.source", "label", 'for="site-source" class="site-label"')}
+<textarea id="site-source" rows="2" lang="de">{escape(EXAMPLE)}</textarea>
+<div id="site-actions">{html("app.translate.button", "button", 'id="site-translate" type="button" disabled')}
+<label><input id="site-greedy" type="checkbox"> {greedy}</label></div>
+{html("app.site.loading", "p", 'id="site-status" aria-live="polite"')}
 <div id="site-result"></div>
 </main>
 {scripts}
@@ -125,7 +129,7 @@ def model_files(
     site = {
         "no_repeat_ngram": translator.no_repeat_ngram,
         "alarm_rule": {"confidence_below": confidence_below},
-        "parameters": f"{sum(v.numel() for v in weights.values()) / 1e6:.1f}M parameters",
+        "parameters": sum(v.numel() for v in weights.values()),
         "precision": precision,
     }
     if domain is not None:
@@ -169,11 +173,10 @@ def export_site(
     (a checkpoint) is the second model each sentence of everyday German goes to, as on the app."""
     checked_precision(precision)  # before the checkpoint is loaded
     out = Path(folder)
-    translator = Translator.from_pretrained(
-        model, device="cpu"
-    )  # the checkpoint's files checked as the app checks them
+    # the checkpoint's files checked as the app checks them
+    translator = Translator.from_pretrained(model, device="cpu")
     second = Translator.from_pretrained(everyday, device="cpu") if everyday is not None else None
-    site = pair_files(
+    pair_files(
         out,
         translator,
         load_familiarity(model).rule.confidence_below,
@@ -187,7 +190,7 @@ def export_site(
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:  # (SITE_SCRIPTS holds messages/*.json too)
         (out / "static" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(STATIC / name, out / "static" / name)
-    (out / "index.html").write_text(page("Attention Lens", site["parameters"]), encoding="utf-8")
+    (out / "index.html").write_text(page("Attention Lens"), encoding="utf-8")
     (out / "README.md").write_text(space_readme("Attention Lens"), encoding="utf-8")
     sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
     if sum(sizes.values()) > MAX_BYTES:

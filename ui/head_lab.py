@@ -26,6 +26,7 @@ from .head_lab_data import (
     importance_payload,
     load_importance,
 )
+from .locales import html, label, said
 from .pair import Pair
 from .runtime import gpu
 
@@ -45,25 +46,10 @@ METHODS = {
     "integrated gradients (32 steps)": ("integrated_gradients", 32),
     "input × gradient (fast)": ("input_x_gradient", 1),
 }
-
-INTRO = """<div class="hl-intro"><h2>Head lab</h2>
-<p>Each attention layer has several <b>heads</b>, small attention patterns side by side. <b>Switch one off</b> and
-see whether the translation needs it.</p>
-<details class="al-more-text"><summary>More</summary><p>The heads' outputs are joined and mixed by one matrix (the
-output projection, W<sub>O</sub>). Switching a head off sets its output to zero just before that mix, so the layer
-goes on with the other heads only. Nothing is retrained: this is the trained model with a part taken out. If the
-translation barely changes, the model did not need that head for this sentence; if it falls apart, the head
-carried something the others could not make up for.</p></details></div>"""
-
-ATTRIBUTION_INTRO = """<div class="hl-intro"><h3>Attention is not proof: attribution beside it</h3>
-<p>A bright attention cell says where a head <i>looked</i>, not what the output <i>depended on</i>.
-<b>Attribution</b> asks the model directly how much each English word's probability changes with each German
-word.</p>
-<details class="al-more-text"><summary>More</summary><p>Later layers can ignore what a head found, and several
-heads can carry the same thing. <b>Integrated gradients</b> slides each German word's embedding from zero (the
-baseline: only its position is left) to its real value in 32 steps and adds up the gradients along the way;
-<b>input × gradient</b> takes one gradient at the real value (faster, noisier). Where the two maps agree, the
-attention is a fair picture of what was used.</p></details></div>"""
+METHOD_LABELS = {  # the words the page shows for each of METHODS
+    "integrated gradients (32 steps)": label("app.headlab.method_ig"),
+    "input × gradient (fast)": label("app.headlab.method_gradient"),
+}
 
 
 def model_calls(translator: Translator, familiarity: Familiarity, options: DecodingOptions) -> tuple:
@@ -98,7 +84,7 @@ def handlers(pair: Pair) -> tuple:
             route, (ablated, _) = routed(text)
             return {**ablated(route.text, mask), "model": route.model, "route": route.to_dict()}
         except (ValueError, TypeError) as err:
-            return {"id": time.time_ns(), "error": str(err)[:300]}
+            return {"id": time.time_ns(), **said(err)}
 
     def run_attribution(text: str, method: str, mask_json: str = "[]") -> dict:
         """Attribution of the model as the grid above has it: with its heads switched off."""
@@ -107,7 +93,7 @@ def handlers(pair: Pair) -> tuple:
             route, (_, attributed) = routed(text)
             return {**attributed(route.text, *METHODS.get(method, (method, 32)), mask), "model": route.model}
         except (ValueError, TypeError) as err:
-            return {"id": time.time_ns(), "error": str(err)[:300]}
+            return {"id": time.time_ns(), **said(err)}
 
     return run_ablation, run_attribution
 
@@ -133,21 +119,21 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
     run_ablation, run_attribution = handlers(pair)
 
     with gr.Column(elem_id="headlab"):
-        gr.HTML(INTRO, padding=False)
+        gr.HTML(html("app.headlab.intro", attributes="class='hl-intro'"), padding=False)
         source = gr.Textbox(
-            value=EXAMPLE, label="German sentence (the lab takes one)", lines=1, max_lines=3, elem_id="headlab-source"
+            value=EXAMPLE, label=label("app.headlab.source"), lines=1, max_lines=3, elem_id="headlab-source"
         )
         controls = lab_view("headControls", "headlab-controls", importance)
         with gr.Row(elem_id="headlab-actions"):
             apply = gr.Button(
-                "Translate with these heads", variant="primary", elem_id="headlab-apply", scale=0, min_width=280
+                label("app.headlab.apply"), variant="primary", elem_id="headlab-apply", scale=0, min_width=280
             )
             mask = gr.Textbox(value="[]", visible="hidden", elem_id="headlab-mask")
         result = lab_view("headResult", "headlab-result", min_height=200)
-        gr.HTML(ATTRIBUTION_INTRO, padding=False)
+        gr.HTML(html("app.headlab.attribution_intro", attributes="class='hl-intro'"), padding=False)
         with gr.Row(elem_id="headlab-attr-actions"):
             method = gr.Radio(
-                list(METHODS),
+                [(METHOD_LABELS[name], name) for name in METHODS],
                 value=next(iter(METHODS)),
                 show_label=False,
                 container=False,
@@ -155,9 +141,7 @@ def build(pair: Pair, model_id: str | None = None, revision: str | None = None) 
                 scale=0,
                 min_width=460,
             )
-            attribute = gr.Button(
-                "Compare attention with attribution", elem_id="headlab-attribute", scale=0, min_width=300
-            )
+            attribute = gr.Button(label("app.headlab.attribute"), elem_id="headlab-attribute", scale=0, min_width=300)
         attribution = lab_view("attribution", "headlab-attribution", min_height=200)
 
     settings = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")

@@ -22,6 +22,7 @@ import gradio as gr
 
 from lens.explain import MAX_CHARACTERS, MAX_SENTENCES, DecodingOptions
 from tokenizer.sentences import split_sentences
+from ui.locales import Refused
 
 try:  # app.py imports spaces before torch; here it is already loaded (or absent off Spaces)
     import spaces
@@ -144,30 +145,27 @@ def checked_text(text) -> str:
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     checked_unicode(text, "text")
     if not text.strip():
-        raise ValueError("Please enter some German text to translate (text is empty).")
+        raise Refused("app.refusal.empty")
     if len(text) > MAX_CHARACTERS:
-        raise ValueError(
-            f"text has {len(text):,} characters; at most {MAX_CHARACTERS:,} are translated at once: shorten it"
-        )
+        raise Refused("app.refusal.too_long", characters=f"{len(text):,}", most=f"{MAX_CHARACTERS:,}")
     count = len(split_sentences(text))
     if count > MAX_SENTENCES:
-        raise ValueError(f"text has {count} sentences; at most {MAX_SENTENCES} are translated at once: split it")
+        raise Refused("app.refusal.too_many_sentences", sentences=count, most=MAX_SENTENCES)
     return text
 
 
-def one_sentence(text, max_characters: int, what: str = "this view") -> str:
+def one_sentence(text, max_characters: int, what: str = "app.what.view") -> str:
     """The one German sentence a view or endpoint works on; a ValueError in words for anything else
-    (not text, empty, not valid Unicode, too long, or more than one sentence)."""
+    (not text, empty, not valid Unicode, too long, or more than one sentence). `what`: the message that names
+    the view or argument ("app.what.step": "stepping through")."""
+    words = {"what": what}
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"Please enter a German sentence ({what} takes one).")
+        raise Refused("app.refusal.one_empty", words)
     if len(text) > max_characters:
-        raise ValueError(
-            f"the text has {len(text):,} characters; {what} takes one sentence of at most "
-            f"{max_characters:,}: shorten it"
-        )
+        raise Refused("app.refusal.one_too_long", words, characters=f"{len(text):,}", most=f"{max_characters:,}")
     sentences = split_sentences(checked_unicode(text, "text"))
     if len(sentences) != 1:
-        raise ValueError(f"{what} takes one sentence; this text has {len(sentences)}: keep one")
+        raise Refused("app.refusal.one_only", words, sentences=len(sentences))
     return sentences[0]
 
 

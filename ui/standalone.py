@@ -30,7 +30,7 @@ from .payload import page_payload
 VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's own modules and styles
 VIEWER_ENTRY = "result.js"  # the translate view's result (mountStandalone) and what it imports
 VIEWER_STYLES = ("lens.css", "spine.css")  # the page's own stylesheets: a notebook figure looks like the page
-IMPORT = re.compile(r'^import (?:\{ ([^}]*) \} from |(\w+) from )?"\./([\w./]+)"(?: with \{ type: "json" \})?;$', re.M)
+IMPORT = re.compile(r'^import (?:\{ ([^}]*) \} from |(\w+) from )?"\./([\w./-]+)"(?: with \{ type: "json" \})?;$', re.M)
 DYNAMIC_IMPORT = re.compile(r'\bimport\("\./([\w.]+)"\)')
 EXPORT = re.compile(r"^export (?:async )?(?:function|class|const) (\w+)", re.M)
 EXPORT_LIST = re.compile(r"^export \{ ([^}]*) \};$", re.M)

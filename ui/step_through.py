@@ -29,6 +29,7 @@ from ui.payload import page_payload, quantize
 
 from .assets import mount_js, view_head
 from .lanes import Lane
+from .locales import html, label, said
 from .pair import Pair
 from .runtime import checked_typed, gpu
 from .runtime import one_sentence as runtime_one_sentence
@@ -54,7 +55,7 @@ STEP_HEAD = view_head("step")  # its styles: ui.assets.VIEW_STYLES
 
 def one_sentence(text) -> str:
     """The sentence to step through (ui.runtime.one_sentence, at most MAX_CHARACTERS)."""
-    return runtime_one_sentence(text, MAX_CHARACTERS, "stepping through")
+    return runtime_one_sentence(text, MAX_CHARACTERS, "app.what.step")
 
 
 def checked_ids(translator: Translator, ids, name: str) -> list[int]:
@@ -217,7 +218,7 @@ def handlers(pair: Pair) -> tuple:
                 "route": route.to_dict(),
             }
         except (ValueError, TypeError) as err:
-            return {"id": time.time_ns(), "error": str(err)[:300]}
+            return {"id": time.time_ns(), **said(err)}
 
     def force(request: dict) -> dict:
         """{text, num_beams, ids, word, model}: force ids (the first pieces and a candidate), or ids and a typed
@@ -233,7 +234,7 @@ def handlers(pair: Pair) -> tuple:
                 raise ValueError("nothing to force: pick a candidate or type a word")
             return {**SIDE_LANE.run(forced, route.text, num_beams, prefix), "model": route.model}
         except (ValueError, TypeError) as err:
-            return {"error": str(err)[:300]}
+            return said(err)
 
     def hypothesis(request: dict) -> dict:
         """{text, ids, model}: the maps of one hypothesis of the beam (its pieces, taken as the output)."""
@@ -245,7 +246,7 @@ def handlers(pair: Pair) -> tuple:
                 raise ValueError("the start of the search has no words yet: pick a later hypothesis")
             return {**SIDE_LANE.run(explained, route.text, ids), "model": route.model}
         except (ValueError, TypeError) as err:
-            return {"error": str(err)[:300]}
+            return said(err)
 
     return run, force, hypothesis
 
@@ -256,15 +257,10 @@ def build(pair: Pair, model_choice: gr.components.Component | None = None) -> di
     run, force, hypothesis = handlers(pair)
 
     with gr.Column(elem_id="step-view"):
-        gr.HTML(
-            "<h2 class='st-heading'>Step through the decoding</h2><p class='st-intro'>Watch the model write its "
-            "English one piece at a time: what it considered, where it looked, and what a different word "
-            "would have changed.</p>",
-            padding=False,
-        )
+        gr.HTML(html("app.step.intro"), padding=False)
         with gr.Row(elem_id="step-inputs"):
             source = gr.Textbox(
-                label="German sentence",
+                label=label("app.step.source"),
                 show_label=False,
                 lines=1,
                 max_lines=3,
@@ -272,11 +268,13 @@ def build(pair: Pair, model_choice: gr.components.Component | None = None) -> di
                 min_width=240,
                 value=EXAMPLES[0],
                 elem_id="step-source",
-                placeholder="One German sentence, e.g. Ein Mann fährt Fahrrad.",
+                placeholder=label("app.step.placeholder"),
             )
-            beams = gr.Slider(*BEAMS, value=4, step=1, label="Beams", scale=2, min_width=160, elem_id="step-beams")
-            go = gr.Button("Step through", variant="primary", scale=0, min_width=130, elem_id="step-go")
-        examples = gr.Examples(EXAMPLES, inputs=[source], label="Examples")
+            beams = gr.Slider(
+                *BEAMS, value=4, step=1, label=label("app.step.beams"), scale=2, min_width=160, elem_id="step-beams"
+            )
+            go = gr.Button(label("app.step.go"), variant="primary", scale=0, min_width=130, elem_id="step-go")
+        examples = gr.Examples(EXAMPLES, inputs=[source], label=label("app.step.examples"))
         view = gr.HTML(
             value=None,
             html_template='<div class="al-mount"></div>',

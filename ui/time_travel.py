@@ -21,6 +21,7 @@ from lens.time_travel import LRU, SnapshotLibrary
 from ui.payload import page_payload
 
 from .assets import mount_js, view_head
+from .locales import html, label, message
 from .pair import Pair
 from .runtime import checked_unicode, gpu
 
@@ -28,11 +29,6 @@ SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
 APP_ROOT = Path(__file__).resolve().parent.parent  # paths under it are named relative to it
 DEFAULT_SENTENCE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 MAX_CHARACTERS = 300  # one or two sentences: every snapshot translates them
-NO_SNAPSHOTS = (
-    "This model has no training snapshots yet, so there is nothing to travel through. "
-    "A run started with `python train.py --snapshot-steps auto …` saves them in "
-    "<checkpoint>/snapshots/; point SNAPSHOTS_DIR at such a folder to see one."
-)
 
 
 def snapshot_source(model_id: str) -> str:
@@ -87,7 +83,12 @@ def catalog(library: SnapshotLibrary) -> dict:
         )
         return {"id": time.time_ns(), "message": f"The snapshots of {source} could not be read: {why}"[:400]}
     if not snapshots:
-        return {"id": time.time_ns(), "message": NO_SNAPSHOTS, "source": source}
+        return {
+            "id": time.time_ns(),
+            "message": message("app.history.none"),
+            "message_key": "app.history.none",
+            "source": source,
+        }
     return {"id": time.time_ns(), "source": source, "snapshots": [entry(s) for s in snapshots]}
 
 
@@ -110,7 +111,7 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
             yield shown
             return
         if not isinstance(text, str) or not text.strip():
-            yield {**shown, "message": "Type a German sentence above, then press Travel."}
+            yield {**shown, "message": message("app.history.empty"), "message_key": "app.history.empty"}
             return
         try:
             sentences, _ = sentences_of(checked_unicode(text[:MAX_CHARACTERS], "text"))
@@ -188,14 +189,7 @@ def build(pair: Pair, model_id: str) -> dict:
 
     run = traveller(library, drawn, translator.config.max_len, route_note(pair))
 
-    gr.HTML(
-        "<h2 class='al-view-title' id='history-title'>Time travel: watch attention being learned</h2>"
-        "<p class='al-view-intro'>The same sentence, read by the model at moments of its training, "
-        "from its first step to its last. Move the slider: early on, "
-        "attention is spread evenly and the English is nonsense; as training goes on, each English word "
-        "learns where to look.</p>",
-        padding=False,
-    )
+    gr.HTML(html("app.history.intro"), padding=False)
     with gr.Row(elem_id="history-input"):
         text = gr.Textbox(
             value=DEFAULT_SENTENCE,
@@ -204,10 +198,10 @@ def build(pair: Pair, model_id: str) -> dict:
             max_lines=2,
             scale=5,
             min_width=240,
-            placeholder="A German sentence",
+            placeholder=label("app.history.placeholder"),
             elem_id="history-source",
         )
-        go = gr.Button("Travel", variant="primary", scale=0, min_width=100, elem_id="history-go")
+        go = gr.Button(label("app.history.go"), variant="primary", scale=0, min_width=100, elem_id="history-go")
     view = gr.HTML(
         value=catalog(library),
         html_template='<div class="al-mount"></div>',

@@ -16,6 +16,7 @@ from lens.explain import BEAMS, LENGTH_PENALTY, DecodingOptions, TextExplanation
 from ui.payload import page_payload
 
 from .assets import viewer_component
+from .locales import html, label, message, said
 from .pair import Pair, explain_routed
 from .public import BATCHED_CALLS
 from .runtime import DECODING_METHODS, checked_text, decoding_options
@@ -32,7 +33,7 @@ EXAMPLES = [  # from the Multi30k validation split
     "Ich möchte ein Bier.",
     "Wo ist der Bahnhof?",
 ]
-EMPTY_MESSAGE = "Type a German sentence above, or pick an example."
+EMPTY_MESSAGE = message("app.translate.empty")
 RUN_JS = "(...args) => { window.attentionLens && window.attentionLens.busy('#result'); return args; }"
 # the second model's viewer waits only when it is asked (compare ticked); unticked, it gets no answer
 SECOND_RUN_JS = (
@@ -55,7 +56,7 @@ def page_handler(pair: Pair, other: bool = False):
         text: str, decoding: str, num_beams: float, length_penalty: float, max_length: float, model: str = "auto"
     ) -> dict:
         if not isinstance(text, str) or not text.strip():
-            return {"id": time.time_ns(), "message": EMPTY_MESSAGE}
+            return {"id": time.time_ns(), "message": EMPTY_MESSAGE, "message_key": "app.translate.empty"}
         try:
             checked_text(text)  # one rule with the API: too many characters or sentences is refused, in words
             options = decoding_options(decoding, num_beams, length_penalty, max_length, pair.max_len)
@@ -66,7 +67,7 @@ def page_handler(pair: Pair, other: bool = False):
                 pair, sentences, options, cost.PAGE, other_side(pair, sentences, model) if other else model
             )
         except (ValueError, TypeError) as err:
-            return {"id": time.time_ns(), "error": str(err)[:300]}
+            return {"id": time.time_ns(), **said(err)}
         payload = routed_payload(pair, found, options, left_out, time.perf_counter() - start)
         for sentence, first in zip(payload["sentences"], picked or []):  # the second side names the page's pick
             sentence["route"].update(forced=False, other=first.model)
@@ -122,10 +123,12 @@ def first_visit(pair: Pair, text: str = EXAMPLES[0]) -> tuple[str, dict] | None:
 
 
 MODEL_CHOICES = [
-    ("Automatic: the model that knows its kind of German", "auto"),
-    ("The default model (photo captions first)", "default"),
-    ("The everyday model", "everyday"),
+    (label("app.translate.model_auto"), "auto"),
+    (label("app.translate.model_default"), "default"),
+    (label("app.translate.model_everyday"), "everyday"),
 ]
+# The search's codes (the API's too) with the words the page shows for them.
+SEARCH_CHOICES = [(label("app.translate.search_beam"), "beam search"), (label("app.translate.search_greedy"), "greedy")]
 
 
 def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
@@ -136,8 +139,7 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
     w = input_widgets(pair, initial, two)
     compare = gr.Checkbox(
         False,
-        label="Compare with the other model: each sentence also by the model that did not "
-        "translate it, maps side by side",
+        label=label("app.translate.compare"),
         visible=two,
         elem_id="compare",
     )
@@ -176,23 +178,25 @@ def input_widgets(pair: Pair, initial: tuple[str, dict] | None, two: bool) -> di
     with gr.Column(elem_id="input-row"):
         source = gr.Textbox(
             initial[0] if initial else "",
-            label="German",
+            label=label("app.translate.source"),
             show_label=False,
             lines=2,
             max_lines=6,
             autofocus=True,
-            placeholder="German text: one sentence or several. Ein Mann fährt Fahrrad.",
+            placeholder=label("app.translate.placeholder"),
             elem_id="source",
         )
         with gr.Row(elem_id="actions"):
-            translate = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=110)
-            with gr.Accordion("Options", open=False, elem_id="options"):
+            translate = gr.Button(
+                label("app.translate.button"), variant="primary", elem_id="translate", scale=0, min_width=110
+            )
+            with gr.Accordion(label("app.translate.options"), open=False, elem_id="options"):
                 options = option_widgets(pair, two)
-            with gr.Accordion("Examples", open=False, elem_id="examples-column"):
+            with gr.Accordion(label("app.translate.examples"), open=False, elem_id="examples-column"):
                 examples = gr.Examples(
                     EXAMPLES,
                     inputs=[source],
-                    label="Click one to translate it",
+                    label=label("app.translate.examples_label"),
                     examples_per_page=len(EXAMPLES),
                     example_labels=[short(e) for e in EXAMPLES],
                 )
@@ -204,36 +208,40 @@ def option_widgets(pair: Pair, two: bool) -> dict:
     model = gr.Radio(
         MODEL_CHOICES if two else MODEL_CHOICES[:2],
         value="auto",
-        label="Model",
-        info="each sentence goes to the model that learned its kind of German, unless you choose one",
+        label=label("app.translate.model"),
+        info=label("app.translate.model_info"),
         elem_id="model-choice",
         visible=two,
     )
     decoding = gr.Radio(
-        list(DECODING_METHODS),
+        [choice for choice in SEARCH_CHOICES if choice[1] in DECODING_METHODS],
         value="beam search",
-        label="Search",
-        info="beam search keeps several drafts; greedy takes the likeliest word each time",
+        label=label("app.translate.search"),
+        info=label("app.translate.search_info"),
         elem_id="decoding",
     )
-    num_beams = gr.Slider(*BEAMS, value=4, step=1, label="Beam size", elem_id="beams")
+    num_beams = gr.Slider(*BEAMS, value=4, step=1, label=label("app.translate.beams"), elem_id="beams")
     length_penalty = gr.Slider(
         *LENGTH_PENALTY,
         value=1.0,
         step=0.1,
-        label="Length penalty",
-        info="> 1 favours longer translations",
+        label=label("app.translate.length_penalty"),
+        info=label("app.translate.length_penalty_info"),
         elem_id="length-penalty",
     )
     max_length = gr.Slider(
-        8, pair.max_len, value=min(128, pair.max_len), step=8, label="Maximum length (pieces)", elem_id="max-length"
+        8,
+        pair.max_len,
+        value=min(128, pair.max_len),
+        step=8,
+        label=label("app.translate.max_length"),
+        elem_id="max-length",
     )
     gr.Checkbox(
         False,
-        label="Compute in my browser",
+        label=label("app.translate.in_browser"),
         elem_id="in-browser",
-        info="the model (15 MB) runs in this page: no server queue, and your sentences stay here; "
-        "who wrote each word, patching and the other views still ask the server",
+        info=label("app.translate.in_browser_info"),
     )
     return {
         "model": model,
@@ -249,7 +257,7 @@ def result_widgets(initial: tuple[str, dict] | None) -> tuple[gr.HTML, gr.HTML, 
     with gr.Row(elem_id="results-row", equal_height=False):
         with gr.Column(min_width=300):
             first_label = gr.HTML(
-                "<div class='al-model-label'><b>Each sentence by the model that knows its kind of German</b></div>",
+                html("app.translate.first_label", attributes="class='al-model-label'"),
                 visible=False,
                 padding=False,
             )
@@ -260,8 +268,7 @@ def result_widgets(initial: tuple[str, dict] | None) -> tuple[gr.HTML, gr.HTML, 
             )
         with gr.Column(min_width=300, visible=False, elem_id="second-column") as second_column:
             gr.HTML(
-                "<div class='al-model-label'><b>The other model</b>: each sentence by the model that did not "
-                "translate it on the left</div>",
+                html("app.translate.second_label", attributes="class='al-model-label'"),
                 padding=False,
             )
             second_result = viewer_component(elem_id="second-result", min_height=560)

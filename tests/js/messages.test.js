@@ -8,8 +8,10 @@ import path from "node:path";
 import ts from "typescript";
 import { STATIC, load } from "./load.js";
 
-const AL = await load("i18n.js", "store.js");
-const en = JSON.parse(fs.readFileSync(path.join(STATIC, "messages", "en.json"), "utf8"));
+const AL = await load("i18n.js", "store.js", "locale.js");
+const catalogue = (locale) => JSON.parse(fs.readFileSync(path.join(STATIC, "messages", `${locale}.json`), "utf8"));
+const en = catalogue("en");
+const OTHERS = fs.readdirSync(path.join(STATIC, "messages")).map((n) => n.replace(/\.json$/, "")).filter((l) => l !== "en");
 const FILES = fs.readdirSync(STATIC).filter((name) => name.endsWith(".js")).sort();
 const SOURCES = Object.fromEntries(FILES.map((name) => [name, fs.readFileSync(path.join(STATIC, name), "utf8")]));
 const FORMS = ["zero", "one", "two", "few", "many", "other"]; // Intl.PluralRules' categories
@@ -34,9 +36,68 @@ test("every key a module asks for is in messages/en.json (a plural: its one and 
   assert.deepEqual(missing, []);
 });
 
-test("every message in messages/en.json is asked for by a module", () => {
+test("every message in messages/en.json is asked for by a module (app.*: by the app's Python, tests/test_messages.py)", () => {
   const used = new Set(calls.flatMap(([, lookup, key]) => read(lookup, key)));
-  assert.deepEqual(Object.keys(en).filter((key) => !used.has(key)), []);
+  assert.deepEqual(Object.keys(en).filter((key) => !used.has(key) && !key.startsWith("app.")), []);
+});
+
+/** The keys locale `locale` must have: every key of English, a plural by the forms `locale` uses. */
+function expected(locale) {
+  const forms = new Intl.PluralRules(locale).resolvedOptions().pluralCategories;
+  return Object.keys(en).filter((key) => {
+    const form = key.slice(key.lastIndexOf(".") + 1), base = key.slice(0, key.lastIndexOf("."));
+    return !(FORMS.includes(form) && `${base}.other` in en) || forms.includes(/** @type {any} */ (form));
+  });
+}
+const tags = (text) => [...text.matchAll(/<\/?([a-z]+)/g)].map((m) => m[0]).sort();
+
+test("every locale has every message (a plural: the forms its language uses), no other, placeholders and tags alike", () => {
+  assert.ok(OTHERS.includes("zh-CN"), "the Chinese catalogue");
+  for (const locale of OTHERS) {
+    const own = catalogue(locale), want = expected(locale);
+    assert.deepEqual(want.filter((key) => !(key in own)), [], `${locale} lacks these`);
+    assert.deepEqual(Object.keys(own).filter((key) => !want.includes(key)), [], `${locale} has these, English or its plural rules do not`);
+    for (const [key, text] of Object.entries(own)) {
+      const source = en[key] ?? en[key.replace(/\.\w+$/, ".other")];
+      assert.ok(typeof text === "string" && text.trim() !== "", `${locale} ${key} has no text`);
+      assert.deepEqual([...new Set(placeholders(text))].sort(), [...new Set(placeholders(source))].sort(), `${locale} ${key}: placeholders`);
+      assert.deepEqual(tags(text), tags(source), `${locale} ${key}: tags`);
+    }
+  }
+});
+
+test("the Chinese catalogue is Chinese: each message with English words has Chinese characters (names and symbols aside)", () => {
+  const zh = catalogue("zh-CN");
+  const english = Object.keys(zh).filter((key) => /[a-z]{4,}/.test((en[key] ?? en[key.replace(/\.\w+$/, ".other")])
+    .replace(/\{\w+\}|<[^>]+>|&\w+;/g, "")) && !/[\u4e00-\u9fff]/.test(zh[key]));
+  const names = ["spine.softmax", "glossary.softmax.term", "glossary.logit_lens.term"]; // kept in Latin letters
+  assert.deepEqual(english.filter((key) => !names.includes(key) && !key.endsWith(".match")), []);
+});
+
+test("the locale: ?lang= first, then the kept choice, then the browser's languages, else English; any Chinese reads zh-CN", () => {
+  assert.equal(AL.pickLocale("?lang=zh-CN", "en", ["en-US"]), "zh-CN");
+  assert.equal(AL.pickLocale("?lang=en", "zh-CN", ["zh-CN"]), "en");
+  assert.equal(AL.pickLocale("?lang=fr", "zh-CN", ["en"]), "zh-CN", "an unknown ?lang= falls through");
+  assert.equal(AL.pickLocale("", null, ["de-DE", "zh-TW", "en"]), "zh-CN", "the first language the page speaks");
+  assert.equal(AL.pickLocale("", null, ["de-DE", "fr"]), "en");
+  assert.equal(AL.pickLocale("", null, []), "en");
+  for (const tag of ["zh", "zh-CN", "zh-Hans", "zh-Hans-CN", "ZH-cn", "zh-HK"]) assert.equal(AL.localeOf(tag), "zh-CN", tag);
+  for (const tag of ["en", "en-GB", "EN-us"]) assert.equal(AL.localeOf(tag), "en", tag);
+  for (const tag of ["de", "zhx", "", null]) assert.equal(AL.localeOf(tag), null, String(tag));
+});
+
+test("in Chinese: the message of a key, one plural form, numbers and lists as Chinese writes them", () => {
+  AL.set({ locale: "zh-CN" });
+  try {
+    assert.equal(AL.locale(), "zh-CN");
+    assert.equal(AL.t("core.head", { n: 2 }), catalogue("zh-CN")["core.head"].replace("{n}", "2"));
+    assert.equal(AL.plural("result.sentences", 1), AL.plural("result.sentences", 2).replace("2", "1"));
+    assert.equal(AL.list(["a", "b"]), "a、b");
+    assert.equal(AL.appText("app.translate.button"), "翻译");
+    assert.throws(() => AL.appText("core.head", { n: 1 }), /not a message of the app's Python/);
+  } finally {
+    AL.set({ locale: "en" });
+  }
 });
 
 test("each lookup names its key as written text, a key of its own module (<module>.<what>)", () => {

@@ -4,7 +4,7 @@
    size, and the agreement of the two per layer. */
 import { selectMap } from "./core.js";
 import { drawMatrix, el, matrixLayout } from "./draw.js";
-import { list, percent, plural, t } from "./i18n.js";
+import { answerText, list, percent, plural, t } from "./i18n.js";
 import { register } from "./store.js";
 import { themeOf } from "./viewer.js";
 
@@ -38,7 +38,7 @@ export class AttributionView {
     this.root.dataset.shown = x && x.id ? x.id : "";
     if (!x || x.error || !x.tokens) {
       this.root.classList.add("hl-empty");
-      if (x && x.error) this.message.textContent = x.error;
+      if (x && x.error) this.message.textContent = answerText(x);
       this.message.classList.toggle("al-error", !!(x && x.error));
       return;
     }

@@ -5,7 +5,7 @@
    drawOverview). */
 import { headName, selectMap, shownLayer } from "./core.js";
 import { drawMatrix, drawOverview, el, matrixLayout, svg } from "./draw.js";
-import { fixed, t } from "./i18n.js";
+import { answerText, fixed, t } from "./i18n.js";
 import { themeOf } from "./viewer.js";
 import { register } from "./store.js";
 
@@ -83,7 +83,7 @@ export class CopyLab {
   show(x) {
     this.root.dataset.shown = x.id || "";
     this.root.classList.remove("al-c-waiting");
-    if (x.error) { this.status.textContent = x.error; this.status.classList.add("al-c-error"); return; }
+    if (x.error) { this.status.textContent = answerText(x); this.status.classList.add("al-c-error"); return; }
     this.status.classList.remove("al-c-error");
     if (x.starting) {
       this.updates = 0; this.data = null;

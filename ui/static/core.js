@@ -154,3 +154,15 @@ export function fileName(map, sentenceIndex, ext) {
 
 /** The model that translated a sentence ("default", "everyday"), for the views that ask the server about it. */
 export const modelOf = (sentence) => (sentence && sentence.route && sentence.route.model) || "auto";
+
+const SUBLAYERS = { "self-attention": "self", "cross-attention": "cross", "feed-forward": "ff" };
+/** A stage of the model as lens/stream.py and lens/patching.py name it ("embedding", "layer 2", "layer 2
+    cross-attention"), in the page's language; a name of another shape as it is. */
+export function stageName(stage) {
+  const m = /^layer (\d+)(?: (self-attention|cross-attention|feed-forward))?$/.exec(stage);
+  if (stage === "embedding") return t("core.stage.embedding");
+  if (!m) return stage;
+  const layer = m[1], sublayer = SUBLAYERS[m[2] || ""];
+  return sublayer === "self" ? t("core.stage.self", { layer }) : sublayer === "cross" ? t("core.stage.cross", { layer })
+    : sublayer === "ff" ? t("core.stage.ff", { layer }) : t("core.stage.layer", { layer });
+}

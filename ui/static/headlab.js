@@ -5,7 +5,7 @@
    Needs core.js, draw.js and viewer.js. Everything here is drawn from data the server sent once. */
 import { el } from "./draw.js";
 import { colour } from "./core.js";
-import { fixed, list, percent, plural, t } from "./i18n.js";
+import { answerText, fixed, list, percent, plural, t } from "./i18n.js";
 import { unfamiliarNotice } from "./result.js";
 import { Viewer } from "./viewer.js";
 import { publish } from "./door.js";
@@ -223,7 +223,7 @@ class HeadResult {
     unfamiliarNotice(this.notice, x && !x.error ? x : null);
     if (!x || x.error || !x.explanation) {
       this.root.classList.add("hl-empty");
-      this.message.textContent = x && x.error ? x.error : this.message.textContent;
+      this.message.textContent = x && x.error ? answerText(x) : this.message.textContent;
       this.message.classList.toggle("al-error", !!(x && x.error));
       return;
     }

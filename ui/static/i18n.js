@@ -15,10 +15,13 @@
    A value fills its placeholder as String(value): a number to be written in the locale's way goes through
    number, fixed or percent first. */
 import en from "./messages/en.json" with { type: "json" };
+import zh from "./messages/zh-CN.json" with { type: "json" };
 import { get } from "./store.js";
 
 /** The catalogue of each locale the page has; English has every message (tests/js/messages.test.js). */
-const CATALOGUES = /** @type {Record<string, Record<string, string>>} */ ({ en });
+const CATALOGUES = /** @type {Record<string, Record<string, string>>} */ ({ en, "zh-CN": zh });
+/** The locales the page speaks, English first. */
+export const LOCALES = Object.keys(CATALOGUES);
 const PLACEHOLDER = /\{(\w+)\}/g;
 
 /** The locale the page speaks now: the store's, where the page has its catalogue; else English. */
@@ -62,6 +65,25 @@ export function parts(key, values) {
     else if (value !== "") out.push(String(value));
   });
   return out;
+}
+
+/** The text of message `key`, one the app's Python writes ("app.<what>", ui/locales.py), in the page's locale:
+    what locale.js writes into an element marked data-i18n="key". A key outside "app." throws.
+    @param {string} key @param {Record<string, string | number>} [values] @returns {string} */
+export function appText(key, values) {
+  if (!key.startsWith("app.")) throw new Error(`"${key}" is not a message of the app's Python (app.<what>)`);
+  return fill(key, message(key), values);
+}
+
+/** What a server's answer `x` says in its `field` ("error" or "message"): in the page's locale where it names its
+    message (`<field>_key`, `<field>_values`, `<field>_words`: ui/locales.said), else its text as sent; "" for none.
+    @param {any} x @param {string} [field] @returns {string} */
+export function answerText(x, field = "error") {
+  if (!x || !x[field]) return "";
+  const key = x[`${field}_key`];
+  if (!key) return String(x[field]);
+  const words = Object.fromEntries(Object.entries(x[`${field}_words`] || {}).map(([name, word]) => [name, appText(word)]));
+  return appText(key, { ...(x[`${field}_values`] || {}), ...words });
 }
 
 /** @type {Map<string, Intl.PluralRules>} */

@@ -169,7 +169,8 @@ export async function inPageTranslate(lens, text, options) {
     heads: c.n_heads, max_len: c.max_len, threshold: lens.rule.confidence_below,
     options: { num_beams: o.num_beams, length_penalty: o.length_penalty, max_new_tokens: o.max_new_tokens },
     left_out: Math.max(0, sentences.length - MAX_SENTENCES),
-    status: { method: o.num_beams === 1 ? t("inpage.greedy") : t("inpage.beam_search", { n: o.num_beams }),
+    // the search as lens.explain.method_name names it (the page writes it from options.num_beams)
+    status: { method: o.num_beams === 1 ? "greedy" : `beam search (${o.num_beams} beams)`,
       ms: Math.round(performance.now() - t0), device: t("inpage.this_browser") },
     sentences: payloads, translation: payloads.map((p) => p.translation).filter((t) => t).join(" "),
   };

@@ -51,11 +51,11 @@ function qkv(lens, [text, kind, layer, head, row, decoding, beams, lp, maxLength
 /** /logit_lens: the decoder's state after every sublayer read out as if it were the last. */
 function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
   const { model, bpe, config } = lens, e = translated(lens, text, decoding, beams, lp, maxLength);
-  const names = [[t("inside.stage.embedding"), "decoder.embed"]]; // [the stage's name, its tap]
+  // [the stage's name as lens/stream.py names it (the page writes it: core.stageName), its tap]
+  const names = [["embedding", "decoder.embed"]];
   for (let i = 0; i < config.n_decoder_layers; i++) {
-    const layer = i + 1;
-    names.push([t("inside.stage.self", { layer }), `decoder.${i}.self_attn.resid`], [t("inside.stage.cross", { layer }),
-      `decoder.${i}.cross_attn.resid`], [t("inside.stage.ff", { layer }), `decoder.${i}.ff.resid`]);
+    names.push([`layer ${i + 1} self-attention`, `decoder.${i}.self_attn.resid`],
+      [`layer ${i + 1} cross-attention`, `decoder.${i}.cross_attn.resid`], [`layer ${i + 1} feed-forward`, `decoder.${i}.ff.resid`]);
   }
   const index = new Map(names.map(([, n], s) => [n, s])), T = e.out.length;
   const prob = names.map(() => new Array(T)), top = names.map(() => new Array(T)), best = names.map(() => new Array(T));

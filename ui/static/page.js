@@ -6,6 +6,10 @@
      import("/gradio_api/file=ui/static/page.js").then((page) => page.mount("step", element, props, watch, server));
 
    is the js_on_load of a view's gr.HTML (ui/assets.py writes it). */
+// first: it sets the page's locale before the modules that write texts run
+import { startLocale } from "./locale.js";
+import { startContent } from "./content.js";
+import { startGlossary } from "./glossary.js";
 import "./walk.js";
 import "./tour.js";
 import "./browser.js";
@@ -36,6 +40,10 @@ function copyLabWaiting() {
   const lab = view("copylab");
   if (lab) lab.waiting();
 }
+
+startLocale(); // before any view is mounted: each writes its texts in the page's language
+startContent();
+startGlossary();
 
 // Gradio's buttons call these before their request leaves (ui/translate.py, ui/copylab.py).
 publish({ busy, markStale, copyLabWaiting });

@@ -3,7 +3,7 @@
    head's output copied from the clean run into the other (/patch, lens/patching_heads.py), drawn as layer x head
    grids and told in a sentence. */
 import { callApi } from "./backend.js";
-import { diverging, modelOf } from "./core.js";
+import { diverging, modelOf, stageName } from "./core.js";
 import { el, explainer, signedLegend } from "./draw.js";
 import { fixed, list, percent, t } from "./i18n.js";
 import { pieceText } from "./qkv.js";
@@ -76,7 +76,7 @@ export function renderPatch(p) {
   const carried = p.recovered.map((row) => row[swapped]);
   const stays = Math.min(...carried) > 0.5;
   const vector = { piece: clean(p.source_tokens[swapped]),
-    levels: list(carried.map((v, i) => t("patchlab.level", { restored: percent(v), level: p.levels[i] }))) };
+    levels: list(carried.map((v, i) => t("patchlab.level", { restored: percent(v), level: stageName(p.levels[i]) }))) };
   box.append(el("div", "al-patch-note", stays ? t("patchlab.encoder_vector_stays", vector) : t("patchlab.encoder_vector", vector)));
   box.append(el("div", "al-who-note", t("patchlab.note")));
   return box;

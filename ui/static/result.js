@@ -7,7 +7,7 @@ import { drawSpine } from "./spine.js";
 import { Viewer } from "./viewer.js";
 import { useServer } from "./backend.js";
 import { publish } from "./door.js";
-import { fixed, list, number, plural, t } from "./i18n.js";
+import { answerText, fixed, list, number, plural, t } from "./i18n.js";
 import { openLadder } from "./ladder.js";
 import { openPatch } from "./patchlab.js";
 import { register, set } from "./store.js";
@@ -257,9 +257,9 @@ export class Result {
     publish({ arrived: performance.now() }); // bench/page.py: from the answer's arrival to the map on screen
     if (!x || x.error || !x.sentences || !x.sentences.length) {
       this.root.classList.add("al-empty");
-      this.english.textContent = x && x.error ? x.error : t("result.empty");
+      this.english.textContent = x && x.error ? answerText(x) : t("result.empty");
       this.english.classList.toggle("al-error", !!(x && x.error));
-      this.status.textContent = x && x.message ? x.message : "";
+      this.status.textContent = answerText(x, "message");
       this.notes.replaceChildren();
       this.ladder.replaceChildren();
       this.inside.hidden = true;
@@ -274,7 +274,9 @@ export class Result {
     this.english.replaceChildren(...x.sentences.map((s, i) => shadedSentence(s, i, (k) => this.viewer.choose("sentence", k))));
     const pieces = x.sentences.reduce((n, s) => n + s.tokens.src.length, 0);
     const out = x.sentences.reduce((n, s) => n + s.tokens.tgt.length, 0);
-    this.status.textContent = t("result.status", { method: x.status.method, sentences: plural("result.sentences",
+    const beams = x.options && x.options.num_beams;
+    const method = !beams ? x.status.method : beams === 1 ? t("result.greedy") : t("result.beam_search", { n: number(beams) });
+    this.status.textContent = t("result.status", { method, sentences: plural("result.sentences",
       x.sentences.length), pieces, out, ms: x.status.ms, device: x.status.device });
     this.notes.replaceChildren(...notices(x).map(([cls, text]) => el("div", "al-notice " + cls, text)));
     this.offerOther();

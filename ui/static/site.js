@@ -2,9 +2,13 @@
 /* Attention Lens, the static site's page (python -m ui.export_site DIR): the sentence box, the translation and
    every map, computed in the visitor's browser from the files beside index.html; nothing is sent anywhere.
    window.attentionLens.translate(text, options) returns a Promise of the payload the viewer draws. */
+// first: it sets the page's locale before the modules that write texts run
+import { startLocale } from "./locale.js";
 import { callApi } from "./backend.js";
+import { startContent } from "./content.js";
+import { startGlossary } from "./glossary.js";
 import { publish } from "./door.js";
-import { t } from "./i18n.js";
+import { number, t } from "./i18n.js";
 import { register } from "./store.js";
 import { inPageTranslate, loadInPage } from "./inpage.js";
 import { answerInPage } from "./inside.js";
@@ -52,9 +56,16 @@ async function boot() {
   go.addEventListener("click", run);
   box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });
   go.disabled = false;
-  const model = { parameters: lens.site.parameters, precision: lens.site.precision };
+  const model = { parameters: t("site.parameters", { count: number(lens.site.parameters, { notation: "compact",
+    maximumFractionDigits: 1 }) }), precision: lens.site.precision };
   status.textContent = lens.model.kernel ? t("site.ready", model) : t("site.ready_plain", model);
   const first = await run();
   publish({ firstMs: Math.round(performance.now() - t0), ready: !!first });
 }
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot); else boot();
+function start() {
+  startLocale();
+  startContent();
+  startGlossary();
+  boot();
+}
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();

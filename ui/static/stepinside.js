@@ -3,6 +3,7 @@
    /contributions) and when it was decided (its rung of the logit-lens ladder, /logit_lens), fetched once per
    trace (the forced one too, from its forced start) and read out for the step shown. */
 import { callApi } from "./backend.js";
+import { stageName } from "./core.js";
 import { el } from "./draw.js";
 import { nodeLabel } from "./beam.js";
 import { fixed, percent, t } from "./i18n.js";
@@ -51,12 +52,12 @@ function ladderLine(lens, step) {
   const line = el("div", "st-inside-line");
   const stage = lens.stages[lens.decided_at[step]];
   line.append(el("b", null, t("stepinside.when_label")), el("span", null, lens.decided_at[step] === 0
-    ? t("stepinside.at_embedding") : t("stepinside.from_stage", { stage })));
+    ? t("stepinside.at_embedding") : t("stepinside.from_stage", { stage: stageName(stage) })));
   const rungs = el("div", "st-rungs");
   lens.stages.forEach((name, s) => {
     const rung = el("span", "st-rung" + (s === lens.decided_at[step] ? " st-rung-decided" : ""));
     rung.style.background = `rgba(79, 70, 229, ${Math.min(1, lens.prob[s][step]).toFixed(2)})`;
-    rung.title = t("stepinside.rung", { stage: name, p: fixed(lens.prob[s][step], 3) });
+    rung.title = t("stepinside.rung", { stage: stageName(name), p: fixed(lens.prob[s][step], 3) });
     rungs.append(rung);
   });
   line.append(rungs);

@@ -9,7 +9,7 @@ import { el } from "./draw.js";
 import { drawBeamTree, drawNBest, nodeLabel } from "./beam.js";
 import { SPECIAL } from "./core.js";
 import { unfamiliarNotice } from "./result.js";
-import { fixed, t } from "./i18n.js";
+import { answerText, fixed, t } from "./i18n.js";
 import { drawInside, mountInside } from "./stepinside.js";
 import { changedWords, describeChoice, glue, percent, sentenceOf, wordsOf } from "./steptext.js";
 import { Viewer, themeOf } from "./viewer.js";
@@ -154,7 +154,7 @@ export class StepView {
     this.root.dataset.shown = x && x.id ? String(x.id) : "";
     const ok = x && x.greedy;
     this.root.classList.toggle("st-empty", !ok);
-    this.message.textContent = x && x.error ? x.error : ok ? "" : this.message.textContent;
+    this.message.textContent = x && x.error ? answerText(x) : ok ? "" : this.message.textContent;
     this.message.classList.toggle("st-error", !!(x && x.error));
     unfamiliarNotice(this.notice, ok ? x : null);
     if (!ok) return;
@@ -326,7 +326,7 @@ export class StepView {
     this.whatif.dataset.shown = "";
     const r = await this.call("force", { text: this.x.source, num_beams: tr.num_beams, ids: ids, word: id === null ? word : null,
       model: this.x.model || "auto" });
-    if (r.error) { this.whatif.replaceChildren(el("h3", "st-title", t("stepthrough.what_if")), el("p", "st-error", r.error)); return; }
+    if (r.error) { this.whatif.replaceChildren(el("h3", "st-title", t("stepthrough.what_if")), el("p", "st-error", answerText(r))); return; }
     this.forced = r.trace;
     const plain = (tokens) => wordsOf(tokens).filter((w) => !(w.text in SPECIAL));
     const before = plain(tr.tokens).map((w) => w.text), afterWords = plain(r.trace.tokens), after = afterWords.map((w) => w.text);
@@ -360,7 +360,7 @@ export class StepView {
     this.maps.hidden = false;
     this.mapsTitle.textContent = t("stepthrough.loading", { title });
     const r = await this.call("hypothesis", { text: this.x.source, ids: ids, model: this.x.model || "auto" });
-    if (r.error) { this.mapsTitle.textContent = r.error; return; }
+    if (r.error) { this.mapsTitle.textContent = answerText(r); return; }
     this.showMaps(r, title);
   }
 

@@ -4,7 +4,7 @@
    at a time); moving the slider shows another one at once with the shared Viewer, and marks
    it on the val BLEU curve and on the sharpness chart (mean entropy of cross-attention rows). */
 import { el, svg } from "./draw.js";
-import { fixed, t } from "./i18n.js";
+import { answerText, fixed, t } from "./i18n.js";
 import { unfamiliarNotice } from "./result.js";
 import { Viewer, themeOf } from "./viewer.js";
 import { register } from "./store.js";
@@ -93,7 +93,7 @@ export class History {
     const snaps = (x && x.snapshots) || [];
     const fresh = !this.data || !x.text || this.data.text !== x.text || this.data.snapshots.length !== snaps.length;
     this.data = x;
-    this.message.textContent = x.error || x.message || x.note || "";
+    this.message.textContent = answerText(x) || answerText(x, "message") || x.note || "";
     this.message.classList.toggle("al-h-error", !!x.error);
     unfamiliarNotice(this.notice, x.done ? x : null);
     this.root.classList.toggle("al-h-none", !snaps.length);

@@ -246,6 +246,7 @@ publish({ walk, walkTo });
   if (b && !b.dataset.bound) {
     b.dataset.bound = "true";
     b.addEventListener("click", () => startTour());
-    if (left) b.textContent = t("tour.resume", { stop: left.stop + 1, stops: STOPS.length });
+    b.textContent = left ? t("tour.resume", { stop: left.stop + 1, stops: STOPS.length })
+      : t("tour.take", { stops: STOPS.length });
   } else if (!b && Date.now() - since < 60000) setTimeout(() => bind(since), 100);
 })(Date.now());
