@@ -133,7 +133,9 @@ IN_BROWSER = ui.in_browser.served_model(
     everyday.familiarity.rule.confidence_below if everyday is not None else 0.0,
 )
 # System fonts: the page needs nothing from a font server to render (Chinese: the CJK fonts systems have).
-THEME = gr.themes.Soft(font=["ui-sans-serif", "system-ui", *CJK_FONTS, "sans-serif"], font_mono=["ui-monospace", "monospace"])
+THEME = gr.themes.Soft(
+    font=["ui-sans-serif", "system-ui", *CJK_FONTS, "sans-serif"], font_mono=["ui-monospace", "monospace"]
+)
 
 # delete_cache: any file a view ever writes is swept within the hour (none does today).
 with gr.Blocks(title=ui.locales.message("app.title"), fill_width=True, delete_cache=(900, 1800)) as demo:
