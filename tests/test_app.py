@@ -2,6 +2,7 @@
 The page in a browser is tests/test_ui_page.py."""
 
 import json
+import re
 import shutil
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -310,3 +311,40 @@ def test_patch_endpoint_answers_where_the_choice_sits_or_says_why_not(client):
         client.predict(SENTENCE, SENTENCE, 1, "greedy", 1, 1.0, 10, api_name="/patch")
     with pytest.raises(AppError, match="as many pieces"):
         client.predict(SENTENCE, "Ein Mann fährt ein sehr großes Fahrrad.", 1, "greedy", 1, 1.0, 10, api_name="/patch")
+
+
+def i18n_key(text) -> str | None:
+    """The key of a text Gradio writes in the visitor's language (gr.I18n's metadata), None for plain text."""
+    if isinstance(text, dict) and text.get("__type__") == "translation_metadata":
+        return text["key"]
+    if isinstance(text, str) and text.startswith("__i18n__"):
+        return json.loads(text[len("__i18n__") :])["key"]
+    return None
+
+
+def test_every_text_gradio_shows_on_the_page_is_a_message_of_every_locale(server):
+    """Labels, infos, placeholders, buttons, accordions and choices: gr.I18n keys (ui/locales.py) that every
+    catalogue has; nothing Gradio shows is English only (a hidden component aside)."""
+    from ui.locales import LOCALES, catalogue
+
+    with urllib.request.urlopen(server.rstrip("/") + "/config", timeout=30) as answer:
+        config = json.load(answer)
+    plain, keys = [], set()
+    for component in config["components"]:
+        props = component.get("props", {})
+        if props.get("visible") in (False, "hidden") or component["type"] == "api":  # gr.api: the endpoints', unseen
+            continue
+        texts = [(name, props.get(name)) for name in ("label", "info", "placeholder") if props.get(name)]
+        if component["type"] == "button":
+            texts.append(("value", props.get("value")))
+        texts += [("choice", pair[0]) for pair in props.get("choices") or []]
+        for name, text in texts:
+            key = i18n_key(text)
+            if key:
+                keys.add(key)
+            elif isinstance(text, str) and re.search(r"[A-Za-z]{2}", text):
+                plain.append(f"{component['type']} {props.get('elem_id')} {name}: {text!r}")
+    assert plain == [], "English that Gradio would show in every language:\n" + "\n".join(plain)
+    assert len(keys) >= 30
+    for locale in LOCALES:
+        assert sorted(keys - set(catalogue(locale))) == [], locale

@@ -354,3 +354,28 @@ def test_on_the_app_compute_in_my_browser_asks_the_server_nothing(browser, serve
     assert page.locator("#result .al-english").inner_text().strip() == "Where's the station?"
     assert asked == [] and not page.locator("#compare input").is_checked()
     page.close()
+
+
+def test_the_site_speaks_chinese_to_a_chinese_browser_and_offers_the_switch(site, browser):
+    from tests.test_locale_page import MOST, english
+
+    url, _ = site
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="zh-CN")
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url) else route.abort())
+    page.goto(url)  # no ?lang=: the browser's language
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert page.inner_text("#site-translate").strip() == "翻译"
+    assert "个参数" in page.inner_text("#site-status")
+    words = english(page)
+    assert len(words) <= MOST, words
+    page.click(".al-lang-choice[data-lang='en']")
+    page.wait_for_url(lambda u: "lang=en" in u)
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+    assert page.inner_text("#site-translate").strip() == "Translate"
+    assert "parameters" in page.inner_text("#site-status")
+    assert errors == []
+    context.close()

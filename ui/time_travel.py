@@ -193,6 +193,7 @@ def build(pair: Pair, model_id: str) -> dict:
     with gr.Row(elem_id="history-input"):
         text = gr.Textbox(
             value=DEFAULT_SENTENCE,
+            label=label("app.history.source"),
             show_label=False,
             lines=1,
             max_lines=2,

@@ -82,7 +82,9 @@ export function drawNBest(container, trace, opts) {
     const score = document.createElement("span");
     score.className = "st-hyp-score";
     score.textContent = t("beam.score", { score: fixed(n.score, 3) });
-    b.append(...parts("beam.nbest", { rank: rank + 1, text: opts.text(n), score }));
+    const words = document.createElement("span"); // the English, marked as such (content.js)
+    Object.assign(words, { lang: "en", translate: false, textContent: opts.text(n) });
+    b.append(...parts("beam.nbest", { rank: rank + 1, text: words, score }));
     b.title = t("beam.nbest_title", { log_prob: fixed(n.log_prob, 3), n: n.ids.length, length_penalty: trace.length_penalty });
     b.addEventListener("click", () => opts.onPick(n));
     return b;

@@ -14,10 +14,11 @@ import { get } from "./store.js";
 const WORDS = /** @type {[string, string | null][]} */ ([
   ["#source textarea, #step-source textarea, #headlab-source textarea, #history-source textarea", "de"],
   ["#examples-column .gallery button, #step-view .gallery button, .al-ev-word, .al-sentence-text", "de"],
-  [".al-word, .al-english, .st-w, .st-cand-label, .st-why-chip", "en"],
-  [".al-tour-choice, .hl-words, .al-who-word, .al-who-col, .al-who-row, .al-patch-chip, .al-patch-pair, .al-ladder th:not(:first-child)", null],
+  [".al-word, .al-english, .al-h-english, .st-w, .st-cand-label, .st-why-chip, .st-tree-svg text", "en"],
+  [".st-card-text, .st-chip-word, .al-tour-choice, .hl-words, .al-who-word, .al-who-col, .al-who-row, .al-patch-chip, .al-patch-pair, .al-ladder th:not(:first-child)", null],
 ]);
 const QUOTED = /([“‘])([^“”‘’]*[A-Za-zÄÖÜäöüß][^“”‘’]*)([”’])/g;
+const CHINESE = /[\u3400-\u9fff]/;
 const SKIP = "[lang='de'], [lang='en'], [translate='no'], code, script, style, textarea, input, svg";
 
 /** "de" when every word of `text` is a word of the German sentence `german` (letters compared in lower case), else
@@ -38,7 +39,7 @@ function mark(el, lang) {
 function markQuotes(node, german) {
   QUOTED.lastIndex = 0;
   let m = QUOTED.exec(node.data);
-  while (m && /[\u3400-\u9fff]/.test(m[2])) m = QUOTED.exec(node.data); // a Chinese name in quotes is the page's own
+  while (m && CHINESE.test(m[2])) m = QUOTED.exec(node.data); // a Chinese name in quotes is the page's own
   if (!m) return;
   const inside = node.splitText(m.index + m[1].length);
   const rest = inside.splitText(m[2].length);
@@ -55,7 +56,8 @@ export function markContent(root) {
   const german = get().sentence || (/** @type {HTMLTextAreaElement | null} */ (document.querySelector("#source textarea, #site-source")) || { value: "" }).value;
   for (const [selector, lang] of WORDS) {
     for (const el of [...(root.matches(selector) ? [root] : []), ...root.querySelectorAll(selector)]) {
-      mark(el, lang || languageOf(el.textContent || "", german));
+      const text = el.textContent || "";
+      if (lang || (/[A-Za-z]/.test(text) && !CHINESE.test(text))) mark(el, lang || languageOf(text, german)); // the page's own "(nothing)" stays
     }
   }
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);

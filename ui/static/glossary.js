@@ -39,7 +39,7 @@ const TERMS = {
 // The page's explanations: where a term is underlined (never the German, the English, a label or a control).
 const GLOSSED = ".al-tour-text, [data-i18n]:not(button):not(label):not(span), .al-readout, .st-note, .al-who-note, .al-h-note, " +
   ".st-why-lead, .hl-notes, .al-qkv-note, .al-patch-note, .al-notes";
-const SKIP = "dfn, code, button, a, input, textarea, select, summary, [lang='de'], [lang='en'], [translate='no'], svg, canvas";
+const SKIP = "dfn, code, button, a, input, textarea, select, summary, h1, h2, h3, [lang='de'], [lang='en'], [translate='no'], svg, canvas";
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
