@@ -169,3 +169,33 @@ def test_the_notebook_bundle_runs_and_speaks_from_the_catalogue(tmp_path):
     assert run.returncode == 0, run.stderr
     messages = catalogue()
     assert json.loads(run.stdout) == [messages["viewer.more"], messages["core.head"].replace("{n}", "2")]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the bundle as a notebook's cell does")
+def test_the_notebook_bundle_speaks_chinese_when_asked(tmp_path):
+    script = tmp_path / "cell.cjs"
+    stubs = (
+        "const nothing = { querySelector: () => null, querySelectorAll: () => [], addEventListener() {} };\n"
+        "Object.assign(globalThis, { window: {}, location: { hash: '', pathname: '/', search: '' },\n"
+        "  history: { replaceState() {} }, document: { ...nothing, readyState: 'complete',\n"
+        "  body: { ...nothing, classList: { contains: () => false } } } });\n"
+    )
+    script.write_text(
+        stubs + "const modules = (function () {\n" + bundle(VIEWER_ENTRY) + "\n})();\n"
+        "modules['store.js'].set({ locale: 'zh-CN' });\n"
+        "console.log(JSON.stringify(modules['i18n.js'].t('core.head', { n: 2 })));\n",
+        encoding="utf-8",
+    )
+    run = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    chinese = json.loads((VIEWER / "messages" / "zh-CN.json").read_text(encoding="utf-8"))["core.head"]
+    assert json.loads(run.stdout) == chinese.replace("{n}", "2")
+
+
+def test_show_takes_a_language_the_page_speaks():
+    from ui.standalone import Shown, show
+
+    with pytest.raises(ValueError, match="lang must be one of en, zh-CN or None"):
+        show(None, "Ein Hund.", lang="fr")
+    cell = Shown({"sentences": []}, lang="zh-CN").html()
+    assert cell.rstrip().endswith('"zh-CN");\n})();</script>') or ', "zh-CN");' in cell

@@ -101,6 +101,7 @@ class Shown:
 
     payload: dict
     server: str | None = None  # a running app's address, for the buttons that call its API
+    lang: str | None = None  # "en" or "zh-CN" (ui.locales.LOCALES); None: the browser's language
 
     def html(self, page: bool = False) -> str:
         """The viewer as HTML: a fragment (a notebook cell), or with `page` a whole document."""
@@ -109,17 +110,18 @@ class Shown:
         modules = re.sub(r"</(script)", r"<\\/\1", bundle(VIEWER_ENTRY), flags=re.I)  # no early </script>
         data = json.dumps(self.payload, separators=(",", ":")).replace("</", "<\\/")  # no early </script>
         server = json.dumps(self.server).replace("</", "<\\/")
+        lang = json.dumps(self.lang)
         fragment = (
             f'<style>{styles}</style>\n<div id="{root}" class="al-show"></div>\n<script>(function () {{\n'
             f"const modules = (function () {{\n{modules}\n}})();\n"
-            f'modules["{VIEWER_ENTRY}"].mountStandalone(document.getElementById("{root}"), {data}, {server});\n'
+            f'modules["{VIEWER_ENTRY}"].mountStandalone(document.getElementById("{root}"), {data}, {server}, {lang});\n'
             "})();</script>"
         )
         if not page:
             return fragment
         title = html.escape(" ".join(s["source"] for s in self.payload["sentences"])[:80] or "Attention Lens")
         return (
-            f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            f'<!doctype html>\n<html lang="{self.lang or "en"}"><head><meta charset="utf-8"><meta name="viewport" '
             f'content="width=device-width, initial-scale=1"><title>{title}</title></head>\n'
             f'<body style="font-family: system-ui, sans-serif; margin: 1rem">\n{fragment}\n</body></html>\n'
         )
@@ -140,11 +142,16 @@ def show(
     options: DecodingOptions | None = None,
     familiarity: Familiarity | None = None,
     server: str | None = None,
+    lang: str | None = None,
 ) -> Shown:
     """Translate `text` (any German, paragraphs too) and return its viewer; `familiarity`
-    (training_data.alarm.load_familiarity) adds what the training data says of each German word."""
+    (training_data.alarm.load_familiarity) adds what the training data says of each German word; `lang` ("en",
+    "zh-CN") the language it speaks (None: the browser's)."""
+    locales = sorted(p.stem for p in (VIEWER / "messages").glob("*.json"))
+    if lang is not None and lang not in locales:
+        raise ValueError(f"lang must be one of {', '.join(locales)} or None, got {lang!r}")
     options = options or DecodingOptions(max_new_tokens=min(128, translator.config.max_len))
     start = time.perf_counter()
     result = explain_text(translator, text, options, PAGE)
     payload = page_payload(result, translator.config, time.perf_counter() - start, translator.device.type, familiarity)
-    return Shown(payload, server)
+    return Shown(payload, server, lang)

@@ -7,6 +7,7 @@ import { drawSpine } from "./spine.js";
 import { Viewer } from "./viewer.js";
 import { useServer } from "./backend.js";
 import { publish } from "./door.js";
+import { localeOf } from "./locale.js";
 import { answerText, fixed, list, number, plural, t } from "./i18n.js";
 import { openLadder } from "./ladder.js";
 import { openPatch } from "./patchlab.js";
@@ -315,8 +316,9 @@ export function mountResult(element, props, watch) {
 
 /** The viewer outside the page (a notebook cell, a saved file, lens/standalone.py): one payload drawn as the page
     draws it. `apiRoot`, a running app's address, lets the buttons that ask the model more call its API;
-    without it they are hidden. */
-export function mountStandalone(element, payload, apiRoot) {
+    without it they are hidden. `locale` ("en", "zh-CN"): the language it speaks (else the browser's). */
+export function mountStandalone(element, payload, apiRoot, locale) {
+  set({ locale: locale || localeOf(navigator.language) || "en" }); // the notebook's browser language, unless told
   if (apiRoot) useServer(apiRoot);
   else element.classList.add("al-standalone");
   const result = new Result(element);
