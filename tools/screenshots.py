@@ -176,10 +176,42 @@ def in_browser(page):
 
 
 SHOTS["inbrowser-everyday-desktop"] = (DESKTOP, {"s": "Wo ist der Bahnhof?"}, in_browser)
+
+
+def walk_stop(i: int):
+    """Open stop i of the walk (counted from 0) and wait for its card."""
+
+    def action(page):
+        page.evaluate(f"window.attentionLens.walkTo({i})")
+        page.wait_for_selector(".al-tour")
+        page.wait_for_timeout(800)
+
+    return action
+
+
+def glossary(page):
+    page.click(".al-glossary-open")
+    page.wait_for_selector("dialog.al-glossary[open]")
+
+
+# The page in Chinese: a name with "-zh" opens with ?lang=zh-CN in a Chinese browser (ui/static/locale.js).
+SHOTS.update(
+    {
+        "first-visit-zh": (DESKTOP, {}, None),
+        "phone-zh": (PHONE, {}, None),
+        "walk-guess-desktop": (DESKTOP, {}, walk_stop(2)),
+        "walk-guess-zh": (DESKTOP, {}, walk_stop(2)),
+        "walk-guess-phone-zh": (PHONE, {}, walk_stop(2)),
+        "guess-zh": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
+        "glossary-zh": (DESKTOP, {}, glossary),
+        "not-german-zh": (DESKTOP, {"s": "我想要一杯啤酒。"}, routed),
+    }
+)
 # The static site (python -m ui.export_site, both models), served from a local folder: name -> (viewport, text)
 SITE_SHOTS = {
     "site-everyday-desktop": (DESKTOP, "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."),
     "site-everyday-phone": (PHONE, "ich möchte ein bier"),
+    "site-zh-desktop": (DESKTOP, "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."),
 }
 
 
@@ -199,8 +231,9 @@ def site_shots(out: Path, names: list[str]) -> None:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         for name in names:
             (width, height), text = SITE_SHOTS[name]
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.goto(f"http://127.0.0.1:{server.server_port}/")
+            zh = "-zh" in name
+            page = browser.new_page(viewport={"width": width, "height": height}, locale="zh-CN" if zh else "en-US")
+            page.goto(f"http://127.0.0.1:{server.server_port}/" + ("?lang=zh-CN" if zh else ""))
             page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=120_000)
             page.evaluate(
                 "(t) => { document.querySelector('#site-source').value = t; "
@@ -238,9 +271,10 @@ def main() -> None:
         with chromium() as browser:
             for name in args.only:
                 (width, height), state, action = SHOTS[name]
-                page = browser.new_page(viewport={"width": width, "height": height})
-                theme = "?__theme=dark" if name.endswith("-dark") else ""
-                page.goto(url + theme + ("#" + urlencode(state) if state else ""))
+                zh = "-zh" in name
+                page = browser.new_page(viewport={"width": width, "height": height}, locale="zh-CN" if zh else "en-US")
+                query = [q for q, on in (("__theme=dark", name.endswith("-dark")), ("lang=zh-CN", zh)) if on]
+                page.goto(url + ("?" + "&".join(query) if query else "") + ("#" + urlencode(state) if state else ""))
                 page.wait_for_function(READY, timeout=60_000)
                 if action:
                     action(page)

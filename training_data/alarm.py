@@ -81,6 +81,20 @@ def load_rule(folder: str | Path | None) -> AlarmRule:
     return AlarmRule(**rule)
 
 
+def reason_text(alarm: dict) -> str:
+    """One of judge's alarms in English words (the API's `reasons`)."""
+    if alarm["kind"] == "unsure":
+        return f"the model was unsure of its translation (mean log-probability {alarm['mean']:.2f}, below {alarm['below']:.2f})"
+    if alarm["kind"] == "rare":
+        listed = ", ".join(f"'{w}' ({'never' if n == 0 else str(n) + 'x'})" for w, n in alarm["words"])
+        return (
+            f"{alarm['share']:.0%} of its words were seen fewer than {alarm['fewer_than']} times in the training data: "
+            f"{listed}"
+        )
+    listed = ", ".join(f"'{b}'" for b in alarm["listed"])
+    return f"{alarm['unseen']} of its {alarm['pairs']} word pairs never occur in the training data: {listed}"
+
+
 def judge(
     target_probs: np.ndarray, words: list[dict] | None, rule: AlarmRule, unseen_pairs: tuple[list[str], int] = ([], 0)
 ) -> dict:
@@ -91,24 +105,19 @@ def judge(
     pair_share = len(unseen) / n_pairs if n_pairs else 0.0
     counts = [w["count"] for w in words or []]
     share = rare_share(counts, rule.rare_below)
-    reasons = []
+    alarms: list[dict] = []  # each reason as data, for a page to say in its own language
     if confidence < rule.confidence_below:
-        reasons.append(
-            f"the model was unsure of its translation (mean log-probability {confidence:.2f}, "
-            f"below {rule.confidence_below:.2f})"
-        )
+        alarms.append({"kind": "unsure", "mean": round(confidence, 2), "below": round(rule.confidence_below, 2)})
     if words and share > rule.rare_share_above:
-        rare = [w for w in words if w["count"] < rule.rare_below]
-        listed = ", ".join(f"'{w['word']}' ({'never' if w['count'] == 0 else str(w['count']) + 'x'})" for w in rare[:4])
-        reasons.append(
-            f"{share:.0%} of its words were seen fewer than {rule.rare_below} times in the training data: {listed}"
-        )
+        rare = [[w["word"], int(w["count"])] for w in words if w["count"] < rule.rare_below]
+        alarms.append({"kind": "rare", "share": share, "fewer_than": rule.rare_below, "words": rare[:4]})
     if pair_share > rule.unseen_pairs_above:
-        listed = ", ".join(f"'{b}'" for b in unseen[:4])
-        reasons.append(f"{len(unseen)} of its {n_pairs} word pairs never occur in the training data: {listed}")
+        alarms.append({"kind": "pairs", "unseen": len(unseen), "pairs": n_pairs, "listed": list(unseen[:4])})
+    reasons = [reason_text(alarm) for alarm in alarms]
     return {
         "unfamiliar": bool(reasons),
         "reasons": reasons,
+        "alarms": alarms,
         "mean_log_prob": confidence,
         "rare_share": share,
         "unseen_pair_share": pair_share,

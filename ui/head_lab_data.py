@@ -176,6 +176,7 @@ def ablation_payload(
         "explanation": viewer_payload(translator, sentence, explanation, src_ids, ablated_ids, options, ms),
         "unfamiliar": report["unfamiliar"],
         "reasons": report["reasons"],
+        "alarms": report.get("alarms", []),
     }
 
 

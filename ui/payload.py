@@ -43,7 +43,7 @@ def sentence_payload(
     to [(word, [piece positions])] of source, target and decoder-input tokens; `report` (training_data.alarm's
     Familiarity.report) adds the training-data evidence and the alarm's reasons.
     """
-    report = report or {"evidence": [], "unfamiliar": unfamiliar, "reasons": []}
+    report = report or {"evidence": [], "unfamiliar": unfamiliar, "reasons": [], "alarms": []}
     return {
         "source": source,
         "translation": explanation.translation,
@@ -58,6 +58,7 @@ def sentence_payload(
         "mean_log_prob": round(float(mean_log_prob), 3),
         "unfamiliar": bool(report["unfamiliar"]),
         "reasons": report["reasons"],
+        "alarms": report.get("alarms", []),
         "evidence": report["evidence"],
         **({"domain": report["domain"]} if "domain" in report else {}),
         "maps": {kind: quantize(getattr(explanation, kind)) for kind in KINDS},

@@ -157,7 +157,7 @@ def view_payload(translator: Translator, text: str, num_beams: int) -> dict:
 def notice(familiarity, source: str, probs: list[float]) -> dict:
     """Whether the sentence is unlike the training data, and why (training_data/alarm.py), for the view's notice."""
     report = familiarity.report(source, np.asarray(probs, dtype=np.float32))
-    return {"unfamiliar": report["unfamiliar"], "reasons": report["reasons"]}
+    return {"unfamiliar": report["unfamiliar"], "reasons": report["reasons"], "alarms": report.get("alarms", [])}
 
 
 def checked_request(request, keys: tuple[str, ...]) -> dict:

@@ -132,7 +132,11 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
                 out["done"] = i == len(snapshots) - 1
                 if out["done"]:  # what the trained model makes of the sentence: unlike its training data?
                     last = (out["snapshots"][i].get("explanation") or {}).get("sentences") or [{}]
-                    out.update(unfamiliar=bool(last[0].get("unfamiliar")), reasons=last[0].get("reasons", []))
+                    out.update(
+                        unfamiliar=bool(last[0].get("unfamiliar")),
+                        reasons=last[0].get("reasons", []),
+                        alarms=last[0].get("alarms", []),
+                    )
                 if out["done"] or readings.misses != before:  # stream what was read; cached ones go along
                     out["id"] = time.time_ns()
                     yield out

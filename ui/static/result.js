@@ -8,7 +8,7 @@ import { Viewer } from "./viewer.js";
 import { useServer } from "./backend.js";
 import { publish } from "./door.js";
 import { localeOf } from "./locale.js";
-import { answerText, fixed, list, number, plural, t } from "./i18n.js";
+import { answerText, fixed, list, number, percent, plural, t } from "./i18n.js";
 import { openLadder } from "./ladder.js";
 import { openPatch } from "./patchlab.js";
 import { register, set } from "./store.js";
@@ -98,17 +98,30 @@ function showEvidence(detail, e) {
 /** Sentence `index` (from 0) as the subject of a notice; null: "This sentence" (a text of one sentence). */
 const subject = (index) => (index == null ? t("result.this_sentence") : t("result.sentence_n", { n: index + 1 }));
 
-/** The warning every view shows for a sentence unlike the training data (lens/alarm.py's reasons, in the server's
-    words): of sentence `index` (from 0), or of "this sentence" where `index` is null. */
-export function unfamiliarText(index, reasons) {
-  return t("result.unfamiliar", { sentence: subject(index), reasons: reasons.join("; ") });
+/** One of the alarm's reasons (training_data/alarm.py's judge) in the page's words. @param {Alarm} a */
+function alarmText(a) {
+  if (a.kind === "unsure") return t("result.alarm.unsure", { mean: fixed(a.mean, 2), below: fixed(a.below, 2) });
+  if (a.kind === "rare") {
+    const words = list(a.words.map(([word, n]) => t("result.alarm.word", { word,
+      count: n === 0 ? t("result.alarm.never") : t("result.alarm.times", { n: number(n) }) })));
+    return t("result.alarm.rare", { share: percent(a.share), fewer: number(a.fewer_than), words });
+  }
+  return t("result.alarm.pairs", { unseen: number(a.unseen), pairs: number(a.pairs),
+    listed: list(a.listed.map((pair) => t("result.quoted", { word: pair }))) });
+}
+
+/** The warning every view shows for a sentence unlike the training data: of sentence `index` (from 0), or of "this
+    sentence" where `index` is null; its reasons from `alarms` in the page's words (else `reasons`, as sent). */
+export function unfamiliarText(index, reasons, alarms) {
+  const said = alarms && alarms.length ? alarms.map(alarmText) : reasons;
+  return t("result.unfamiliar", { sentence: subject(index), reasons: said.join(t("result.alarm.separator")) });
 }
 
 /** A view's notice element for one payload carrying `unfamiliar` and `reasons` (the step view, the head lab). */
 export function unfamiliarNotice(box, x) {
   const on = !!(x && x.unfamiliar && x.reasons && x.reasons.length);
   box.hidden = !on;
-  box.textContent = on ? unfamiliarText(null, x.reasons) : "";
+  box.textContent = on ? unfamiliarText(null, x.reasons, x.alarms) : "";
 }
 
 
@@ -186,7 +199,7 @@ function notices(x) {
         : t("result.everyday", { sentence })]);
     }
     if (s.unfamiliar && s.reasons && s.reasons.length) {
-      out.push(["al-unfamiliar", unfamiliarText(index, s.reasons)]);
+      out.push(["al-unfamiliar", unfamiliarText(index, s.reasons, s.alarms)]);
     } else if (s.unfamiliar) {
       out.push(["al-unfamiliar", t("result.unsure", { sentence, mean: fixed(s.mean_log_prob, 3),
         threshold: String(s.threshold ?? x.threshold) })]);

@@ -58,6 +58,8 @@ interface Sentence extends MapSource {
   mean_log_prob: number;
   unfamiliar: boolean;
   reasons: string[];
+  /** The same reasons as data (training_data/alarm.py's judge), for the page to say in its language. */
+  alarms: Alarm[];
   evidence: Evidence[];
   /** Which kind of German it reads like (lens/domain.py), where the checkpoint has the guess. */
   domain?: { everyday: boolean; log_odds: number; words: string[] };
@@ -148,6 +150,7 @@ interface StepPayload {
   beam: Trace | null;
   unfamiliar?: boolean;
   reasons?: string[];
+  alarms?: Alarm[];
   error?: string;
 }
 
@@ -155,6 +158,20 @@ interface StepPayload {
 interface Familiar {
   unfamiliar?: boolean;
   reasons?: string[];
+  alarms?: Alarm[];
+}
+
+/** One reason the alarm fired: the model unsure, rare words, or word pairs never seen. */
+interface Alarm {
+  kind: "unsure" | "rare" | "pairs";
+  mean?: number;
+  below?: number;
+  share?: number;
+  fewer_than?: number;
+  words?: [string, number][];
+  unseen?: number;
+  pairs?: number;
+  listed?: string[];
 }
 
 /** The head lab's grids (ui/head_lab_data.py, importance_payload). */
