@@ -133,7 +133,7 @@ def test_a_checkpoint_without_evidence_keeps_the_confidence_only_alarm(tmp_path)
     familiarity = load_familiarity(tmp_path)
     assert familiarity.evidence is None and familiarity.rule == AlarmRule()
     report = familiarity.report("Ein Hund.", np.full(3, 0.99))
-    assert report == {"evidence": [], "unfamiliar": False, "reasons": []}
+    assert report == {"evidence": [], "unfamiliar": False, "reasons": [], "alarms": []}
     (tmp_path / ALARM_FILE).write_text('{"rule": {"confidence_below": -0.3, "bogus": 1}}')
     with pytest.raises(ValueError, match=ALARM_FILE):
         load_rule(tmp_path)

@@ -134,12 +134,18 @@ class Familiarity:
     domain: DomainGuess | None = None
 
     def report(self, source: str, target_probs: np.ndarray) -> dict:
-        """`evidence` (one entry a distinct German word, empty without an index), `unfamiliar` and `reasons`, and
+        """`evidence` (one entry a distinct German word, empty without an index), `unfamiliar`, `reasons` (and the same
+        as data, `alarms`), and
         with a domain guess `domain` (training_data.domain.DomainGuess.report: `everyday`, `log_odds`, `words`)."""
         words = self.evidence.for_sentence(source) if self.evidence is not None else None
         pairs = self.evidence.unseen_bigrams(source) if self.evidence is not None else ([], 0)
         verdict = judge(target_probs, words, self.rule, pairs)
-        report = {"evidence": words or [], "unfamiliar": verdict["unfamiliar"], "reasons": verdict["reasons"]}
+        report = {
+            "evidence": words or [],
+            "unfamiliar": verdict["unfamiliar"],
+            "reasons": verdict["reasons"],
+            "alarms": verdict["alarms"],
+        }
         if self.domain is not None:
             report["domain"] = self.domain.report(source)
         return report
