@@ -100,6 +100,9 @@ def legend(page):
 def routed(page):
     """The line that says which model translated the sentence and why, and what the page recased."""
     page.wait_for_selector("#result .al-route", timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#result .al-busy, #result .al-stale')", timeout=60_000)
+    page.wait_for_timeout(2000)  # the link's sentence may be asked for again once the page has settled
+    page.wait_for_function("() => !document.querySelector('#result .al-busy, #result .al-stale')", timeout=60_000)
 
 
 def other_model(page):
