@@ -372,7 +372,7 @@ def test_the_site_speaks_chinese_to_a_chinese_browser_and_offers_the_switch(site
     assert "个参数" in page.inner_text("#site-status")
     words = english(page)
     assert len(words) <= MOST, words
-    page.click(".al-lang-choice[data-lang='en']")
+    page.click("#site-header .al-lang")
     page.wait_for_url(lambda u: "lang=en" in u)
     page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
     assert page.inner_text("#site-translate").strip() == "Translate"

@@ -84,10 +84,10 @@ def test_example_click_translates_and_map_and_translation_fit_the_screen(browser
     from playwright.sync_api import expect
 
     page = open_page(browser, server)
-    page.locator("#examples-column > button").first.click()  # the examples wait behind one button
+    page.locator("#options > button").first.click()  # the examples wait behind one button, with the options
     page.get_by_text("Eine Frau spielt ein Lied auf", exact=False).first.click()
     expect(page.locator(".al-english")).to_contain_text("cello", timeout=30_000)
-    page.locator("#examples-column > button").first.click()  # folded again
+    page.locator("#options > button").first.click()  # folded again
     expect(page.locator("#source textarea")).to_have_value(VAL[1])
     for selector in (".al-english", ".al-canvas"):  # both in view at 1366x768, without scrolling
         box = page.locator(selector).bounding_box()

@@ -86,6 +86,13 @@ def app_messages(locale: str) -> dict[str, str]:
 I18N = gr.I18n(**{locale: app_messages(locale) for locale in LOCALES})
 
 
+def english(text) -> str | None:
+    """A component's label as English words: the message of a `label()` key, else the text as it is (None: none)."""
+    if isinstance(text, gr.i18n.I18nData):
+        return message(text.key)
+    return text
+
+
 def label(key: str) -> gr.i18n.I18nData:
     """A Gradio text (label, info, placeholder, a button's value) that Gradio writes in the visitor's language."""
     if key not in catalogue("en"):

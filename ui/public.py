@@ -27,6 +27,7 @@ from gradio.route_utils import FnIndexInferError
 from starlette.middleware import Middleware
 
 from .file_ranges import SingleRanges
+from .locales import english
 
 QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
 CONCURRENCY = 2  # model calls at once (2 CPU cores on the free tier; one GPU on ZeroGPU)
@@ -292,7 +293,7 @@ def name_choice_errors(demo: gr.Blocks) -> None:
 
 
 def _named_choice(block, preprocess):
-    name = getattr(block, "label", None) or getattr(block, "elem_id", None) or type(block).__name__
+    name = english(getattr(block, "label", None)) or getattr(block, "elem_id", None) or type(block).__name__
 
     def checked(payload):
         try:
@@ -322,7 +323,7 @@ def input_names(block_fn) -> list[str]:
     if len(params) == wanted:
         return params
     return [
-        getattr(block, "label", None) or getattr(block, "elem_id", None) or type(block).__name__.lower()
+        english(getattr(block, "label", None)) or getattr(block, "elem_id", None) or type(block).__name__.lower()
         for block in block_fn.inputs
     ]
 
@@ -355,7 +356,7 @@ def check_numbers(block_fn, inputs: list) -> None:
     for block, value in zip(block_fn.inputs, inputs):
         if not isinstance(block, (gr.Slider, gr.Number)):
             continue
-        name = block.label or getattr(block, "elem_id", None) or "a number"
+        name = english(block.label) or getattr(block, "elem_id", None) or "a number"
         low, high = getattr(block, "minimum", None), getattr(block, "maximum", None)
         span = f" between {low:g} and {high:g}" if low is not None and high is not None else ""
         if (

@@ -173,8 +173,8 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
 
 
 def input_widgets(pair: Pair, initial: tuple[str, dict] | None, two: bool) -> dict:
-    """The German box, then one button to translate; the search, its settings and the examples each wait behind
-    one more click."""
+    """The German box, then one button to translate; the examples, the search and its settings wait behind one
+    more click (one control on arrival)."""
     with gr.Column(elem_id="input-row"):
         source = gr.Textbox(
             initial[0] if initial else "",
@@ -191,15 +191,15 @@ def input_widgets(pair: Pair, initial: tuple[str, dict] | None, two: bool) -> di
                 label("app.translate.button"), variant="primary", elem_id="translate", scale=0, min_width=110
             )
             with gr.Accordion(label("app.translate.options"), open=False, elem_id="options"):
+                with gr.Column(elem_id="examples-column"):
+                    examples = gr.Examples(
+                        EXAMPLES,
+                        inputs=[source],
+                        label=label("app.translate.examples_label"),
+                        examples_per_page=len(EXAMPLES),
+                        example_labels=[short(e) for e in EXAMPLES],
+                    )
                 options = option_widgets(pair, two)
-            with gr.Accordion(label("app.translate.examples"), open=False, elem_id="examples-column"):
-                examples = gr.Examples(
-                    EXAMPLES,
-                    inputs=[source],
-                    label=label("app.translate.examples_label"),
-                    examples_per_page=len(EXAMPLES),
-                    example_labels=[short(e) for e in EXAMPLES],
-                )
     return {"source": source, "translate": translate, "examples": examples, **options}
 
 

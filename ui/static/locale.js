@@ -9,7 +9,7 @@
    The texts Python writes (labels, the header, each view's introduction) follow it two ways: Gradio's own
    components through Gradio's i18n (told the locale here), the HTML blocks through their data-i18n key (the
    catalogue's "app." messages, ui/locales.py), rewritten here when they appear. */
-import { LOCALES, appText } from "./i18n.js";
+import { LOCALES, appText, t } from "./i18n.js";
 import { get, set } from "./store.js";
 
 const KEPT = "attention-lens.locale"; // localStorage: the visitor's last choice
@@ -57,11 +57,14 @@ async function tellGradio(locale) {
   if (typeof core.changeLocale === "function") core.changeLocale(locale);
 }
 
-/** The header's switch: the page's language pressed, the other a link to this page in it. */
+/** The header's switch (ui/header.py): one button naming both languages; it opens the page in the other one. */
 function wireSwitch(root) {
-  for (const button of root.querySelectorAll(".al-lang-choice")) {
-    const b = /** @type {HTMLButtonElement} */ (button);
-    b.setAttribute("aria-pressed", String(b.dataset.lang === get().locale));
+  const switches = root instanceof Element && root.matches(".al-lang") ? [root] : [...root.querySelectorAll(".al-lang")];
+  for (const button of switches) {
+    const b = /** @type {HTMLButtonElement} */ (button), other = LOCALES.find((l) => l !== get().locale) || "en";
+    const name = (b.querySelector(`[lang="${other}"]`) || { textContent: other }).textContent;
+    b.dataset.lang = other;
+    b.setAttribute("aria-label", t("locale.switch", { language: name }));
     if (b.dataset.wired) continue;
     b.dataset.wired = "1";
     b.addEventListener("click", () => switchTo(b.dataset.lang || "en"));

@@ -7,6 +7,7 @@
 import { el } from "./draw.js";
 import { SPECIAL, selectMap } from "./core.js";
 import { percent, t } from "./i18n.js";
+import { openGlossary } from "./glossary.js";
 import { act, can, get } from "./store.js";
 
 /** A block of the picture: a named button that runs `open`. */
@@ -166,7 +167,8 @@ function whole(result, box) {
       () => { const e = result.root.querySelector(".al-evidence"); if (e) e.scrollIntoView({ block: "nearest" }); }),
     block("al-b-view", t("spine.history"), null, t("spine.history_name"), open("history")),
     block("al-b-view", t("spine.copylab"), null, t("spine.copylab_name"), open("copylab")),
-    block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare")));
+    block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare")),
+    block("al-b-view", t("spine.glossary"), null, t("spine.glossary_name"), () => openGlossary()));
   row.append(flow);
   show(!!box.dataset.whole || get().allOpen);
   return row;
