@@ -193,7 +193,9 @@ def walk_stop(i: int):
 
 
 def glossary(page):
-    page.click(".al-glossary-open")
+    """The glossary, from the last item of the picture's whole-model list."""
+    page.click("#result .al-spine-toggle")
+    page.locator("#result .al-spine-whole .al-block").last.click()
     page.wait_for_selector("dialog.al-glossary[open]")
 
 
