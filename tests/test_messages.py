@@ -150,46 +150,45 @@ def test_the_notebook_bundle_carries_the_catalogue():
     assert text.index('modules["messages/en.json"] =') < text.index('modules["i18n.js"] =')
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the bundle as a notebook's cell does")
-def test_the_notebook_bundle_runs_and_speaks_from_the_catalogue(tmp_path):
+# The page globals a module touches when it is imported, as stubs that find nothing (tests/js/load.js's).
+STUBS = (
+    "const nothing = { querySelector: () => null, querySelectorAll: () => [], addEventListener() {} };\n"
+    "Object.assign(globalThis, { window: {}, location: { hash: '', pathname: '/', search: '' },\n"
+    "  history: { replaceState() {} }, document: { ...nothing, readyState: 'complete',\n"
+    "  body: { ...nothing, classList: { contains: () => false } } } });\n"
+)
+NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node runs the bundle as a notebook's cell does")
+
+
+def run_cell(tmp_path, code: str):
+    """The notebook's bundle run by node as a cell runs it, then `code` (with `modules`); what it printed, as JSON."""
     script = tmp_path / "cell.cjs"
-    stubs = (
-        "const nothing = { querySelector: () => null, querySelectorAll: () => [], addEventListener() {} };\n"
-        "Object.assign(globalThis, { window: {}, location: { hash: '', pathname: '/', search: '' },\n"
-        "  history: { replaceState() {} }, document: { ...nothing, readyState: 'complete',\n"
-        "  body: { ...nothing, classList: { contains: () => false } } } });\n"
-    )
-    script.write_text(
-        stubs + "const modules = (function () {\n" + bundle(VIEWER_ENTRY) + "\n})();\n"
+    script.write_text(STUBS + "const modules = (function () {\n" + bundle(VIEWER_ENTRY) + "\n})();\n" + code, "utf-8")
+    run = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+@NODE
+def test_the_notebook_bundle_runs_and_speaks_from_the_catalogue(tmp_path):
+    said = run_cell(
+        tmp_path,
         "const i18n = modules['i18n.js'];\n"
         "console.log(JSON.stringify([i18n.t('viewer.more'), i18n.t('core.head', { n: 2 })]));\n",
-        encoding="utf-8",
     )
-    run = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
     messages = catalogue()
-    assert json.loads(run.stdout) == [messages["viewer.more"], messages["core.head"].replace("{n}", "2")]
+    assert said == [messages["viewer.more"], messages["core.head"].replace("{n}", "2")]
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the bundle as a notebook's cell does")
+@NODE
 def test_the_notebook_bundle_speaks_chinese_when_asked(tmp_path):
-    script = tmp_path / "cell.cjs"
-    stubs = (
-        "const nothing = { querySelector: () => null, querySelectorAll: () => [], addEventListener() {} };\n"
-        "Object.assign(globalThis, { window: {}, location: { hash: '', pathname: '/', search: '' },\n"
-        "  history: { replaceState() {} }, document: { ...nothing, readyState: 'complete',\n"
-        "  body: { ...nothing, classList: { contains: () => false } } } });\n"
-    )
-    script.write_text(
-        stubs + "const modules = (function () {\n" + bundle(VIEWER_ENTRY) + "\n})();\n"
+    said = run_cell(
+        tmp_path,
         "modules['store.js'].set({ locale: 'zh-CN' });\n"
         "console.log(JSON.stringify(modules['i18n.js'].t('core.head', { n: 2 })));\n",
-        encoding="utf-8",
     )
-    run = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
     chinese = json.loads((VIEWER / "messages" / "zh-CN.json").read_text(encoding="utf-8"))["core.head"]
-    assert json.loads(run.stdout) == chinese.replace("{n}", "2")
+    assert said == chinese.replace("{n}", "2")
 
 
 def test_show_takes_a_language_the_page_speaks():
