@@ -68,3 +68,18 @@ def test_every_line_is_in_a_file_shown_and_names_its_tap(translator):
 def test_a_layer_the_model_lacks_is_refused_by_name(translator, layer):
     with pytest.raises(ValueError, match="layer must be a whole number from 1 to 3"):
         code_view(translator, SENTENCES[0], layer=layer)
+
+
+def test_the_code_endpoint_answers_with_the_sentences_model_and_refuses_two_sentences(translator):
+    from lens.explain import DecodingOptions
+    from ui import api
+    from ui.locales import Refused
+    from ui.pair import Pair
+
+    pair = Pair.single(translator)
+    table = {e.name: e for e in api.endpoint_table(pair, api.model_calls(pair))}
+    answer = table["code"].handler("Ich möchte ein Bier.", 2, DecodingOptions(max_new_tokens=32))
+    assert answer["model"] == "default" and answer["layer"] == 2
+    assert any(t["name"] == "decoder.1.ff.out" for t in answer["taps"])
+    with pytest.raises(Refused, match="takes one sentence; this text has 2"):
+        table["code"].handler("Ein Hund. Eine Katze.", 1, DecodingOptions())

@@ -21,6 +21,7 @@ import gradio as gr
 from lens import cost
 from lens.ablate import ablate as ablate_heads
 from lens.ablate import head_mask_from
+from lens.code import code_view
 from lens.contrast import contrast as why_not
 from lens.contributions import contributions as who_wrote
 from lens.cost import checked_whole
@@ -150,7 +151,8 @@ def model_calls(pair: Pair) -> dict:
 
         return run
 
-    calls = {name: one(name) for name in ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch")}
+    names = ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch", "code")
+    calls = {name: one(name) for name in names}
     return dict(translate=run_translate, explain=run_explain, **calls)
 
 
@@ -201,6 +203,11 @@ def inside_calls(translator: Translator, pair: Pair) -> dict:
     def run_patch(sentence, corrupted, step, options):
         return patch_encoder(translator, sentence, corrupted, step, options).to_dict()
 
+    @gpu(duration=30)
+    def run_code(sentence, layer, options):
+        check_inside(translator, sentence, options)
+        return code_view(translator, sentence, layer, options)
+
     return dict(
         trace=run_trace,
         ablate=run_ablate,
@@ -209,6 +216,7 @@ def inside_calls(translator: Translator, pair: Pair) -> dict:
         contributions=run_contributions,
         contrast=run_contrast,
         patch=run_patch,
+        code=run_code,
     )
 
 
@@ -311,7 +319,8 @@ def endpoint_table(pair: Pair, run: dict) -> list[Endpoint]:
 
 
 def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
-    """/qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where."""
+    """/qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where;
+    /code: the model's source lines with the sentence's tensors."""
     max_len = pair.max_len
 
     def qkv(
@@ -351,6 +360,9 @@ def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
         corrupted = pair.router.prepared(step_sentence(checked_text(corrupted)))[0]
         return run["patch"](step_sentence(checked_text(text)), corrupted, step, options, model=checked_choice(model))
 
+    def code(text: str, layer: int = 1, options=None, model: Model = "auto") -> dict:
+        return run["code"](step_sentence(checked_text(text)), layer, options, model=checked_choice(model))
+
     inside = "lens.cost.INSIDE: 2.5 million attention weights"
     return [
         Endpoint("qkv", qkv, QKV_DOC, inside),
@@ -358,6 +370,7 @@ def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
         Endpoint("contributions", contributions, CONTRIBUTIONS_DOC, inside),
         Endpoint("contrast", contrast, CONTRAST_DOC, "lens.cost.CONTRAST_WORK: 500 million weights replayed"),
         Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 500 million weights replayed"),
+        Endpoint("code", code, CODE_DOC, inside),
     ]
 
 
@@ -466,6 +479,21 @@ LOGIT_LENS_DOC = """Show when each English word was decided: the decoder's state
             top[stage][step] (the 5 most likely tokens with their probabilities) and decided_at (per step, the
             first stage from which the written word stays the favourite). The last stage is the model's output;
             early stages are rough, since the output layer was trained to read the last one.
+        """
+
+CODE_DOC = """The model's own source with one German sentence in it: each line that makes a tapped tensor, and that tensor.
+
+        Args:
+            text: one German sentence, at most 400 characters.
+            layer: which layer's lines to fill in, 1 to the number of layers both stacks have.
+{options}
+{model}
+        Returns:
+            A dict (with model, reads_like and route: which model answered, and why): files (model/attention.py,
+            model/layers.py, model/transformer.py and generation/search.py as in the repository), taps (each tap's
+            name with its layer as {{i}}, its name at this layer, the file and line that offer it and the line that
+            called it, its shape for this sentence, its first 6 values, mean, spread and how many entries are -inf),
+            layer, layers, source_ids and input_ids (the pieces the teacher-forced pass read).
         """
 
 CONTRIBUTIONS_DOC = """Who wrote each English word: its shares from every German token and from the English before it (ALTI+).
