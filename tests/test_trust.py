@@ -38,6 +38,7 @@ def call_with_infinity(server, api_name: str, data: list) -> str:  # noqa: F811
         ("qkv", [SENTENCE, "encoder", 1, 1, math.inf, "greedy", 1, 1.0, 32], "row"),
         ("contrast", [SENTENCE, math.inf, "woman", "greedy", 1, 1.0, 32], "step"),
         ("patch", [SENTENCE, "Eine Frau fährt Fahrrad.", -math.inf, "greedy", 1, 1.0, 32], "step"),
+        ("code", [SENTENCE, math.inf, "greedy", 1, 1.0, 32], "layer"),
     ],
 )
 def test_infinite_indices_are_refused_by_name(server, api_name, data, name):  # noqa: F811
