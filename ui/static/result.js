@@ -9,6 +9,7 @@ import { useServer } from "./backend.js";
 import { publish } from "./door.js";
 import { localeOf } from "./locale.js";
 import { answerText, fixed, list, number, percent, plural, t } from "./i18n.js";
+import { openCode } from "./code.js";
 import { openLadder } from "./ladder.js";
 import { openPatch } from "./patchlab.js";
 import { register, set } from "./store.js";
@@ -224,9 +225,9 @@ export class Result {
     // The inside views of the sentence shown: a button each, opening its panel below the buttons.
     this.inside = el("div", "al-inside");
     this.ladder = el("div", "al-ladder-panel");
-    const OPENERS = { openLadder, openContributions, openPatch };
+    const OPENERS = { openLadder, openContributions, openPatch, openCode };
     [[t("result.open_ladder"), "openLadder"], [t("result.open_contributions"), "openContributions"],
-      [t("result.open_patch"), "openPatch"]].forEach(([label, opener]) => {
+      [t("result.open_patch"), "openPatch"], [t("result.open_code"), "openCode"]].forEach(([label, opener]) => {
       const button = el("button", "al-open-ladder", label);
       button.type = "button";
       button.dataset.view = opener;

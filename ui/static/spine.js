@@ -168,6 +168,7 @@ function whole(result, box) {
     block("al-b-view", t("spine.history"), null, t("spine.history_name"), open("history")),
     block("al-b-view", t("spine.copylab"), null, t("spine.copylab_name"), open("copylab")),
     block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare")),
+    opens(block("al-b-view", t("spine.code"), null, t("spine.code_name"), () => openPanel(result, "openCode")), "openCode"),
     block("al-b-view", t("spine.glossary"), null, t("spine.glossary_name"), () => openGlossary()));
   row.append(flow);
   show(!!box.dataset.whole || get().allOpen);
