@@ -199,6 +199,20 @@ def glossary(page):
     page.wait_for_selector("dialog.al-glossary[open]")
 
 
+def code(page):
+    """The Code view of the linked sentence, at the line of the positional encoding's question."""
+    page.wait_for_function(
+        "() => window.attentionLens.state().views.translate === 'Ich möchte ein Bier.'", timeout=60_000
+    )
+    page.locator("#result [data-view='openCode']").dispatch_event("click")  # as the picture's item presses it
+    page.wait_for_selector("#result .al-code-view", timeout=60_000)
+    page.locator("#result .al-code-questions").scroll_into_view_if_needed()
+
+
+SHOTS["code-desktop"] = (DESKTOP, {"s": "Ich möchte ein Bier."}, code)
+SHOTS["code-phone-zh"] = (PHONE, {"s": "Ich möchte ein Bier."}, code)
+
+
 # The page in Chinese: a name with "-zh" opens with ?lang=zh-CN in a Chinese browser (ui/static/locale.js).
 SHOTS.update(
     {
