@@ -299,7 +299,8 @@ def test_comparing_shows_the_second_model_beside_the_first_and_hides_it_again(de
         "() => { const r = document.querySelector('#second-result .al-result'); return r && r.dataset.shown; }",
         timeout=30_000,
     )
-    assert second.locator(".al-english").inner_text().strip() != ""
+    expect(desk.locator("#second-column")).to_be_visible()  # Gradio shows the column on its own schedule
+    expect(second.locator(".al-english")).not_to_have_text("")
     assert "al-busy" not in second.get_attribute("class")
     first_box, second_box = desk.locator("#result").bounding_box(), desk.locator("#second-result").bounding_box()
     assert second_box["x"] > first_box["x"] + first_box["width"] - 5  # side by side at 1366 px
