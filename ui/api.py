@@ -151,9 +151,12 @@ def model_calls(pair: Pair) -> dict:
 
         return run
 
-    names = ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch", "code")
-    calls = {name: one(name) for name in names}
+    calls = {name: one(name) for name in INSIDE}
     return dict(translate=run_translate, explain=run_explain, **calls)
+
+
+# The one-sentence calls each model answers (inside_calls), in the order inside_calls makes them.
+INSIDE = ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch", "code")
 
 
 def inside_calls(translator: Translator, pair: Pair) -> dict:
@@ -208,16 +211,8 @@ def inside_calls(translator: Translator, pair: Pair) -> dict:
         check_inside(translator, sentence, options)
         return code_view(translator, sentence, layer, options)
 
-    return dict(
-        trace=run_trace,
-        ablate=run_ablate,
-        qkv=run_qkv,
-        logit_lens=run_logit_lens,
-        contributions=run_contributions,
-        contrast=run_contrast,
-        patch=run_patch,
-        code=run_code,
-    )
+    runs = (run_trace, run_ablate, run_qkv, run_logit_lens, run_contributions, run_contrast, run_patch, run_code)
+    return dict(zip(INSIDE, runs, strict=True))
 
 
 @dataclass(frozen=True)
