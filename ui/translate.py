@@ -47,6 +47,18 @@ def short(text: str, limit: int = 34) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
 
 
+def page_call(concurrency_id: str) -> dict:
+    """How a translate-view event runs: private, the last trigger wins, and the queue place shows (minimal);
+    visitors' calls enter together and run as batches (ui/shared_calls.py)."""
+    return dict(
+        api_visibility="private",
+        show_progress="minimal",
+        trigger_mode="always_last",
+        concurrency_limit=BATCHED_CALLS,
+        concurrency_id=concurrency_id,
+    )
+
+
 def page_handler(pair: Pair, other: bool = False):
     """The page's handler: German and options in, an explanation to draw (or a message) out; each sentence by
     the model the router picks for it, or the one the visitor forced (`other`: by the model not picked, for the
@@ -157,14 +169,7 @@ def build(pair: Pair, initial: tuple[str, dict] | None = None) -> dict:
     ]
     if two:
         wire_second(pair, compare, inputs, triggers, shown, second_result)
-    # minimal: the queue place shows. Visitors' calls enter together and run as batches (ui/shared_calls.py).
-    settings = dict(
-        api_visibility="private",
-        show_progress="minimal",
-        trigger_mode="always_last",
-        concurrency_limit=BATCHED_CALLS,
-        concurrency_id="page-explain",
-    )
+    settings = page_call("page-explain")
     for event in triggers:
         event(run, inputs, result, js=RUN_JS, **settings)
     w["source"].input(None, None, None, js=STALE_JS, api_visibility="private")  # stale at once, no request
@@ -283,13 +288,7 @@ def wire_second(pair: Pair, compare: gr.Checkbox, inputs: list, triggers: list, 
     def run_if_compared(ticked: bool, *args) -> dict | None:
         return run(*args) if ticked else None
 
-    settings = dict(
-        api_visibility="private",
-        show_progress="minimal",
-        trigger_mode="always_last",
-        concurrency_limit=BATCHED_CALLS,
-        concurrency_id="page-explain-second",
-    )
+    settings = page_call("page-explain-second")
     compare.change(
         lambda ticked: [gr.update(visible=ticked)] * len(shown), compare, shown, api_visibility="private"
     ).then(run_if_compared, [compare, *inputs], result, js=SECOND_RUN_JS, **settings)
