@@ -12,7 +12,6 @@ Shape legend: B batch (1 here), S source and T target length, H heads, d_k head 
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 import torch
 
@@ -91,6 +90,17 @@ def code_view(translator: Translator, text: str, layer: int = 1, options: Decodi
     }
 
 
-def shipped_files() -> list[Path]:
-    """The files the view shows, for a static site to copy."""
-    return [ROOT / path for path in FILES]
+def code_map(config) -> dict:
+    """What the page's own Code view needs besides the model (ui/static/inside.js answers /code with it): the
+    files shown, and each tap's line in them, read off the forward pass as code_view reads it."""
+    lines = {
+        key: {
+            "file": where.offered.file,
+            "line": where.offered.line,
+            "caller_file": where.caller.file,
+            "caller_line": where.caller.line,
+        }
+        for key, where in tap_lines(config).items()
+        if where.offered.file in FILES
+    }
+    return {"files": {path: source(path) for path in FILES}, "lines": lines}

@@ -7,6 +7,7 @@ import functools
 import gzip
 import http.server
 import os
+import re
 import threading
 
 import numpy as np
@@ -379,3 +380,49 @@ def test_the_site_speaks_chinese_to_a_chinese_browser_and_offers_the_switch(site
     assert "parameters" in page.inner_text("#site-status")
     assert errors == []
     context.close()
+
+
+CODE_SENTENCES = ["Ein Hund.", "Ich möchte ein Bier.", "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."]
+
+
+@pytest.mark.parametrize("layer", [1, 3])
+def test_the_code_view_in_the_page_reads_the_taps_the_server_reads(page, shipped_translator, layer):
+    """/code answered by the page's own teacher-forced pass (taps.js): the same lines, shapes and numbers as
+    lens/code.py for three sentences of different lengths."""
+    from lens.code import code_view
+    from lens.explain import DecodingOptions
+
+    for text in CODE_SENTENCES:
+        drawn = page.evaluate(
+            "([text, layer]) => window.attentionLens.callApi('code', [text, layer, 'greedy', 1, 1.0, 128, 'default'])",
+            [text, layer],
+        )
+        expected = code_view(shipped_translator, text, layer, DecodingOptions(num_beams=1))
+        assert drawn["files"] == expected["files"] and drawn["layers"] == expected["layers"]
+        assert [(t["tap"], t["line"], t["shape"]) for t in drawn["taps"]] == [
+            (t["tap"], t["line"], t["shape"]) for t in expected["taps"]
+        ], text
+        for got, want in zip(drawn["taps"], expected["taps"]):
+            scale = max(1.0, abs(want["std"] or 0.0))
+            for field in ("mean", "std"):
+                assert abs(got[field] - want[field]) <= 2e-3 * scale, (
+                    text,
+                    got["name"],
+                    field,
+                    got[field],
+                    want[field],
+                )
+            np.testing.assert_allclose(got["first"], want["first"], atol=2e-3 * scale, err_msg=got["name"])
+
+
+def test_the_code_view_opens_in_the_page_and_refuses_a_layer_by_name(page):
+    page.evaluate("() => window.attentionLens.translate('Ich möchte ein Bier.', {num_beams: 1})")
+    page.locator("#site-result [data-view='openCode']").dispatch_event("click")
+    page.wait_for_selector("#site-result .al-code-view", timeout=60_000)
+    shapes = page.eval_on_selector_all("#site-result .al-code-line[data-tap]", "(ls) => ls.map((l) => l.dataset.shape)")
+    assert len(shapes) >= 10 and all(re.fullmatch(r"\d+(×\d+)+( \d+(×\d+)+)*", s) for s in shapes), shapes
+    refused = page.evaluate(
+        "() => window.attentionLens.callApi('code', ['Ein Hund.', 9, 'greedy', 1, 1.0, 128, 'default'])"
+        ".then(() => null, (e) => e.message)"
+    )
+    assert refused == "layer must be a whole number from 1 to 3, got 9"

@@ -6,7 +6,7 @@ DIR gets index.html, the page's scripts and styles (ui/static/, the files the ap
 safetensors (fp16: half the bytes, the same translations: docs/site.md), tokenizer.json, config.json, the
 SIMD kernel, site.json (the decoding rule and alarm threshold of the checkpoint), its guess of which kind of
 German a text is (domain.json.gz, where the checkpoint has one) and whether it is German (language.json.gz), the
-everyday model's files in everyday/ (fetched when a sentence first goes to it), and a README.md whose
+model's source with each tap's line (code.json, for the Code view: lens/code.py), the everyday model's files in everyday/ (fetched when a sentence first goes to it), and a README.md whose
 front matter makes the folder a static Hugging Face Space (`sdk: static`). Any static server serves it:
 `python -m http.server -d DIR`.
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from lens.code import code_map
 from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
@@ -35,6 +36,7 @@ from .assets import STATIC
 
 MAX_BYTES = 40 * 2**20  # the site as a whole (two models in fp16: about 30 MB; the second is fetched when used)
 EVERYDAY_FOLDER = "everyday/"
+CODE_FILE = "code.json"  # the Code view's files and tap lines (lens/code.py's code_map)
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
 SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
 SITE_SCRIPTS = page_modules(SITE_ENTRY, dynamic=True)  # every module it needs
@@ -153,13 +155,16 @@ def pair_files(
     language: Path | None = None,
 ) -> dict:
     """model_files of the default model in `folder`, with the router's files (domain, language), and of the everyday
-    model in `folder`/everyday/ (fetched by the page when a sentence first goes to it); returns the default's
-    site.json, which names the everyday folder."""
+    model in `folder`/everyday/ (fetched by the page when a sentence first goes to it), and the Code view's
+    code.json; returns the default's site.json, which names the everyday folder and code.json."""
     site = model_files(folder, default, default_rule, precision, domain, language)
+    code = json.dumps(code_map(default.config), ensure_ascii=False)
+    (Path(folder) / CODE_FILE).write_text(code, encoding="utf-8")
+    site["code"] = CODE_FILE
     if everyday is not None:
         model_files(Path(folder) / EVERYDAY_FOLDER.rstrip("/"), everyday, everyday_rule, precision)
         site["everyday"] = EVERYDAY_FOLDER
-        (Path(folder) / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
+    (Path(folder) / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
     return site
 
 

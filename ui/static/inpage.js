@@ -36,7 +36,7 @@ export async function loadInPage(base, kernels) {
   /** @type {InPageLens} */
   const lens = { config, bpe: new BPE(tokenizer), model: new Transformer(config, readSafetensors(weights), kernels),
     noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site, domain, router: null,
-    everyday: null };
+    everyday: null, base };
   if (domain || language) {
     lens.router = makeRouter({ domain, language: language && language.counts ? languageCheck(language) : null,
       truecaser: content && content.counts ? truecaser(content.counts) : null, everyday: !!site.everyday });

@@ -1,6 +1,6 @@
 // @ts-check
-/* Attention Lens, the inside views answered in the page: what /qkv (lens/qkv.py) and /logit_lens
-   (lens/logit_lens.py) answer, computed by the page's model (transformer.js) over the page's own translation,
+/* Attention Lens, the inside views answered in the page: what /qkv (lens/qkv.py), /logit_lens
+   (lens/logit_lens.py) and /code (lens/code.py) answer, computed by the page's model (transformer.js) over the page's own translation,
    in the same fields, so that qkv.js and ladder.js draw them as they draw the server's. answerInPage(lens)
    puts them behind backend.callApi; the views that need the training data or more than the model (who wrote each word,
    patching) say that they need the app's server. */
@@ -8,6 +8,7 @@ import { useInPage } from "./backend.js";
 import { t } from "./i18n.js";
 import { inPageSentence } from "./inpage.js";
 import { replay, topk } from "./search.js";
+import { peek, tapPass } from "./taps.js";
 import { softmaxInPlace } from "./transformer.js";
 
 /** The page's translation of one sentence with the API's decoding arguments. */
@@ -74,6 +75,31 @@ function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
   return { stages: names.map(([label]) => label), target_tokens: bpe.labels(e.out), prob, top, decided_at: decided };
 }
 
+/** The Code view's files and tap lines (code.json beside the default model's files), fetched once. */
+function codeMap(lens) {
+  lens.code = lens.code || fetch(lens.base + (lens.site.code || "code.json")).then((r) => {
+    if (!r.ok) throw new Error(t("inpage.load_failed", { name: lens.site.code || "code.json", status: r.status }));
+    return r.json();
+  });
+  return lens.code;
+}
+
+/** /code: each tapped line of the shown files with its tensor for one sentence, the layers' taps at `layer` (from
+    1), read off the page's own teacher-forced pass (taps.js). `top` is the page's first lens, which ships code.json. */
+async function code(lens, [text, layer, decoding, beams, lp, maxLength], top) {
+  const { config } = lens, most = Math.min(config.n_encoder_layers, config.n_decoder_layers);
+  if (!(Number.isInteger(Number(layer)) && layer >= 1 && layer <= most)) {
+    throw new Error(`layer must be a whole number from 1 to ${most}, got ${layer}`);
+  }
+  const map = await codeMap(top), e = translated(lens, text, decoding, beams, lp, maxLength);
+  const taps = tapPass(lens.model, e.ids, e.input), found = [];
+  for (const [key, where] of Object.entries(map.lines)) {
+    const name = key.replace("{i}", String(layer - 1)), value = taps.get(name);
+    if (value && map.files[where.file] !== undefined) found.push({ tap: key, name, ...where, ...peek(value) });
+  }
+  return { layer: Number(layer), layers: most, source_ids: e.ids, input_ids: e.input, files: map.files, taps: found };
+}
+
 /** The model a call asks about, as the server picks it: the `model` its last value names ("default",
     "everyday"), else the router's choice for its sentence (router.js); the default model where the page has one. */
 async function lensFor(lens, data) {
@@ -85,10 +111,10 @@ async function lensFor(lens, data) {
 
 /** The views' questions (backend.callApi) answered in the page, for the views the model alone answers. */
 export function answerInPage(lens) {
-  const local = { qkv, logit_lens: logitLens };
+  const local = { qkv, logit_lens: logitLens, code };
   useInPage(async (name, data) => {
     if (!local[name]) throw new Error(t("inside.needs_server"));
     await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first
-    return local[name](await lensFor(lens, data), data);
+    return local[name](await lensFor(lens, data), data, lens);
   });
 }

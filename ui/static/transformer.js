@@ -82,7 +82,7 @@ function kernelLinear(k, x, rows, W, b, inDim, outDim, from) {
 const registered = []; // one a Transformer built with kernels (each model its own memory): the one holding W runs it
 
 /** y (rows, out) = x (rows, in) W^T + b, W (out, in) as nn.Linear keeps it; `from` the first of W's rows used. */
-function linear(x, rows, W, b, inDim, outDim, from) {
+export function linear(x, rows, W, b, inDim, outDim, from) {
   const fast = kernelLinear(registered.find((k) => k.buffer === W.buffer), x, rows, W, b, inDim, outDim, from || 0);
   if (fast) return fast;
   const y = new Float32Array(rows * outDim), o0 = from || 0;
@@ -99,7 +99,7 @@ function linear(x, rows, W, b, inDim, outDim, from) {
 }
 
 /** LayerNorm(a + b) of each row in place in a (eps 1e-5, as nn.LayerNorm). */
-function addNorm(a, b, rows, D, g, beta) {
+export function addNorm(a, b, rows, D, g, beta) {
   for (let r = 0; r < rows; r++) {
     const o = r * D;
     let mean = 0;
