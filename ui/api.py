@@ -11,6 +11,7 @@ one sentence with chosen attention heads switched off (lens/ablate.py).
 from __future__ import annotations
 
 import inspect
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from lens.explain import BEAMS, LENGTH_PENALTY, MAX_CHARACTERS
 from lens.logit_lens import logit_lens as read_stages
 from lens.patching import patch as patch_encoder
 from lens.qkv import qkv as open_row
+from lens.tap_values import tap_values
 from lens.trace import trace as trace_decoding
 from translation import Translator
 from ui.routed import Route, checked_choice
@@ -156,7 +158,7 @@ def model_calls(pair: Pair) -> dict:
 
 
 # The one-sentence calls each model answers (inside_calls), in the order inside_calls makes them.
-INSIDE = ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch", "code")
+INSIDE = ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch", "code", "taps")
 
 
 def inside_calls(translator: Translator, pair: Pair) -> dict:
@@ -211,7 +213,22 @@ def inside_calls(translator: Translator, pair: Pair) -> dict:
         check_inside(translator, sentence, options)
         return code_view(translator, sentence, layer, options)
 
-    runs = (run_trace, run_ablate, run_qkv, run_logit_lens, run_contributions, run_contrast, run_patch, run_code)
+    @gpu(duration=30)
+    def run_taps(sentence, names, options):
+        check_inside(translator, sentence, options)
+        return tap_values(translator, sentence, names, options)
+
+    runs = (
+        run_trace,
+        run_ablate,
+        run_qkv,
+        run_logit_lens,
+        run_contributions,
+        run_contrast,
+        run_patch,
+        run_code,
+        run_taps,
+    )
     return dict(zip(INSIDE, runs, strict=True))
 
 
@@ -315,7 +332,7 @@ def endpoint_table(pair: Pair, run: dict) -> list[Endpoint]:
 
 def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
     """/qkv, /logit_lens, /contributions, /contrast and /patch: how a weight, a word, a choice were computed, and where;
-    /code: the model's source lines with the sentence's tensors."""
+    /code: the model's source lines with the sentence's tensors; /taps: the tensors of named taps."""
     max_len = pair.max_len
 
     def qkv(
@@ -358,6 +375,11 @@ def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
     def code(text: str, layer: int = 1, options=None, model: Model = "auto") -> dict:
         return run["code"](step_sentence(checked_text(text)), layer, options, model=checked_choice(model))
 
+    def taps(text: str, names: list | str = "encoder.0.self_attn.weights", options=None, model: Model = "auto") -> dict:
+        if isinstance(names, str) and names.strip().startswith("["):
+            names = json.loads(names)
+        return run["taps"](step_sentence(checked_text(text)), names, options, model=checked_choice(model))
+
     inside = "lens.cost.INSIDE: 2.5 million attention weights"
     return [
         Endpoint("qkv", qkv, QKV_DOC, inside),
@@ -366,6 +388,7 @@ def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
         Endpoint("contrast", contrast, CONTRAST_DOC, "lens.cost.CONTRAST_WORK: 500 million weights replayed"),
         Endpoint("patch", patch, PATCH_DOC, "lens.cost.PATCH_WORK: 500 million weights replayed"),
         Endpoint("code", code, CODE_DOC, inside),
+        Endpoint("taps", taps, TAPS_DOC, "lens.tap_values: 12 taps, 600,000 numbers"),
     ]
 
 
@@ -489,6 +512,21 @@ CODE_DOC = """The model's own source with one German sentence in it: each line t
             name with its layer as {{i}}, its name at this layer, the file and line that offer it and the line that
             called it, its shape for this sentence, its first 6 values, mean, spread and how many entries are -inf),
             layer, layers, source_ids and input_ids (the pieces the teacher-forced pass read).
+        """
+
+TAPS_DOC = """The numbers inside the model for one German sentence: the tensors of named taps, as the picture's steps draw them.
+
+        Args:
+            text: one German sentence, at most 400 characters.
+            names: up to 12 tap names (model/taps.py), as a list or comma-separated: "encoder.0.self_attn.q",
+                "decoder.2.cross_attn.weights", "logits", ...
+{options}
+{model}
+        Returns:
+            A dict (with model, reads_like and route: which model answered, and why): source_ids and input_ids (the
+            pieces the teacher-forced pass read), sizes (d_model, n_heads, d_ff, vocab_size) and taps: for each name its shape and its numbers flat (row-major,
+            5 decimals), but "logits", which gives the 50 likeliest pieces of each row (top_ids, top_tokens,
+            top_values).
         """
 
 CONTRIBUTIONS_DOC = """Who wrote each English word: its shares from every German token and from the English before it (ALTI+).

@@ -4,11 +4,15 @@
    a tapped tensor (model/tap_lines.py) carries that tensor's shape for this sentence, and a peek at its numbers
    on hover, focus or tap (the first values, the mean, the spread); `data-tap` names the tap ({i} for the layer)
    and `data-shape` its shape. A layer selector runs the same lines for layer 1..L; three questions the tutorials
-   ask point at their line with the visitor's numbers. The numbers come from /code (lens/code.py). */
+   ask point at their line with the visitor's numbers. The numbers come from /code (lens/code.py). A tapped line
+   opens its step of the picture (concepts.js), and a step's "The code" comes back here at its line. */
 import { callApi } from "./backend.js";
+import { openStep, placeOfTap, stepOfTap } from "./concepts.js";
+import { stepTitle } from "./steps.js";
 import { modelOf } from "./core.js";
 import { el } from "./draw.js";
 import { fixed, list, t } from "./i18n.js";
+import { get, set } from "./store.js";
 
 const KEYWORDS = new Set(["def", "return", "class", "if", "else", "elif", "for", "while", "in", "import", "from", "as",
   "with", "lambda", "not", "and", "or", "is", "None", "True", "False", "raise", "assert", "yield", "self", "pass"]);
@@ -40,8 +44,17 @@ function peekText(tap) {
   return tap.masked ? t("code.peek_masked", { peek: text, masked: tap.masked }) : text;
 }
 
-/** One file as numbered lines, each tapped line marked with its taps (data-tap, data-shape) and their shapes. */
-function file(path, source, taps) {
+/** Open the picture's step a tapped line belongs to, at the layer shown, and bring the picture into sight. */
+function toStep(tap, layer, line) {
+  const id = stepOfTap(tap);
+  if (!id) return;
+  openStep(id, placeOfTap(tap, layer)).then((panel) => panel.scrollIntoView({ block: "nearest" }), () => {});
+  line.classList.add("al-code-here");
+}
+
+/** One file as numbered lines, each tapped line marked with its taps (data-tap, data-shape) and their shapes; a
+    line whose tap is drawn by a step of the picture opens it. */
+function file(path, source, taps, layer) {
   const box = el("details", "al-code-file");
   box.open = true;
   box.append(el("summary", "al-code-path", path));
@@ -60,6 +73,16 @@ function file(path, source, taps) {
       line.tabIndex = 0;
       line.title = here.map(peekText).join("\n");
       line.append(el("span", "al-code-shape", here.map((tap) => `${tap.name} ${shapeText(tap.shape)}`).join(" · ")));
+      const step = here.map((tap) => stepOfTap(tap.tap)).find(Boolean);
+      if (step) {
+        line.dataset.step = step;
+        const go = el("button", "al-code-step", stepTitle(step));
+        go.type = "button";
+        go.setAttribute("aria-label", t("code.open_step", { step: stepTitle(step) }));
+        go.addEventListener("click", (e) => { e.stopPropagation(); toStep(here[0].tap, layer, line); });
+        line.append(go);
+        line.addEventListener("click", () => toStep(here[0].tap, layer, line));
+      }
     }
     pre.append(line);
   });
@@ -125,7 +148,7 @@ export function renderCode(answer, ask) {
   }
   box.append(layers, questions(answer, box));
   for (const path of Object.keys(answer.files)) {
-    box.append(file(path, answer.files[path], answer.taps.filter((tap) => tap.file === path)));
+    box.append(file(path, answer.files[path], answer.taps.filter((tap) => tap.file === path), answer.layer));
   }
   return box;
 }
@@ -139,7 +162,14 @@ export async function openCode(result, panel, layer = 1) {
   try {
     const answer = await callApi("code", [sentence.source, layer, (o.num_beams || 4) > 1 ? "beam search" : "greedy",
       o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128, modelOf(sentence)]);
+    const target = get().codeTarget;
+    if (target && target.layer !== answer.layer) return openCode(result, panel, target.layer); // a step asked for it
     panel.replaceChildren(renderCode(answer, (l) => openCode(result, panel, l)));
+    if (target) { // the step's line, in sight
+      set({ codeTarget: null });
+      const line = answer.taps.find((tap) => tap.tap === target.tap);
+      if (line) showLine(panel, line.file, line.line);
+    }
   } catch (err) {
     panel.replaceChildren(el("div", "al-qkv-error", t("code.failed", { error: err.message })));
   }

@@ -78,7 +78,7 @@ function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
 /** The Code view's files and tap lines (code.json beside the default model's files), fetched once. */
 function codeMap(lens) {
   lens.code = lens.code || fetch(lens.base + (lens.site.code || "code.json")).then((r) => {
-    if (!r.ok) throw new Error(t("inpage.load_failed", { name: lens.site.code || "code.json", status: r.status }));
+    if (!r.ok) throw new Error(t("inside.code_failed", { name: lens.site.code || "code.json", status: r.status }));
     return r.json();
   });
   return lens.code;
@@ -100,6 +100,36 @@ async function code(lens, [text, layer, decoding, beams, lp, maxLength], top) {
   return { layer: Number(layer), layers: most, source_ids: e.ids, input_ids: e.input, files: map.files, taps: found };
 }
 
+const TOP = 50; // lens/tap_values.py: the likeliest pieces of each output row
+
+/** /taps: the tensors of named taps (at most 12) of the page's teacher-forced pass, "logits" as the TOP likeliest
+    pieces of each row, in lens/tap_values.py's fields. */
+function tapsAnswer(lens, [text, names, decoding, beams, lp, maxLength]) {
+  const asked = typeof names === "string" ? (names.trim().startsWith("[") ? JSON.parse(names)
+    : names.split(",").map((n) => n.trim()).filter(Boolean)) : names;
+  if (!Array.isArray(asked) || !asked.length) throw new Error("names must be a list of tap names, like ['encoder.0.self_attn.q']");
+  if (asked.length > 12) throw new Error(`at most 12 tap names at once, got ${asked.length}`);
+  const e = translated(lens, text, decoding, beams, lp, maxLength), all = tapPass(lens.model, e.ids, e.input);
+  const taps = /** @type {Record<string, any>} */ ({});
+  for (const name of asked) {
+    const value = all.get(name);
+    if (!value) throw new Error(`'${name}' is not a tap of this model (model/taps.py lists them)`);
+    taps[name] = name === "logits" ? topRows(value, lens.bpe) : value;
+  }
+  const c = lens.config, sizes = { d_model: c.d_model, n_heads: c.n_heads, d_ff: c.d_ff, vocab_size: c.vocab_size };
+  return { source_ids: e.ids, input_ids: e.input, sizes, taps };
+}
+
+/** The output layer's (1, T, V) as the TOP likeliest pieces of each row: their ids, pieces and logits. */
+function topRows({ shape, data }, bpe) {
+  const [, T, V] = shape, ids = [], values = [];
+  for (let r = 0; r < T; r++) {
+    const best = topk(data.subarray(r * V, (r + 1) * V), TOP);
+    ids.push(best.map(([, id]) => id)); values.push(best.map(([v]) => v));
+  }
+  return { shape, top_ids: ids, top_tokens: ids.map((row) => bpe.labels(row)), top_values: values };
+}
+
 /** The model a call asks about, as the server picks it: the `model` its last value names ("default",
     "everyday"), else the router's choice for its sentence (router.js); the default model where the page has one. */
 async function lensFor(lens, data) {
@@ -111,7 +141,7 @@ async function lensFor(lens, data) {
 
 /** The views' questions (backend.callApi) answered in the page, for the views the model alone answers. */
 export function answerInPage(lens) {
-  const local = { qkv, logit_lens: logitLens, code };
+  const local = { qkv, logit_lens: logitLens, code, taps: tapsAnswer };
   useInPage(async (name, data) => {
     if (!local[name]) throw new Error(t("inside.needs_server"));
     await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first

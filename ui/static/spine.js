@@ -3,16 +3,22 @@
    drawn from the explanation's own sizes (a 3+3 checkpoint shows 3+3 layers, a 6+6 one 6+6). Every block is a
    button that opens the view belonging to it, for the page's sentence; live figures of that sentence (the word
    chosen at the output and its probability, the German word each cross-attention layer looks at most) sit on
-   the blocks. Drawn into the translate view's result, between the English and the map. */
+   the blocks. Drawn into the translate view's result, between the English and the map. The computation inside
+   the blocks (the twelve steps of concepts.js) opens under the picture: the input opens its pieces, the
+   embedding its vectors, a layer lists the steps inside it, the output its softmax. */
+import { keepStep, openStep } from "./concepts.js";
 import { el } from "./draw.js";
+import { stepTitle } from "./steps.js";
 import { SPECIAL, selectMap } from "./core.js";
 import { percent, t } from "./i18n.js";
 import { openGlossary } from "./glossary.js";
 import { act, can, get } from "./store.js";
 
-/** A block of the picture: a named button that runs `open`. */
-function block(cls, title, detail, name, open) {
+/** A block of the picture: a named button that runs `open`; `where` ({stack, part, layer}) says which part of the
+    model it is, for a step to light it. */
+function block(cls, title, detail, name, open, where) {
   const b = el("button", "al-block " + cls);
+  if (where) Object.entries(where).forEach(([k, v]) => { b.dataset[k] = String(v); });
   b.title = name;
   b.type = "button";
   b.setAttribute("aria-label", name);
@@ -75,6 +81,26 @@ function openPanel(result, opener) {
 
 const open = (name) => () => act("open", name); // walk.js opens the page's views
 
+/** Open a step of the computation (concepts.js) at a place of the picture. */
+const step = (id, kind, layer) => () => { openStep(id, { kind, layer, head: 0, row: 0 }).catch(() => {}); };
+
+/** The steps inside one layer, as small buttons under its sublayers. */
+function insideLayer(which, i) {
+  const ids = ["qkv-projection", "scores", "mask", "softmax", "heads-concat", "residual-layernorm",
+    ...(which === "encoder" ? [] : ["cross-attention"]), "feed-forward"];
+  const row = el("div", "al-spine-steps");
+  row.append(el("span", "al-spine-label", t("spine.inside")));
+  for (const id of ids) {
+    const kind = which === "encoder" ? "encoder" : id === "cross-attention" ? "cross" : "decoder";
+    const b = el("button", "al-step-link", stepTitle(id));
+    b.type = "button";
+    b.dataset.step = id;
+    b.addEventListener("click", step(id, kind, i));
+    row.append(b);
+  }
+  return row;
+}
+
 /** The sublayers of one layer, as buttons: what a layer block expands into, under the picture. */
 function sublayers(result, x, sentence, which, i, focus) {
   const out = [];
@@ -82,8 +108,8 @@ function sublayers(result, x, sentence, which, i, focus) {
   if (which === "encoder") {
     out.push(block("al-b-attn", t("spine.encoder_self"), t("spine.encoder_self_detail"),
       t("spine.encoder_self_name", { layer }), () => showMap(result, "encoder", i)));
-    out.push(opens(block("al-b-ff", t("spine.feed_forward"), t("spine.encoder_ff_detail"),
-      t("spine.encoder_ff_name", { layer }), () => openPanel(result, "openPatch")), "openPatch"));
+    out.push(block("al-b-ff", t("spine.feed_forward"), t("spine.encoder_ff_detail"),
+      t("spine.encoder_ff_name", { layer }), step("feed-forward", "encoder", i)));
     return out;
   }
   const link = focus ? strongestLink(x, sentence, i, focus.row) : null;
@@ -93,8 +119,10 @@ function sublayers(result, x, sentence, which, i, focus) {
     percent: percent(link.weight) }) : t("spine.cross_detail"),
     t("spine.cross_name", { layer }), () => { showMap(result, "cross", i); openPanel(result, "openContributions"); }),
     "openContributions"));
-  out.push(opens(block("al-b-ff", t("spine.feed_forward"), t("spine.decoder_ff_detail"), t("spine.decoder_ff_name", { layer }),
-    () => openPanel(result, "openLadder")), "openLadder"));
+  out.push(block("al-b-ff", t("spine.feed_forward"), t("spine.decoder_ff_detail"), t("spine.decoder_ff_name", { layer }),
+    step("feed-forward", "decoder", i)));
+  out.push(opens(block("al-b-view", t("spine.ladder"), null, t("spine.ladder_name"), () => openPanel(result, "openLadder")),
+    "openLadder"));
   return out;
 }
 
@@ -108,12 +136,13 @@ function stack(result, x, sentence, which, detail) {
   row.append(el("div", "al-spine-label", encoder ? t("spine.encoder_label") : t("spine.decoder_label")));
   const flow = el("div", "al-spine-flow");
   const pieces = sentence.tokens[encoder ? "src" : "in"].length;
+  const stackName = encoder ? "encoder" : "decoder";
   flow.append(block("al-b-input", encoder ? t("spine.german") : t("spine.english_so_far"), t("spine.pieces", { n: pieces }),
     encoder ? t("spine.german_name") : t("spine.english_name"),
-    () => showMap(result, kind, 0, "pieces")), arrow());
+    step("tokens", stackName, 0), { stack: stackName, part: "input" }), arrow());
   flow.append(block("al-b-embed", t("spine.embedding"), t("spine.embedding_detail"),
     encoder ? t("spine.encoder_embedding_name") : t("spine.decoder_embedding_name"),
-    () => showMap(result, kind, 0, "pieces")), arrow());
+    step("embedding", stackName, 0), { stack: stackName, part: "embed" }), arrow());
   for (let i = 0; i < L; i++) {
     const link = focus ? strongestLink(x, sentence, i, focus.row) : null;
     const parts = encoder ? t("spine.encoder_layer_detail") : link ? t("spine.decoder_layer_link", { german: link.word,
@@ -124,9 +153,9 @@ function stack(result, x, sentence, which, detail) {
         showMap(result, encoder ? "encoder" : "cross", i);
         result.root.querySelectorAll(".al-b-layer").forEach((n) => n.setAttribute("aria-expanded", String(n === b)));
         detail.replaceChildren(el("span", "al-spine-label", t("spine.sublayers_of", { layer: b.getAttribute("aria-label") })),
-          ...sublayers(result, x, sentence, which, i, focus));
+          ...sublayers(result, x, sentence, which, i, focus), insideLayer(which, i));
         detail.hidden = false;
-      });
+      }, { stack: stackName, part: "layer", layer: i });
     layer.setAttribute("aria-expanded", "false");
     flow.append(layer, arrow());
   }
@@ -136,7 +165,9 @@ function stack(result, x, sentence, which, detail) {
   } else {
     const p = focus ? focus.pieces.reduce((acc, k) => acc * (sentence.probs[k] ?? 1), 1) : null;
     flow.append(block("al-b-out", t("spine.softmax"), focus ? t("spine.softmax_word", { word: focus.word, percent: percent(p) })
-      : t("spine.softmax_detail"), t("spine.softmax_name"), open("step")));
+      : t("spine.softmax_detail"), t("spine.softmax_name"),
+      () => { openStep("logits-softmax", { kind: "decoder", layer: 0, head: 0, row: Math.max(0, focus ? focus.pieces[0] : 0) })
+        .catch(() => {}); }, { stack: "decoder", part: "out" }));
   }
   row.append(flow);
   return row;
@@ -195,6 +226,9 @@ export function drawSpine(result) {
   standalone = result.root.classList.contains("al-standalone") || !!result.root.closest(".al-standalone");
   box.hidden = false;
   box.setAttribute("aria-label", t("spine.label", { encoder: x.layers.encoder, decoder: x.layers.decoder }));
+  const same = box.dataset.shown === String(x.id) && box.dataset.sentence === String(result.viewer.state.sentence);
+  const opened = box.querySelector(".al-concept");
+  box.dataset.sentence = String(result.viewer.state.sentence);
   // the German in training: under the map on the page, where it does not push the map down
   if (box.dataset.shown !== String(x.id)) {  // a new answer: its evidence line (if any) replaces the last one
     result.root.querySelectorAll(":scope > .al-evidence").forEach((n) => n.remove());
@@ -206,4 +240,5 @@ export function drawSpine(result) {
   detail.hidden = true;
   box.replaceChildren(stack(result, x, sentence, "encoder", detail), stack(result, x, sentence, "decoder", detail), detail);
   if (can("open")) box.append(whole(result, box)); // the whole-model views live on the page only
+  keepStep(result, same ? opened : null); // an open step stays open: the same panel, or drawn for the new sentence
 }

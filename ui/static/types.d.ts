@@ -477,6 +477,10 @@ interface PublicApi {
   walk?(): { title: string; view: string; guess: boolean }[];
   /** The static site (site.js): translate in the page; a Promise of the payload the viewer draws. */
   translate?(text: string, options?: { num_beams?: number; length_penalty?: number; max_new_tokens?: number | null }): Promise<any>;
+  /** The picture's twelve steps (concepts.js): each opens in place; `taps` names the tap names it draws. */
+  concepts?(): { id: string; title: string; taps: string[]; open(place?: any): Promise<HTMLElement> }[];
+  /** The step open now, and its place (from 0), or null. */
+  openedConcept?(): { id: string; place: { kind: string; layer: number; head: number; row: number } } | null;
   /** The static site: ms from the page's start to the model loaded, and to the first map drawn. */
   loadedMs?: number;
   firstMs?: number;
@@ -510,6 +514,8 @@ interface PageStore {
   compared: Explanation | null;
   /** The views whose mount has run, by name (store.register). */
   mounted: string[];
+  /** The line the Code view scrolls to when it next draws (a picture's step asked for it): its tap and layer (from 1). */
+  codeTarget?: { tap: string; layer: number } | null;
 }
 
 /** A DOM element with a class and text (draw.js): typed by its tag. */
