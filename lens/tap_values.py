@@ -71,6 +71,7 @@ def tap_values(translator: Translator, text: str, names, options: DecodingOption
     tgt = torch.tensor([sentence.input_ids], device=device)  # (1, T): BOS + the translation but its last piece
     seen, logits = read(translator.model, src, tgt, [n for n in names if n != "logits"], need_weights=True)
     if "logits" in names:
+        assert logits is not None, "a pass over a target gives logits"
         seen["logits"] = logits
     size = sum(seen[n].numel() for n in names if n != "logits")
     if size > MOST_NUMBERS:
