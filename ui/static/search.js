@@ -45,9 +45,9 @@ export function topk(row, k) {
   for (let i = 0; i < row.length; i++) {
     const v = row[i];
     if (best.length === k && !(v > best[k - 1][0])) continue;
-    let j = best.length < k ? best.length : k - 1;
-    while (j > 0 && v > best[j - 1][0]) { if (j < best.length) best[j] = best[j - 1]; j--; }
-    if (best.length < k) best.splice(j, 0, [v, i]); else best[j] = [v, i];
+    let j = best.length < k ? best.length : k - 1; // its place before it moves up: a new last, or the last's
+    while (j > 0 && v > best[j - 1][0]) { best[j] = best[j - 1]; j--; }
+    best[j] = [v, i];
   }
   return best;
 }
