@@ -60,3 +60,42 @@ def test_the_layer_selector_and_the_three_questions(browser, server):
         "encoder.2.ff.hidden"
     )
     page.close()
+
+
+def test_a_line_opens_its_step_and_the_step_comes_back_to_its_line(browser, server, shipped_pair):
+    """On the app (the numbers from the server's /taps): a tapped line opens its step of the picture, and the
+    step's "The code" brings the Code view back to that line."""
+    page = open_page(browser, server)
+    open_code(page, SENTENCES[1])
+    line = page.locator("#result .al-code-line[data-tap~='encoder.{i}.ff.hidden']")
+    assert line.get_attribute("data-step") == "feed-forward"
+    line.locator(".al-code-step").click()
+    page.wait_for_selector("#result [data-concept='feed-forward'] .al-concept-taps", timeout=60_000)
+    assert "encoder.0.ff.hidden" in page.inner_text("#result [data-concept='feed-forward'] .al-concept-taps")
+    page.click(
+        "#result [data-concept='feed-forward'] [data-choice], #result [data-concept='feed-forward'] "
+        ".al-concept-choices .al-choice:text-is('2')"
+    )  # layer 2
+    page.wait_for_selector(
+        "#result [data-concept='feed-forward'] .al-concept-taps:has-text('encoder.1.ff.hidden')", timeout=60_000
+    )
+    page.click("#result [data-concept='feed-forward'] .al-concept-code")
+    here = page.wait_for_selector("#result .al-code-here", timeout=60_000)
+    assert "encoder.{i}.ff.hidden" in (here.get_attribute("data-tap") or "")
+    assert page.get_attribute("#result .al-code-layers .al-choice[aria-pressed='true']", "aria-pressed") == "true"
+    assert page.inner_text("#result .al-code-layers .al-choice[aria-pressed='true']") == "2"
+    page.close()
+
+
+def test_the_encoders_feed_forward_block_opens_the_feed_forward_step(browser, server):
+    page = open_page(browser, server)
+    shown = "() => (document.querySelector('#result .al-spine') || {dataset: {}}).dataset.shown || ''"
+    before = page.evaluate(shown)
+    page.fill("#source textarea", SENTENCES[2])
+    page.click("#translate")
+    page.wait_for_function(f"() => ({shown})() !== {before!r}", timeout=60_000)  # the picture of the new answer
+    page.click("#result .al-spine [aria-label='Encoder layer 1']")
+    page.click("#result .al-spine-detail .al-b-ff")
+    page.wait_for_selector("#result [data-concept='feed-forward'] .al-step-note", timeout=60_000)
+    assert "ReLU set" in page.inner_text("#result [data-concept='feed-forward']")
+    page.close()

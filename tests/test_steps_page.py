@@ -29,7 +29,9 @@ IDS = [
     "cross-attention",
     "logits-softmax",
 ]
-ROWS = "(sel) => [...document.querySelectorAll(sel + ' tbody tr')].map((r) => [...r.children].map((c) => c.textContent))"
+ROWS = (
+    "(sel) => [...document.querySelectorAll(sel + ' tbody tr')].map((r) => [...r.children].map((c) => c.textContent))"
+)
 
 
 @pytest.fixture(scope="module", params=[(1366, 768), (390, 844)], ids=["desktop", "phone"])
@@ -80,13 +82,17 @@ def test_concepts_are_the_twelve_steps_with_their_taps(stepped):
 def test_the_stream_steps_draw_the_taps(stepped, shipped_translator):  # noqa: F811
     answer, t = taps(shipped_translator, ["encoder.tokens", "encoder.embed"])
     opened(stepped, "tokens")
-    ids = stepped.eval_on_selector_all("[data-concept='tokens'] .al-step-chip small", "(s) => s.map((x) => x.textContent)")
+    ids = stepped.eval_on_selector_all(
+        "[data-concept='tokens'] .al-step-chip small", "(s) => s.map((x) => x.textContent)"
+    )
     assert ids == [f"#{i}" for i in answer["source_ids"]]
     opened(stepped, "embedding")
     rows = stepped.evaluate(ROWS, "[data-concept='embedding'] .al-step-numbers")
     assert numbers(rows[0][1:7]) == pytest.approx(t["encoder.tokens"][0, 0, :6] * 16, abs=1e-3)
     opened(stepped, "positional-encoding")
-    assert f"1×{len(answer['source_ids'])}×256" in stepped.inner_text("[data-concept='positional-encoding'] .al-step-shape")
+    assert f"1×{len(answer['source_ids'])}×256" in stepped.inner_text(
+        "[data-concept='positional-encoding'] .al-step-shape"
+    )
     rows = stepped.evaluate(ROWS, "[data-concept='positional-encoding'] .al-step-numbers")
     wave = t["encoder.embed"][0, 1, :6] - t["encoder.tokens"][0, 1, :6] * 16  # position 2
     assert numbers(rows[2][1:7]) == pytest.approx(wave, abs=1e-3)
@@ -133,7 +139,9 @@ def test_the_feed_forward_cross_attention_and_output_draw_the_taps(stepped, ship
     assert float(cells[1][2]) == pytest.approx(t["decoder.2.cross_attn.weights"][0, 1, 1, 1], abs=6e-3)
     assert stepped.locator("[data-concept='cross-attention'] .al-bridge-line").count() > 0
     opened(stepped, "logits-softmax", {"kind": "decoder", "row": 0})
-    pieces = stepped.eval_on_selector_all("[data-concept='logits-softmax'] .al-step-piece", "(s) => s.map((x) => x.textContent)")
+    pieces = stepped.eval_on_selector_all(
+        "[data-concept='logits-softmax'] .al-step-piece", "(s) => s.map((x) => x.textContent)"
+    )
     assert pieces == answer["taps"]["logits"]["top_tokens"][0][:10]
     before = stepped.inner_text("[data-concept='logits-softmax'] .al-step-p")
     stepped.fill("[data-concept='logits-softmax'] .al-step-temperature", "2")

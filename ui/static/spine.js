@@ -236,9 +236,17 @@ export function drawSpine(result) {
     if (evidence) result.root.append(evidence);
     box.dataset.shown = String(x.id);
   }
+  const kept = /** @type {HTMLElement | null} */ (box.querySelector(".al-spine-detail"));
+  const expanded = /** @type {HTMLElement | null} */ (box.querySelector(".al-b-layer[aria-expanded='true']"));
   const detail = el("div", "al-spine-detail");
   detail.hidden = true;
   box.replaceChildren(stack(result, x, sentence, "encoder", detail), stack(result, x, sentence, "decoder", detail), detail);
+  if (same && kept && !kept.hidden && expanded) { // the same answer drawn again: an opened layer stays open
+    detail.replaceChildren(...kept.childNodes);
+    detail.hidden = false;
+    const again = box.querySelector(`.al-b-layer[data-stack="${expanded.dataset.stack}"][data-layer="${expanded.dataset.layer}"]`);
+    if (again) again.setAttribute("aria-expanded", "true");
+  }
   if (can("open")) box.append(whole(result, box)); // the whole-model views live on the page only
   keepStep(result, same ? opened : null); // an open step stays open: the same panel, or drawn for the new sentence
 }
