@@ -64,10 +64,24 @@ def test_the_picture_is_the_models_own_shape_and_every_block_is_a_named_button(b
     assert "\u2192" in page.locator(".al-spine-decoder .al-b-layer").first.inner_text()
     for layer in range(1, M + 1):  # a layer opens into its sublayers, in place under the picture
         page.click(f".al-spine [aria-label='Decoder layer {layer}']")
-        assert page.locator(".al-spine-detail .al-block").count() == 3
+        assert page.locator(".al-spine-detail .al-block").count() == 4  # the sublayers and the logit lens
         assert page.locator(".al-spine-detail .al-b-cross").count() == 1
+        assert page.locator(".al-spine-detail .al-step-link").count() == 8  # the steps inside it, cross-attention too
     page.click(".al-spine [aria-label='Encoder layer 1']")
     assert page.locator(".al-spine-detail .al-block").count() == 2
+    steps = page.eval_on_selector_all(".al-spine-detail .al-step-link", "(bs) => bs.map((b) => b.dataset.step)")
+    assert steps == [
+        "qkv-projection",
+        "scores",
+        "mask",
+        "softmax",
+        "heads-concat",
+        "residual-layernorm",
+        "feed-forward",
+    ]
+    page.click(".al-spine-detail .al-step-link[data-step='scores']")
+    page.wait_for_selector("#result [data-concept='scores'] .al-step-matrix", timeout=60_000)
+    assert page.locator(".al-spine .al-block.al-lit").count() == 1  # encoder layer 1, lit; the rest dimmed
     page.close()
 
 
@@ -123,13 +137,14 @@ def test_every_block_opens_its_view_for_the_pages_sentence(browser, server):
     page.click(".al-spine [aria-label='Decoder layer 3']")
     page.click(".al-spine-detail [data-opens='openLadder']")
     page.wait_for_selector("#result .al-ladder-table", timeout=60_000)
+    page.click('.al-spine [aria-label="Output layer and softmax: the next piece\'s probabilities"]')
+    page.wait_for_selector("#result [data-concept='logits-softmax'] .al-step-bar", timeout=60_000)
     for block, view in (
-        ("Output layer and softmax: the next word, step by step", "step"),
+        ("Step through the decoding", "step"),
         ("Head lab: switch heads off", "headlab"),
         ("Time travel through training", "history"),
     ):
-        if view != "step":
-            whole_model(page)
+        whole_model(page)
         page.click(f".al-spine [aria-label='{block}']")
         page.wait_for_function(f"() => window.attentionLens.state().views.{view} === {SENTENCE!r}", timeout=90_000)
         assert page.evaluate("() => window.attentionLens.state().view") == view
@@ -142,12 +157,16 @@ def test_the_walk_covers_every_view_and_esc_leaves_the_page_as_it_was(browser, s
     page = arrived(browser, server)
     stops = page.evaluate("() => window.attentionLens.walk()")
     views = {s["view"] for s in stops}
-    assert len(stops) >= 12 and {"step", "headlab", "history", "copylab", "who", "ladder", "patching", "qkv"} <= views
+    assert len(stops) >= 12 and {"step", "headlab", "history", "copylab", "who", "ladder", "patching", "code"} <= views
+    concepts = [s["concept"] for s in stops if s["concept"]]
+    ids = page.evaluate("() => window.attentionLens.concepts().map((c) => c.id)")
+    assert sorted(concepts) == sorted(ids)  # a stop for each of the twelve steps
+    assert sum(s["guess"] for s in stops if s["concept"]) >= 6
     page.click(".al-spine [aria-label='Decoder layer 2']")  # the visitor's own choice, which Esc must bring back
     page.click(".al-spine [aria-label='Decoder layer 2 masked self-attention']")
     before = page.evaluate("() => window.attentionLens.state()")
     page.click(".al-tour-start")
-    for _ in range(11):
+    for _ in range(20):
         page.click(".al-tour-next")  # into the step-through
     assert page.locator("#view-step").is_visible()
     page.keyboard.press("Escape")
@@ -158,9 +177,9 @@ def test_the_walk_covers_every_view_and_esc_leaves_the_page_as_it_was(browser, s
     assert page.locator("#view-step").is_hidden()  # closed again, as the visitor had it
     assert after["panel"] is None and before["kind"] == "decoder"  # the panels the walk opened are closed too
     start = page.locator(".al-tour-start")
-    assert "stop 12 of" in start.inner_text()  # left at stop 12: the header's button resumes there
+    assert "stop 21 of" in start.inner_text()  # left at stop 21: the header's button resumes there
     start.click()
-    assert page.locator(".al-tour").get_attribute("data-stop") == "12"
+    assert page.locator(".al-tour").get_attribute("data-stop") == "21"
     page.keyboard.press("Escape")
     page.close()
 
@@ -210,8 +229,8 @@ def test_the_walk_asks_for_a_guess_before_four_reveals_and_keeps_the_score(brows
     stops = page.evaluate("() => window.attentionLens.walk()")
     assert sum(s["guess"] for s in stops) >= 4
     page.click(".al-tour-start")
-    for _ in range(5):
-        page.click(".al-tour-next")  # stop 6: cross-attention, with its guess
+    for _ in range(13):
+        page.click(".al-tour-next")  # stop 14: cross-attention, with its guess
     assert page.locator(".al-tour-question").inner_text().startswith("Guess first")
     assert page.locator(".al-tour-text").is_hidden() and page.locator(".al-tour-hidden").count() == 1  # the map waits
     choices = page.locator(".al-tour-choice")

@@ -146,7 +146,7 @@ def test_chinese_typed_in_is_told_in_chinese_that_it_is_not_german(browser, serv
 
 def test_the_glossary_lists_the_terms_and_explains_each_where_it_is_used(browser, server):
     page, errors = chinese_page(browser, server + "?lang=zh-CN")
-    page.evaluate("window.attentionLens.walkTo(3)")  # the stop of Q, K and V
+    page.evaluate("window.attentionLens.walkTo(4)")  # the stop of Q, K and V
     term = page.wait_for_selector(".al-tour dfn.al-term")
     assert term.get_attribute("title").startswith(term.inner_text()[:2]) or "：" in term.get_attribute("title")
     page.keyboard.press("Escape")

@@ -142,7 +142,7 @@ def test_the_feed_forward_cross_attention_and_output_draw_the_taps(stepped, ship
     pieces = stepped.eval_on_selector_all(
         "[data-concept='logits-softmax'] .al-step-piece", "(s) => s.map((x) => x.textContent)"
     )
-    assert pieces == answer["taps"]["logits"]["top_tokens"][0][:10]
+    assert pieces == [p.lstrip("\u2581") for p in answer["taps"]["logits"]["top_tokens"][0][:10]]
     before = stepped.inner_text("[data-concept='logits-softmax'] .al-step-p")
     stepped.fill("[data-concept='logits-softmax'] .al-step-temperature", "2")
     stepped.dispatch_event("[data-concept='logits-softmax'] .al-step-temperature", "input")

@@ -113,7 +113,7 @@ def test_the_guided_walk_visits_each_stop_pointing_at_its_part_and_can_be_left(b
     page, errors = fresh(browser, server)
     page.click(".al-tour-start")
     stops = len(page.evaluate("() => window.attentionLens.walk()"))
-    assert 12 <= stops <= 20 and len(page.evaluate("() => window.attentionLens.walk()")) == stops
+    assert 24 <= stops <= 30 and len(page.evaluate("() => window.attentionLens.walk()")) == stops
     kinds = []
     for stop in range(1, stops + 1):
         assert page.locator(".al-tour").get_attribute("data-stop") == str(stop)
@@ -122,7 +122,7 @@ def test_the_guided_walk_visits_each_stop_pointing_at_its_part_and_can_be_left(b
         kinds.append(page.evaluate(STATE)["kind"])
         if stop < stops:
             page.click(".al-tour-next")
-    assert [kinds[2], kinds[4], kinds[5]] == ["encoder", "decoder", "cross"]  # the map follows the walk
+    assert [kinds[10], kinds[12], kinds[13]] == ["encoder", "decoder", "cross"]  # the map follows the walk
     page.click(".al-tour-button >> nth=0")  # back one stop
     assert page.locator(".al-tour").get_attribute("data-stop") == str(stops - 1)
     page.keyboard.press("Escape")

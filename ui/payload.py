@@ -88,6 +88,7 @@ def page_payload(
             "cross": config.n_decoder_layers,
         },
         "heads": config.n_heads,
+        "d_model": config.d_model,
         "max_len": config.max_len,
         "threshold": familiarity.rule.confidence_below,
         "options": result.options.to_dict(),

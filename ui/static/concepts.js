@@ -9,7 +9,7 @@
    window.attentionLens.concepts() -> [{id, title, taps, open(place)}]; an opened step is the element
    [data-concept="<id>"]. */
 import { callApi } from "./backend.js";
-import { modelOf } from "./core.js";
+import { modelOf, pieceLabels } from "./core.js";
 import { publish } from "./door.js";
 import { el } from "./draw.js";
 import { t } from "./i18n.js";
@@ -85,7 +85,7 @@ function placeControls(step, place, x, sentence) {
     box.append(choices(t("concepts.head"), [...Array(x.heads).keys()].map((i) => String(i + 1)), place.head, (i) => go({ head: i })));
   }
   if (step.rows) {
-    const pieces = sentence.tokens[place.kind === "encoder" ? "src" : "in"], select = /** @type {HTMLSelectElement} */ (el("select"));
+    const pieces = pieceLabels(sentence, place.kind === "encoder" ? "src" : "in"), select = /** @type {HTMLSelectElement} */ (el("select"));
     pieces.forEach((p, i) => select.append(new Option(`${i + 1} ${p}`, String(i), false, i === place.row)));
     select.setAttribute("aria-label", t("concepts.piece"));
     select.addEventListener("change", () => go({ row: Number(select.value) }));

@@ -166,7 +166,7 @@ export async function inPageTranslate(lens, text, options) {
   const sentences = pairs;
   return {
     v: 1, id, layers: { encoder: c.n_encoder_layers, decoder: c.n_decoder_layers, cross: c.n_decoder_layers },
-    heads: c.n_heads, max_len: c.max_len, threshold: lens.rule.confidence_below,
+    heads: c.n_heads, d_model: c.d_model, max_len: c.max_len, threshold: lens.rule.confidence_below,
     options: { num_beams: o.num_beams, length_penalty: o.length_penalty, max_new_tokens: o.max_new_tokens },
     left_out: Math.max(0, sentences.length - MAX_SENTENCES),
     // the search as lens.explain.method_name names it (the page writes it from options.num_beams)

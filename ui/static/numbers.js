@@ -6,6 +6,12 @@ import { colour, diverging } from "./core.js";
 import { el } from "./draw.js";
 import { fixed, t } from "./i18n.js";
 
+/** A label that names pieces of the sentence (or a formula): content, not the page's words; no translator turns it. */
+export function piece(node) {
+  node.setAttribute("translate", "no");
+  return node;
+}
+
 /** The mean and the spread (population) of finite numbers; null where there are none. */
 export function stats(values) {
   let n = 0, sum = 0;
@@ -41,7 +47,7 @@ export function strip(values, label, scale) {
 /** A labelled strip: the label, the strip, its shape. */
 export function stripRow(label, values, scale, note) {
   const row = el("div", "al-strip-row");
-  row.append(el("span", "al-strip-label", label), strip(values, label, scale), el("span", "al-strip-note", note || String(values.length)));
+  row.append(piece(el("span", "al-strip-label", label)), strip(values, label, scale), el("span", "al-strip-note", note || String(values.length)));
   return row;
 }
 
@@ -66,11 +72,11 @@ export function matrixTable(values, rows, cols, rowLabels, colLabels, caption, o
   const table = el("table", "al-step-matrix"), digits = opts.digits ?? 2;
   table.append(el("caption", null, caption));
   const head = el("tr");
-  head.append(el("th"), ...colLabels.map((label) => { const th = el("th", null, label); th.scope = "col"; return th; }));
+  head.append(el("th"), ...colLabels.map((label) => { const th = piece(el("th", null, label)); th.scope = "col"; return th; }));
   if (opts.sums) head.append(el("th", "al-step-sum", t("numbers.sum")));
   const body = el("tbody");
   for (let r = 0; r < rows; r++) {
-    const tr = el("tr"), th = el("th", null, rowLabels[r]);
+    const tr = el("tr"), th = piece(el("th", null, rowLabels[r]));
     th.scope = "row";
     tr.append(th);
     let sum = 0;
@@ -102,7 +108,7 @@ export function numbersTable(caption, rows, n = 6) {
     el("th", null, t("numbers.mean")), el("th", null, t("numbers.std")));
   const body = el("tbody");
   for (const [label, values] of rows) {
-    const s = stats(values), tr = el("tr"), th = el("th", null, label);
+    const s = stats(values), tr = el("tr"), th = piece(el("th", null, label));
     th.scope = "row";
     tr.append(th, ...Array.from(values.slice(0, n), (v) => { const td = el("td", null, fixed(Number(v), 4)); td.tabIndex = -1; return td; }),
       el("td", null, fixed(s.mean ?? 0, 4)), el("td", null, fixed(s.std ?? 0, 4)));

@@ -6,9 +6,10 @@
 
    Shape legend: S German pieces, T English pieces read so far, L rows and M columns of one attention, D the model
    width, H heads, dk = D / H, F the feed-forward width. Taps are batch 1, row-major. */
+import { pieceLabels } from "./core.js";
 import { el } from "./draw.js";
 import { fixed, number, percent, plural, t } from "./i18n.js";
-import { matrixTable, numbersTable, signed, stats, stripRow, theNumbers } from "./numbers.js";
+import { matrixTable, numbersTable, piece, signed, stats, stripRow, theNumbers } from "./numbers.js";
 
 /** The stack a place is in: the cross-attention is the decoder's. */
 export const stackOf = (place) => (place.kind === "encoder" ? "encoder" : "decoder");
@@ -42,7 +43,7 @@ function headMatrix(tap, h) {
 
 /** The pieces along a place's rows and columns. */
 function labels(ctx) {
-  const src = ctx.sentence.tokens.src, tgt = ctx.sentence.tokens.in, k = ctx.place.kind;
+  const src = pieceLabels(ctx.sentence, "src"), tgt = pieceLabels(ctx.sentence, "in"), k = ctx.place.kind;
   return { rows: k === "encoder" ? src : tgt, cols: k === "decoder" ? tgt : src, stack: k === "encoder" ? src : tgt };
 }
 
@@ -56,7 +57,7 @@ function tokens(ctx) {
   const table = pick(ctx, `${stackOf(ctx.place)}.tokens`);
   const chips = el("div", "al-step-chips");
   pieces.forEach((p, i) => {
-    const chip = el("span", "al-step-chip");
+    const chip = piece(el("span", "al-step-chip"));
     chip.append(el("b", null, p), el("small", null, `#${ids[i]}`));
     chips.append(chip);
   });
@@ -82,7 +83,7 @@ function positions(ctx) {
   box.append(el("span"), el("b", null, t("steps.pe.scaled")), el("b", null, t("steps.pe.wave")), el("b", null, t("steps.pe.sum")));
   pieces.forEach((p, i) => {
     const x = row(tok, i).map((v) => v * root), total = row(sum, i), pe = total.map((v, k) => v - x[k]);
-    box.append(el("span", "al-strip-label", `${i + 1} ${p}`), stripRow("", x, 3).children[1], stripRow("", pe, 3).children[1],
+    box.append(piece(el("span", "al-strip-label", `${i + 1} ${p}`)), stripRow("", x, 3).children[1], stripRow("", pe, 3).children[1],
       stripRow("", total, 3).children[1]);
     table.push([t("steps.pe.row_wave", { piece: p, position: i + 1 }), pe], [t("steps.pe.row_sum", { piece: p }), total]);
   });
@@ -100,7 +101,7 @@ function qkv(ctx) {
   for (let r = 0; r < Math.max(L, M); r++) {
     const qr = r < L ? headRow(q, h, r) : null, kr = r < M ? headRow(k, h, r) : null, vr = r < M ? headRow(v, h, r) : null;
     const label = ctx.place.kind === "cross" ? `${names.rows[r] || ""} | ${names.cols[r] || ""}` : names.rows[r];
-    box.append(el("span", "al-strip-label", label), qr ? stripRow("", qr).children[1] : el("span"),
+    box.append(piece(el("span", "al-strip-label", label)), qr ? stripRow("", qr).children[1] : el("span"),
       kr ? stripRow("", kr).children[1] : el("span"), vr ? stripRow("", vr).children[1] : el("span"));
     if (qr) table.push([`Q ${names.rows[r]}`, qr]);
     if (kr && vr) table.push([`K ${names.cols[r]}`, kr], [`V ${names.cols[r]}`, vr]);
@@ -205,11 +206,12 @@ function feedForward(ctx) {
 /** cross-attention: each English piece's queries reaching the German memory: one head's weights as a bridge. */
 function cross(ctx) {
   const place = { ...ctx.place, kind: "cross" }, h = ctx.place.head, m = headMatrix(pick(ctx, `${attentionOf(place)}.weights`), h);
-  const english = ctx.sentence.tokens.in, german = ctx.sentence.tokens.src, height = 22 * Math.max(m.rows, m.cols) + 8;
+  const english = pieceLabels(ctx.sentence, "in"), german = pieceLabels(ctx.sentence, "src"), height = 22 * Math.max(m.rows, m.cols) + 8;
   const NS = "http://www.w3.org/2000/svg", bridge = document.createElementNS(NS, "svg");
   bridge.setAttribute("viewBox", `0 0 420 ${height}`);
   bridge.setAttribute("class", "al-step-bridge");
   bridge.setAttribute("role", "img");
+  piece(/** @type {any} */ (bridge));
   bridge.setAttribute("aria-label", t("steps.cross.bridge", { head: h + 1 }));
   const y = (i, n) => 14 + i * ((height - 20) / Math.max(1, n - 1 || 1));
   const text = (x, yy, s, anchor) => { const e = document.createElementNS(NS, "text"); e.setAttribute("x", String(x));
@@ -229,9 +231,12 @@ function cross(ctx) {
     theNumbers(matrixTable(m.values, m.rows, m.cols, english, german, t("steps.cross.caption", { head: h + 1 })))];
 }
 
+/** A candidate piece as the page writes pieces: no tokenizer marks. */
+const candidate = (piece) => piece.replace(/^[\u2581\u0120]/, "");
+
 /** logits-softmax: the last state times the output matrix, the likeliest pieces, a temperature, the piece fed back. */
 function logits(ctx) {
-  const top = pick(ctx, "logits"), r = ctx.place.row, english = ctx.sentence.tokens.in, values = top.top_values[r].map(Number);
+  const top = pick(ctx, "logits"), r = ctx.place.row, english = pieceLabels(ctx.sentence, "in"), values = top.top_values[r].map(Number);
   const box = el("div", "al-step-logits"), slider = /** @type {HTMLInputElement} */ (el("input", "al-step-temperature"));
   Object.assign(slider, { type: "range", min: "0.2", max: "2", step: "0.1", value: "1" });
   slider.setAttribute("aria-label", t("steps.logits.temperature_label"));
@@ -244,14 +249,14 @@ function logits(ctx) {
     bars.replaceChildren(...p.slice(0, 10).map((q, i) => {
       const line = el("div", "al-step-bar"), fill = el("span", "al-step-fill");
       fill.style.width = `${Math.round(q * 100)}%`;
-      line.append(el("span", "al-step-piece", top.top_tokens[r][i]), fill, el("span", "al-step-p", percent(q)),
+      line.append(piece(el("span", "al-step-piece", candidate(top.top_tokens[r][i]))), fill, el("span", "al-step-p", percent(q)),
         el("span", "al-step-logit", fixed(values[i], 2)));
       return line;
     }));
   };
   slider.addEventListener("input", draw);
   draw();
-  const chosen = r + 1 < english.length ? english[r + 1] : top.top_tokens[r][0];
+  const chosen = r + 1 < english.length ? english[r + 1] : candidate(top.top_tokens[r][0]);
   box.append(label, bars);
   return [lead(t("steps.logits.lead", { piece: english[r], V: number(top.shape[2]), top: top.top_values[r].length })), box,
     el("p", "al-step-note", t("steps.logits.fed_back", { piece: chosen }))];

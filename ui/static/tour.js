@@ -1,12 +1,15 @@
 // @ts-check
-/* Attention Lens, the guided walk: sixteen stops that follow the picture of the model, from the German's pieces
-   to the English and then the views of the whole model, each pointing at the part of the page it speaks of and
-   opening it. Leave it at any stop (Esc, or Close): the page returns to what the visitor had. */
+/* Attention Lens, the guided walk: stops that follow the picture of the model, from the German's pieces through
+   each step of the computation (concepts.js, opened with the sentence's numbers) to the English, then the views of
+   the whole model, each pointing at the part of the page it speaks of and opening it; many ask for a guess first.
+   Leave it at any stop (Esc, or Close): the page returns to what the visitor had. */
+import { closeStep, openStep } from "./concepts.js";
 import { el } from "./draw.js";
 import { SPECIAL, selectMap } from "./core.js";
 import { publish } from "./door.js";
 import { t } from "./i18n.js";
 import { openView } from "./walk.js";
+import { stepTitle } from "./steps.js";
 import { view } from "./store.js";
 
 /** The walk on screen (null: none), and where the last one was left (null: finished or never started), kept in
@@ -27,19 +30,27 @@ const panel = (opener) => () => {
 };
 const both = (...fs) => () => fs.forEach((f) => f());
 
-/** The map of the sentence shown, (kind, last layer, mean of heads, words), or null before a translation. */
-function mapNow(kind) {
+/** The explanation shown and its sentence, or null before a translation. */
+function shownNow() {
   const v = viewer(), x = v && v.explanation;
   if (!x || !x.sentences || !x.sentences.length) return null;
-  const sentence = x.sentences[v.state.sentence] || x.sentences[0];
-  return { map: selectMap(x, sentence, kind, x.layers[kind] - 1, null, "words"), sentence: sentence };
+  return { x, sentence: x.sentences[v.state.sentence] || x.sentences[0] };
+}
+
+/** A map of the sentence shown (the last layer's mean of heads in words, unless told), or null before a translation. */
+function mapNow(kind, layer = null, head = null, level = "words") {
+  const s = shownNow();
+  if (!s) return null;
+  const { x, sentence } = s;
+  return { map: selectMap(x, sentence, kind, layer ?? x.layers[kind] - 1, head, level), sentence: sentence };
 }
 const real = (w) => !SPECIAL[w] && /\p{L}/u.test(w);
 
-/** A guess about a row of a map: where does the row's word look most? Its choices: the columns' words. */
-function lookGuess(kind, pickRow, question) {
+/** A guess about a row of a map: where does the row's word look most? Its choices: the columns' words. `at`: the
+    map's layer, head and level (else the last layer's mean of heads, in words). */
+function lookGuess(kind, pickRow, question, at = {}) {
   return () => {
-    const m = mapNow(kind);
+    const m = mapNow(kind, at.layer, at.head, at.level);
     if (!m) return null;
     const { map } = m, rows = [...Array(map.rows).keys()].filter((r) => real(map.rowLabels[r]));
     const r = pickRow(rows, map);
@@ -67,32 +78,77 @@ function sureGuess() {
   return { question: t("tour.sure_guess", { word }), choices: bands, answer: bands[p < 0.5 ? 0 : p < 0.9 ? 1 : 2] };
 }
 
+/** A guess whose answer does not depend on the sentence: `choices` with the right one first (shown in this order
+    shuffled by a fixed turn, so that the right one is not always first). */
+const fixedGuess = (question, choices, turn = 1) => () => {
+  const shown = choices.map((_, i) => choices[(i + turn) % choices.length]);
+  return { question: question(), choices: shown, answer: choices[0] };
+};
+
+/** How many numbers enter layer 1: pieces × d_model, against the other ways to combine them. */
+function shapeGuess() {
+  const s = shownNow();
+  if (!s || !s.x.d_model) return null;
+  const S = s.sentence.tokens.src.length, D = s.x.d_model;
+  const right = `${S} × ${D} = ${S * D}`;
+  return { question: t("tour.pe.guess"), choices: [String(S), String(D), right, `${S} + ${D} = ${S + D}`], answer: right };
+}
+
+/** How many numbers after the heads are concatenated: h × d_k = d_model. */
+function concatGuess() {
+  const s = shownNow();
+  if (!s || !s.x.d_model) return null;
+  const H = s.x.heads, D = s.x.d_model;
+  return { question: t("tour.heads.guess"), choices: [String(D / H), String(H), String(D), String(D * H)], answer: String(D) };
+}
+
+/** A stop that opens a step of the picture (concepts.js) at `place`, pointing at it. */
+function stepStop(concept, place, text, guess) {
+  return { at: `#result [data-concept="${concept}"]`, view: "translate", concept, guess,
+    before: () => { openStep(concept, place).catch(() => {}); },
+    get title() { return stepTitle(concept); }, get text() { return text(); } };
+}
+const encoder1 = { kind: "encoder", layer: 0, head: 0, row: 1 };
+
 // The walk follows the picture of the model (spine.js): the sentence from its pieces to the English, then the
 // views of the whole model. `view` names the view each stop shows; its words are read when it is shown.
 const STOPS = [
   { at: "#source", view: "translate", get title() { return t("tour.translate.title"); },
     get text() { return t("tour.translate.text"); } },
-  { at: "#result .al-spine .al-spine-encoder .al-b-embed", view: "pieces", before: show("encoder", "pieces"),
-    get title() { return t("tour.pieces.title"); },
-    get text() { return t("tour.pieces.text"); } },
-  { at: "#result .al-stage", view: "encoder", before: show("encoder"), get title() { return t("tour.encoder.title"); },
+  stepStop("tokens", encoder1, () => t("tour.tokens.text")),
+  stepStop("embedding", encoder1, () => t("tour.embedding.text")),
+  stepStop("positional-encoding", encoder1, () => t("tour.pe.text"), shapeGuess),
+  stepStop("qkv-projection", encoder1, () => t("tour.qkv_step.text")),
+  stepStop("scores", encoder1, () => t("tour.scores.text"),
+    fixedGuess(() => t("tour.scores.guess"), [t("tour.scores.peakier"), t("tour.scores.flatter"), t("tour.scores.same")])),
+  stepStop("mask", { kind: "decoder", layer: 0, head: 0 }, () => t("tour.mask.text"),
+    fixedGuess(() => t("tour.mask.guess"), [t("tour.mask.before"), t("tour.mask.all"), t("tour.mask.itself")], 2)),
+  stepStop("softmax", encoder1, () => t("tour.softmax.text"),
+    lookGuess("encoder", contentRow, (piece) => t("tour.softmax.guess", { piece }), { layer: 0, head: 0, level: "pieces" })),
+  stepStop("heads-concat", encoder1, () => t("tour.heads.text"), concatGuess),
+  stepStop("residual-layernorm", encoder1, () => t("tour.residual.text")),
+  { at: "#result .al-stage", view: "encoder", before: both(closeStep, show("encoder")), get title() { return t("tour.encoder.title"); },
     guess: lookGuess("encoder", contentRow, (word) => t("tour.encoder.guess", { word })),
     get text() { return t("tour.encoder.text"); } },
-  { at: "#result .al-side", view: "qkv", before: show("encoder"), get title() { return t("tour.qkv.title"); },
-    get text() { return t("tour.qkv.text"); } },
-  { at: "#result .al-stage", view: "decoder", before: show("decoder"), get title() { return t("tour.decoder.title"); },
+  stepStop("feed-forward", encoder1, () => t("tour.ff.text")),
+  { at: "#result .al-stage", view: "decoder", before: both(closeStep, show("decoder")), get title() { return t("tour.decoder.title"); },
     guess: lookGuess("decoder", laterRow, (word) => t("tour.decoder.guess", { word })),
     get text() { return t("tour.decoder.text"); } },
-  { at: "#result .al-stage", view: "cross", before: show("cross"), get title() { return t("tour.cross.title"); },
+  { at: "#result .al-stage", view: "cross", before: both(closeStep, show("cross")), get title() { return t("tour.cross.title"); },
     guess: lookGuess("cross", contentRow, (word) => t("tour.cross.guess", { word })),
     get text() { return t("tour.cross.text"); } },
-  { at: "#result .al-ladder-panel", view: "who", before: both(show("cross"), panel("openContributions")),
+  stepStop("cross-attention", { kind: "cross", layer: 2, head: 0 }, () => t("tour.cross_step.text")),
+  { at: "#result .al-ladder-panel", view: "who", before: both(closeStep, show("cross"), panel("openContributions")),
     get title() { return t("tour.who.title"); },
     get text() { return t("tour.who.text"); } },
   { at: "#result .al-ladder-panel", view: "ladder", before: panel("openLadder"), get title() { return t("tour.ladder.title"); },
     get text() { return t("tour.ladder.text"); } },
-  { at: "#result .al-english", view: "output", get title() { return t("tour.output.title"); }, guess: sureGuess,
+  stepStop("logits-softmax", { kind: "decoder", layer: 0, head: 0, row: 1 }, () => t("tour.logits.text"),
+    fixedGuess(() => t("tour.logits.guess"), [t("tour.logits.flatter"), t("tour.logits.peakier")])),
+  { at: "#result .al-english", view: "output", before: closeStep, get title() { return t("tour.output.title"); }, guess: sureGuess,
     get text() { return t("tour.output.text"); } },
+  { at: "#result .al-ladder-panel", view: "code", before: panel("openCode"), get title() { return t("tour.code.title"); },
+    get text() { return t("tour.code.text"); } },
   { at: "#view-step", view: "step", before: open("step"), get title() { return t("tour.step.title"); },
     get text() { return t("tour.step.text"); } },
   { at: "#view-step", view: "why", before: open("step"), get title() { return t("tour.why.title"); },
@@ -108,7 +164,8 @@ const STOPS = [
   { at: "#view-copylab", view: "copylab", before: open("copylab"), get title() { return t("tour.copylab.title"); },
     get text() { return t("tour.copylab.text"); } },
 ];
-export const walk = () => STOPS.map((s) => ({ title: s.title, view: s.view, guess: !!s.guess }));
+export const walk = () => STOPS.map((s) => ({ title: s.title, view: s.view, guess: !!s.guess,
+  concept: /** @type {any} */ (s).concept || null }));
 
 class Tour {
   constructor() {
@@ -201,6 +258,7 @@ class Tour {
   /** `finished`: the last stop's Done, not Esc or Close. */
   end(finished) {
     document.querySelectorAll(".al-tour-hidden").forEach((n) => n.classList.remove("al-tour-hidden"));
+    closeStep(); // a step the walk opened closes again
     const v = viewer(), had = this.had;
     if (v && had && had.state) for (const k of ["kind", "level", "view", "sentence"]) v.choose(k, had.state[k]);
     if (v && had && had.state) { v.state.layer = had.state.layer; v.state.head = had.state.head; v.draw(); }

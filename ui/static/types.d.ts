@@ -91,6 +91,8 @@ interface Explanation {
   id: number;
   layers: Record<Kind, number>;
   heads: number;
+  /** The model's width: the numbers of each piece's vector. */
+  d_model: number;
   max_len: number;
   threshold: number;
   options: DecodingOptions;
@@ -474,7 +476,7 @@ interface PublicApi {
   /** The page's state now (walk.js). */
   state(): PageState;
   /** The guided walk's stops (tour.js). */
-  walk?(): { title: string; view: string; guess: boolean }[];
+  walk?(): { title: string; view: string; guess: boolean; concept: string | null }[];
   /** The static site (site.js): translate in the page; a Promise of the payload the viewer draws. */
   translate?(text: string, options?: { num_beams?: number; length_penalty?: number; max_new_tokens?: number | null }): Promise<any>;
   /** The picture's twelve steps (concepts.js): each opens in place; `taps` names the tap names it draws. */
