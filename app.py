@@ -133,8 +133,14 @@ IN_BROWSER = ui.in_browser.served_model(
     everyday.familiarity.rule.confidence_below if everyday is not None else 0.0,
 )
 # System fonts: the page needs nothing from a font server to render (Chinese: the CJK fonts systems have).
+# Small text and the primary button dark enough to read: contrast at least 4.5:1 (WCAG AA; tests/test_a11y.py).
 THEME = gr.themes.Soft(
     font=["ui-sans-serif", "system-ui", *CJK_FONTS, "sans-serif"], font_mono=["ui-monospace", "monospace"]
+).set(
+    body_text_color_subdued="*neutral_500",
+    color_accent="*primary_600",
+    button_primary_background_fill="*primary_600",
+    button_primary_background_fill_hover="*primary_700",
 )
 
 # delete_cache: any file a view ever writes is swept within the hour (none does today).

@@ -94,7 +94,7 @@ def test_the_encoders_feed_forward_block_opens_the_feed_forward_step(browser, se
     page.fill("#source textarea", SENTENCES[2])
     page.click("#translate")
     page.wait_for_function(f"() => ({shown})() !== {before!r}", timeout=60_000)  # the picture of the new answer
-    page.click("#result .al-spine [aria-label='Encoder layer 1']")
+    page.click("#result .al-spine [data-name='Encoder layer 1']")
     page.click("#result .al-spine-detail .al-b-ff")
     page.wait_for_selector("#result [data-concept='feed-forward'] .al-step-note", timeout=60_000)
     assert "ReLU set" in page.inner_text("#result [data-concept='feed-forward']")

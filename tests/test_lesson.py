@@ -52,9 +52,7 @@ def test_the_picture_is_the_models_own_shape_and_every_block_is_a_named_button(b
     L, M = config["n_encoder_layers"], config["n_decoder_layers"]
     assert page.locator(".al-spine-encoder .al-b-layer").count() == L
     assert page.locator(".al-spine-decoder .al-b-layer").count() == M
-    names = page.eval_on_selector_all(
-        ".al-spine .al-block", "bs => bs.map(b => [b.tagName, b.getAttribute('aria-label')])"
-    )
+    names = page.eval_on_selector_all(".al-spine .al-block", "bs => bs.map(b => [b.tagName, b.dataset.name])")
     # input, embedding, layers, memory or softmax; the whole-model views, the code and the glossary
     assert len(names) == (L + 3) + (M + 3) + 7 + 2
     assert all(tag == "BUTTON" and label for tag, label in names)
@@ -63,11 +61,11 @@ def test_the_picture_is_the_models_own_shape_and_every_block_is_a_named_button(b
     assert "%" in page.locator(".al-spine .al-b-out").inner_text()
     assert "\u2192" in page.locator(".al-spine-decoder .al-b-layer").first.inner_text()
     for layer in range(1, M + 1):  # a layer opens into its sublayers, in place under the picture
-        page.click(f".al-spine [aria-label='Decoder layer {layer}']")
+        page.click(f".al-spine [data-name='Decoder layer {layer}']")
         assert page.locator(".al-spine-detail .al-block").count() == 4  # the sublayers and the logit lens
         assert page.locator(".al-spine-detail .al-b-cross").count() == 1
         assert page.locator(".al-spine-detail .al-step-link").count() == 8  # the steps inside it, cross-attention too
-    page.click(".al-spine [aria-label='Encoder layer 1']")
+    page.click(".al-spine [data-name='Encoder layer 1']")
     assert page.locator(".al-spine-detail .al-block").count() == 2
     steps = page.eval_on_selector_all(".al-spine-detail .al-step-link", "(bs) => bs.map((b) => b.dataset.step)")
     assert steps == [
@@ -126,18 +124,18 @@ def test_every_block_title_fits_its_block_alone_beside_the_other_model_and_on_a_
 def test_every_block_opens_its_view_for_the_pages_sentence(browser, server):
     page = arrived(browser, server)
     translated(page)
-    page.click(".al-spine [aria-label='Decoder layer 2']")
-    page.click(".al-spine [aria-label='Decoder layer 2 cross-attention to the German']")
+    page.click(".al-spine [data-name='Decoder layer 2']")
+    page.click(".al-spine [data-name='Decoder layer 2 cross-attention to the German']")
     page.wait_for_selector("#result .al-who-table", timeout=60_000)
     state = page.evaluate("() => window.attentionLens.state()")
     assert state["kind"] == "cross" and state["layer"] == 2
-    page.click(".al-spine [aria-label='Encoder layer 1']")
-    page.click(".al-spine [aria-label='Encoder layer 1 self-attention']")
+    page.click(".al-spine [data-name='Encoder layer 1']")
+    page.click(".al-spine [data-name='Encoder layer 1 self-attention']")
     assert page.evaluate("() => window.attentionLens.state().kind") == "encoder"
-    page.click(".al-spine [aria-label='Decoder layer 3']")
+    page.click(".al-spine [data-name='Decoder layer 3']")
     page.click(".al-spine-detail [data-opens='openLadder']")
     page.wait_for_selector("#result .al-ladder-table", timeout=60_000)
-    page.click('.al-spine [aria-label="Output layer and softmax: the next piece\'s probabilities"]')
+    page.click('.al-spine [data-name="Output layer and softmax: the next piece\'s probabilities"]')
     page.wait_for_selector("#result [data-concept='logits-softmax'] .al-step-bar", timeout=60_000)
     for block, view in (
         ("Step through the decoding", "step"),
@@ -145,7 +143,7 @@ def test_every_block_opens_its_view_for_the_pages_sentence(browser, server):
         ("Time travel through training", "history"),
     ):
         whole_model(page)
-        page.click(f".al-spine [aria-label='{block}']")
+        page.click(f".al-spine [data-name='{block}']")
         page.wait_for_function(f"() => window.attentionLens.state().views.{view} === {SENTENCE!r}", timeout=90_000)
         assert page.evaluate("() => window.attentionLens.state().view") == view
     text = page.locator("body").inner_text()
@@ -162,8 +160,8 @@ def test_the_walk_covers_every_view_and_esc_leaves_the_page_as_it_was(browser, s
     ids = page.evaluate("() => window.attentionLens.concepts().map((c) => c.id)")
     assert sorted(concepts) == sorted(ids)  # a stop for each of the twelve steps
     assert sum(s["guess"] for s in stops if s["concept"]) >= 6
-    page.click(".al-spine [aria-label='Decoder layer 2']")  # the visitor's own choice, which Esc must bring back
-    page.click(".al-spine [aria-label='Decoder layer 2 masked self-attention']")
+    page.click(".al-spine [data-name='Decoder layer 2']")  # the visitor's own choice, which Esc must bring back
+    page.click(".al-spine [data-name='Decoder layer 2 masked self-attention']")
     before = page.evaluate("() => window.attentionLens.state()")
     page.click(".al-tour-start")
     for _ in range(20):
@@ -188,8 +186,8 @@ def test_every_open_panel_lives_in_the_link_and_each_scale_has_its_legend(browse
     page = arrived(browser, server)
     translated(page)
     whole_model(page)
-    page.click(".al-spine [aria-label='Decoder layer 2']")
-    page.click(".al-spine [aria-label='Decoder layer 2 cross-attention to the German']")
+    page.click(".al-spine [data-name='Decoder layer 2']")
+    page.click(".al-spine [data-name='Decoder layer 2 cross-attention to the German']")
     page.wait_for_selector("#result .al-who-table", timeout=60_000)
     assert page.locator("#result .al-who .al-legend-amount").count() == 1  # the maps' own scale, named
     page.wait_for_function("() => location.hash.includes('panel=who') && location.hash.includes('whole=1')")
@@ -201,7 +199,7 @@ def test_every_open_panel_lives_in_the_link_and_each_scale_has_its_legend(browse
     state = again.evaluate("() => window.attentionLens.state()")
     assert state["panel"] == "who" and state["whole"] and state["kind"] == "cross" and state["layer"] == 2
     assert state["sentence"] == SENTENCE
-    again.click(".al-spine [aria-label='Patching: which heads carry a word']")
+    again.click(".al-spine [data-name='Patching: which heads carry a word']")
     again.wait_for_selector("#result .al-patch-grid", timeout=90_000)
     assert again.locator("#result .al-patch .al-legend-signed").count() == 1  # the one diverging scale, named
     again.wait_for_function("() => location.hash.includes('panel=patch')")

@@ -114,7 +114,7 @@ def test_the_switch_keeps_the_state_and_its_link_opens_in_chinese(browser, serve
     state = page.evaluate("window.attentionLens.state()")
     assert (state["sentence"], state["kind"]) == (SENTENCE, "encoder")
     assert page.get_attribute("#page-header .al-lang", "data-lang") == "en"
-    assert page.get_attribute("#page-header .al-lang", "aria-label") == "切换为 English 页面"
+    assert page.get_attribute("#page-header .al-lang", "title") == "切换为 English 页面"
     assert page.inner_text("#translate").strip() == "翻译"
     link = page.url
     context.close()

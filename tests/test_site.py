@@ -281,7 +281,7 @@ def test_bad_input_gets_the_servers_words(page, shipped_translator, text):
 
 def test_the_inside_views_open_in_the_page_and_the_server_ones_say_so(page):
     page.evaluate("() => window.attentionLens.translate('Ein Mann mit einem roten Hut fährt Fahrrad.', {num_beams: 1})")
-    page.click(".al-spine [aria-label='Decoder layer 3']")
+    page.click(".al-spine [data-name='Decoder layer 3']")
     page.click(".al-spine-detail [data-opens='openLadder']")
     page.wait_for_selector("#site-result .al-ladder-table", timeout=20_000)
     page.click("#site-result .al-open-cell")

@@ -75,9 +75,9 @@ def layer(name: str, sublayer: str | None = None, ready: str | None = None):
             "() => (document.querySelector('#result .al-english') || {}).textContent.includes('red hat')",
             timeout=60_000,
         )
-        page.click(f".al-spine [aria-label='{name}']")
+        page.click(f".al-spine [data-name='{name}']")
         if sublayer:
-            page.click(f".al-spine [aria-label^='{sublayer}']")
+            page.click(f".al-spine [data-name^='{sublayer}']")
         if ready:
             page.wait_for_selector(ready, timeout=60_000)
         page.locator(".al-spine").scroll_into_view_if_needed()

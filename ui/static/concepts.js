@@ -115,7 +115,8 @@ function heading(step, place) {
   const title = el("h3", "al-concept-title", t("concepts.title", { n: at + 1, of: STEPS.length, title: step.title() }));
   title.id = `al-concept-${step.id}`;
   const button = (text, label, on) => { const b = el("button", "al-concept-nav", text); b.type = "button";
-    b.setAttribute("aria-label", label); b.addEventListener("click", on); return b; };
+    if (/\p{L}/u.test(text)) b.title = label; else b.setAttribute("aria-label", label); // a word is its own name
+    b.addEventListener("click", on); return b; };
   const prev = button("\u2190", t("concepts.prev"), () => openStep(STEPS[at - 1].id, place));
   const next = button("\u2192", t("concepts.next"), () => openStep(STEPS[at + 1].id, place));
   prev.disabled = at === 0; next.disabled = at === STEPS.length - 1;

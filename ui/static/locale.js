@@ -64,7 +64,7 @@ function wireSwitch(root) {
     const b = /** @type {HTMLButtonElement} */ (button), other = LOCALES.find((l) => l !== get().locale) || "en";
     const name = (b.querySelector(`[lang="${other}"]`) || { textContent: other }).textContent;
     b.dataset.lang = other;
-    b.setAttribute("aria-label", t("locale.switch", { language: name }));
+    b.title = t("locale.switch", { language: name }); // its name is what it shows: both languages
     if (b.dataset.wired) continue;
     b.dataset.wired = "1";
     b.addEventListener("click", () => switchTo(b.dataset.lang || "en"));

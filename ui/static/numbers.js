@@ -85,8 +85,9 @@ export function matrixTable(values, rows, cols, rowLabels, colLabels, caption, o
       td.tabIndex = -1;
       if (masked) { td.textContent = "\u2212\u221e"; td.className = "al-masked"; } else {
         td.textContent = fixed(v, digits);
-        td.style.background = (opts.paint || colour)(v);
-        if (!opts.paint) td.style.color = v > 0.55 ? "#111" : "#fff"; // viridis: dark below the middle, light above
+        const fill = opaque((opts.paint || colour)(v));
+        td.style.background = fill;
+        td.style.color = inkOn(fill);
         sum += v;
       }
       tr.append(td);
@@ -130,3 +131,27 @@ export function theNumbers(table) {
 
 /** Signed values' colour on the strips' scale, as large as `big`. */
 export const signed = (big) => (v) => diverging(v / big);
+
+/** A colour made opaque over white ("rgba(r, g, b, a)" -> "rgb(...)"): a cell's background is then the same on any page. */
+export function opaque(css) {
+  const m = css.match(/rgba?\(([^)]+)\)/);
+  if (!m) return css;
+  const [r, g, b, a = 1] = m[1].split(",").map(Number);
+  const over = (c) => Math.round(c * a + 255 * (1 - a));
+  return `rgb(${over(r)}, ${over(g)}, ${over(b)})`;
+}
+
+/** The relative luminance of an "rgb(r, g, b)" colour (WCAG 2). */
+function luminance(css) {
+  const [r, g, b] = (css.match(/\d+(\.\d+)?/g) || ["0", "0", "0"]).slice(0, 3).map((c) => {
+    const x = Number(c) / 255;
+    return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/** The text colour that reads best on a background: near-black or white, whichever contrasts more. */
+export function inkOn(background) {
+  const L = luminance(background), dark = (L + 0.05) / (0.0116 + 0.05), light = 1.05 / (L + 0.05);
+  return dark >= light ? "#111" : "#fff";
+}

@@ -21,8 +21,8 @@ function block(cls, title, detail, name, open, where) {
   if (where) Object.entries(where).forEach(([k, v]) => { b.dataset[k] = String(v); });
   b.title = name;
   b.type = "button";
-  b.setAttribute("aria-label", name);
-  b.append(el("span", "al-block-title", title));
+  b.dataset.name = name; // its name for screen readers is its full name, then what it shows (WCAG 2.5.3)
+  b.append(el("span", "al-sr", name + ": "), el("span", "al-block-title", title));
   if (detail) b.append(el("span", "al-block-detail", detail));
   b.addEventListener("click", () => open(b));
   return b;
@@ -152,7 +152,7 @@ function stack(result, x, sentence, which, detail) {
       (b) => {
         showMap(result, encoder ? "encoder" : "cross", i);
         result.root.querySelectorAll(".al-b-layer").forEach((n) => n.setAttribute("aria-expanded", String(n === b)));
-        detail.replaceChildren(el("span", "al-spine-label", t("spine.sublayers_of", { layer: b.getAttribute("aria-label") })),
+        detail.replaceChildren(el("span", "al-spine-label", t("spine.sublayers_of", { layer: b.dataset.name })),
           ...sublayers(result, x, sentence, which, i, focus), insideLayer(which, i));
         detail.hidden = false;
       }, { stack: stackName, part: "layer", layer: i });
@@ -179,7 +179,7 @@ function whole(result, box) {
   const row = el("div", "al-spine-row al-spine-whole");
   const toggle = el("button", "al-spine-toggle", t("spine.whole_closed"));
   toggle.type = "button";
-  toggle.setAttribute("aria-label", t("spine.whole_label"));
+  toggle.title = t("spine.whole_label");
   const flow = el("div", "al-spine-flow");
   const show = (on) => {
     flow.hidden = !on;

@@ -6,6 +6,7 @@
    layer x head overview and the "how to read this" panel; viewer.show(explanation) draws one.
    mountResult(element, props, watch) (result.js) is the translate view's result panel: the
    shaded translation, its notices, and a Viewer, fed by a gr.HTML component's value. */
+import { matrixTable } from "./numbers.js";
 import { KINDS, describeCell, fileName, headName, howToRead, mapBytes, piecesNote, selectMap, shownLayer } from "./core.js";
 import { HEAD_COLOURS, drawHeadView, drawMatrix, drawOverview, el, headViewSVG, hitMatrix, legend, matrixLayout, matrixSVG, svg } from "./draw.js";
 import { fixed, list, t } from "./i18n.js";
@@ -104,6 +105,10 @@ export class Viewer {
     this.toolbar.appendChild(more);
     const body = el("div", "al-body");
     this.stage = el("div", "al-stage");
+    this.stage.tabIndex = 0; // the arrow keys read the map cell by cell (the side's readout says each)
+    this.stage.setAttribute("role", "group");
+    this.stage.setAttribute("aria-label", t("viewer.keys_label"));
+    this.stage.addEventListener("keydown", (e) => this.key(e));
     this.canvas = el("canvas", "al-canvas");
     this.stage.appendChild(this.canvas);
     this.legend = legend(); // the colour scale, and what hatched cells mean
@@ -128,7 +133,11 @@ export class Viewer {
     this.openCell.type = "button";
     this.qkvPanel = el("div", "al-qkv-panel");
     this.openCell.addEventListener("click", () => openRow && openRow(this, this.qkvPanel));
-    side.append(this.overviewTitle, this.overview, this.readout, this.openCell, this.qkvPanel, this.help);
+    // the map's numbers as a table: its text alternative, drawn when opened
+    this.numbers = el("details", "al-step-table al-map-numbers");
+    this.numbers.append(el("summary", null, t("viewer.numbers")));
+    this.numbers.addEventListener("toggle", () => this.tabulate());
+    side.append(this.overviewTitle, this.overview, this.readout, this.openCell, this.qkvPanel, this.numbers, this.help);
     body.append(this.stage, side);
     this.root.appendChild(body);
   }
@@ -236,6 +245,7 @@ export class Viewer {
       x.layers[s.kind], x.heads, { layer: layer, head: s.head }, { size: size, scale: s.scale, theme: theme });
     this.help.innerHTML = howToRead(s.kind, x.layers[s.kind], x.heads) + "<p>" + piecesNote() + "</p>";
     this.readout.textContent = this.describe();
+    this.tabulate();
     this.showing.textContent = t("viewer.showing", { kind: KINDS[s.kind].label, layer: layer + 1, head: headName(s.head) });
     this.draws += 1;
     this.root.dataset.draws = String(this.draws);
@@ -268,6 +278,30 @@ export class Viewer {
       .sort((a, b) => map.values[r * map.cols + b] - map.values[r * map.cols + a]).slice(0, 3);
     return t("viewer.drew_most", { word: map.rowLabels[r], columns: list(row.map((c) => t("viewer.drew_column",
       { word: map.colLabels[c], weight: fixed(map.values[r * map.cols + c], 2) }))) });
+  }
+
+  /** The map shown as a table of its numbers, while "The numbers" is open. */
+  tabulate() {
+    const box = this.numbers, map = this.map;
+    if (!box.open || !map) { if (box.children.length > 1) box.lastElementChild.remove(); return; }
+    const caption = this.showing.textContent || t("viewer.numbers");
+    const table = matrixTable(map.values, map.rows, map.cols, map.rowLabels, map.colLabels, caption,
+      { masked: (r, c) => !!map.masked[r * map.cols + c] });
+    if (box.children.length > 1) box.lastElementChild.replaceWith(table); else box.append(table);
+  }
+
+  /** The arrow keys move from cell to cell of the map (read out beside it), Enter follows the row, Esc leaves. */
+  key(e) {
+    const s = this.state, map = this.map;
+    const move = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+    if (!map || s.view !== "matrix" || !(move || e.key === "Enter" || e.key === "Escape")) return;
+    e.preventDefault();
+    const [r, c] = s.hover || [Math.max(0, s.focusRow), 0];
+    if (e.key === "Escape") s.hover = null;
+    else if (e.key === "Enter") { s.focusRow = s.focusRow === r ? -1 : r; this.lastCell = [r, c]; }
+    else s.hover = [Math.min(map.rows - 1, Math.max(0, r + (s.hover ? move[0] : 0))),
+      Math.min(map.cols - 1, Math.max(0, c + (s.hover ? move[1] : 0)))];
+    this.draw();
   }
 
   pointer(event, click) {
