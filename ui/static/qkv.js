@@ -92,12 +92,18 @@ export function renderQkv(r, column) {
 }
 
 /** The viewer's button: open the row in focus (or under the pointer) of the map on screen. */
+/** The first word of a row axis worth opening: letters, three or more, not a special token or a small word. */
+function contentRow(words) {
+  const at = words.findIndex(([w]) => !SPECIAL[w] && /\p{L}{3,}/u.test(w) && !/^(the|and|with|are|for|from|der|die|das|und|ein|eine|mit)$/i.test(w));
+  return at >= 0 ? at : 0;
+}
+
 export async function openRow(viewer, panel) {
   const x = viewer.explanation, s = viewer.state;
   if (!x) return;
   const sentence = x.sentences[s.sentence], kind = KINDS[s.kind], layer = viewer.current().layer;
   const cell = viewer.lastCell && viewer.lastCell[0] === s.focusRow ? viewer.lastCell : null;
-  let row = s.focusRow >= 0 ? s.focusRow : 0;
+  let row = s.focusRow >= 0 ? s.focusRow : contentRow(sentence.words[kind.rows]);
   let column = cell ? cell[1] : -1;
   if (s.level === "words") { // a word's row: the query of its last piece; a column: its first piece
     row = sentence.words[kind.rows][row][1].slice(-1)[0];
@@ -111,6 +117,7 @@ export async function openRow(viewer, panel) {
       (o.num_beams || 4) > 1 ? "beam search" : "greedy", o.num_beams || 4, o.length_penalty ?? 1.0, o.max_new_tokens || 128,
       modelOf(sentence)]);
     panel.replaceChildren(renderQkv(r, column));
+    panel.scrollIntoView({ block: "nearest" });
     if (s.head === null) panel.prepend(el("div", "al-qkv-note", t("qkv.head_one")));
   } catch (err) {
     panel.replaceChildren(el("div", "al-qkv-error", t("qkv.failed", { error: err.message })));

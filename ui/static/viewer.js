@@ -137,9 +137,10 @@ export class Viewer {
     this.numbers = el("details", "al-step-table al-map-numbers");
     this.numbers.append(el("summary", null, t("viewer.numbers")));
     this.numbers.addEventListener("toggle", () => this.tabulate());
-    side.append(this.overviewTitle, this.overview, this.readout, this.openCell, this.qkvPanel, this.numbers, this.help);
+    side.append(this.overviewTitle, this.overview, this.readout, this.openCell, this.numbers, this.help);
     body.append(this.stage, side);
     this.root.appendChild(body);
+    this.root.appendChild(this.qkvPanel); // a row opened up takes the whole width under the map
   }
 
   /** Nothing to show (an empty box, an error): no sentence picker, overview or readout of an old answer. */
