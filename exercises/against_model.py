@@ -27,6 +27,7 @@ from model.transformer import Transformer
 from translation.translator import Translator
 
 from . import solutions as ok
+from .words import say
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT = ROOT / "checkpoints" / "de-en"
@@ -102,7 +103,7 @@ def tap_line(model: Transformer, name: str) -> str:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if pattern.search(line):
                 return f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-    return "model/ (line not found)"
+    return say("values.no_line")
 
 
 def stream_into(sublayer: str, order: list[str]) -> str:
@@ -189,10 +190,10 @@ def values(exercise: str, fn: Callable, run: Run) -> str | None:
             mine, theirs = recompute(exercise, fn, name, seen, model, run.src, run.tgt_in), taps[name]
             where = tap_line(model, name)
             if tuple(mine.shape) != tuple(theirs.shape):
-                return f"tap {name} is {tuple(theirs.shape)} in the model, yours is {tuple(mine.shape)} ({where})"
+                return say("values.shape", name=name, theirs=tuple(theirs.shape), mine=tuple(mine.shape), where=where)
             difference = float((mine - theirs).abs().max())
             if not difference <= 1e-4:
-                return f"tap {name} differs from the model's by up to {difference:.3g} ({where})"
+                return say("values.differ", name=name, difference=f"{difference:.3g}", where=where)
     return None
 
 
@@ -203,7 +204,7 @@ def _greedy_values(fn: Callable, run: Run) -> str | None:
         mine = fn(lambda prefix: logits[:, : prefix.size(1)], tokens[:, :t])
         want = torch.cat([tokens[:, :t], logits[:, t - 1].argmax(dim=-1)[:, None]], dim=1)
         if not torch.equal(mine, want):
-            return f"after {t} tokens you return {mine.tolist()}, the model's logits give {want.tolist()} ({where})"
+            return say("values.greedy", t=t, mine=mine.tolist(), want=want.tolist(), where=where)
     return None
 
 
@@ -216,7 +217,7 @@ def swap(exercise: str, fn: Callable, run: Run) -> str | None:
         tokens = greedy(model, src, ok.greedy_step, _replacing_tap(exercise, fn, model, src))
     english = run.translator.decode(tokens[0].tolist())
     if english != run.english:
-        return f"with yours in the model the sentence translates to {english!r} instead of {run.english!r}"
+        return say("swap.translation", got=repr(english), want=repr(run.english))
     return None
 
 

@@ -1,7 +1,8 @@
 """Planted bugs: for each exercise, small wrong versions of the solution that the checks must catch.
 
-Each bug has a name, the words a check's message must use to name what is wrong (`named_by`), and
-the function. `python -m exercises selftest` runs the checks on every one.
+Each bug has a name, the words a check's message must use to name what is wrong, in English
+(`named_by`) and in Chinese (`named_by_zh`), and the function. `python -m exercises selftest` runs the
+checks on every one, in the current language.
 """
 
 from __future__ import annotations
@@ -14,13 +15,19 @@ import torch
 from torch import Tensor
 
 from . import solutions as ok
+from .words import language
 
 
 @dataclass(frozen=True)
 class Bug:
     name: str
     named_by: str  # a check's message about this bug contains these words
+    named_by_zh: str  # and its Chinese message these
     fn: Callable
+
+    def words(self) -> str:
+        """The words that name this bug in the current language."""
+        return self.named_by_zh if language() == "zh-CN" else self.named_by
 
 
 def _pe(L: int, D: int, exponent: Callable[[Tensor], Tensor], sin_first: bool = True) -> Tensor:
@@ -141,38 +148,38 @@ def greedy_prepends(logits_of, tokens: Tensor) -> Tensor:
 
 BUGS: dict[str, list[Bug]] = {
     "add_positional_encoding": [
-        Bug("the encoding broadcast over the batch instead of positions", "batch", pe_over_batch),
-        Bug("cos on the even columns, sin on the odd", "sin", pe_cos_first),
-        Bug("exponent i/D instead of 2i/D", "frequenc", pe_i_not_2i),
+        Bug("the encoding broadcast over the batch instead of positions", "batch", "批量", pe_over_batch),
+        Bug("cos on the even columns, sin on the odd", "sin", "偶数列", pe_cos_first),
+        Bug("exponent i/D instead of 2i/D", "frequenc", "频率", pe_i_not_2i),
     ],
     "split_heads": [
-        Bug("reshaped straight to (B, h, L, d_k)", "positions", split_without_transpose),
-        Bug("head j takes every h-th column", "columns", split_interleaved),
-        Bug("no transpose: (B, L, h, d_k)", "shape", split_forgets_transpose),
+        Bug("reshaped straight to (B, h, L, d_k)", "positions", "位置", split_without_transpose),
+        Bug("head j takes every h-th column", "columns", "列分错", split_interleaved),
+        Bug("no transpose: (B, L, h, d_k)", "shape", "形状", split_forgets_transpose),
     ],
     "attention": [
-        Bug("no sqrt(d_k)", "sqrt(d_k)", attention_without_scale),
-        Bug("the mask inverted", "mask", attention_mask_inverted),
-        Bug("softmax over the queries", "sum to 1", attention_softmax_over_queries),
+        Bug("no sqrt(d_k)", "sqrt(d_k)", "除以 sqrt(d_k)", attention_without_scale),
+        Bug("the mask inverted", "mask", "掩码", attention_mask_inverted),
+        Bug("softmax over the queries", "sum to 1", "之和不为 1", attention_softmax_over_queries),
     ],
     "merge_heads": [
-        Bug("reshaped without the transpose", "positions", merge_without_transpose),
-        Bug("heads interleaved", "columns", merge_interleaved),
-        Bug("heads summed, not concatenated", "shape", merge_sums_heads),
+        Bug("reshaped without the transpose", "positions", "位置", merge_without_transpose),
+        Bug("heads interleaved", "columns", "列的顺序", merge_interleaved),
+        Bug("heads summed, not concatenated", "shape", "形状", merge_sums_heads),
     ],
     "post_ln_sublayer": [
-        Bug("LayerNorm before the residual (Pre-LN)", "LayerNorm", pre_ln),
-        Bug("no residual", "residual", no_residual),
-        Bug("x added after the LayerNorm", "LayerNorm", residual_after_norm),
+        Bug("LayerNorm before the residual (Pre-LN)", "LayerNorm", "层归一化", pre_ln),
+        Bug("no residual", "residual", "残差", no_residual),
+        Bug("x added after the LayerNorm", "LayerNorm", "层归一化", residual_after_norm),
     ],
     "cross_attention": [
-        Bug("queries from the memory, keys from the target", "queries", cross_queries_from_memory),
-        Bug("the source mask ignored", "padding", cross_without_mask),
-        Bug("keys and values from the target", "memory", cross_keys_from_target),
+        Bug("queries from the memory, keys from the target", "queries", "查询", cross_queries_from_memory),
+        Bug("the source mask ignored", "padding", "填充", cross_without_mask),
+        Bug("keys and values from the target", "memory", "记忆", cross_keys_from_target),
     ],
     "greedy_step": [
-        Bug("the first position's logits", "last position", greedy_first_position),
-        Bug("argmin", "most likely", greedy_argmin),
-        Bug("the new token put first", "end", greedy_prepends),
+        Bug("the first position's logits", "last position", "最后一个位置", greedy_first_position),
+        Bug("argmin", "most likely", "可能性最大", greedy_argmin),
+        Bug("the new token put first", "end", "末尾", greedy_prepends),
     ],
 }

@@ -3,6 +3,8 @@
 1. shapes: the function on random sizes (exercises/shapes.py);
 2. values: against the same tap of the shipped model on a sentence (exercises/against_model.py);
 3. in the model: the function put in its place, and the sentence translated again.
+
+The report speaks English or Chinese, as exercises/words.py says.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from types import ModuleType
 import torch
 
 from . import against_model, shapes
+from .words import say
 
 EXERCISES = list(shapes.CHECKS)  # in the order the tutorials build them
 LEARNER_FILE = Path(__file__).with_name("exercises.py")
+CHECK_NAMES = {"shapes": "check.shapes", "values": "check.values", "in the model": "check.in_the_model"}
 
 
 @dataclass
@@ -33,12 +37,13 @@ class Result:
         return self.written and not self.problems
 
     def report(self) -> str:
+        """What the checks found, in plain words, in the current language."""
         if not self.written:
-            return f"{self.exercise}: not written yet (it still raises NotImplementedError)"
+            return say("report.not_written", exercise=self.exercise)
         if self.passed:
-            return f"{self.exercise}: pass (shapes, values against the model, translation with yours in it)"
-        lines = [f"{self.exercise}: {len(self.problems)} of 3 checks failed"]
-        lines += [f"  {check}: {problem}" for check, problem in self.problems.items()]
+            return say("report.pass", exercise=self.exercise)
+        lines = [say("report.failed", exercise=self.exercise, failed=len(self.problems))]
+        lines += [say("report.problem", check=say(CHECK_NAMES[c]), problem=p) for c, p in self.problems.items()]
         return "\n".join(lines)
 
 
@@ -46,7 +51,7 @@ def load_learner(path: str | Path = LEARNER_FILE) -> ModuleType:
     """The learner's file as a module, read fresh (so edits show without restarting a notebook)."""
     spec = importlib.util.spec_from_file_location("learner_exercises", path)
     if spec is None or spec.loader is None:
-        raise FileNotFoundError(f"cannot read {path} as Python")
+        raise FileNotFoundError(say("check.not_python", path=path))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -59,7 +64,8 @@ def _attempt(check: Callable[[], str | None]) -> str | None:
         raise
     except Exception as err:  # the learner's code may fail in any way: say how, and where in their code
         frame = traceback.extract_tb(err.__traceback__)[-1]
-        return f"it raised {type(err).__name__}: {err} (at {Path(frame.filename).name}:{frame.lineno})"
+        where = f"{Path(frame.filename).name}:{frame.lineno}"
+        return say("check.raised", error=type(err).__name__, message=err, where=where)
 
 
 def check_function(exercise: str, fn: Callable, sentence: str = against_model.SENTENCE) -> Result:
@@ -85,7 +91,7 @@ def check(name: str | None = None, path: str | Path = LEARNER_FILE, sentence: st
     names = EXERCISES if name is None else [name]
     unknown = [n for n in names if n not in EXERCISES]
     if unknown:
-        raise SystemExit(f"no exercise {unknown[0]!r}; the exercises are: {', '.join(EXERCISES)}")
+        raise SystemExit(say("check.unknown", name=repr(unknown[0]), names=", ".join(EXERCISES)))
     learner = load_learner(path)
     results = [check_function(n, getattr(learner, n), sentence) for n in names]
     for result in results:
