@@ -159,6 +159,7 @@ export async function openStep(id, place) {
     const rows = s.sentence.tokens[where.kind === "encoder" ? "src" : "in"].length;
     const ctx = { answer, sentence: s.sentence, place: { ...where, row: Math.min(where.row, rows - 1) }, config: dims(answer) };
     body.replaceChildren(...step.draw(ctx), el("p", "al-concept-taps", t("concepts.taps", { taps: names.join(", ") })));
+    if (matchMedia("(max-width: 700px)").matches) panel.scrollIntoView({ block: "nearest" }); // a phone: in sight
   } catch (err) {
     body.replaceChildren(el("div", "al-qkv-error", t("concepts.failed", { error: err.message })));
   }

@@ -219,7 +219,9 @@ export function drawSpine(result) {
     box = el("figure", "al-spine");
     // on a phone the map comes first and the picture under it, drawn vertically
     // (on a wider screen above the panels its blocks open, so that opening one never moves the picture)
-    if (matchMedia("(max-width: 700px)").matches) result.root.append(box);
+    // (on a phone right under the map, so that a step a block opens shows beside the map it explains)
+    const stage = result.root.querySelector(".al-viewer .al-stage");
+    if (matchMedia("(max-width: 700px)").matches) { if (stage) stage.after(box); else result.root.append(box); }
     else result.ladder.before(box);
   }
   const sentence = x.sentences[result.viewer.state.sentence] || x.sentences[0];
