@@ -191,6 +191,19 @@ def test_attribution_appears_beside_attention(browser, server):  # noqa: F811
 
 
 @needs_page
+def test_with_every_cross_head_off_attribution_says_the_english_no_longer_depends_on_the_german(browser, server):  # noqa: F811
+    page = open_page(browser, server)
+    page.wait_for_selector("#headlab-controls .hl-head")
+    page.locator(".hl-all-cross").click()
+    page.locator("#headlab-method").get_by_text("input × gradient").click()
+    page.locator("#headlab-attribute").click()
+    lab_answer(page, ".hl-attribution", "")
+    assert "no longer depends" in page.inner_text(".hl-attribution .hl-message")
+    assert page.locator(".hl-attribution .hl-pair").is_hidden()  # no empty map drawn
+    page.close()
+
+
+@needs_page
 def test_ablate_api_switching_off_every_cross_head_changes_the_translation(server):  # noqa: F811
     from gradio_client import Client
 

@@ -56,6 +56,15 @@ export class AttributionView {
       b.addEventListener("click", () => { this.layer = l; this.draw(); });
       this.layerBox.appendChild(b);
     }
+    // every cross-attention head off: the decoder reads no German, so no English word can owe anything to it
+    const cut = (x.heads_off || []).filter(([kind]) => kind === "cross").length >= x.layers * x.heads;
+    this.root.classList.toggle("hl-cut", cut);
+    if (cut) {
+      this.message.textContent = t("attribution.cut", { translation: x.translation });
+      this.pair.hidden = true; this.agreement.textContent = ""; this.notes.textContent = ""; this.toolbar.hidden = true;
+      return;
+    }
+    this.pair.hidden = false; this.toolbar.hidden = false;
     this.sentence = { tokens: x.tokens, words: x.words, maps: { cross: x.maps.cross } };
     this.attributed = { tokens: x.tokens, words: x.words, maps: { cross: x.attribution } };
     this.draw();

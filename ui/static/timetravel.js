@@ -9,6 +9,8 @@ import { unfamiliarNotice } from "./result.js";
 import { Viewer, themeOf } from "./viewer.js";
 import { register } from "./store.js";
 
+const WORD_PIECES = 6; // a "word" of more pieces than this is no word: the snapshot's English is pieces strung on
+
 const LAYER_COLOURS = ["#2563eb", "#e4580b", "#16a34a", "#9333ea", "#db2777", "#0891b2"];
 
 /** A small line chart over the snapshots (evenly spaced: steps are log-spaced). Lines are
@@ -82,7 +84,9 @@ export class History {
     this.viewerBox = el("div", "al-h-viewer");
     this.notice = el("div", "al-notice al-h-notice"); // the trained model's view of the sentence (result.js)
     this.notice.hidden = true;
-    this.root.append(this.message, this.notice, this.bar, this.english, this.charts, this.viewerBox);
+    this.piecesNote = el("div", "al-h-note al-h-pieces", t("timetravel.pieces_note"));
+    this.piecesNote.hidden = true;
+    this.root.append(this.message, this.notice, this.bar, this.english, this.charts, this.piecesNote, this.viewerBox);
     this.viewer = null; // built with the first snapshot read: until then the page holds one viewer
     this.data = null;
     this.current = 0;
@@ -130,12 +134,23 @@ export class History {
         this.viewer.state.scale = "fixed";
       }
       this.viewer.show(s.explanation);
+      this.levelFor(s.explanation);
     } else {
       this.viewerBox.classList.add("al-empty");
     }
     this.root.dataset.step = s.step;
     this.root.dataset.ready = String(ready);
     this.lastPickMs = performance.now() - t0;
+  }
+
+  /** A snapshot that writes no real words (one endless "word" of pieces, early in training) is drawn piece by
+      piece: the whole near-even matrix, not one merged row; the words come back with a snapshot that writes them. */
+  levelFor(explanation) {
+    const v = /** @type {any} */ (this.viewer), sentence = explanation.sentences[v.state.sentence] || explanation.sentences[0];
+    const endless = !!sentence && sentence.words.tgt.some(([, pieces]) => pieces.length > WORD_PIECES);
+    if (endless && v.state.level === "words") { v.choose("level", "pieces"); this.autoPieces = true; }
+    else if (!endless && this.autoPieces && v.state.level === "pieces") { v.choose("level", "words"); this.autoPieces = false; }
+    this.piecesNote.hidden = !endless;
   }
 
   drawCharts() {

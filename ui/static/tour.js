@@ -102,6 +102,17 @@ function concatGuess() {
   return { question: t("tour.heads.guess"), choices: [String(D / H), String(H), String(D), String(D * H)], answer: String(D) };
 }
 
+/** Time travel at snapshot `at` (0 the first, -1 the last), once the view has its snapshots (a minute at most). */
+const travel = (at) => () => {
+  const since = Date.now();
+  const go = () => {
+    const h = /** @type {any} */ (view("history")), snaps = h && h.data && h.data.text ? h.data.snapshots : null;
+    if (snaps && snaps.length) h.pick(at < 0 ? snaps.length - 1 : at);
+    else if (Date.now() - since < 60000) setTimeout(go, 200);
+  };
+  go();
+};
+
 /** A stop that opens a step of the picture (concepts.js) at `place`, pointing at it. */
 function stepStop(concept, place, text, guess) {
   return { at: `#result [data-concept="${concept}"]`, view: "translate", concept, guess,
@@ -159,8 +170,10 @@ const STOPS = [
     get text() { return t("tour.patching.text"); } },
   { at: "#result .al-evidence", view: "evidence", get title() { return t("tour.evidence.title"); },
     get text() { return t("tour.evidence.text"); } },
-  { at: "#view-history", view: "history", before: open("history"), get title() { return t("tour.history.title"); },
+  { at: "#view-history", view: "history", before: both(open("history"), travel(0)), get title() { return t("tour.history.title"); },
     get text() { return t("tour.history.text"); } },
+  { at: "#view-history", view: "history", before: both(open("history"), travel(-1)),
+    get title() { return t("tour.history_after.title"); }, get text() { return t("tour.history_after.text"); } },
   { at: "#view-copylab", view: "copylab", before: open("copylab"), get title() { return t("tour.copylab.title"); },
     get text() { return t("tour.copylab.text"); } },
 ];
