@@ -13,6 +13,7 @@ import { startGlossary } from "./glossary.js";
 import "./walk.js";
 import "./tour.js";
 import "./browser.js";
+import "./compare.js";
 import { publish } from "./door.js";
 import { busy, markStale } from "./result.js";
 import { view } from "./store.js";
