@@ -26,8 +26,8 @@ WALK = "Ein Mann mit einem roten Hut fährt Fahrrad."  # the sentence README wal
 
 def tour(page):
     page.click(".al-tour-start")
-    for _ in range(5):
-        page.click(".al-tour-next")  # stop 6: cross-attention
+    for _ in range(13):
+        page.click(".al-tour-next")  # stop 14: cross-attention
 
 
 def guess(page):
@@ -213,14 +213,54 @@ SHOTS["code-desktop"] = (DESKTOP, {"s": "Ich möchte ein Bier."}, code)
 SHOTS["code-phone-zh"] = (PHONE, {"s": "Ich möchte ein Bier."}, code)
 
 
+def step(concept: str, place: dict | None = None):
+    """One of the picture's twelve steps opened (concepts.js), drawn with the linked sentence's numbers."""
+
+    def action(page):
+        page.evaluate(
+            "([id, place]) => window.attentionLens.concepts().find((c) => c.id === id).open(place)", [concept, place]
+        )
+        page.wait_for_selector(f"[data-concept='{concept}'] .al-concept-taps", timeout=60_000)
+        page.locator(f"[data-concept='{concept}']").scroll_into_view_if_needed()
+
+    return action
+
+
+STEP_PLACES = {
+    "tokens": None,
+    "embedding": None,
+    "positional-encoding": None,
+    "qkv-projection": {"kind": "encoder", "layer": 0, "head": 0},
+    "scores": {"kind": "encoder", "layer": 0, "head": 0},
+    "mask": {"kind": "decoder", "layer": 0, "head": 0},
+    "softmax": {"kind": "encoder", "layer": 1, "head": 1},
+    "heads-concat": {"kind": "encoder", "layer": 0, "row": 4},
+    "residual-layernorm": {"kind": "encoder", "layer": 0, "row": 4},
+    "feed-forward": {"kind": "encoder", "layer": 0, "row": 4},
+    "cross-attention": {"kind": "cross", "layer": 2, "head": 0},
+    "logits-softmax": {"kind": "decoder", "row": 1},
+}
+BEER = {"s": "Ich möchte ein Bier."}
+SHOTS.update({f"step-{c}-desktop": (DESKTOP, BEER, step(c, p)) for c, p in STEP_PLACES.items()})
+SHOTS.update(
+    {
+        f"step-{c}-phone": (PHONE, BEER, step(c, STEP_PLACES[c]))
+        for c in ("tokens", "positional-encoding", "scores", "residual-layernorm", "cross-attention", "logits-softmax")
+    }
+)
+SHOTS.update(
+    {f"step-{c}-dark": (DESKTOP, BEER, step(c, STEP_PLACES[c])) for c in ("qkv-projection", "softmax", "feed-forward")}
+)
+
+
 # The page in Chinese: a name with "-zh" opens with ?lang=zh-CN in a Chinese browser (ui/static/locale.js).
 SHOTS.update(
     {
         "first-visit-zh": (DESKTOP, {}, None),
         "phone-zh": (PHONE, {}, None),
-        "walk-guess-desktop": (DESKTOP, {}, walk_stop(2)),
-        "walk-guess-zh": (DESKTOP, {}, walk_stop(2)),
-        "walk-guess-phone-zh": (PHONE, {}, walk_stop(2)),
+        "walk-guess-desktop": (DESKTOP, {}, walk_stop(3)),
+        "walk-guess-zh": (DESKTOP, {}, walk_stop(3)),
+        "walk-guess-phone-zh": (PHONE, {}, walk_stop(3)),
         "guess-zh": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
         "glossary-zh": (DESKTOP, {}, glossary),
         "not-german-zh": (DESKTOP, {"s": "我想要一杯啤酒。"}, routed),
