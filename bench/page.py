@@ -58,6 +58,28 @@ SWITCH = """async (selector) => {
   return performance.now() - t0;
 }"""
 
+# Each of the picture's twelve steps opened (concepts.js): ms from open() to drawn and painted, the first time
+# (its taps asked of the back end) and again (kept for the sentence). An older page has no steps: {}.
+STEPS = """async () => { const door = window.attentionLens, out = {};
+  if (!door || !door.concepts) return out;
+  for (const c of door.concepts()) { const times = [];
+    for (let i = 0; i < 2; i++) { const t0 = performance.now(); await c.open();
+      await new Promise((r) => requestAnimationFrame(r)); times.push(performance.now() - t0); }
+    out[c.id] = times; }
+  return out; }"""
+
+
+def step_report(steps: dict) -> str:
+    """One line: the steps' opening times, first and again (median, and the slowest first)."""
+    if not steps:
+        return "no steps in this page"
+    first, again = [t[0] for t in steps.values()], [t[1] for t in steps.values()]
+    slowest = max(steps, key=lambda k: steps[k][0])
+    return (
+        f"first open median {statistics.median(first):.0f} ms (slowest {slowest} {steps[slowest][0]:.0f} ms), "
+        f"again median {statistics.median(again):.0f} ms"
+    )
+
 
 def payload_sizes(checkpoint: str) -> dict:
     """Bytes of the JSON the page receives for a 15-word sentence and a ~150-piece one."""
@@ -197,6 +219,7 @@ def measure_warm_page(browser, url: str, repeats: int) -> tuple[list, dict, int]
     for _ in range(repeats):
         before = page.locator("#result .al-result").get_attribute("data-shown")
         clicks.append(page.evaluate(CLICK_AND_WAIT, ["#translate", before]))
+    steps = page.evaluate(STEPS)
     requests = []
     page.on("request", lambda r: requests.append(r.url))
     switches = {"kind": [], "layer": [], "head": [], "token": [], "view": []}
@@ -213,10 +236,10 @@ def measure_warm_page(browser, url: str, repeats: int) -> tuple[list, dict, int]
         start = time.perf_counter()
         page.mouse.click(box["x"] + 20, box["y"] + box["height"] * 0.6)  # a row's word: follow that token
         switches["token"].append((time.perf_counter() - start) * 1000)
-    return clicks, switches, len(requests)
+    return clicks, switches, len(requests), steps
 
 
-def report(args, clicks, switches, switch_requests, first_visit, links) -> None:
+def report(args, clicks, switches, switch_requests, first_visit, links, steps) -> None:
     ms = lambda values: f"{statistics.median(values):7.1f} ms"  # noqa: E731
     print(
         f"bench/page.py: {args.checkpoint}, chromium headless, {os.cpu_count()} CPU cores "
@@ -230,6 +253,7 @@ def report(args, clicks, switches, switch_requests, first_visit, links) -> None:
         note = " (incl. Playwright's mouse round trip)" if name == "token" else ""
         print(f"  {name:6s} switch -> redrawn {ms(values)}{note}")
     print(f"  server requests during {sum(len(v) for v in switches.values())} switches: {switch_requests}")
+    print(f"  the picture's twelve steps (numbers from the server's /taps): {step_report(steps)}")
     print(
         f"  first visit: page load -> map on screen without a click {ms([f[4] * 1000 for f in first_visit])}, "
         f"-> viewer ready {ms([f[0] * 1000 for f in first_visit])}, "
@@ -260,12 +284,12 @@ def main() -> None:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             first_visit = measure_first_visits(browser, url, max(3, args.repeats // 3))
             links = measure_links(browser, url, max(3, args.repeats // 3))
-            clicks, switches, switch_requests = measure_warm_page(browser, url, args.repeats)
+            clicks, switches, switch_requests, steps = measure_warm_page(browser, url, args.repeats)
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    report(args, clicks, switches, switch_requests, first_visit, links)
+    report(args, clicks, switches, switch_requests, first_visit, links, steps)
 
 
 if __name__ == "__main__":

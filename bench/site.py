@@ -1,7 +1,8 @@
 """The static site (python -m ui.export_site) against Python, side by side on this machine: the median time a
 greedy sentence takes in the page (Chromium, the WebAssembly SIMD kernel) against Translator.translate(...,
 num_beams=1) in Python eager (one torch thread, one sentence at a time), the same sentences; the first
-translation's map after navigation, loading the weights included; and the site's size.
+translation's map after navigation, loading the weights included; the picture's twelve steps opened with the
+numbers computed in the page; and the site's size.
 
     python bench/site.py [--checkpoint checkpoints/de-en] [--sentences 100] [--visits 3]
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.page import STEPS, step_report  # noqa: E402
 from data import find_corpus  # noqa: E402
 from ui.app_process import chromium  # noqa: E402
 from ui.export_site import export_site  # noqa: E402
@@ -61,7 +63,9 @@ def serve(folder: Path) -> str:
     return f"http://127.0.0.1:{server.server_port}/"
 
 
-def page_runs(url: str, sentences: list[str], visits: int) -> tuple[list[float], list[str], list[tuple[int, int]]]:
+def page_runs(
+    url: str, sentences: list[str], visits: int
+) -> tuple[list[float], list[str], list[tuple[int, int]], dict]:
     """Fresh contexts (nothing cached): navigation -> model loaded and first map drawn; then the sentences."""
     firsts = []
     with chromium() as browser:
@@ -80,7 +84,9 @@ def page_runs(url: str, sentences: list[str], visits: int) -> tuple[list[float],
         page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
         page.evaluate(IN_PAGE, sentences[:3])  # warm
         times, out = page.evaluate(IN_PAGE, sentences)
-    return times, out, firsts
+        page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", sentences[0])
+        steps = page.evaluate(STEPS)
+    return times, out, firsts, steps
 
 
 def main() -> None:
@@ -93,7 +99,7 @@ def main() -> None:
         sentences = [line.strip() for _, line in zip(range(args.sentences), f)]
     folder = Path(tempfile.mkdtemp(prefix="bench-site-"))
     sizes = export_site(folder, args.checkpoint)
-    page_ms, page_out, firsts = page_runs(serve(folder), sentences, args.visits)
+    page_ms, page_out, firsts, steps = page_runs(serve(folder), sentences, args.visits)
     python_ms, python_out = python_times(args.checkpoint, sentences)
     same = sum(a == b for a, b in zip(page_out, python_out))
     ratio = statistics.median(page_ms) / statistics.median(python_ms)
@@ -109,6 +115,7 @@ def main() -> None:
         f"  navigation -> first map drawn (weights loaded, fresh context): "
         f"{', '.join(f'{a} ms (in-page clock {b} ms)' for a, b in firsts)}"
     )
+    print(f"  the picture's twelve steps, computed in the page: {step_report(steps)}")
 
 
 if __name__ == "__main__":

@@ -66,3 +66,14 @@ def test_the_map_reads_out_with_the_arrow_keys_and_shows_its_numbers(browser, se
     focused = page.evaluate("() => [document.activeElement.tagName, document.activeElement.cellIndex]")
     assert focused == ["TD", 2]  # the second number of the first row (after the row's label)
     page.close()
+
+
+def test_the_walks_card_takes_the_focus(browser, server):  # noqa: F811
+    page = open_page(browser, server, closed=True)
+    page.wait_for_selector("#result .al-spine .al-block", timeout=60_000)
+    page.click(".al-tour-start")
+    assert page.evaluate("() => !!document.activeElement.closest('.al-tour')")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.classList.contains('al-tour-button')")
+    page.keyboard.press("Escape")
+    page.close()

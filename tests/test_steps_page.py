@@ -159,3 +159,16 @@ def test_a_step_opens_in_place_and_walks_to_the_next(stepped):
     assert spine.bounding_box()["y"] == top  # the picture did not move
     stepped.click("[data-concept='mask'] .al-concept-nav[aria-label='Close the step']")
     assert stepped.locator("[data-concept]").count() == 0 and stepped.locator(".al-lit").count() == 0
+
+
+def test_hovering_a_piece_traces_it_through_the_step(stepped):
+    opened(stepped, "positional-encoding")
+    stepped.hover("[data-concept='positional-encoding'] .al-step-pe .al-strip-label[data-piece='2']")
+    traced = stepped.eval_on_selector_all(
+        "[data-concept='positional-encoding'] .al-traced", "(ns) => ns.map((n) => n.dataset.piece)"
+    )
+    assert traced == ["2"] * 4  # its label and its three strips: the embedding, the wave, the sum
+    opened(stepped, "cross-attention", {"kind": "cross", "layer": 0, "head": 0})
+    stepped.hover("[data-concept='cross-attention'] text[data-piece='1']", force=True)
+    lines = stepped.eval_on_selector_all("[data-concept='cross-attention'] line.al-traced", "(ns) => ns.length")
+    assert lines >= 1 and stepped.locator("[data-concept='cross-attention'] line:not(.al-traced)").count() >= 1

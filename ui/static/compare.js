@@ -26,3 +26,8 @@ const soon = () => requestAnimationFrame(() => requestAnimationFrame(level)); //
 subscribe("compared", soon);
 subscribe("translated", soon);
 window.addEventListener("resize", soon);
+// the route line's button shows or hides the other model: Gradio shows its column a moment later
+document.addEventListener("click", (e) => {
+  if (!(/** @type {HTMLElement} */ (e.target)).closest(".al-see-other")) return;
+  for (const ms of [100, 400, 1200]) setTimeout(level, ms);
+});

@@ -109,6 +109,17 @@ function light(result, step, place) {
   });
 }
 
+/** Hovering (or focusing) a piece traces it through the step: its strips, its rows, its lines of the bridge. */
+function traceOn(panel) {
+  const mark = (i) => panel.querySelectorAll("[data-piece]").forEach((n) => n.classList.toggle("al-traced",
+    i !== null && /** @type {HTMLElement} */ (n).dataset.piece === i));
+  const at = (e) => { const n = /** @type {HTMLElement} */ (e.target).closest("[data-piece]");
+    mark(n ? /** @type {HTMLElement} */ (n).dataset.piece || null : null); };
+  panel.addEventListener("mouseover", at);
+  panel.addEventListener("focusin", at);
+  panel.addEventListener("mouseleave", () => mark(null));
+}
+
 /** The step's heading, with prev, next, the code and close. */
 function heading(step, place) {
   const at = STEPS.indexOf(step), bar = el("div", "al-concept-bar");
@@ -146,7 +157,7 @@ export async function openStep(id, place) {
   const where = placed(step, place, s.x);
   opened = { id, place: where };
   let panel = /** @type {HTMLElement | null} */ (spine.querySelector(".al-concept"));
-  if (!panel) { panel = el("section", "al-concept"); spine.append(panel); }
+  if (!panel) { panel = el("section", "al-concept"); spine.append(panel); traceOn(panel); }
   panel.dataset.concept = id;
   panel.setAttribute("aria-labelledby", `al-concept-${id}`);
   const body = el("div", "al-concept-body", t("concepts.waiting"));
@@ -158,7 +169,9 @@ export async function openStep(id, place) {
     if (!opened || opened.id !== id || panel.dataset.concept !== id) return panel; // another step took its place
     const rows = s.sentence.tokens[where.kind === "encoder" ? "src" : "in"].length;
     const ctx = { answer, sentence: s.sentence, place: { ...where, row: Math.min(where.row, rows - 1) }, config: dims(answer) };
-    body.replaceChildren(...step.draw(ctx), el("p", "al-concept-taps", t("concepts.taps", { taps: names.join(", ") })));
+    const taps = el("p", "al-concept-taps", t("concepts.taps") + " ");
+    taps.append(el("code", null, names.join(", ")));
+    body.replaceChildren(...step.draw(ctx), taps);
     if (matchMedia("(max-width: 700px)").matches) panel.scrollIntoView({ block: "nearest" }); // a phone: in sight
   } catch (err) {
     body.replaceChildren(el("div", "al-qkv-error", t("concepts.failed", { error: err.message })));

@@ -78,6 +78,7 @@ export function matrixTable(values, rows, cols, rowLabels, colLabels, caption, o
   for (let r = 0; r < rows; r++) {
     const tr = el("tr"), th = piece(el("th", null, rowLabels[r]));
     th.scope = "row";
+    tr.dataset.piece = String(r); // a hovered piece is traced through the step (concepts.js)
     tr.append(th);
     let sum = 0;
     for (let c = 0; c < cols; c++) {

@@ -9,7 +9,7 @@
 import { pieceLabels } from "./core.js";
 import { el } from "./draw.js";
 import { fixed, number, percent, plural, t } from "./i18n.js";
-import { matrixTable, numbersTable, piece, signed, stats, stripRow, theNumbers } from "./numbers.js";
+import { matrixTable, numbersTable, piece, signed, stats, strip, stripRow, theNumbers } from "./numbers.js";
 
 /** The stack a place is in: the cross-attention is the decoder's. */
 export const stackOf = (place) => (place.kind === "encoder" ? "encoder" : "decoder");
@@ -48,6 +48,8 @@ function labels(ctx) {
 }
 
 const lead = (text) => el("p", "al-step-lead", text);
+/** A node marked as piece `i`'s: hovering any of a piece's nodes traces it through the step (concepts.js). */
+const traced = (node, i) => { node.dataset.piece = String(i); return node; };
 const shapeOf = (tap) => tap.shape.join("\u00d7");
 const pick = (ctx, name) => ctx.answer.taps[name];
 
@@ -58,6 +60,7 @@ function tokens(ctx) {
   const chips = el("div", "al-step-chips");
   pieces.forEach((p, i) => {
     const chip = piece(el("span", "al-step-chip"));
+    chip.dataset.piece = String(i);
     chip.append(el("b", null, p), el("small", null, `#${ids[i]}`));
     chips.append(chip);
   });
@@ -71,7 +74,7 @@ function embedding(ctx) {
   const rows = pieces.map((p, i) => [p, row(tap, i).map((v) => v * root)]);
   const big = Math.max(...rows.map(([, v]) => Math.max(...v.map(Math.abs))));
   return [lead(t("steps.embedding.lead", { D: ctx.config.D, root: fixed(root, 0) })),
-    ...rows.map(([p, v]) => stripRow(p, v, big)),
+    ...rows.map(([p, v], i) => traced(stripRow(p, v, big), i)),
     theNumbers(numbersTable(t("steps.embedding.table", { root: fixed(root, 0) }), rows))];
 }
 
@@ -83,12 +86,14 @@ function positions(ctx) {
   box.append(el("span"), el("b", null, t("steps.pe.scaled")), el("b", null, t("steps.pe.wave")), el("b", null, t("steps.pe.sum")));
   pieces.forEach((p, i) => {
     const x = row(tok, i).map((v) => v * root), total = row(sum, i), pe = total.map((v, k) => v - x[k]);
-    box.append(piece(el("span", "al-strip-label", `${i + 1} ${p}`)), stripRow("", x, 3).children[1], stripRow("", pe, 3).children[1],
-      stripRow("", total, 3).children[1]);
+    box.append(...[piece(el("span", "al-strip-label", `${i + 1} ${p}`)), strip(x, p, 3), strip(pe, p, 3), strip(total, p, 3)]
+      .map((node) => traced(node, i)));
     table.push([t("steps.pe.row_wave", { piece: p, position: i + 1 }), pe], [t("steps.pe.row_sum", { piece: p }), total]);
   });
   const shape = el("p", "al-step-shape", t("steps.pe.shape", { L: pieces.length, D: ctx.config.D, shape: shapeOf(sum) }));
-  return [lead(t("steps.pe.lead")), box, shape, theNumbers(numbersTable(t("steps.pe.table"), table))];
+  const formula = el("p", "al-step-formula");
+  formula.append(el("code", null, "PE(pos, 2i) = sin(pos / 10000^(2i / d_model)),  PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))"));
+  return [lead(t("steps.pe.lead")), formula, box, shape, theNumbers(numbersTable(t("steps.pe.table"), table))];
 }
 
 /** qkv-projection: X W_Q, X W_K, X W_V, split into heads: one head's q, k and v of each piece. */
@@ -101,8 +106,8 @@ function qkv(ctx) {
   for (let r = 0; r < Math.max(L, M); r++) {
     const qr = r < L ? headRow(q, h, r) : null, kr = r < M ? headRow(k, h, r) : null, vr = r < M ? headRow(v, h, r) : null;
     const label = ctx.place.kind === "cross" ? `${names.rows[r] || ""} | ${names.cols[r] || ""}` : names.rows[r];
-    box.append(piece(el("span", "al-strip-label", label)), qr ? stripRow("", qr).children[1] : el("span"),
-      kr ? stripRow("", kr).children[1] : el("span"), vr ? stripRow("", vr).children[1] : el("span"));
+    box.append(...[piece(el("span", "al-strip-label", label)), qr ? strip(qr, `Q ${label}`) : el("span"),
+      kr ? strip(kr, `K ${label}`) : el("span"), vr ? strip(vr, `V ${label}`) : el("span")].map((node) => traced(node, r)));
     if (qr) table.push([`Q ${names.rows[r]}`, qr]);
     if (kr && vr) table.push([`K ${names.cols[r]}`, kr], [`V ${names.cols[r]}`, vr]);
   }
@@ -216,16 +221,17 @@ function cross(ctx) {
   const y = (i, n) => 14 + i * ((height - 20) / Math.max(1, n - 1 || 1));
   const text = (x, yy, s, anchor) => { const e = document.createElementNS(NS, "text"); e.setAttribute("x", String(x));
     e.setAttribute("y", String(yy)); e.setAttribute("text-anchor", anchor); e.setAttribute("dominant-baseline", "middle");
-    e.textContent = s; bridge.append(e); };
+    e.textContent = s; bridge.append(e); return e; };
   for (let r = 0; r < m.rows; r++) for (let c = 0; c < m.cols; c++) {
     const w = m.values[r * m.cols + c];
     if (w < 0.05) continue;
     const line = document.createElementNS(NS, "line");
     Object.entries({ x1: 140, y1: y(r, m.rows), x2: 280, y2: y(c, m.cols), "stroke-width": (w * 6).toFixed(2),
-      "stroke-opacity": (0.25 + 0.75 * w).toFixed(2), class: "al-bridge-line" }).forEach(([k, v]) => line.setAttribute(k, String(v)));
+      "stroke-opacity": (0.25 + 0.75 * w).toFixed(2), class: "al-bridge-line", "data-piece": r })
+      .forEach(([k, v]) => line.setAttribute(k, String(v)));
     bridge.append(line);
   }
-  english.forEach((p, r) => text(134, y(r, m.rows), p, "end"));
+  english.forEach((p, r) => text(134, y(r, m.rows), p, "end").setAttribute("data-piece", String(r)));
   german.forEach((p, c) => text(286, y(c, m.cols), p, "start"));
   return [lead(t("steps.cross.lead", { layer: ctx.place.layer + 1, head: h + 1 })), bridge,
     theNumbers(matrixTable(m.values, m.rows, m.cols, english, german, t("steps.cross.caption", { head: h + 1 })))];

@@ -210,6 +210,8 @@ class Tour {
     document.body.appendChild(this.box);
     document.addEventListener("keydown", this.keys);
     this.go(from || 0);
+    this.box.tabIndex = -1; // the card takes the focus: a screen reader reads it, Tab reaches its buttons first
+    this.box.focus({ preventScroll: true });
   }
 
   go(i) {
