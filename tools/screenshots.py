@@ -221,7 +221,7 @@ def step(concept: str, place: dict | None = None):
             "([id, place]) => window.attentionLens.concepts().find((c) => c.id === id).open(place)", [concept, place]
         )
         page.wait_for_selector(f"[data-concept='{concept}'] .al-concept-taps", timeout=60_000)
-        page.locator(f"[data-concept='{concept}']").scroll_into_view_if_needed()
+        page.evaluate("(id) => document.querySelector(`[data-concept='${id}']`).scrollIntoView({block: 'nearest'})", concept)
 
     return action
 
