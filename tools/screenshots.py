@@ -221,7 +221,9 @@ def step(concept: str, place: dict | None = None):
             "([id, place]) => window.attentionLens.concepts().find((c) => c.id === id).open(place)", [concept, place]
         )
         page.wait_for_selector(f"[data-concept='{concept}'] .al-concept-taps", timeout=60_000)
-        page.evaluate("(id) => document.querySelector(`[data-concept='${id}']`).scrollIntoView({block: 'nearest'})", concept)
+        page.evaluate(
+            "(id) => document.querySelector(`[data-concept='${id}']`).scrollIntoView({block: 'nearest'})", concept
+        )
 
     return action
 
