@@ -161,25 +161,28 @@ def model_calls(pair: Pair) -> dict:
 INSIDE = ("trace", "ablate", "qkv", "logit_lens", "contributions", "contrast", "patch", "code", "taps")
 
 
+def traced(translator: Translator, text: str, options, top_k: int, prefix) -> dict:
+    """/trace's answer: one sentence decoded step by step, within lens.cost.TRACE."""
+    cost.check_before(cost.TRACE, translator.config, [len(translator.encode_source(text)[0])], options.max_new_tokens)
+    result = trace_decoding(
+        translator,
+        text,
+        num_beams=options.num_beams,
+        length_penalty=options.length_penalty,
+        top_k=top_k,
+        max_new_tokens=options.max_new_tokens,
+        prefix=prefix,
+    )
+    return {"source": text, **result.to_dict(MAP_DECIMALS)}
+
+
 def inside_calls(translator: Translator, pair: Pair) -> dict:
     """One model's single-sentence calls, each on the GPU for a bounded time; the model is closed over, never
     sent to the GPU worker."""
 
     @gpu(duration=30)
     def run_trace(text, options, top_k, prefix):
-        cost.check_before(
-            cost.TRACE, translator.config, [len(translator.encode_source(text)[0])], options.max_new_tokens
-        )
-        result = trace_decoding(
-            translator,
-            text,
-            num_beams=options.num_beams,
-            length_penalty=options.length_penalty,
-            top_k=top_k,
-            max_new_tokens=options.max_new_tokens,
-            prefix=prefix,
-        )
-        return {"source": text, **result.to_dict(MAP_DECIMALS)}
+        return traced(translator, text, options, top_k, prefix)
 
     @gpu(duration=30)
     def run_ablate(sentence, mask, options):
