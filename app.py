@@ -132,6 +132,8 @@ IN_BROWSER = ui.in_browser.served_model(
     everyday.translator if everyday is not None else None,
     everyday.familiarity.rule.confidence_below if everyday is not None else 0.0,
 )
+# The same lens as a free static Space (python -m ui.export_site DIR --push-to-hub USER/NAME), linked from the header.
+STATIC_SITE_URL = os.environ.get("STATIC_SITE_URL") or None
 # System fonts: the page needs nothing from a font server to render (Chinese: the CJK fonts systems have).
 # Small text and the primary button dark enough to read: contrast at least 4.5:1 (WCAG AA; tests/test_a11y.py).
 THEME = gr.themes.Soft(
@@ -145,7 +147,7 @@ THEME = gr.themes.Soft(
 
 # delete_cache: any file a view ever writes is swept within the hour (none does today).
 with gr.Blocks(title=ui.locales.message("app.title"), fill_width=True, delete_cache=(900, 1800)) as demo:
-    gr.HTML(ui.header.header(LEARNED, IN_BROWSER), padding=False)
+    gr.HTML(ui.header.header(LEARNED, IN_BROWSER, STATIC_SITE_URL), padding=False)
     page = ui.translate.build(pair, FIRST_VISIT)
     # Each view opens from the picture of the model (ui/static/spine.js), the walk or a link: closed until then.
     with gr.Column(elem_id="view-step", elem_classes=["al-view", "al-closed"]):

@@ -42,7 +42,7 @@ class HubHandler(BaseHTTPRequestHandler):
             return self._create(json.loads(body))
         if path == "/api/validate-yaml":
             return self._validate(json.loads(body)["content"])
-        if len(parts) >= 6 and parts[:2] == ["api", "models"]:
+        if len(parts) >= 6 and parts[:2] in (["api", "models"], ["api", "spaces"]):
             return self._repo_action(f"{parts[2]}/{parts[3]}", parts[4], "/".join(parts[5:]), body)
         return self._reply(404, {"error": f"not answered by the fake hub: {path}"})
 
@@ -51,7 +51,12 @@ class HubHandler(BaseHTTPRequestHandler):
         repo_id = f"{info.get('organization') or 'user'}/{info['name']}"
         if repo_id in hub.repos:
             return self._reply(409, {"error": "You already created this model repo", "url": f"{hub.url}/{repo_id}"})
-        hub.repos[repo_id] = {"private": bool(info.get("private")), "branches": {"main": {}}}
+        hub.repos[repo_id] = {
+            "private": bool(info.get("private")),
+            "type": info.get("type", "model"),
+            "sdk": info.get("sdk"),
+            "branches": {"main": {}},
+        }
         return self._reply(200, {"url": f"{hub.url}/{repo_id}", "name": repo_id})
 
     def _validate(self, content: str):
@@ -101,7 +106,7 @@ class HubHandler(BaseHTTPRequestHandler):
 
 class FakeHub:
     def __init__(self):
-        self.repos: dict[str, dict] = {}  # repo id -> {"private": bool, "branches": {name: {path: bytes}}}
+        self.repos: dict[str, dict] = {}  # repo id -> {"private", "type", "sdk", "branches": {name: {path: bytes}}}
         self.commits: list[dict] = []  # {"repo", "revision", "summary", "files": {path: bytes}}
         self.requests: list[tuple[str, str]] = []
         self.validated = 0  # model cards whose metadata passed validation

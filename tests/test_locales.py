@@ -84,6 +84,10 @@ def test_the_header_says_what_the_model_learned_and_offers_both_languages():
     page = header("paired", "/models/")
     assert 'data-i18n="app.provenance.paired"' in page and message("app.provenance.paired") in page
     assert "data-in-browser='/models/'" in page and "al-tour-start" in page
+    assert "al-static-link" not in page  # no static site named: no link
+    linked = header("paired", None, "https://huggingface.co/spaces/user/lens-static")
+    assert "href='https://huggingface.co/spaces/user/lens-static' class='al-static-link'" in linked
+    assert 'data-i18n="app.header.static"' in linked
     switch = language_switch()
     assert "lang='zh-CN'" in switch and ">中文<" in switch and "lang='en'" in switch and ">English<" in switch
     assert "translate='no'" in switch

@@ -1,6 +1,7 @@
 """The lens as a static site: the page translates and draws every map in the visitor's browser, with no server.
 
     python -m ui.export_site DIR [--model checkpoints/de-en] [--everyday checkpoints/de-en-everyday] [--precision fp16]
+                                 [--push-to-hub USER/NAME]
 
 DIR gets index.html, the page's scripts and styles (ui/static/, the files the app serves), the weights as
 safetensors (fp16: half the bytes, the same translations: docs/site.md), tokenizer.json, config.json, the
@@ -8,7 +9,8 @@ SIMD kernel, site.json (the decoding rule and alarm threshold of the checkpoint)
 German a text is (domain.json.gz, where the checkpoint has one) and whether it is German (language.json.gz), the
 model's source with each tap's line (code.json, for the Code view: lens/code.py), the everyday model's files in everyday/ (fetched when a sentence first goes to it), and a README.md whose
 front matter makes the folder a static Hugging Face Space (`sdk: static`). Any static server serves it:
-`python -m http.server -d DIR`.
+`python -m http.server -d DIR`. `--push-to-hub USER/NAME` then creates (or updates) that static Space with the
+folder, through huggingface_hub (a token from `HF_TOKEN` or `huggingface-cli login`).
 """
 
 from __future__ import annotations
@@ -205,6 +207,19 @@ def export_site(
     return sizes
 
 
+def push_site(folder: str | Path, repo_id: str, private: bool = False) -> str:
+    """Create the static Space `repo_id` (SDK static) if it is not there, and commit `folder` to it as one commit
+    (a file already in the Space that `folder` lacks stays: a second push updates); returns the Space's URL."""
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    url = api.create_repo(repo_id, repo_type="space", space_sdk="static", exist_ok=True, private=private)
+    api.upload_folder(
+        folder_path=str(folder), repo_id=repo_id, repo_type="space", commit_message="Attention Lens: the static site"
+    )
+    return str(url)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder")
@@ -215,9 +230,14 @@ def main(argv: list[str] | None = None) -> int:
         default=str(DEFAULT_EVERYDAY),
         help="the everyday checkpoint each sentence of everyday German goes to ('none': one model)",
     )
+    parser.add_argument("--push-to-hub", metavar="USER/NAME", help="then create or update this static Space with it")
     args = parser.parse_args(argv)
     everyday = None if args.everyday.lower() == "none" else args.everyday
     try:
+        if args.push_to_hub:  # a name the Hub would refuse is said before the export's minute
+            from huggingface_hub.utils import validate_repo_id
+
+            validate_repo_id(args.push_to_hub)
         sizes = export_site(args.folder, args.model, args.precision, everyday)
     except (ValueError, OSError) as err:
         print(f"export_site: {err}", file=sys.stderr)
@@ -226,6 +246,20 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.folder}: {len(sizes)} files, {sum(sizes.values()) / 2**20:.1f} MB "
         f"(weights {sizes['weights.safetensors'] / 2**20:.1f} MB, {args.precision})"
     )
+    if args.push_to_hub:
+        return pushed(args.folder, args.push_to_hub)
+    return 0
+
+
+def pushed(folder: str, repo_id: str) -> int:
+    """push_site, its URL printed, or why it could not (no token, no network, a name the Hub refuses), exit 1."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        print(f"pushed to {push_site(folder, repo_id)}")
+    except (HfHubHTTPError, OSError, ValueError) as err:
+        print(f"export_site: the push to {repo_id} failed: {err}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -5,6 +5,8 @@ whole-model list and from every underlined term (glossary.js)."""
 
 from __future__ import annotations
 
+from html import escape
+
 from training_data.provenance import Provenance
 from ui.locales import html, message
 
@@ -19,12 +21,16 @@ def language_switch() -> str:
     return f"<button type='button' class='al-lang' translate='no'>{names}</button>"
 
 
-def header(learned: Provenance, in_browser: str | None) -> str:
-    """The header's HTML; `in_browser`: the URL of the model files for "compute in my browser" (None: no choice)."""
+def header(learned: Provenance, in_browser: str | None, static_site: str | None = None) -> str:
+    """The header's HTML; `in_browser`: the URL of the model files for "compute in my browser" (None: no choice);
+    `static_site`: the address of the same lens as a static site (python -m ui.export_site --push-to-hub), linked."""
     # tour.js writes the walk's button in the page's language (and "resume at stop n" once one is left)
     walk = f"<button type='button' class='al-tour-start'>{message('app.header.walk')}</button>"
+    free = ""
+    if static_site:
+        free = " " + html("app.header.static", "a", f"href='{escape(static_site, quote=True)}' class='al-static-link'")
     return (
         f"<header id='page-header' data-in-browser='{in_browser or ''}'><h1>Attention Lens</h1>{language_switch()}"
-        f"<p>{html('app.header.lead', 'span')} {html(f'app.provenance.{learned}', 'b')} {walk}</p>"
+        f"<p>{html('app.header.lead', 'span')} {html(f'app.provenance.{learned}', 'b')} {walk}{free}</p>"
         "</header>"
     )
