@@ -19,8 +19,12 @@ pytestmark = [
 ]
 
 
+def hub_env(hub: FakeHub) -> dict:
+    return {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_test_token", "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
 def export(folder: Path, repo: str, hub: FakeHub) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_test_token", "HF_HUB_DISABLE_TELEMETRY": "1"}
+    env = hub_env(hub)
     command = [sys.executable, "-m", "ui.export_site", str(folder), "--everyday", "none", "--push-to-hub", repo]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
@@ -29,8 +33,11 @@ def test_the_site_is_pushed_as_a_static_space_and_pushed_again_updates_it(tmp_pa
     with FakeHub() as hub:
         first = export(tmp_path / "site", "user/lens-static", hub)
         assert first.returncode == 0, first.stderr[-3000:]
-        second = export(tmp_path / "site", "user/lens-static", hub)
-        assert second.returncode == 0, second.stderr[-3000:]
+        again = f"from ui.export_site import pushed; raise SystemExit(pushed({str(tmp_path / 'site')!r}, 'user/lens-static'))"
+        second = subprocess.run(
+            [sys.executable, "-c", again], cwd=ROOT, env=hub_env(hub), capture_output=True, text=True
+        )
+        assert second.returncode == 0, second.stderr[-3000:]  # the same folder pushed again: an update
     space = hub.repos["user/lens-static"]
     assert space["type"] == "space" and space["sdk"] == "static"
     assert [c["repo"] for c in hub.commits] == ["user/lens-static"] * 2  # created once, committed twice
