@@ -127,3 +127,22 @@ def shipped_pair():
         Served("everyday", Translator.from_pretrained(everyday, device="cpu"), load_familiarity(everyday)),
         Router.of_checkpoint(default),
     )
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The static site of the shipped checkpoint (python -m ui.export_site), served on loopback: its URL and its
+    files' sizes. One for the session: the site's tests, its steps' and its accessibility's share it."""
+    import functools
+    import http.server
+    import threading
+
+    from tests.test_site import CHECKPOINT, Quiet
+    from ui.export_site import export_site
+
+    folder = tmp_path_factory.mktemp("site")
+    sizes = export_site(folder, CHECKPOINT)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/", sizes
+    server.shutdown()

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_site import site  # noqa: F401  (the fixture)
 from tests.test_steps_page import IDS
 from tests.test_ui_page import browser, open_page, pytestmark, server  # noqa: F401
 

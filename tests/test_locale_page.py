@@ -66,7 +66,7 @@ def test_the_first_screen_and_every_stop_of_the_walk_speak_chinese(browser, serv
         for i in range(stops) if width > 800 else (0, 2, 6, 9):  # on a phone: a guess, a panel, the step view
             page.evaluate(f"window.attentionLens.walkTo({i})")
             page.wait_for_function("() => document.querySelector('.al-tour')")
-            page.wait_for_timeout(400)  # the stop's view draws
+            page.wait_for_timeout(200)  # the stop's view draws
             shown, card = english(page), english(page, ".al-tour")
             assert len(shown) <= MOST and len(card) <= 2, (width, i, shown, card)
             assert re.search(r"[\u4e00-\u9fff]", page.inner_text(".al-tour")), f"stop {i} is not in Chinese"

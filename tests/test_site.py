@@ -88,15 +88,7 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         """A request is not news: nothing is logged."""
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("site")
-    sizes = export_site(folder, CHECKPOINT)
-    handler = functools.partial(Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/", sizes
-    server.shutdown()
+# `site`: the shipped checkpoint's static site served on loopback, one for the session (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from lens.explain import DecodingOptions
 from lens.tap_values import tap_values
 from tests.test_site import page as _page  # noqa: F401  (the fixtures)
-from tests.test_site import pytestmark, shipped_translator, site  # noqa: F401
+from tests.test_site import pytestmark, shipped_translator  # noqa: F401
 from tests.test_ui_page import browser  # noqa: F401
 
 TEXT = "Ich möchte ein Bier."
