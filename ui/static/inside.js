@@ -75,6 +75,17 @@ function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
   return { stages: names.map(([label]) => label), target_tokens: bpe.labels(e.out), prob, top, decided_at: decided };
 }
 
+/** The taps of the last teacher-forced pass, kept: the Code view and each step of the picture ask of the same
+    sentence in turn, and one pass answers them all. */
+let lastPass = /** @type {{model: any, key: string, taps: Map<string, any>} | null} */ (null);
+
+/** Every tap of the pass over `ids` and `input` by `model` (taps.js), computed once per sentence. */
+function passOf(model, ids, input) {
+  const key = `${ids.join(",")}|${input.join(",")}`;
+  if (!lastPass || lastPass.model !== model || lastPass.key !== key) lastPass = { model, key, taps: tapPass(model, ids, input) };
+  return lastPass.taps;
+}
+
 /** The Code view's files and tap lines (code.json beside the default model's files), fetched once. */
 function codeMap(lens) {
   lens.code = lens.code || fetch(lens.base + (lens.site.code || "code.json")).then((r) => {
@@ -92,7 +103,7 @@ async function code(lens, [text, layer, decoding, beams, lp, maxLength], top) {
     throw new Error(`layer must be a whole number from 1 to ${most}, got ${layer}`);
   }
   const map = await codeMap(top), e = translated(lens, text, decoding, beams, lp, maxLength);
-  const taps = tapPass(lens.model, e.ids, e.input), found = [];
+  const taps = passOf(lens.model, e.ids, e.input), found = [];
   for (const [key, where] of Object.entries(map.lines)) {
     const name = key.replace("{i}", String(layer - 1)), value = taps.get(name);
     if (value && map.files[where.file] !== undefined) found.push({ tap: key, name, ...where, ...peek(value) });
@@ -109,7 +120,7 @@ function tapsAnswer(lens, [text, names, decoding, beams, lp, maxLength]) {
     : names.split(",").map((n) => n.trim()).filter(Boolean)) : names;
   if (!Array.isArray(asked) || !asked.length) throw new Error("names must be a list of tap names, like ['encoder.0.self_attn.q']");
   if (asked.length > 12) throw new Error(`at most 12 tap names at once, got ${asked.length}`);
-  const e = translated(lens, text, decoding, beams, lp, maxLength), all = tapPass(lens.model, e.ids, e.input);
+  const e = translated(lens, text, decoding, beams, lp, maxLength), all = passOf(lens.model, e.ids, e.input);
   const taps = /** @type {Record<string, any>} */ ({});
   for (const name of asked) {
     const value = all.get(name);
