@@ -90,6 +90,8 @@ def test_every_model_run_happens_inside_a_gpu_function(app, model_runs):
 
 
 def test_the_gpu_functions_are_exactly_the_model_runners_each_with_a_duration(app):
+    from lens.explain import DecodingOptions
+    from ui.gpu_time import GpuTime
     from ui.runtime import GPU_FUNCTIONS, MAX_GPU_SECONDS
 
     expected = {
@@ -98,7 +100,10 @@ def test_the_gpu_functions_are_exactly_the_model_runners_each_with_a_duration(ap
     }
     expected |= {f"ui.shared_calls._build.<locals>.{name}_sentences" for name in ("translate", "explain")}
     assert expected <= set(GPU_FUNCTIONS), GPU_FUNCTIONS
-    assert all(0 < seconds <= MAX_GPU_SECONDS for seconds in GPU_FUNCTIONS.values())
+    # each asks for seconds sized to its request (ui/gpu_time.py), within a cap
+    assert all(isinstance(time, GpuTime) and 0 < time.cap <= MAX_GPU_SECONDS for time in GPU_FUNCTIONS.values())
+    greedy = DecodingOptions(num_beams=1)
+    assert GPU_FUNCTIONS["ui.api.inside_calls.<locals>.run_qkv"](SENTENCE, "cross", 1, 1, 1, greedy) < 10
     handlers = [fn.fn for fn in app.demo.fns.values() if fn.fn is not None]
     assert not any(hasattr(h, "gpu_duration") for h in handlers), "validation must run outside the GPU function"
 
@@ -147,10 +152,14 @@ def test_messages_and_results_survive_the_zerogpu_worker_boundary(app, monkeypat
 
     from lens.explain import DecodingOptions, explain_text
     from ui import runtime
+    from ui.gpu_time import GpuTime
 
     monkeypatch.setattr(runtime, "spaces", FakeZeroGPU)
-    explain = runtime.gpu(duration=7)(lambda text, options: explain_text(app.translator, text, options))
-    assert FakeZeroGPU.durations[-1] == 7
+    sized = GpuTime(cap=7)
+    explain = runtime.gpu(duration=sized)(lambda text, options: explain_text(app.translator, text, options))
+    assert (
+        FakeZeroGPU.durations[-1] is sized
+    )  # spaces.GPU gets the callable, and calls it with each request's arguments
     result = explain(SENTENCE, DecodingOptions(num_beams=1, max_new_tokens=12))
     assert isinstance(result.sentences[0].explanation.cross, np.ndarray)
 

@@ -36,6 +36,7 @@ from translation import Translator
 from ui.routed import Route, checked_choice
 
 from . import lanes
+from .gpu_time import GpuTime
 from .head_lab_data import first_sentence
 from .pair import Pair, Served, explain_routed
 from .public import BATCHED_CALLS
@@ -180,43 +181,43 @@ def inside_calls(translator: Translator, pair: Pair) -> dict:
     """One model's single-sentence calls, each on the GPU for a bounded time; the model is closed over, never
     sent to the GPU worker."""
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # the search, then a pass that reads
     def run_trace(text, options, top_k, prefix):
         return traced(translator, text, options, top_k, prefix)
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # the search, then a pass that reads
     def run_ablate(sentence, mask, options):
         return ablate_heads(translator, sentence, mask, **options.to_dict()).to_dict(MAP_DECIMALS)
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # the search, then a pass that reads
     def run_qkv(sentence, kind, layer, head, row, options):
         check_inside(translator, sentence, options)
         return open_row(translator, sentence, kind, layer, head, row, options).to_dict()
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # the search, then a pass that reads
     def run_logit_lens(sentence, options, prefix):
         check_inside(translator, sentence, options)
         return read_stages(translator, sentence, options, prefix).to_dict()
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 3))
     def run_contributions(sentence, options, prefix):
         check_inside(translator, sentence, options)
         return who_wrote(translator, sentence, options, prefix=prefix).to_dict()
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 3))
     def run_contrast(sentence, step, alternative, options):
         return why_not(translator, sentence, step, alternative, options).to_dict()
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda sentence, *_: 2 + len(sentence) // 4))  # a replay per German piece
     def run_patch(sentence, corrupted, step, options):
         return patch_encoder(translator, sentence, corrupted, step, options).to_dict()
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # the search, then a pass that reads
     def run_code(sentence, layer, options):
         check_inside(translator, sentence, options)
         return code_view(translator, sentence, layer, options)
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # the search, then a pass that reads
     def run_taps(sentence, names, options):
         check_inside(translator, sentence, options)
         return tap_values(translator, sentence, names, options)

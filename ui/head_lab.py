@@ -19,6 +19,7 @@ from training_data.alarm import Familiarity
 from translation import Translator
 
 from .assets import mount_js, view_head
+from .gpu_time import GpuTime
 from .head_lab_data import (
     ablation_payload,
     attribution_payload,
@@ -55,11 +56,12 @@ METHOD_LABELS = {  # the words the page shows for each of METHODS
 def model_calls(translator: Translator, familiarity: Familiarity, options: DecodingOptions) -> tuple:
     """One model's two runs, each on the GPU for a bounded time; the model is closed over, never sent."""
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2, beams=lambda *_: options.num_beams))
     def ablated(text, mask):
         return ablation_payload(translator, text, mask, options, familiarity)
 
-    @gpu(duration=60)  # integrated gradients: up to 64 steps of forward + backward
+    # integrated gradients: up to 64 steps of forward + backward, each about three passes
+    @gpu(duration=GpuTime(cap=60, runs=lambda _text, _method, steps, *_: 3 * steps, beams=lambda *_: options.num_beams))
     def attributed(text, method, steps, head_mask):
         return attribution_payload(translator, text, method, steps, options, head_mask)
 

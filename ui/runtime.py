@@ -22,6 +22,7 @@ import gradio as gr
 
 from lens.explain import MAX_CHARACTERS, MAX_SENTENCES, DecodingOptions
 from tokenizer.sentences import split_sentences
+from ui.gpu_time import GpuTime
 from ui.locales import Refused
 
 try:  # app.py imports spaces before torch; here it is already loaded (or absent off Spaces)
@@ -31,7 +32,7 @@ except ImportError:
 
 DECODING_METHODS = ("beam search", "greedy")
 MAX_GPU_SECONDS = 120  # ZeroGPU schedules short requests first; nothing here needs longer
-GPU_FUNCTIONS: dict[str, int] = {}  # "module.qualname" -> duration (s), every function gpu() wrapped
+GPU_FUNCTIONS: dict[str, int | GpuTime] = {}  # "module.qualname" -> its duration, every function gpu() wrapped
 _ON_GPU = contextvars.ContextVar("on_gpu", default=False)
 
 
@@ -52,16 +53,18 @@ def on_gpu() -> bool:
     return _ON_GPU.get()
 
 
-def gpu(fn: Callable | None = None, *, duration: int = 60) -> Callable:
+def gpu(fn: Callable | None = None, *, duration: int | GpuTime = 60) -> Callable:
     """Run `fn` with a GPU attached for at most `duration` seconds (ZeroGPU), or plainly elsewhere.
 
-    Use as `@gpu(duration=20)` on exactly the function that runs the model; validate and raise
-    gr.Error before calling it; return numpy arrays and Python values only.
+    Use as `@gpu(duration=GpuTime(cap=20))` on exactly the function that runs the model: a GpuTime
+    (ui/gpu_time.py) asks for seconds sized to each request, within its cap; a bare int asks for the same
+    seconds every time. Validate and raise gr.Error before calling it; return numpy arrays and Python values only.
     """
     if fn is None:
         return functools.partial(gpu, duration=duration)
-    if isinstance(duration, bool) or not isinstance(duration, int) or not 0 < duration <= MAX_GPU_SECONDS:
-        raise ValueError(f"gpu(duration=...) must be whole seconds between 1 and {MAX_GPU_SECONDS}, got {duration!r}")
+    cap = duration.cap if isinstance(duration, GpuTime) else duration
+    if isinstance(cap, bool) or not isinstance(cap, int) or not 0 < cap <= MAX_GPU_SECONDS:
+        raise ValueError(f"gpu(duration=...) must be whole seconds between 1 and {MAX_GPU_SECONDS}, got {cap!r}")
 
     def task(*args, **kwargs):  # what runs on the GPU (in a forked worker on ZeroGPU)
         token = _ON_GPU.set(True)

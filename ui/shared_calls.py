@@ -17,6 +17,7 @@ from lens.explain import DecodingOptions, TextExplanation, explain_batch, senten
 from translation import Translator
 
 from .batching import Batcher
+from .gpu_time import GpuTime
 from .public import BATCH_SENTENCES, BATCH_WORKERS, CONCURRENCY
 from .runtime import gpu, on_zero_gpu
 
@@ -55,12 +56,12 @@ def batched_calls(translator: Translator) -> BatchedCalls:
 
 
 def _build(translator: Translator) -> BatchedCalls:
-    @gpu(duration=20)
+    @gpu(duration=GpuTime(cap=20))
     def translate_sentences(sentences: list[str], key) -> list[str]:
         options, prefix = key
         return translator.translate(sentences, **options.to_dict(), prefix=prefix)
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # the search, then the maps' pass
     def explain_sentences(sentences: list[str], key) -> list:
         options, budget, prefix = key
         return explain_batch(translator, sentences, options, budget, prefix)

@@ -28,6 +28,7 @@ from translation import Translator
 from ui.payload import page_payload, quantize
 
 from .assets import mount_js, view_head
+from .gpu_time import GpuTime
 from .lanes import Lane
 from .locales import html, label, said
 from .pair import Pair
@@ -175,11 +176,11 @@ def model_calls(translator: Translator) -> tuple:
     """The view's three model runs (trace both searches; force a prefix; the maps of one hypothesis),
     each on the GPU for a bounded time (ZeroGPU), returning Python values only."""
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 4, beams=lambda _text, num_beams: num_beams))  # both searches
     def traced(text: str, num_beams: int) -> dict:
         return view_payload(translator, text, num_beams)
 
-    @gpu(duration=30)
+    @gpu(duration=GpuTime(cap=30, runs=lambda *_: 3, beams=lambda _text, num_beams, _prefix: num_beams))
     def forced(text: str, num_beams: int, prefix: list[int]) -> dict:
         src_ids, _ = translator.encode_source(text)
         result = trace(translator, text, num_beams=num_beams, top_k=TOP_K, prefix=prefix)
@@ -188,7 +189,7 @@ def model_calls(translator: Translator) -> tuple:
             "maps": maps_payload(translator, text, src_ids, result.target_ids, num_beams),
         }
 
-    @gpu(duration=20)
+    @gpu(duration=GpuTime(cap=20, runs=lambda *_: 2))
     def explained(text: str, ids: list[int]) -> dict:
         src_ids, _ = translator.encode_source(text)
         return maps_payload(translator, text, src_ids, ids, 1)
