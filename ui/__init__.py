@@ -7,8 +7,8 @@ ui.assets.viewer_component(view=...), and the browser draws it with ui/static/ (
 round trip when the user switches kind, layer, head, view or token).
 
 Running the model (ZeroGPU rules, ui/runtime.py): wrap exactly the function that runs the model
-in `@gpu(duration=S)` from ui.runtime, S the seconds it may hold a GPU (translate 20, explain 30;
-keep each under ui.runtime.MAX_GPU_SECONDS). Check the user's input before calling it
+in `@gpu(duration=GpuTime(cap=S))` from ui.runtime and ui.gpu_time: seconds sized to each request, at most S
+(translate 20, explain 30; each cap under ui.runtime.MAX_GPU_SECONDS). Check the user's input before calling it
 (ui.runtime.checked_text, decoding_options: a ValueError naming the argument); return numpy
 arrays and Python values only, never a torch tensor (gpu() refuses one). A ValueError/TypeError
 raised inside still reaches the user with its message. Keep nothing large per user: a gr.State
