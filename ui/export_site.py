@@ -1,10 +1,10 @@
 """The lens as a static site: the page translates and draws every map in the visitor's browser, with no server.
 
-    python -m ui.export_site DIR [--model checkpoints/de-en] [--everyday checkpoints/de-en-everyday] [--precision fp16]
+    python -m ui.export_site DIR [--model checkpoints/de-en] [--everyday checkpoints/de-en-everyday] [--precision int8]
                                  [--push-to-hub USER/NAME]
 
 DIR gets index.html, the page's scripts and styles (ui/static/, the files the app serves), the weights as
-safetensors (fp16: half the bytes, the same translations: docs/site.md), tokenizer.json, config.json, the
+safetensors (int8 with one scale a row, ui/row_int8.py: a quarter of fp32's bytes, val BLEU as fp32's: docs/site.md), tokenizer.json, config.json, the
 SIMD kernel, site.json (the decoding rule and alarm threshold of the checkpoint), its guess of which kind of
 German a text is (domain.json.gz, where the checkpoint has one) and whether it is German (language.json.gz), the
 model's source with each tap's line (code.json, for the Code view: lens/code.py), the everyday model's files in everyday/ (fetched when a sentence first goes to it), and a README.md whose
@@ -33,18 +33,23 @@ from translation import Translator
 from ui.header import language_switch
 from ui.locales import html
 from ui.standalone import page_modules
+from ui.step_through import EXAMPLES as STEP_EXAMPLES
 
 from .assets import STATIC
+from .row_int8 import int8_weights, parameters
 
-MAX_BYTES = 40 * 2**20  # the site as a whole (two models in fp16: about 30 MB; the second is fetched when used)
+MAX_BYTES = (
+    40 * 2**20
+)  # the site as a whole (two models in int8: about 16 MB, in fp16 30 MB; the second is fetched when used)
+FIRST_VISIT_BYTES = 10 * 2**20  # what a first visit downloads before its first map (tests/test_site.py measures it)
 EVERYDAY_FOLDER = "everyday/"
 CODE_FILE = "code.json"  # the Code view's files and tap lines (lens/code.py's code_map)
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
 SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
 SITE_SCRIPTS = page_modules(SITE_ENTRY, dynamic=True)  # every module it needs
-SITE_STYLES = ["lens.css", "spine.css", "site.css"]  # the viewer's and the picture's, then the site's
+SITE_STYLES = ["lens.css", "spine.css", "step.css", "site.css"]  # the viewer's and the picture's, then the site's
 SITE_FILES = ["kernels.wasm"]
-PRECISIONS = {"fp16": torch.float16, "fp32": torch.float32}
+PRECISIONS = {"int8": torch.int8, "fp16": torch.float16, "fp32": torch.float32}  # int8: ui/row_int8.py
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 
 
@@ -68,6 +73,15 @@ def page(title: str) -> str:
 <label><input id="site-greedy" type="checkbox"> {greedy}</label></div>
 {html("app.site.loading", "p", 'id="site-status" aria-live="polite"')}
 <div id="site-result"></div>
+<section id="site-step" class="site-view" aria-labelledby="site-step-title">
+{html("app.step.intro", "div", 'id="site-step-title"')}
+<div class="site-view-inputs">{html("app.step.source", "label", 'for="site-step-source" class="site-label"')}
+<input id="site-step-source" type="text" lang="de" value="{escape(STEP_EXAMPLES[0])}">
+{html("app.step.beams", "label", 'for="site-step-beams" class="site-label"')}
+<input id="site-step-beams" type="number" min="1" max="8" value="4">
+{html("app.step.go", "button", 'id="site-step-go" type="button" disabled')}</div>
+<div id="site-step-result"></div>
+</section>
 </main>
 {scripts}
 </body></html>
@@ -105,11 +119,14 @@ def checked_precision(precision: str) -> torch.dtype:
 def weights_of(translator: Translator, precision: str) -> dict:
     """The model's weights as model.safetensors names them (the output layer is the embedding), in `precision`."""
     dtype = checked_precision(precision)
-    return {
-        k: v.detach().cpu().to(dtype).contiguous()
+    weights = {
+        k: v.detach().cpu().float().contiguous()
         for k, v in translator.model.state_dict().items()
         if v.is_floating_point() and not k.startswith("lm_head.")
     }
+    if dtype == torch.int8:
+        return int8_weights(weights)
+    return {k: v.to(dtype).contiguous() for k, v in weights.items()}
 
 
 def model_files(
@@ -133,7 +150,7 @@ def model_files(
     site = {
         "no_repeat_ngram": translator.no_repeat_ngram,
         "alarm_rule": {"confidence_below": confidence_below},
-        "parameters": sum(v.numel() for v in weights.values()),
+        "parameters": parameters(weights),
         "precision": precision,
     }
     if domain is not None:
@@ -173,7 +190,7 @@ def pair_files(
 def export_site(
     folder: str | Path,
     model: str | Path = "checkpoints/de-en",
-    precision: str = "fp16",
+    precision: str = "int8",
     everyday: str | Path | None = None,
 ) -> dict:
     """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES. `everyday`
@@ -202,7 +219,7 @@ def export_site(
     sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
     if sum(sizes.values()) > MAX_BYTES:
         raise ValueError(
-            f"the site is {sum(sizes.values()) / 2**20:.1f} MB, more than {MAX_BYTES / 2**20:.0f} MB: export it in fp16"
+            f"the site is {sum(sizes.values()) / 2**20:.1f} MB, more than {MAX_BYTES / 2**20:.0f} MB: export it in int8"
         )
     return sizes
 
@@ -224,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder")
     parser.add_argument("--model", default="checkpoints/de-en", help="a checkpoint folder or Hub repo id")
-    parser.add_argument("--precision", default="fp16", choices=sorted(PRECISIONS))
+    parser.add_argument("--precision", default="int8", choices=sorted(PRECISIONS))
     parser.add_argument(
         "--everyday",
         default=str(DEFAULT_EVERYDAY),
