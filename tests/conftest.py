@@ -130,18 +130,27 @@ def shipped_pair():
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    """The static site of the shipped checkpoint (python -m ui.export_site), served on loopback: its URL and its
-    files' sizes. One for the session: the site's tests, its steps' and its accessibility's share it."""
+def site_folder(tmp_path_factory):
+    """The static site of the shipped checkpoint (python -m ui.export_site, its defaults), one for the session: its
+    folder and its files' sizes."""
+    from tests.test_site import CHECKPOINT
+    from ui.export_site import export_site
+
+    folder = tmp_path_factory.mktemp("site")
+    return folder, export_site(folder, CHECKPOINT)
+
+
+@pytest.fixture(scope="session")
+def site(site_folder):
+    """site_folder served on loopback: its URL and its files' sizes. The site's tests, its steps' and its
+    accessibility's share it."""
     import functools
     import http.server
     import threading
 
-    from tests.test_site import CHECKPOINT, Quiet
-    from ui.export_site import export_site
+    from tests.test_site import Quiet
 
-    folder = tmp_path_factory.mktemp("site")
-    sizes = export_site(folder, CHECKPOINT)
+    folder, sizes = site_folder
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/", sizes

@@ -19,7 +19,7 @@ from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server 
 from tokenizer import load_tokenizer
 from tokenizer.sentences import split_sentences
 from training_data.domain import load_domain
-from ui.export_site import MAX_BYTES, export_site
+from ui.export_site import FIRST_VISIT_BYTES, MAX_BYTES, export_site
 from ui.pair import Pair
 from ui.translate import page_handler
 
@@ -77,10 +77,23 @@ def val(n: int) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def shipped_translator():
+def shipped_translator(site_folder):
+    """The shipped checkpoint computing with the weights the site ships (int8 by default), as the page does."""
     from translation import Translator
+    from ui.row_int8 import computing_with
 
-    return Translator.from_pretrained(CHECKPOINT, device="cpu")
+    folder, _ = site_folder
+    return computing_with(Translator.from_pretrained(CHECKPOINT, device="cpu"), folder / "weights.safetensors")
+
+
+def everyday_of(folder):
+    """The everyday checkpoint computing with the weights a pair site ships for it."""
+    from translation import Translator
+    from ui.row_int8 import computing_with
+
+    return computing_with(
+        Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu"), folder / "everyday/weights.safetensors"
+    )
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -127,7 +140,7 @@ def pair_page(tmp_path_factory, browser):
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url) else route.abort())
     page.goto(url)
     page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
-    yield page, asked
+    yield page, asked, folder
     page.close()
     server.shutdown()
     assert errors == [], errors
@@ -137,7 +150,7 @@ def test_the_page_routes_every_sentence_as_the_server_does(pair_page):
     """lens/routed.Router in the page (router.js): the same split, recasing, language check and model for each text."""
     from ui.routed import Router
 
-    page, _ = pair_page
+    page, _, _ = pair_page
     router = Router.of_checkpoint(CHECKPOINT)
     texts = (
         val(150)
@@ -161,11 +174,9 @@ def test_the_page_routes_every_sentence_as_the_server_does(pair_page):
 
 
 def test_everyday_german_is_translated_by_the_everyday_model_in_the_page(pair_page, shipped_translator):
-    from translation import Translator
-
-    page, asked = pair_page
+    page, asked, folder = pair_page
     assert not any("everyday/" in u for u in asked)  # not fetched before a sentence needs it
-    everyday = Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu")
+    everyday = everyday_of(folder)
     x = page.evaluate(
         "(t) => window.attentionLens.translate(t, {num_beams: 1})", "wo ist der bahnhof? Ein Mann fährt Fahrrad."
     )
@@ -191,10 +202,9 @@ def test_the_inside_views_in_the_page_ask_the_sentences_own_model(pair_page):
     """Q/K/V opened in the page for a sentence of everyday German is the everyday model's row, as /qkv answers it."""
     from lens.explain import DecodingOptions
     from lens.qkv import qkv
-    from translation import Translator
 
-    page, _ = pair_page
-    everyday = Translator.from_pretrained(EVERYDAY_CHECKPOINT, device="cpu")
+    page, _, folder = pair_page
+    everyday = everyday_of(folder)
     sentence = "Wo ist der Bahnhof?"
     ours = page.evaluate(
         "(t) => window.attentionLens.callApi('qkv', [t, 'cross', 2, 1, 2, 'greedy', 1, 1.0, 64, 'auto'])", sentence
@@ -216,6 +226,23 @@ def test_the_site_is_small_and_a_static_space(site):
         "static/kernels.wasm",
         "domain.json.gz",
     } <= set(sizes)
+
+
+def test_a_first_visit_downloads_at_most_ten_megabytes_before_its_first_map(site, browser):
+    """A cold cache (a new page's own context): every byte the page fetched until its first map is drawn. The
+    everyday model and the Code view's files wait until they are needed."""
+    url, _ = site
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    fetched = {}
+    page.on("requestfinished", lambda r: fetched.__setitem__(r.url, r.sizes()["responseBodySize"]))
+    page.goto(url)
+    page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+    page.wait_for_selector("#site-result canvas", timeout=20_000)  # ready: the first map is drawn
+    first_visit = sum(fetched.values())
+    page.close()
+    assert fetched[url + "weights.safetensors"] > 5 * 2**20  # the model came, in int8
+    assert first_visit <= FIRST_VISIT_BYTES, {u: n for u, n in fetched.items() if n > 100_000}
+    assert not any("everyday/" in u or u.endswith("code.json") for u in fetched)
 
 
 def test_the_page_guesses_the_kind_of_german_as_the_server_does(page):

@@ -78,13 +78,14 @@ export function wordSpans(tokens) {
   return spans;
 }
 
-function wordsOf(bpe, ids, tokens) {
+/** The words of a piece sequence, each written as the tokenizer decodes its pieces (lens/explain.words_of). */
+export function wordsOf(bpe, ids, tokens) {
   return wordSpans(tokens).map((span) => span.length === 1 && SPECIAL.has(tokens[span[0]]) ? [tokens[span[0]], span]
     : [strip(bpe.decode(span.map((i) => ids[i]))) || tokens[span[0]], span]);
 }
 
 /** Weights in [0, 1] -> base64 of one byte each, rounded half to even as numpy's rint. */
-function quantize(values) {
+export function quantize(values) {
   const bytes = new Uint8Array(values.length);
   for (let i = 0; i < values.length; i++) {
     const x = Math.min(1, Math.max(0, values[i] || 0)) * 255, r = Math.round(x);
@@ -105,7 +106,8 @@ function stackRows(rowsByStep, L, H, cols) {
   return out;
 }
 
-/** One sentence through the model: its ids, search and maps. */
+/** One sentence through the model: its ids, search and maps; with `o.out`, the maps of that output instead of a
+    search's (a teacher-forced pass, as lens/maps.teacher_forced). */
 export { explainOne as inPageSentence };
 function explainOne(lens, source, o) {
   const { config, bpe, model } = lens;
@@ -113,8 +115,8 @@ function explainOne(lens, source, o) {
   const truncated = ids.length > config.max_len - 1;
   ids = ids.slice(0, config.max_len - 1).concat(config.eos_id);
   const enc = model.encode(ids), maxNew = maxNewTokens(config, ids.length, o.max_new_tokens);
-  const found = o.num_beams > 1 ? beam(model, enc, o.num_beams, o.length_penalty, maxNew, lens.noRepeat)
-    : greedy(model, enc, maxNew, lens.noRepeat);
+  const found = o.out ? { out: o.out, steps: null } : o.num_beams > 1
+    ? beam(model, enc, o.num_beams, o.length_penalty, maxNew, lens.noRepeat) : greedy(model, enc, maxNew, lens.noRepeat);
   const out = found.out, steps = found.steps || replay(model, enc, out), S = ids.length, T = out.length;
   const H = config.n_heads, input = [config.bos_id].concat(out.slice(0, -1));
   const encoder = new Float32Array(config.n_encoder_layers * H * S * S);
@@ -150,7 +152,7 @@ export async function inPageTranslate(lens, text, options) {
   const refused = refusal(text);
   if (refused) return { id, error: refused.slice(0, 300) };
   const o = Object.assign({ num_beams: 4, length_penalty: 1.0, max_new_tokens: 128 }, options || {});
-  const t0 = performance.now(), c = lens.config;
+  const t0 = performance.now();
   const pairs = lens.router ? lens.router.split(text) : splitSentences(text).map((s) => [s, s]);
   const shown = pairs.slice(0, MAX_SENTENCES), payloads = [];
   lens.lastMaps = [];
@@ -163,12 +165,26 @@ export async function inPageTranslate(lens, text, options) {
     if (r) { const { text: _, ...rest } = r; route = rest; }
     payloads.push(sentencePayload(by, r ? r.text : read, e, route));
   }
-  const sentences = pairs;
+  return pagePayload(lens, id, o, payloads, pairs.length, t0);
+}
+
+/** The maps of one given output `out` (piece ids, ending in EOS where it ended) of `source` by this lens's model,
+    in the page's payload (ui/step_through.maps_payload): what a beam hypothesis or a forced translation looks like
+    inside. */
+export function outputPayload(lens, source, out, numBeams) {
+  const t0 = performance.now(), o = { num_beams: numBeams, length_penalty: 1.0, max_new_tokens: lens.config.max_len, out };
+  const id = Date.now() * 1e6 + Math.floor(Math.random() * 1e6);
+  return pagePayload(lens, id, o, [sentencePayload(lens, source, explainOne(lens, source, o), null)], 1, t0);
+}
+
+/** The page's payload (lens/payload.page_payload) of sentence payloads made with options `o`. */
+function pagePayload(lens, id, o, payloads, sentences, t0) {
+  const c = lens.config;
   return {
     v: 1, id, layers: { encoder: c.n_encoder_layers, decoder: c.n_decoder_layers, cross: c.n_decoder_layers },
     heads: c.n_heads, d_model: c.d_model, max_len: c.max_len, threshold: lens.rule.confidence_below,
     options: { num_beams: o.num_beams, length_penalty: o.length_penalty, max_new_tokens: o.max_new_tokens },
-    left_out: Math.max(0, sentences.length - MAX_SENTENCES),
+    left_out: Math.max(0, sentences - MAX_SENTENCES),
     // the search as lens.explain.method_name names it (the page writes it from options.num_beams)
     status: { method: o.num_beams === 1 ? "greedy" : `beam search (${o.num_beams} beams)`,
       ms: Math.round(performance.now() - t0), device: t("inpage.this_browser") },

@@ -10,7 +10,7 @@
    server reads in its teacher-forced pass). */
 /** The bans of one row in place in `logits`: pad and BOS, and the pieces that would repeat an n-gram of
     `tokens` (BOS first). */
-function ban(logits, tokens, config, n) {
+export function ban(logits, tokens, config, n) {
   logits[config.pad_id] = -Infinity;
   logits[config.bos_id] = -Infinity;
   const w = tokens.length - 1; // pieces written

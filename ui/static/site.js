@@ -14,6 +14,7 @@ import { inPageTranslate, loadInPage } from "./inpage.js";
 import { answerInPage } from "./inside.js";
 import { Result } from "./result.js";
 import { splitSentences } from "./sentences.js";
+import { startSiteViews } from "./siteviews.js";
 import { drawSpine } from "./spine.js";
 import { loadKernels } from "./transformer.js";
 
@@ -52,6 +53,7 @@ async function boot() {
     sentences: (text) => splitSentences(text), domain: (text) => lens.domain && lens.domain.report(text),
     route: (text) => lens.router && lens.router.split(text).map(([written, read]) => lens.router.route(read, "auto", written)),
     maps: () => (lens.lastMaps || []).map((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Array.from(v)]))) });
+  startSiteViews(lens);
   const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4 });
   go.addEventListener("click", run);
   box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });

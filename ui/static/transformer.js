@@ -20,7 +20,8 @@ function half(h) {
 const HALF = new Float32Array(65536);
 for (let h = 0; h < 65536; h++) HALF[h] = half(h);
 
-/** A safetensors file's tensors as fp32 arrays: {name: {shape, data}}. Refuses what it cannot read, by name. */
+/** A safetensors file's tensors as fp32 arrays: {name: {shape, data}}, an int8 matrix dequantised with its row
+    scales (ui/row_int8.py). Refuses what it cannot read, by name. */
 export function readSafetensors(buffer) {
   const view = new DataView(buffer);
   if (buffer.byteLength < 8) throw new Error("the weights file is too short to be safetensors");
@@ -28,20 +29,42 @@ export function readSafetensors(buffer) {
   if (8 + length > buffer.byteLength) throw new Error("the weights file's header runs past its end");
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, length)));
   const start = 8 + length, out = /** @type {Record<string, {shape: number[], data: Float32Array}>} */ ({});
+  const bytes = { F16: 2, F32: 4, I8: 1 };
   for (const [name, t] of Object.entries(header)) {
-    if (name === "__metadata__") continue;
+    if (name === "__metadata__" || name.endsWith(SCALE)) continue;
     const [a, b] = t.data_offsets, n = t.shape.reduce((x, y) => x * y, 1);
-    if (start + b > buffer.byteLength || b - a !== n * (t.dtype === "F16" ? 2 : 4)) throw new Error(`tensor ${name}: its bytes do not fit its shape`);
+    if (!(t.dtype in bytes)) throw new Error(`tensor ${name}: dtype ${t.dtype} is not int8, fp16 or fp32`);
+    if (start + b > buffer.byteLength || b - a !== n * bytes[t.dtype]) throw new Error(`tensor ${name}: its bytes do not fit its shape`);
     const data = new Float32Array(n);
     if (t.dtype === "F16") {
       const bits = new Uint16Array(buffer.slice(start + a, start + b));
       for (let i = 0; i < n; i++) data[i] = HALF[bits[i]];
     } else if (t.dtype === "F32") data.set(new Float32Array(buffer.slice(start + a, start + b)));
-    else throw new Error(`tensor ${name}: dtype ${t.dtype} is not fp16 or fp32`);
+    else rowsOfInt8(data, new Int8Array(buffer, start + a, n), t.shape, scalesOf(buffer, start, header, name, t.shape));
     if (!data.every(Number.isFinite)) throw new Error(`tensor ${name} holds NaN or infinity`);
     out[name] = { shape: t.shape, data };
   }
   return out;
+}
+
+const SCALE = ".row_scale"; // ui/row_int8.py: an int8 matrix's scales, one a row, under its name and this suffix
+
+/** The fp32 scales of int8 matrix `name` (rows,), from the same file. */
+function scalesOf(buffer, start, header, name, shape) {
+  const s = header[name + SCALE];
+  if (!s || s.dtype !== "F32" || shape.length !== 2 || s.shape.length !== 1 || s.shape[0] !== shape[0]
+    || s.data_offsets[1] - s.data_offsets[0] !== shape[0] * 4 || start + s.data_offsets[1] > buffer.byteLength) {
+    throw new Error(`int8 matrix ${name} has no fitting row scales (${name}${SCALE}, fp32, one a row)`);
+  }
+  return new Float32Array(buffer.slice(start + s.data_offsets[0], start + s.data_offsets[1]));
+}
+
+/** W[r, c] = q[r, c] x scale[r] into `data`, in fp32 as ui/row_int8.py's dequantised computes it. */
+function rowsOfInt8(data, q, [rows, cols], scale) {
+  for (let r = 0; r < rows; r++) {
+    const s = scale[r];
+    for (let c = 0, i = r * cols; c < cols; c++, i++) data[i] = Math.fround(q[i] * s);
+  }
 }
 
 /** The SIMD product (kernels.wat), compiled from its bytes: {memory, linear, fresh}; `fresh()` gives another

@@ -495,6 +495,11 @@ interface PublicApi {
   domain?(text: string): { everyday: boolean; log_odds: number; words: string[] } | null;
   /** The static site: each sentence of a text as the router sends it (router.js), null without the router's files. */
   route?(text: string): (Route & { text: string })[] | null;
+  /** The static site (siteviews.js): the step view's value, computed in the page (steptrace.js), and its two
+      server functions. */
+  step?(text: string, numBeams?: number, model?: string): Promise<any>;
+  stepForce?(request: { text: string; num_beams: number; ids: number[]; word?: string | null; model?: string }): Promise<any>;
+  stepHypothesis?(request: { text: string; ids: number[]; model?: string }): Promise<any>;
 }
 
 /** The page's state (store.js): what every view reads and follows. */

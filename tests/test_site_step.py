@@ -1,0 +1,115 @@
+"""The step-through on the static site (siteviews.js mounts stepthrough.js; steptrace.js answers it with the page's
+model): the same traces as ui/step_through.py's for greedy and beam search (pieces, probabilities, candidates,
+attention rows, the beam tree and the n-best list), what-if forcing as the server forces, and the view driven by
+clicks in Chromium with every request but the site's refused."""
+
+import numpy as np
+import pytest
+
+from tests.test_site import page, pytestmark, shipped_translator, val  # noqa: F401  (fixtures)
+from tests.test_ui_page import browser  # noqa: F401  (a fixture)
+from ui.payload import dequantize
+from ui.step_through import trace_payload, view_payload
+
+SENTENCES = ["Ein weißer Junge fegt eine Veranda mit einem großen Besen.", "Ein Mann fährt Fahrrad."]
+
+
+def same_trace(ours: dict, theirs: dict, L: int, H: int) -> None:
+    """Two traces (trace_payload's fields) agree: the pieces exactly, the numbers to the page's precision."""
+    assert (ours["ids"], ours["tokens"], ours["translation"]) == (
+        theirs["ids"],
+        theirs["tokens"],
+        theirs["translation"],
+    )
+    assert (ours["forced"], ours["prefix_length"], ours["src"]) == (
+        theirs["forced"],
+        theirs["prefix_length"],
+        theirs["src"],
+    )
+    assert np.allclose(ours["probs"], theirs["probs"], atol=2e-3) and np.allclose(
+        ours["entropy"], theirs["entropy"], atol=2e-2
+    )
+    assert [[c[1] for c in row[:3]] for row in ours["top"]] == [[c[1] for c in row[:3]] for row in theirs["top"]]
+    T, S = len(ours["ids"]), len(ours["src"]["tokens"])
+    for kind, shape in (("cross", (T, L, H, S)), ("decoder", (T, L, H, T))):
+        diff = np.abs(dequantize(ours[kind], shape) - dequantize(theirs[kind], shape)).max()
+        assert diff <= 2 / 255, (kind, diff)
+    nodes = lambda tr: sorted((tuple(n["ids"]), n["status"], round(n["log_prob"], 1)) for n in tr["beam"])  # noqa: E731
+    assert nodes(ours) == nodes(theirs)
+    by_id = lambda tr: {n["id"]: n["ids"] for n in tr["beam"]}  # noqa: E731
+    assert [by_id(ours)[i] for i in ours["nbest"]] == [by_id(theirs)[i] for i in theirs["nbest"]]
+
+
+@pytest.mark.parametrize("beams", [1, 4])
+def test_the_traces_are_the_servers(page, shipped_translator, beams):
+    config = shipped_translator.config
+    for text in SENTENCES + val(6):
+        ours = page.evaluate("([t, k]) => window.attentionLens.step(t, k)", [text, beams])
+        theirs = view_payload(shipped_translator, text, beams)
+        assert (ours["layers"], ours["heads"], ours["num_beams"]) == (theirs["layers"], theirs["heads"], beams)
+        same_trace(ours["greedy"], theirs["greedy"], config.n_decoder_layers, config.n_heads)
+        assert (ours["beam"] is None) == (theirs["beam"] is None)
+        if theirs["beam"]:
+            assert len(ours["beam"]["beam"]) > len(ours["beam"]["ids"])  # a tree, not a path
+            same_trace(ours["beam"], theirs["beam"], config.n_decoder_layers, config.n_heads)
+
+
+def test_forcing_a_word_redoes_the_search_as_the_server_does(page, shipped_translator):
+    from lens.trace import trace
+
+    text = SENTENCES[0]
+    ids = shipped_translator.encode_source(text)[0]
+    greedy = view_payload(shipped_translator, text, 1)["greedy"]
+    for prefix, word, beams in (
+        (greedy["ids"][:1] + [greedy["top"][1][1][1]], None, 4),
+        (greedy["ids"][:2], "tall", 1),
+    ):
+        request = {"text": text, "num_beams": beams, "ids": prefix, "word": word, "model": "auto"}
+        ours = page.evaluate("(r) => window.attentionLens.stepForce(r)", request)
+        forced = prefix if word is None else shipped_translator.prefix_with_word(prefix, word)
+        theirs = trace_payload(shipped_translator, trace(shipped_translator, text, beams, top_k=10, prefix=forced), ids)
+        same_trace(ours["trace"], theirs, shipped_translator.config.n_decoder_layers, shipped_translator.config.n_heads)
+        assert ours["maps"]["sentences"][0]["translation"] == theirs["translation"] and ours["model"] == "default"
+    hypothesis = page.evaluate("(r) => window.attentionLens.stepHypothesis(r)", {"text": text, "ids": greedy["ids"]})
+    assert hypothesis["sentences"][0]["tokens"]["tgt"] == greedy["tokens"]
+
+
+@pytest.mark.parametrize(
+    "request_, said",
+    [
+        ({"text": "", "num_beams": 4, "ids": [5]}, "Please enter a German sentence"),
+        ({"text": "Ein Hund. Eine Katze.", "num_beams": 4, "ids": [5]}, "takes one sentence; this text has 2"),
+        ({"text": "Ein Hund.", "num_beams": 4, "ids": [], "word": None}, "nothing to force"),
+        ({"text": "Ein Hund.", "num_beams": 4, "ids": [10**6]}, "each in [0, 8000)"),
+        ({"text": "Ein Hund.", "num_beams": 99, "ids": [5]}, "num_beams must be"),
+        ({"text": "Ein Hund.", "num_beams": 1, "ids": [5], "word": "x" * 41}, "type one English word"),
+    ],
+)
+def test_bad_requests_get_the_servers_words(page, request_, said):
+    from ui.locales import message
+
+    answer = page.evaluate("(r) => window.attentionLens.stepForce(r)", request_)
+    if answer.get("error_key"):  # a refusal the page writes in its language, from the server's key
+        words = {name: message(key) for name, key in answer["error_words"].items()}
+        english = message(answer["error_key"], **answer["error_values"], **words)
+    else:
+        english = answer["error"]
+    assert said in english, english
+
+
+def test_the_view_steps_forces_and_opens_a_hypothesis_by_clicks(page):
+    page.fill("#site-step-source", SENTENCES[0])
+    page.fill("#site-step-beams", "4")
+    page.click("#site-step-go")
+    view = page.locator("#site-step .st-view")
+    page.wait_for_function(
+        "() => { const v = document.querySelector('#site-step .st-view'); return v && !v.classList.contains('st-empty') && !v.classList.contains('st-busy'); }",
+        timeout=60_000,
+    )
+    assert "boy" in view.locator(".st-card").first.inner_text()
+    page.locator("#site-step .st-cand").nth(1).click()
+    page.wait_for_function("() => document.querySelector('#site-step .st-whatif').dataset.shown", timeout=30_000)
+    assert "What if" in page.locator("#site-step .st-whatif").inner_text()
+    page.locator("#site-step .st-hyp").first.click()
+    page.wait_for_function("() => document.querySelector('#site-step .st-maps').dataset.shown", timeout=30_000)
+    assert page.locator("#site-step .st-maps canvas").count() >= 1
