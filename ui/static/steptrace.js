@@ -153,7 +153,7 @@ function traced(by, text, K, prefix) {
 /** Whether the translation is unlike the checkpoint's (the alarm's confidence rule, as inpage.js applies it). */
 function notice(by, probs) {
   const mean = probs.length ? probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / probs.length : 0;
-  const reasons = mean < by.rule.confidence_below ? [t("inpage.unsure", { mean: fixed(mean, 2), threshold: fixed(by.rule.confidence_below, 2) })] : [];
+  const reasons = mean < by.rule.confidence_below ? [t("steptrace.unsure", { mean: fixed(mean, 2), threshold: fixed(by.rule.confidence_below, 2) })] : [];
   return { unfamiliar: reasons.length > 0, reasons, alarms: [] };
 }
 
