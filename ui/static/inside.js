@@ -1,22 +1,30 @@
 // @ts-check
 /* Attention Lens, the inside views answered in the page: what /qkv (lens/qkv.py), /logit_lens
-   (lens/logit_lens.py) and /code (lens/code.py) answer, computed by the page's model (transformer.js) over the page's own translation,
+   (lens/logit_lens.py), /contributions (lens/contributions.py, alti.js) and /code (lens/code.py) answer, computed by the page's model (transformer.js) over the page's own translation,
    in the same fields, so that qkv.js and ladder.js draw them as they draw the server's. answerInPage(lens)
    puts them behind backend.callApi; the views that need the training data or more than the model (who wrote each word,
    patching) say that they need the app's server. */
 import { useInPage } from "./backend.js";
 import { t } from "./i18n.js";
 import { inPageSentence } from "./inpage.js";
-import { replay, topk } from "./search.js";
+import { contributions } from "./alti.js";
+import { maxNewTokens, replay, topk } from "./search.js";
+import { tracedSearch } from "./steptrace.js";
 import { peek, tapPass } from "./taps.js";
 import { softmaxInPlace } from "./transformer.js";
 
-/** The page's translation of one sentence with the API's decoding arguments. */
-function translated(lens, text, decoding, beams, lengthPenalty, maxLength) {
+/** The page's translation of one sentence with the API's decoding arguments; with an English `prefix`, the one that
+    starts with it (the search forced through its pieces, as lens/explain.decode_one's prefix). */
+function translated(lens, text, decoding, beams, lengthPenalty, maxLength, prefix) {
   if (typeof text !== "string" || !text.trim()) throw new Error(t("inside.no_sentence"));
   const o = { num_beams: decoding === "greedy" ? 1 : Number(beams) || 4, length_penalty: Number(lengthPenalty ?? 1),
     max_new_tokens: Number(maxLength) || 128 };
-  return inPageSentence(lens, text, o);
+  if (typeof prefix !== "string" || !prefix.trim() || ["auto", "default", "everyday"].includes(prefix)) return inPageSentence(lens, text, o);
+  const { bpe, config, model } = lens, forced = bpe.encode(prefix.trim());
+  const ids = bpe.encode(text).slice(0, config.max_len - 1).concat(config.eos_id);
+  const out = tracedSearch(model, model.encode(ids), o.num_beams, o.length_penalty, maxNewTokens(config, ids.length, o.max_new_tokens),
+    lens.noRepeat, forced).out;
+  return { ids, out, input: [config.bos_id].concat(out.slice(0, -1)) };
 }
 
 /** One head's part of a (rows, D) array: row r's dk numbers. */
@@ -50,8 +58,8 @@ function qkv(lens, [text, kind, layer, head, row, decoding, beams, lp, maxLength
 }
 
 /** /logit_lens: the decoder's state after every sublayer read out as if it were the last. */
-function logitLens(lens, [text, decoding, beams, lp, maxLength]) {
-  const { model, bpe, config } = lens, e = translated(lens, text, decoding, beams, lp, maxLength);
+function logitLens(lens, [text, decoding, beams, lp, maxLength, prefix]) {
+  const { model, bpe, config } = lens, e = translated(lens, text, decoding, beams, lp, maxLength, prefix);
   // [the stage's name as lens/stream.py names it (the page writes it: core.stageName), its tap]
   const names = [["embedding", "decoder.embed"]];
   for (let i = 0; i < config.n_decoder_layers; i++) {
@@ -84,6 +92,12 @@ function passOf(model, ids, input) {
   const key = `${ids.join(",")}|${input.join(",")}`;
   if (!lastPass || lastPass.model !== model || lastPass.key !== key) lastPass = { model, key, taps: tapPass(model, ids, input) };
   return lastPass.taps;
+}
+
+/** /contributions: who wrote each English piece, ALTI+ (alti.js) read off the page's teacher-forced pass. */
+function whoWrote(lens, [text, decoding, beams, lp, maxLength, prefix]) {
+  const e = translated(lens, text, decoding, beams, lp, maxLength, prefix);
+  return contributions(lens.model, lens.bpe, passOf(lens.model, e.ids, e.input), e.ids, e.input, e.out);
 }
 
 /** The Code view's files and tap lines (code.json beside the default model's files), fetched once. */
@@ -152,7 +166,7 @@ async function lensFor(lens, data) {
 
 /** The views' questions (backend.callApi) answered in the page, for the views the model alone answers. */
 export function answerInPage(lens) {
-  const local = { qkv, logit_lens: logitLens, code, taps: tapsAnswer };
+  const local = { qkv, logit_lens: logitLens, contributions: whoWrote, code, taps: tapsAnswer };
   useInPage(async (name, data) => {
     if (!local[name]) throw new Error(t("inside.needs_server"));
     await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first

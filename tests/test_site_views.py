@@ -1,4 +1,5 @@
-"""The step-through on the static site (siteviews.js mounts stepthrough.js; steptrace.js answers it with the page's
+"""The views beside the translation on the static site, each the app's own module with the page's model behind
+it, against the Python lens. Who wrote each word (alti.js, ALTI+) against lens/contributions.py. The step-through (siteviews.js mounts stepthrough.js; steptrace.js answers it with the page's
 model): the same traces as ui/step_through.py's for greedy and beam search (pieces, probabilities, candidates,
 attention rows, the beam tree and the n-best list), what-if forcing as the server forces, and the view driven by
 clicks in Chromium with every request but the site's refused."""
@@ -113,3 +114,22 @@ def test_the_view_steps_forces_and_opens_a_hypothesis_by_clicks(page):
     page.locator("#site-step .st-hyp").first.click()
     page.wait_for_function("() => document.querySelector('#site-step .st-maps').dataset.shown", timeout=30_000)
     assert page.locator("#site-step .st-maps canvas").count() >= 1
+
+
+@pytest.mark.parametrize("prefix", ["", "A young"])
+def test_who_wrote_each_word_is_the_servers(page, shipped_translator, prefix):
+    from lens.contributions import contributions
+    from lens.explain import DecodingOptions
+
+    for text in SENTENCES + val(3):
+        args = [text, "greedy", 1, 1.0, 128, prefix, "auto"]
+        ours = page.evaluate("(a) => window.attentionLens.callApi('contributions', a)", args)
+        theirs = contributions(shipped_translator, text, DecodingOptions(1, 1.0, 128), prefix=prefix or None).to_dict()
+        for key in ("source_tokens", "target_tokens", "input_tokens"):
+            assert ours[key] == theirs[key], key
+        for key in ("source", "target", "source_share", "source_share_by_layer", "encoder", "cross_attention"):
+            assert np.allclose(ours[key], theirs[key], atol=2e-3), (
+                key,
+                np.abs(np.subtract(ours[key], theirs[key])).max(),
+            )
+        assert abs(ours["agreement"] - theirs["agreement"]) < 2e-3 and abs(ours["same_top"] - theirs["same_top"]) < 0.01
