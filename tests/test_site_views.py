@@ -133,3 +133,49 @@ def test_who_wrote_each_word_is_the_servers(page, shipped_translator, prefix):
                 np.abs(np.subtract(ours[key], theirs[key])).max(),
             )
         assert abs(ours["agreement"] - theirs["agreement"]) < 2e-3 and abs(ours["same_top"] - theirs["same_top"]) < 0.01
+
+
+def mask_json(config, off: list[tuple[str, int, int]]) -> str:
+    import json
+
+    layers = {"encoder": config.n_encoder_layers, "decoder": config.n_decoder_layers, "cross": config.n_decoder_layers}
+    mask = {kind: [[1] * config.n_heads for _ in range(n)] for kind, n in layers.items()}
+    for kind, layer, head in off:
+        mask[kind][layer][head] = 0
+    return json.dumps(mask)
+
+
+@pytest.mark.parametrize(
+    "off",
+    [[], [("cross", 2, 0), ("cross", 2, 1), ("cross", 2, 2), ("cross", 2, 3)], [("encoder", 0, 1), ("decoder", 1, 3)]],
+)
+def test_the_head_lab_translates_with_heads_off_as_the_server_does(page, shipped_translator, off):
+    from lens.ablate import head_mask_from
+    from lens.explain import DecodingOptions
+    from ui.head_lab_data import ablation_payload
+
+    config = shipped_translator.config
+    options = DecodingOptions(num_beams=4, length_penalty=1.0, max_new_tokens=min(128, config.max_len))
+    for text in ["Ein Mann isst in einem Restaurant zu Mittag.", *val(3)]:
+        ours = page.evaluate("([t, m]) => window.attentionLens.headLab(t, m)", [text, mask_json(config, off)])
+        theirs = ablation_payload(shipped_translator, text, head_mask_from(mask_json(config, off), config), options)
+        for key in ("sentence", "original", "ablated", "changed", "head_mask", "diff", "left_out"):
+            assert ours[key] == theirs[key], key
+        assert ours["switched_off"] == [list(h) for h in off]
+        a, b = ours["explanation"]["sentences"][0], theirs["explanation"]["sentences"][0]
+        assert a["tokens"] == b["tokens"]
+        L, H, T, S = config.n_decoder_layers, config.n_heads, len(a["tokens"]["tgt"]), len(a["tokens"]["src"])
+        diff = np.abs(dequantize(a["maps"]["cross"], (L, H, T, S)) - dequantize(b["maps"]["cross"], (L, H, T, S)))
+        assert diff.max() <= 2 / 255
+
+
+def test_the_head_lab_opens_and_answers_a_click(page):
+    page.click("#site-headlab > summary")
+    page.wait_for_selector("#site-headlab-controls .hl-head", timeout=30_000)
+    page.locator("#site-headlab-controls .hl-head").nth(0).click()  # encoder layer 1, head 1 off
+    page.click("#site-headlab-go")
+    page.wait_for_selector("#site-headlab-result .hl-root:not(.hl-empty)", timeout=60_000)
+    assert page.locator("#site-headlab-result .hl-root").get_attribute("data-off") == "encoder:1:1"
+    assert page.locator("#site-headlab-result canvas").count() >= 1
+    bad = page.evaluate("() => window.attentionLens.headLab('', '[]')")
+    assert "please enter a German sentence" in bad["error"]

@@ -33,6 +33,8 @@ from translation import Translator
 from ui.header import language_switch
 from ui.locales import html
 from ui.standalone import page_modules
+from ui.head_lab import EXAMPLE as HEADLAB_EXAMPLE
+from ui.head_lab_data import importance_payload, load_importance
 from ui.step_through import EXAMPLES as STEP_EXAMPLES
 
 from .assets import STATIC
@@ -44,10 +46,11 @@ MAX_BYTES = (
 FIRST_VISIT_BYTES = 10 * 2**20  # what a first visit downloads before its first map (tests/test_site.py measures it)
 EVERYDAY_FOLDER = "everyday/"
 CODE_FILE = "code.json"  # the Code view's files and tap lines (lens/code.py's code_map)
+HEADS_FILE = "heads.json"  # the head lab's grid and the checkpoint's head-importance figures
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
 SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
 SITE_SCRIPTS = page_modules(SITE_ENTRY, dynamic=True)  # every module it needs
-SITE_STYLES = ["lens.css", "spine.css", "step.css", "site.css"]  # the viewer's and the picture's, then the site's
+SITE_STYLES = ["lens.css", "spine.css", "step.css", "heads.css", "site.css"]  # the viewer's and the picture's, then the site's
 SITE_FILES = ["kernels.wasm"]
 PRECISIONS = {"int8": torch.int8, "fp16": torch.float16, "fp32": torch.float32}  # int8: ui/row_int8.py
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
@@ -73,19 +76,35 @@ def page(title: str) -> str:
 <label><input id="site-greedy" type="checkbox"> {greedy}</label></div>
 {html("app.site.loading", "p", 'id="site-status" aria-live="polite"')}
 <div id="site-result"></div>
-<section id="site-step" class="site-view" aria-labelledby="site-step-title">
-{html("app.step.intro", "div", 'id="site-step-title"')}
-<div class="site-view-inputs">{html("app.step.source", "label", 'for="site-step-source" class="site-label"')}
-<input id="site-step-source" type="text" lang="de" value="{escape(STEP_EXAMPLES[0])}">
-{html("app.step.beams", "label", 'for="site-step-beams" class="site-label"')}
-<input id="site-step-beams" type="number" min="1" max="8" value="4">
-{html("app.step.go", "button", 'id="site-step-go" type="button" disabled')}</div>
-<div id="site-step-result"></div>
-</section>
+{views()}
 </main>
 {scripts}
 </body></html>
 """
+
+
+def view(name: str, summary: str, body: str) -> str:
+    """One view beside the translation, folded: its modules and files are fetched when it is first opened."""
+    return (
+        f'<details id="site-{name}" class="site-view"><summary>{html(summary, "span")}</summary>\n{body}\n'
+        f'<div id="site-{name}-result"></div></details>'
+    )
+
+
+def views() -> str:
+    """The views of the app the static site has, each the app's own module with the page's model behind it."""
+    step = f"""{html("app.step.intro", "div")}
+<div class="site-view-inputs">{html("app.step.source", "label", 'for="site-step-source" class="site-label"')}
+<input id="site-step-source" type="text" lang="de" value="{escape(STEP_EXAMPLES[0])}">
+<span class="site-beams">{html("app.step.beams", "label", 'for="site-step-beams"')}
+<input id="site-step-beams" type="number" min="1" max="8" value="4"></span>
+{html("app.step.go", "button", 'id="site-step-go" type="button" disabled')}</div>"""
+    heads = f"""{html("app.headlab.intro", "div")}
+<div class="site-view-inputs">{html("app.headlab.source", "label", 'for="site-headlab-source" class="site-label"')}
+<input id="site-headlab-source" type="text" lang="de" value="{escape(HEADLAB_EXAMPLE)}"></div>
+<div id="site-headlab-controls"></div>
+<div class="site-view-inputs">{html("app.headlab.apply", "button", 'id="site-headlab-go" type="button" disabled')}</div>"""
+    return "\n".join([view("step", "app.site.view_step", step), view("headlab", "app.site.view_headlab", heads)])
 
 
 def space_readme(title: str) -> str:
@@ -187,6 +206,16 @@ def pair_files(
     return site
 
 
+def heads_file(folder: Path, model: str | Path, translator: Translator) -> None:
+    """The head lab's grid and figures (head_importance.json's share, ui/head_lab_data.importance_payload) as
+    heads.json, named in site.json; fetched when the lab is first opened."""
+    config = translator.config
+    heads = importance_payload(load_importance(str(model), config=config), config)
+    (folder / HEADS_FILE).write_text(json.dumps(heads), encoding="utf-8")
+    site = json.loads((folder / "site.json").read_text(encoding="utf-8"))
+    (folder / "site.json").write_text(json.dumps({**site, "heads": HEADS_FILE}, indent=2) + "\n", encoding="utf-8")
+
+
 def export_site(
     folder: str | Path,
     model: str | Path = "checkpoints/de-en",
@@ -210,6 +239,7 @@ def export_site(
         domain_file(model),
         language_file(model),
     )
+    heads_file(out, model, translator)
     (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:  # (SITE_SCRIPTS holds messages/*.json too)
         (out / "static" / name).parent.mkdir(parents=True, exist_ok=True)

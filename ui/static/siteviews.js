@@ -4,8 +4,9 @@
    as its back end instead of the app's server. Each view's modules are fetched when the visitor first uses it.
 
    The step-through (stepthrough.js, answered by steptrace.js): the words so far at every step, the likeliest next
-   pieces, what-if forcing and the beam tree. */
-import { publish } from "./door.js";
+   pieces, what-if forcing and the beam tree. The head lab (headlab.js, answered by ablation.js): heads switched
+   off in its grids and the sentence translated again. */
+import { offered, publish } from "./door.js";
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 
@@ -15,12 +16,19 @@ function mountPoint() {
   return { props, watch: (_name, fn) => watchers.push(fn), set: (value) => { props.value = value; watchers.forEach((fn) => fn()); } };
 }
 
-/** The step view: mounted on its first use, run by the page's model. */
+/** `mount()` once, when the view's section is first opened or used; resolves to what it made. */
+function onFirstUse(name, mount) {
+  let made = /** @type {Promise<any> | null} */ (null);
+  const once = () => (made = made || mount());
+  $(`#site-${name}`).addEventListener("toggle", (e) => { if (/** @type {HTMLDetailsElement} */ (e.target).open) once(); });
+  return once;
+}
+
+/** The step view: the app's stepthrough.js, answered by steptrace.js. */
 function startStep(lens) {
   const go = /** @type {HTMLButtonElement} */ ($("#site-step-go")), box = /** @type {HTMLInputElement} */ ($("#site-step-source"));
   const beams = /** @type {HTMLInputElement} */ ($("#site-step-beams"));
-  let mounted = /** @type {Promise<any> | null} */ (null);
-  const mount = () => (mounted = mounted || Promise.all([import("./stepthrough.js"), import("./steptrace.js")]).then(([view, trace]) => {
+  const mount = onFirstUse("step", () => Promise.all([import("./stepthrough.js"), import("./steptrace.js")]).then(([view, trace]) => {
     const server = trace.stepServer(lens), point = mountPoint();
     view.mountStep($("#site-step-result"), point.props, point.watch, server);
     publish({ stepForce: server.force, stepHypothesis: server.hypothesis });
@@ -40,7 +48,36 @@ function startStep(lens) {
   publish({ step });
 }
 
+/** The head lab: the app's headlab.js (its grids and its result), answered by ablation.js; its grid's figures are
+    the checkpoint's head importance (heads.json), fetched when the lab is first opened. */
+function startHeadLab(lens) {
+  const go = /** @type {HTMLButtonElement} */ ($("#site-headlab-go")), box = /** @type {HTMLInputElement} */ ($("#site-headlab-source"));
+  const mount = onFirstUse("headlab", async () => {
+    const [lab, answer, heads] = await Promise.all([import("./headlab.js"), import("./ablation.js"),
+      fetch(lens.base + (lens.site.heads || "heads.json")).then((r) => (r.ok ? r.json() : null))]);
+    const importance = heads || { layers: { encoder: lens.config.n_encoder_layers, decoder: lens.config.n_decoder_layers,
+      cross: lens.config.n_decoder_layers }, heads: lens.config.n_heads, importance: null };
+    lab.mountHeadControls($("#site-headlab-controls"), { value: importance });
+    const point = mountPoint();
+    lab.mountHeadResult($("#site-headlab-result"), point.props, point.watch);
+    return { run: answer.headLabServer(lens), point, mask: () => offered().headMask() };
+  });
+  const headLab = async (text, mask) => {
+    const { run, point, mask: grids } = await mount();
+    offered().labBusy("site-headlab-result");
+    await new Promise((r) => setTimeout(r, 0));
+    const x = await run(text, mask ?? grids());
+    point.set(x);
+    return x;
+  };
+  go.addEventListener("click", () => headLab(box.value));
+  box.addEventListener("keydown", (e) => { if (e.key === "Enter") headLab(box.value); });
+  go.disabled = false;
+  publish({ headLab });
+}
+
 /** Every view of the site beside the translation, on `lens` (inpage.js's loaded model). */
 export function startSiteViews(lens) {
   startStep(lens);
+  startHeadLab(lens);
 }

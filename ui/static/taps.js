@@ -30,7 +30,7 @@ function merge(x, L, H, dk) {
 
 /** One multi-head attention of L rows x over M rows `memory` (x itself for self-attention): offers q, k, v,
     scores (Q Kᵀ / √dk, before the mask), weights, heads (weights·V) and out (the heads times W_O); returns out. */
-function attention(model, x, L, memory, M, p, causal, offer) {
+function attention(model, x, L, memory, M, p, causal, offer, keep) {
   const { D, H, dk } = model, from = memory || x;
   const q = split(linear(x, L, p.W, p.b, D, D, 0), L, H, dk);
   const k = split(linear(from, M, p.W, p.b, D, D, D), M, H, dk), v = split(linear(from, M, p.W, p.b, D, D, 2 * D), M, H, dk);
@@ -50,6 +50,7 @@ function attention(model, x, L, memory, M, p, causal, offer) {
       const w = weights[so + c];
       if (w) for (let i = 0; i < dk; i++) heads[qo + i] += w * v[(h * M + c) * dk + i];
     }
+    if (keep && keep[h] !== 1) for (let i = 0; i < dk; i++) heads[qo + i] *= keep[h]; // a head switched off
   }
   offer("scores", scores, [1, H, L, M]); offer("weights", weights, [1, H, L, M]); offer("heads", heads, [1, H, L, dk]);
   const out = linear(merge(heads, L, H, dk), L, p.Wo, p.bo, D, D);
@@ -93,7 +94,7 @@ export function tapPass(model, ids, input) {
   let x = embedded(model, ids, enc);
   model.encoderLayers.forEach((L, i) => {
     const attn = under(`encoder.${i}.self_attn`), ff = under(`encoder.${i}.ff`);
-    x = residual(model, x, attention(model, x, S, null, S, L.self, false, attn), S, L.norm1, attn);
+    x = residual(model, x, attention(model, x, S, null, S, L.self, false, attn, model.kept("encoder", i)), S, L.norm1, attn);
     x = residual(model, x, feedForward(model, x, S, L.ff, ff), S, L.norm2, ff);
   });
   enc("out", x, [1, S, model.D]);
@@ -101,8 +102,8 @@ export function tapPass(model, ids, input) {
   let y = embedded(model, input, dec);
   model.decoderLayers.forEach((L, i) => {
     const self = under(`decoder.${i}.self_attn`), cross = under(`decoder.${i}.cross_attn`), ff = under(`decoder.${i}.ff`);
-    y = residual(model, y, attention(model, y, T, null, T, L.self, true, self), T, L.norm1, self);
-    y = residual(model, y, attention(model, y, T, memory, S, L.cross, false, cross), T, L.norm2, cross);
+    y = residual(model, y, attention(model, y, T, null, T, L.self, true, self, model.kept("decoder", i)), T, L.norm1, self);
+    y = residual(model, y, attention(model, y, T, memory, S, L.cross, false, cross, model.kept("cross", i)), T, L.norm2, cross);
     y = residual(model, y, feedForward(model, y, T, L.ff, ff), T, L.norm3, ff);
   });
   dec("out", y, [1, T, model.D]);

@@ -157,6 +157,8 @@ export class Transformer {
     this.config = config;
     const D = (this.D = config.d_model), H = (this.H = config.n_heads);
     this.dk = D / H; this.V = config.vocab_size; this.F = config.d_ff;
+    /** @type {{encoder: number[][], decoder: number[][], cross: number[][]} | null} the heads switched off (kept) */
+    this.heads = null;
     const get = (name, shape) => {
       const t = tensors[name];
       if (!t) throw new Error(`the weights have no tensor ${name}`);
@@ -191,8 +193,9 @@ export class Transformer {
   }
 
   /** Attention of `rows` queries q (rows, D) over keys k, values v (n, D): the output (rows, D) before W_O and the
-      weights (H, rows, n). `visible(r)`: how many keys row r may see (the causal mask; n without one). */
-  attend(q, k, v, rows, n, visible) {
+      weights (H, rows, n). `visible(r)`: how many keys row r may see (the causal mask; n without one). `keep`
+      (H): each head's output scaled by it before W_O, 0 switching a head off (model/heads.HeadMask). */
+  attend(q, k, v, rows, n, visible, keep) {
     const { D, H, dk } = this, out = new Float32Array(rows * D), weights = new Float32Array(H * rows * n);
     const scale = 1 / Math.sqrt(dk), row = new Float32Array(n);
     for (let h = 0; h < H; h++) for (let r = 0; r < rows; r++) {
@@ -205,12 +208,20 @@ export class Transformer {
       }
       softmax(row, n);
       weights.set(row, (h * rows + r) * n);
+      const kept = keep ? keep[h] : 1;
       for (let c = 0; c < m; c++) {
         const w = row[c];
-        if (w) for (let i = 0; i < dk; i++) out[qo + i] += w * v[c * D + h * dk + i];
+        if (w && kept) for (let i = 0; i < dk; i++) out[qo + i] += w * v[c * D + h * dk + i];
       }
+      if (kept !== 1) for (let i = 0; i < dk; i++) out[qo + i] *= kept;
     }
     return { out, weights };
+  }
+
+  /** Each head's scale of one attention (H) under the model's head mask (`heads`: {encoder, decoder, cross}, each
+      one row of H a layer, as model/heads.HeadMask; null keeps every head). */
+  kept(kind, layer) {
+    return this.heads ? this.heads[kind][layer] : null;
   }
 
   feedForward(x, rows, f) {
@@ -226,7 +237,7 @@ export class Transformer {
     let x = this.embedding(ids, 0);
     this.encoderLayers.forEach((L, i) => {
       const q = linear(x, S, L.self.W, L.self.b, D, D, 0), k = linear(x, S, L.self.W, L.self.b, D, D, D);
-      const v = linear(x, S, L.self.W, L.self.b, D, D, 2 * D), a = this.attend(q, k, v, S, S, null);
+      const v = linear(x, S, L.self.W, L.self.b, D, D, 2 * D), a = this.attend(q, k, v, S, S, null, this.kept("encoder", i));
       const o = linear(a.out, S, L.self.Wo, L.self.bo, D, D);
       if (read) read(`encoder.${i}.self_attn`, { q, k, v, weights: a.weights, heads: a.out, out: o });
       x = addNorm(x, o, S, D, L.norm1.g, L.norm1.b);
@@ -260,13 +271,13 @@ export class Transformer {
       const q = linear(x, 1, L.self.W, L.self.b, D, D, 0);
       c.k.set(linear(x, 1, L.self.W, L.self.b, D, D, D), t * D);
       c.v.set(linear(x, 1, L.self.W, L.self.b, D, D, 2 * D), t * D);
-      const a = this.attend(q, c.k, c.v, 1, t + 1, null);
+      const a = this.attend(q, c.k, c.v, 1, t + 1, null, this.kept("decoder", i));
       const o = linear(a.out, 1, L.self.Wo, L.self.bo, D, D);
       if (read) read(`decoder.${i}.self_attn`, { q, k: c.k, v: c.v, weights: a.weights, heads: a.out, out: o });
       x = addNorm(x, o, 1, D, L.norm1.g, L.norm1.b);
       if (read) read(`decoder.${i}.self_attn.resid`, x.slice());
       const qc = linear(x, 1, L.cross.W, L.cross.b, D, D, 0), m = enc.cross[i];
-      const b = this.attend(qc, m.k, m.v, 1, enc.S, null);
+      const b = this.attend(qc, m.k, m.v, 1, enc.S, null, this.kept("cross", i));
       const oc = linear(b.out, 1, L.cross.Wo, L.cross.bo, D, D);
       if (read) read(`decoder.${i}.cross_attn`, { q: qc, k: m.k, v: m.v, weights: b.weights, heads: b.out, out: oc });
       x = addNorm(x, oc, 1, D, L.norm2.g, L.norm2.b);

@@ -500,6 +500,11 @@ interface PublicApi {
   step?(text: string, numBeams?: number, model?: string): Promise<any>;
   stepForce?(request: { text: string; num_beams: number; ids: number[]; word?: string | null; model?: string }): Promise<any>;
   stepHypothesis?(request: { text: string; ids: number[]; model?: string }): Promise<any>;
+  /** The static site: the head lab's answer for a text with a mask (headlab.js's JSON; the grids' when omitted). */
+  headLab?(text: string, mask?: string): Promise<any>;
+  /** The head lab's grids (headlab.js): the heads switched off, as JSON; a result waits for an answer. */
+  headMask?(): string | null;
+  labBusy?(id: string): void;
 }
 
 /** The page's state (store.js): what every view reads and follows. */
