@@ -30,11 +30,11 @@ from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
 from translation import Translator
+from ui.head_lab import EXAMPLE as HEADLAB_EXAMPLE
+from ui.head_lab_data import importance_payload, load_importance
 from ui.header import language_switch
 from ui.locales import html
 from ui.standalone import page_modules
-from ui.head_lab import EXAMPLE as HEADLAB_EXAMPLE
-from ui.head_lab_data import importance_payload, load_importance
 from ui.step_through import EXAMPLES as STEP_EXAMPLES
 
 from .assets import STATIC
@@ -50,7 +50,13 @@ HEADS_FILE = "heads.json"  # the head lab's grid and the checkpoint's head-impor
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
 SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
 SITE_SCRIPTS = page_modules(SITE_ENTRY, dynamic=True)  # every module it needs
-SITE_STYLES = ["lens.css", "spine.css", "step.css", "heads.css", "site.css"]  # the viewer's and the picture's, then the site's
+SITE_STYLES = [
+    "lens.css",
+    "spine.css",
+    "step.css",
+    "heads.css",
+    "site.css",
+]  # the viewer's and the picture's, then the site's
 SITE_FILES = ["kernels.wasm"]
 PRECISIONS = {"int8": torch.int8, "fp16": torch.float16, "fp32": torch.float32}  # int8: ui/row_int8.py
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
