@@ -99,6 +99,7 @@ def test_bad_requests_get_the_servers_words(page, request_, said):
 
 
 def test_the_view_steps_forces_and_opens_a_hypothesis_by_clicks(page):
+    page.click("#site-step > summary")  # the view is folded until opened
     page.fill("#site-step-source", SENTENCES[0])
     page.fill("#site-step-beams", "4")
     page.click("#site-step-go")
@@ -114,6 +115,9 @@ def test_the_view_steps_forces_and_opens_a_hypothesis_by_clicks(page):
     page.locator("#site-step .st-hyp").first.click()
     page.wait_for_function("() => document.querySelector('#site-step .st-maps').dataset.shown", timeout=30_000)
     assert page.locator("#site-step .st-maps canvas").count() >= 1
+    page.locator("#site-step .st-why-ask").click()  # why this piece and not the next candidate: no server either
+    page.wait_for_selector("#site-step .st-why-more", timeout=30_000)
+    assert "occlusion" in page.locator("#site-step .st-why-more").evaluate("(d) => d.textContent")
 
 
 @pytest.mark.parametrize("prefix", ["", "A young"])
@@ -179,3 +183,62 @@ def test_the_head_lab_opens_and_answers_a_click(page):
     assert page.locator("#site-headlab-result canvas").count() >= 1
     bad = page.evaluate("() => window.attentionLens.headLab('', '[]')")
     assert "please enter a German sentence" in bad["error"]
+
+
+def test_why_not_answers_in_the_page_with_the_servers_differences_and_occlusion(page, shipped_translator):
+    import torch
+
+    from lens.contrast import contrast, logit_difference
+    from lens.explain import DecodingOptions, decode_one
+
+    text, step = SENTENCES[0], 2
+    greedy = DecodingOptions(1, 1.0, 128)
+    ours = page.evaluate(
+        "(a) => window.attentionLens.callApi('contrast', a)", [text, step, "young", "greedy", 1, 1.0, 128, "auto"]
+    )
+    theirs = contrast(shipped_translator, text, step, "young", greedy, steps=8).to_dict()
+    for key in ("step", "chosen", "alternative", "source_tokens"):
+        assert ours[key] == theirs[key], key
+    assert abs(ours["logit_diff"] - theirs["logit_diff"]) < 2e-2
+    assert abs(ours["baseline_logit_diff"] - theirs["baseline_logit_diff"]) < 2e-2
+    for kind in ("encoder", "decoder", "cross"):
+        assert np.allclose(ours["heads"][kind], theirs["heads"][kind], atol=2e-2), kind
+    # occlusion, as the page computes it: each German piece's token embedding set to zero alone
+    model, sentence = shipped_translator.model, decode_one(shipped_translator, text, greedy)
+    src, prefix = torch.tensor([sentence.source_ids]), torch.tensor([sentence.input_ids[:step]])
+    chosen, other = sentence.output_ids[step - 1], shipped_translator.tokenizer.token_to_id("\u0120young")
+    with torch.no_grad():
+        x = model.embed(src)
+        rows = x.repeat(x.size(1), 1, 1)
+        rows[torch.arange(x.size(1)), torch.arange(x.size(1))] = 0
+        occluded = logit_difference(model, src, rows, prefix, chosen, other)
+    assert ours["method"] == "occlusion"
+    assert np.allclose(ours["source_attribution"], (theirs["logit_diff"] - occluded).tolist(), atol=2e-2)
+
+
+def test_the_copy_lab_trains_in_the_page_and_its_cross_attention_turns_diagonal(page):
+    page.click("#site-copylab > summary")
+    page.select_option("#site-copylab-layers", "1")
+    page.select_option("#site-copylab-width", "32")
+    page.fill("#site-copylab-steps", "20")
+    page.click("#site-copylab-go")  # the button's run: drawn by the app's copylab.js
+    page.wait_for_function(
+        "() => { const r = document.querySelector('#site-copylab-result .al-copylab');"
+        " return r && r.dataset.done === 'true'; }",
+        timeout=60_000,
+    )
+    assert page.locator("#site-copylab-result canvas").count() >= 1
+    settings = {"n_layers": 1, "n_heads": 2, "d_model": 32, "lr": 0.005, "steps": 200}
+    last = page.evaluate("(s) => window.attentionLens.copyLab(s)", settings)
+    lab = page.locator("#site-copylab-result .al-copylab")
+    assert (
+        lab.get_attribute("data-done") == "true" and float(lab.get_attribute("data-last-loss")) == last["losses"][-1][1]
+    )
+    first, end = last["losses"][0][1], np.mean([loss for _, loss in last["losses"][-10:]])
+    assert end < first - 1.0, (first, end)
+    sentence = last["map"]["sentences"][0]
+    S, T = len(sentence["tokens"]["src"]), len(sentence["tokens"]["tgt"])
+    cross = dequantize(sentence["maps"]["cross"], (1, 2, T, S)).mean(axis=(0, 1))  # (T, S)
+    assert S == T and np.trace(cross) / T > 0.5, cross.round(2)  # each letter written looks at its own letter
+    bad = page.evaluate("(s) => window.attentionLens.copyLab(s)", {**settings, "n_layers": 9})
+    assert "n_layers must be between 1 and 2" in bad["error"]

@@ -46,6 +46,7 @@ MAX_BYTES = (
 FIRST_VISIT_BYTES = 10 * 2**20  # what a first visit downloads before its first map (tests/test_site.py measures it)
 EVERYDAY_FOLDER = "everyday/"
 CODE_FILE = "code.json"  # the Code view's files and tap lines (lens/code.py's code_map)
+COPYLAB_SECONDS = 60  # a copy-lab run in the page, at most (ui/static/copytrain.js: TIME_LIMIT_S)
 HEADS_FILE = "heads.json"  # the head lab's grid and the checkpoint's head-importance figures
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
 SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
@@ -110,7 +111,29 @@ def views() -> str:
 <input id="site-headlab-source" type="text" lang="de" value="{escape(HEADLAB_EXAMPLE)}"></div>
 <div id="site-headlab-controls"></div>
 <div class="site-view-inputs">{html("app.headlab.apply", "button", 'id="site-headlab-go" type="button" disabled')}</div>"""
-    return "\n".join([view("step", "app.site.view_step", step), view("headlab", "app.site.view_headlab", heads)])
+    field = lambda key, name, control: (  # noqa: E731
+        f'<span class="site-field">{html(key, "label", f"for=site-copylab-{name}")}{control}</span>'
+    )
+    options = lambda name, values, chosen: (  # noqa: E731
+        f'<select id="site-copylab-{name}">'
+        + "".join(f"<option{' selected' if v == chosen else ''}>{v}</option>" for v in values)
+        + "</select>"
+    )
+    copy = f"""{html("app.copylab.intro", "div", seconds=COPYLAB_SECONDS)}
+{html("app.site.copylab_note", "p", "class='site-note'", seconds=COPYLAB_SECONDS)}
+<div class="site-view-inputs">{field("app.copylab.layers", "layers", options("layers", [1, 2], 2))}
+{field("app.copylab.heads", "heads", options("heads", [1, 2, 4], 4))}
+{field("app.copylab.width", "width", options("width", [16, 32, 48, 64], 64))}
+{field("app.copylab.lr", "lr", '<input id="site-copylab-lr" type="number" min="0.0001" max="0.01" step="0.0001" value="0.003">')}
+{field("app.copylab.steps", "steps", '<input id="site-copylab-steps" type="number" min="10" max="600" step="10" value="300">')}
+{html("app.copylab.train", "button", 'id="site-copylab-go" type="button" disabled')}</div>"""
+    return "\n".join(
+        [
+            view("step", "app.site.view_step", step),
+            view("headlab", "app.site.view_headlab", heads),
+            view("copylab", "app.site.view_copylab", copy),
+        ]
+    )
 
 
 def space_readme(title: str) -> str:

@@ -1,6 +1,6 @@
 // @ts-check
 /* Attention Lens, the inside views answered in the page: what /qkv (lens/qkv.py), /logit_lens
-   (lens/logit_lens.py), /contributions (lens/contributions.py, alti.js) and /code (lens/code.py) answer, computed by the page's model (transformer.js) over the page's own translation,
+   (lens/logit_lens.py), /contributions (lens/contributions.py, alti.js), /contrast (lens/contrast.py, whynot.js) and /code (lens/code.py) answer, computed by the page's model (transformer.js) over the page's own translation,
    in the same fields, so that qkv.js and ladder.js draw them as they draw the server's. answerInPage(lens)
    puts them behind backend.callApi; the views that need the training data or more than the model (who wrote each word,
    patching) say that they need the app's server. */
@@ -10,6 +10,7 @@ import { inPageSentence } from "./inpage.js";
 import { contributions } from "./alti.js";
 import { maxNewTokens, replay, topk } from "./search.js";
 import { tracedSearch } from "./steptrace.js";
+import { contrast } from "./whynot.js";
 import { peek, tapPass } from "./taps.js";
 import { softmaxInPlace } from "./transformer.js";
 
@@ -100,6 +101,11 @@ function whoWrote(lens, [text, decoding, beams, lp, maxLength, prefix]) {
   return contributions(lens.model, lens.bpe, passOf(lens.model, e.ids, e.input), e.ids, e.input, e.out);
 }
 
+/** /contrast: why the piece at `step` and not `alternative` (whynot.js: forward passes, occlusion for the German). */
+function whyNot(lens, [text, step, alternative, decoding, beams, lp, maxLength]) {
+  return contrast(lens, translated(lens, text, decoding, beams, lp, maxLength), step, alternative);
+}
+
 /** The Code view's files and tap lines (code.json beside the default model's files), fetched once. */
 function codeMap(lens) {
   lens.code = lens.code || fetch(lens.base + (lens.site.code || "code.json")).then((r) => {
@@ -166,7 +172,7 @@ async function lensFor(lens, data) {
 
 /** The views' questions (backend.callApi) answered in the page, for the views the model alone answers. */
 export function answerInPage(lens) {
-  const local = { qkv, logit_lens: logitLens, contributions: whoWrote, code, taps: tapsAnswer };
+  const local = { qkv, logit_lens: logitLens, contributions: whoWrote, contrast: whyNot, code, taps: tapsAnswer };
   useInPage(async (name, data) => {
     if (!local[name]) throw new Error(t("inside.needs_server"));
     await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first

@@ -5,7 +5,8 @@
 
    The step-through (stepthrough.js, answered by steptrace.js): the words so far at every step, the likeliest next
    pieces, what-if forcing and the beam tree. The head lab (headlab.js, answered by ablation.js): heads switched
-   off in its grids and the sentence translated again. */
+   off in its grids and the sentence translated again. The copy lab (copylab.js, trained by copytrain.js): a tiny
+   Transformer learning to copy, its gradients from a backward pass written by hand (backprop.js). */
 import { offered, publish } from "./door.js";
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
@@ -76,8 +77,39 @@ function startHeadLab(lens) {
   publish({ headLab });
 }
 
+/** The copy lab: the app's copylab.js, its model trained in the page (copytrain.js, backprop.js). A new run stops
+    the one before it. */
+function startCopyLab() {
+  const go = /** @type {HTMLButtonElement} */ ($("#site-copylab-go"));
+  const value = (name) => /** @type {HTMLInputElement} */ ($(`#site-copylab-${name}`)).value;
+  const mount = onFirstUse("copylab", () => Promise.all([import("./copylab.js"), import("./copytrain.js")]).then(([lab, train]) => {
+    const point = mountPoint();
+    lab.mountCopyLab($("#site-copylab-result"), point.props, point.watch);
+    return { train, point };
+  }));
+  let run = 0;
+  const copyLab = async (settings) => {
+    const { train, point } = await mount(), mine = ++run;
+    try {
+      const s = train.checkedSettings(settings);
+      point.set({ id: Date.now(), starting: true, total: s.steps, limit: train.TIME_LIMIT_S });
+      await new Promise((r) => setTimeout(r, 0));
+      return await train.trainCopy(s, (report) => mine === run && point.set(report), () => mine !== run);
+    } catch (err) {
+      const x = { id: Date.now(), error: String(err.message || err).slice(0, 300) };
+      point.set(x);
+      return x;
+    }
+  };
+  go.addEventListener("click", () => copyLab({ n_layers: value("layers"), n_heads: value("heads"), d_model: value("width"),
+    lr: value("lr"), steps: value("steps") }));
+  go.disabled = false;
+  publish({ copyLab });
+}
+
 /** Every view of the site beside the translation, on `lens` (inpage.js's loaded model). */
 export function startSiteViews(lens) {
   startStep(lens);
   startHeadLab(lens);
+  startCopyLab();
 }

@@ -68,12 +68,14 @@ function feedForward(model, x, L, f, offer) {
   return out;
 }
 
-/** ids -> the stream's start: offers tokens (the embedding rows) and embed (× √D, plus the positions). */
-function embedded(model, ids, offer) {
+/** ids -> the stream's start: offers tokens (the embedding rows, or `standIn`'s in their place: lens/stream.py's
+    standing_in) and embed (× √D, plus the positions). */
+function embedded(model, ids, offer, standIn) {
   const { D } = model, L = ids.length, tokens = new Float32Array(L * D);
   ids.forEach((id, r) => tokens.set(model.embed.subarray(id * D, (id + 1) * D), r * D));
+  if (standIn) tokens.set(standIn);
   offer("tokens", tokens, [1, L, D]);
-  const x = model.embedding(ids, 0);
+  const x = standIn ? tokens.map((v, i) => v * Math.sqrt(D) + model.pe[i]) : model.embedding(ids, 0);
   offer("embed", x.slice(), [1, L, D]);
   return x;
 }
@@ -86,12 +88,13 @@ function residual(model, x, out, L, norm, offer) {
 }
 
 /** Every tap of the teacher-forced pass over source `ids` (ending in EOS) and decoder `input` (BOS and the
-    translation but its last piece), as a Map of name -> {shape, data}. */
-export function tapPass(model, ids, input) {
+    translation but its last piece), as a Map of name -> {shape, data}; `standIn` (S x D), the source's token
+    embedding in place of the model's (the page's why-not). */
+export function tapPass(model, ids, input, standIn) {
   const taps = new Map(), S = ids.length, T = input.length;
   const under = (prefix) => (name, data, shape) => taps.set(`${prefix}.${name}`, { shape, data });
   const enc = under("encoder");
-  let x = embedded(model, ids, enc);
+  let x = embedded(model, ids, enc, standIn);
   model.encoderLayers.forEach((L, i) => {
     const attn = under(`encoder.${i}.self_attn`), ff = under(`encoder.${i}.ff`);
     x = residual(model, x, attention(model, x, S, null, S, L.self, false, attn, model.kept("encoder", i)), S, L.norm1, attn);

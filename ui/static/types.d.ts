@@ -505,6 +505,8 @@ interface PublicApi {
   /** The head lab's grids (headlab.js): the heads switched off, as JSON; a result waits for an answer. */
   headMask?(): string | null;
   labBusy?(id: string): void;
+  /** The static site: train the copy lab in the page with these settings; a Promise of its last report. */
+  copyLab?(settings: { n_layers: number | string; n_heads: number | string; d_model: number | string; lr: number | string; steps: number | string }): Promise<any>;
 }
 
 /** The page's state (store.js): what every view reads and follows. */

@@ -99,8 +99,10 @@ function answer(r) {
   const foot = el("p", "st-why-foot", leaned.length ? t("why.foot_leaned", { heads: list(leaned), chosen, other })
     : t("why.foot", { chosen, other }));
   const more = el("details", "st-why-more");
-  more.append(el("summary", null, t("why.more")), el("p", null, t("why.numbers", { chosen, other,
-    diff: fixed(r.logit_diff, 2), diff_rounded: fixed(r.logit_diff, 1), times: ratio(times),
-    baseline: fixed(r.baseline_logit_diff, 2), gap: fixed(Math.abs(r.completeness_gap), 2) })));
+  const numbers = { chosen, other, diff: fixed(r.logit_diff, 2), diff_rounded: fixed(r.logit_diff, 1), times: ratio(times),
+    baseline: fixed(r.baseline_logit_diff, 2), gap: fixed(Math.abs(r.completeness_gap), 2) };
+  // the page's model answers by occlusion (whynot.js), the server by integrated gradients
+  more.append(el("summary", null, t("why.more")),
+    el("p", null, r.method === "occlusion" ? t("why.numbers_occlusion", numbers) : t("why.numbers", numbers)));
   return [lead, signedLegend(t("why.for", { word: other }), t("why.for", { word: chosen })), chips, foot, more];
 }

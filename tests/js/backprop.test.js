@@ -1,0 +1,60 @@
+// The hand-written backward pass (ui/static/backprop.js) against finite differences: for a small network made of
+// every operation the copy lab uses, each parameter's gradient is the slope of the loss when that parameter moves.
+// And the copy lab (ui/static/copytrain.js) learns: its loss falls within a few dozen steps.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { Tape, node } from "../../ui/static/backprop.js";
+import { checkedSettings, trainCopy } from "../../ui/static/copytrain.js";
+
+let seed = 11;
+const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1;
+const filled = (shape) => node(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, random), shape);
+
+/** A loss that runs through every operation: embedding, linear, attention (causal and not), add, ReLU,
+    LayerNorm, the tied output layer and label-smoothed cross-entropy. */
+function network(p, tape) {
+  const x = tape.embed(p.E, [1, 3, 2, 4], 2, new Float32Array(4 * 8).fill(0.1));
+  const m = tape.embed(p.E, [4, 0, 2], 2, new Float32Array(3 * 8));
+  const q = tape.linear(x, p.Wq, p.bq), self = tape.attention(q, tape.linear(x, p.Wk, null), x, 2, true);
+  const cross = tape.attention(tape.linear(self, p.Wq, p.bq), m, tape.linear(m, p.Wk, null), 2, false);
+  const y = tape.layerNorm(tape.add(tape.relu(cross), x), p.g, p.b);
+  return tape.crossEntropy(tape.linear(y, p.E, null), [2, 0, 1, 4], 0.1, 4);
+}
+
+test("every gradient of the backward pass is the finite-difference slope of the loss", () => {
+  const p = { E: filled([5, 8]), Wq: filled([8, 8]), bq: filled([8]), Wk: filled([8, 8]), g: filled([8]), b: filled([8]) };
+  const tape = new Tape();
+  tape.backward(network(p, tape));
+  const loss = () => network(p, new Tape()).v[0];
+  let checked = 0;
+  for (const [name, t] of Object.entries(p)) {
+    for (let i = 0; i < t.v.length; i += 3) {
+      const keep = t.v[i], h = 1e-2;
+      t.v[i] = keep + h; const up = loss();
+      t.v[i] = keep - h; const down = loss();
+      t.v[i] = keep;
+      const slope = (up - down) / (2 * h);
+      assert.ok(Math.abs(slope - t.g[i]) <= 2e-3 + 0.02 * Math.abs(slope), `${name}[${i}]: backward ${t.g[i]}, slope ${slope}`);
+      checked++;
+    }
+  }
+  assert.ok(checked > 60);
+});
+
+test("the copy lab's settings are held to the server's caps", () => {
+  assert.throws(() => checkedSettings({ n_layers: 3, n_heads: 4, d_model: 64, lr: 3e-3, steps: 300 }), /n_layers must be between 1 and 2/);
+  assert.throws(() => checkedSettings({ n_layers: 2, n_heads: 4, d_model: 50, lr: 3e-3, steps: 300 }), /must be divisible/);
+  assert.throws(() => checkedSettings({ n_layers: 2, n_heads: 4, d_model: 64, lr: "x", steps: 300 }), /lr must be between/);
+});
+
+test("the copy lab learns in a few dozen steps: the loss falls and the reports carry the map", async () => {
+  const reports = [];
+  const last = await trainCopy({ n_layers: 1, n_heads: 2, d_model: 32, lr: 5e-3, steps: 60 }, (r) => reports.push(r));
+  assert.equal(last.step, 60);
+  assert.equal(reports.length, 6);
+  assert.ok(last.done && !last.stopped_by_time);
+  const first = last.losses[0][1], end = last.losses.slice(-10).reduce((a, [, l]) => a + l, 0) / 10;
+  assert.ok(end < first - 0.8, `the loss went from ${first} to ${end}`);
+  assert.equal(last.map.sentences[0].tokens.src.at(-1), "</s>");
+  assert.equal(last.examples.length, 4);
+});
