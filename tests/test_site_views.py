@@ -242,3 +242,58 @@ def test_the_copy_lab_trains_in_the_page_and_its_cross_attention_turns_diagonal(
     assert S == T and np.trace(cross) / T > 0.5, cross.round(2)  # each letter written looks at its own letter
     bad = page.evaluate("(s) => window.attentionLens.copyLab(s)", {**settings, "n_layers": 9})
     assert "n_layers must be between 1 and 2" in bad["error"]
+
+
+def test_patching_in_the_page_is_the_servers(page, shipped_translator):
+    from lens.explain import DecodingOptions
+    from lens.patching import patch
+
+    clean, corrupted = "Ein Hund rennt über die Wiese.", "Eine Katze rennt über die Wiese."
+    args = [clean, corrupted, 0, "greedy", 1, 1.0, 128, "auto"]
+    ours = page.evaluate("(a) => window.attentionLens.callApi('patch', a)", args)
+    theirs = patch(shipped_translator, clean, corrupted, 0, DecodingOptions(1, 1.0, 128)).to_dict()
+    for key in ("step", "clean_piece", "corrupted_piece", "levels", "source_tokens", "corrupted_tokens"):
+        assert ours[key] == theirs[key], key
+    for key in ("clean_translation", "corrupted_translation"):
+        assert ours[key] == theirs[key], key
+    assert np.allclose(ours["recovered"], theirs["recovered"], atol=2e-2)
+    for kind in ("encoder", "decoder", "cross"):
+        assert np.allclose(ours["restored"][kind], theirs["restored"][kind], atol=2e-2), kind
+    assert abs(ours["all"] - 1) < 1e-3 and abs(ours["none"]) < 1e-3
+    assert [(h["kind"], h["layer"], h["head"]) for h in ours["top_heads"]][:1] == [
+        (h["kind"], h["layer"], h["head"]) for h in theirs["top_heads"]
+    ][:1]
+    refused = page.evaluate(
+        "(a) => window.attentionLens.callApi('patch', a).catch((e) => e.message)",
+        [clean, "Ein Hund.", 0, "greedy", 1, 1.0, 128, "auto"],
+    )
+    assert "patching swaps vectors position by position" in refused
+
+
+def test_time_travel_reads_each_snapshot_when_the_slider_first_shows_it(page, site_folder):
+    from lens.explain import explain_text
+    from lens.time_travel import cross_sharpness, find_snapshots
+    from tests.test_site import CHECKPOINT
+    from translation.snapshots import load_snapshot
+    from ui.row_int8 import computing_with
+    from ui.time_travel import DEFAULT_SENTENCE, reading_options
+
+    folder, sizes = site_folder
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if "/snapshots/" in r.url else None)
+    x = page.evaluate("(t) => window.attentionLens.travel(t)", DEFAULT_SENTENCE)
+    snapshots = find_snapshots(str(CHECKPOINT))
+    assert [s["step"] for s in x["snapshots"]] == [s.step for s in snapshots]
+    assert x["snapshots"][-1]["translation"] and "explanation" not in x["snapshots"][0]  # the first not yet read
+    assert sum("weights.safetensors" in u for u in asked) == 1  # the trained end only, fetched when shown
+    x = page.evaluate("() => window.attentionLens.travelTo(1)")
+    for i in (1, len(snapshots) - 1):
+        reading = x["snapshots"][i]
+        path = sorted((folder / "snapshots").glob(f"{i:02d}-*"))[0]
+        model = computing_with(load_snapshot(str(CHECKPOINT), snapshots[i], device="cpu"), path / "weights.safetensors")
+        model.no_repeat_ngram = 0  # a snapshot has no decoding rule of its own
+        theirs = explain_text(model, x["text"], reading_options(x["text"], model.config.max_len))
+        assert reading["translation"] == theirs.translation, i
+        sharp = cross_sharpness(theirs.sentences[0].explanation.cross)
+        assert np.allclose(reading["sharpness"], sharp, atol=2e-2), (reading["sharpness"], sharp)
+    assert sizes["snapshots/index.json"] and sum(n for k, n in sizes.items() if k.startswith("snapshots/")) > 30 * 2**20

@@ -26,27 +26,31 @@ import torch
 from safetensors.torch import save_file
 
 from lens.code import code_map
+from lens.time_travel import find_snapshots
 from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
 from translation import Translator
+from translation.snapshots import load_snapshot
 from ui.head_lab import EXAMPLE as HEADLAB_EXAMPLE
 from ui.head_lab_data import importance_payload, load_importance
 from ui.header import language_switch
 from ui.locales import html
 from ui.standalone import page_modules
 from ui.step_through import EXAMPLES as STEP_EXAMPLES
+from ui.time_travel import DEFAULT_SENTENCE as HISTORY_SENTENCE
 
 from .assets import STATIC
 from .row_int8 import int8_weights, parameters
 
-MAX_BYTES = (
-    40 * 2**20
-)  # the site as a whole (two models in int8: about 16 MB, in fp16 30 MB; the second is fetched when used)
+# The site as a whole: two models and six snapshots in int8, about 61 MB (in fp16 twice that: refused). A visit
+# fetches the first model only; the everyday model, a snapshot, the Code view's files are fetched when used.
+MAX_BYTES = 80 * 2**20
 FIRST_VISIT_BYTES = 10 * 2**20  # what a first visit downloads before its first map (tests/test_site.py measures it)
 EVERYDAY_FOLDER = "everyday/"
 CODE_FILE = "code.json"  # the Code view's files and tap lines (lens/code.py's code_map)
 COPYLAB_SECONDS = 60  # a copy-lab run in the page, at most (ui/static/copytrain.js: TIME_LIMIT_S)
+SNAPSHOTS_FOLDER = "snapshots/"  # time travel: snapshots/index.json and one folder a snapshot
 HEADS_FILE = "heads.json"  # the head lab's grid and the checkpoint's head-importance figures
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
 SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
@@ -56,8 +60,10 @@ SITE_STYLES = [
     "spine.css",
     "step.css",
     "heads.css",
+    "history.css",
+    "copylab.css",
     "site.css",
-]  # the viewer's and the picture's, then the site's
+]  # the viewer's and the picture's, the views' (ui/assets.py's VIEW_STYLES), then the site's
 SITE_FILES = ["kernels.wasm"]
 PRECISIONS = {"int8": torch.int8, "fp16": torch.float16, "fp32": torch.float32}  # int8: ui/row_int8.py
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
@@ -127,10 +133,15 @@ def views() -> str:
 {field("app.copylab.lr", "lr", '<input id="site-copylab-lr" type="number" min="0.0001" max="0.01" step="0.0001" value="0.003">')}
 {field("app.copylab.steps", "steps", '<input id="site-copylab-steps" type="number" min="10" max="600" step="10" value="300">')}
 {html("app.copylab.train", "button", 'id="site-copylab-go" type="button" disabled')}</div>"""
+    history = f"""{html("app.history.intro", "div")}
+<div class="site-view-inputs">{html("app.history.source", "label", 'for="site-history-source" class="site-label"')}
+<input id="site-history-source" type="text" lang="de" value="{escape(HISTORY_SENTENCE)}">
+{html("app.history.go", "button", 'id="site-history-go" type="button" disabled')}</div>"""
     return "\n".join(
         [
             view("step", "app.site.view_step", step),
             view("headlab", "app.site.view_headlab", heads),
+            view("history", "app.site.view_history", history),
             view("copylab", "app.site.view_copylab", copy),
         ]
     )
@@ -245,6 +256,40 @@ def heads_file(folder: Path, model: str | Path, translator: Translator) -> None:
     (folder / "site.json").write_text(json.dumps({**site, "heads": HEADS_FILE}, indent=2) + "\n", encoding="utf-8")
 
 
+def snapshot_files(folder: Path, model: str | Path, translator: Translator, precision: str) -> int:
+    """Time travel's snapshots (translation/snapshots.py's, of `model`) in `precision` under snapshots/, each its
+    weights and config, with snapshots/index.json (their steps and val figures), named in site.json; fetched one at
+    a time when the view first reads with one. Returns how many; 0 where the checkpoint has none."""
+    try:
+        found = find_snapshots(str(model))
+    except (OSError, ValueError):
+        return 0
+    entries, out = [], folder / SNAPSHOTS_FOLDER
+    for i, snapshot in enumerate(found):
+        reader = load_snapshot(str(model), snapshot, device="cpu")
+        if reader.tokenizer.to_str() != translator.tokenizer.to_str():
+            raise ValueError(f"snapshot at step {snapshot.step} has another tokenizer than the model's")
+        name = f"{i:02d}-step-{snapshot.step}"
+        (out / name).mkdir(parents=True, exist_ok=True)
+        save_file(weights_of(reader, precision), str(out / name / "weights.safetensors"))
+        (out / name / "config.json").write_text(json.dumps(reader.config.to_dict(), indent=2) + "\n", encoding="utf-8")
+        entries.append(
+            {
+                "step": snapshot.step,
+                "val_bleu": snapshot.val_bleu,
+                "val_loss": snapshot.val_loss,
+                "phase": snapshot.phase,
+                "path": name + "/",
+            }
+        )
+    if entries:
+        (out / "index.json").write_text(json.dumps({"snapshots": entries}, indent=2) + "\n", encoding="utf-8")
+        site = json.loads((folder / "site.json").read_text(encoding="utf-8"))
+        site["snapshots"] = SNAPSHOTS_FOLDER
+        (folder / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
+    return len(entries)
+
+
 def export_site(
     folder: str | Path,
     model: str | Path = "checkpoints/de-en",
@@ -269,6 +314,7 @@ def export_site(
         language_file(model),
     )
     heads_file(out, model, translator)
+    snapshot_files(out, model, translator, precision)
     (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:  # (SITE_SCRIPTS holds messages/*.json too)
         (out / "static" / name).parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 // @ts-check
-/* Attention Lens, the inside views answered in the page: what /qkv (lens/qkv.py), /logit_lens
-   (lens/logit_lens.py), /contributions (lens/contributions.py, alti.js), /contrast (lens/contrast.py, whynot.js) and /code (lens/code.py) answer, computed by the page's model (transformer.js) over the page's own translation,
-   in the same fields, so that qkv.js and ladder.js draw them as they draw the server's. answerInPage(lens)
-   puts them behind backend.callApi; the views that need the training data or more than the model (who wrote each word,
-   patching) say that they need the app's server. */
+/* Attention Lens, the inside views answered in the page, computed by the page's model (transformer.js) over the
+   page's own translation, in the server's fields, so that the views draw them as they draw the server's: /qkv
+   (lens/qkv.py), /logit_lens (lens/logit_lens.py), /contributions (lens/contributions.py; alti.js), /contrast
+   (lens/contrast.py; whynot.js, by forward passes), /patch (lens/patching.py; patch.js), /code (lens/code.py) and
+   /taps (lens/tap_values.py). answerInPage(lens) puts them behind backend.callApi. */
 import { useInPage } from "./backend.js";
 import { t } from "./i18n.js";
 import { inPageSentence } from "./inpage.js";
@@ -11,6 +11,7 @@ import { contributions } from "./alti.js";
 import { maxNewTokens, replay, topk } from "./search.js";
 import { tracedSearch } from "./steptrace.js";
 import { contrast } from "./whynot.js";
+import { patch } from "./patch.js";
 import { peek, tapPass } from "./taps.js";
 import { softmaxInPlace } from "./transformer.js";
 
@@ -106,6 +107,13 @@ function whyNot(lens, [text, step, alternative, decoding, beams, lp, maxLength])
   return contrast(lens, translated(lens, text, decoding, beams, lp, maxLength), step, alternative);
 }
 
+/** /patch: the corrupted sentence's run patched from the clean one's, level by level and head by head (patch.js). */
+function patching(lens, [text, corrupted, step, decoding, beams, lp, maxLength]) {
+  if (typeof corrupted !== "string" || !corrupted.trim()) throw new Error(t("inside.no_corrupted"));
+  const read = lens.router ? lens.router.prepared(corrupted.trim())[0] : corrupted.trim();
+  return patch(lens, text, read, step, (sentence) => translated(lens, sentence, decoding, beams, lp, maxLength));
+}
+
 /** The Code view's files and tap lines (code.json beside the default model's files), fetched once. */
 function codeMap(lens) {
   lens.code = lens.code || fetch(lens.base + (lens.site.code || "code.json")).then((r) => {
@@ -172,7 +180,7 @@ async function lensFor(lens, data) {
 
 /** The views' questions (backend.callApi) answered in the page, for the views the model alone answers. */
 export function answerInPage(lens) {
-  const local = { qkv, logit_lens: logitLens, contributions: whoWrote, contrast: whyNot, code, taps: tapsAnswer };
+  const local = { qkv, logit_lens: logitLens, contributions: whoWrote, contrast: whyNot, patch: patching, code, taps: tapsAnswer };
   useInPage(async (name, data) => {
     if (!local[name]) throw new Error(t("inside.needs_server"));
     await new Promise((r) => setTimeout(r, 0)); // the panel's "Computing…" is drawn first

@@ -97,6 +97,8 @@ export function languageCheck(content) {
 export function makeRouter({ domain = null, truecaser = null, language = null, everyday = true }) {
   const prepared = (sentence) => (truecaser ? truecaser.recase(plainMarks(sentence)) : [plainMarks(sentence), []]);
   return {
+    /** A sentence as a model reads it, and the words recased (ui/routed.Router.prepared). */
+    prepared,
     split(text) {
       const read = truecaser ? truecaser.recase(text)[0] : text;
       if (read.length !== text.length) {

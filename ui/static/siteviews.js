@@ -8,6 +8,7 @@
    off in its grids and the sentence translated again. The copy lab (copylab.js, trained by copytrain.js): a tiny
    Transformer learning to copy, its gradients from a backward pass written by hand (backprop.js). */
 import { offered, publish } from "./door.js";
+import { handle } from "./store.js";
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 
@@ -107,9 +108,52 @@ function startCopyLab() {
   publish({ copyLab });
 }
 
+/** Time travel: the app's timetravel.js, each snapshot read by the page when the slider first shows it (travel.js). */
+function startHistory(lens) {
+  const go = /** @type {HTMLButtonElement} */ ($("#site-history-go")), box = /** @type {HTMLInputElement} */ ($("#site-history-source"));
+  const mount = onFirstUse("history", () => Promise.all([import("./timetravel.js"), import("./travel.js")]).then(async ([view, travel]) => {
+    const server = travel.travelServer(lens), point = mountPoint();
+    view.mountHistory($("#site-history-result"), point.props, point.watch, server);
+    server.onShow((x) => point.set(x));
+    try {
+      point.set({ id: Date.now(), source: "snapshots", snapshots: (await server.catalog()).snapshots });
+    } catch (err) {
+      point.set({ id: Date.now(), error: String(err.message || err) });
+    }
+    return { server, point };
+  }));
+  const travel = async (text) => {
+    const { server, point } = await mount();
+    try { point.set(await server.run(text)); } catch (err) { point.set({ id: Date.now(), error: String(err.message || err) }); }
+    return point.props.value;
+  };
+  go.addEventListener("click", () => travel(box.value));
+  box.addEventListener("keydown", (e) => { if (e.key === "Enter") travel(box.value); });
+  go.disabled = false;
+  publish({ travel, travelTo: async (i) => { const { server, point } = await mount(); await server.want(i); return point.props.value; } });
+}
+
+/** The picture's whole-model blocks and the walk open a view (store.js's "open"): its section, unfolded, with the
+    page's sentence in it, run. */
+function opening(name) {
+  const section = /** @type {HTMLDetailsElement | null} */ (document.querySelector(`#site-${name}`));
+  if (!section) return;
+  section.open = true;
+  const source = /** @type {HTMLInputElement | null} */ (section.querySelector("input[type=text]"));
+  const sentence = /** @type {HTMLTextAreaElement} */ ($("#site-source")).value.trim();
+  if (source && sentence && source.value !== sentence) {
+    source.value = sentence;
+    const go = /** @type {HTMLButtonElement | null} */ (section.querySelector("button[id$='-go']"));
+    if (go && name !== "copylab") go.click();
+  }
+  section.scrollIntoView({ block: "start", behavior: "smooth" });
+}
+
 /** Every view of the site beside the translation, on `lens` (inpage.js's loaded model). */
 export function startSiteViews(lens) {
   startStep(lens);
   startHeadLab(lens);
   startCopyLab();
+  startHistory(lens);
+  handle("open", opening);
 }

@@ -52,8 +52,9 @@ function attention(model, x, L, memory, M, p, causal, offer, keep) {
     }
     if (keep && keep[h] !== 1) for (let i = 0; i < dk; i++) heads[qo + i] *= keep[h]; // a head switched off
   }
-  offer("scores", scores, [1, H, L, M]); offer("weights", weights, [1, H, L, M]); offer("heads", heads, [1, H, L, dk]);
-  const out = linear(merge(heads, L, H, dk), L, p.Wo, p.bo, D, D);
+  offer("scores", scores, [1, H, L, M]); offer("weights", weights, [1, H, L, M]);
+  const mixed = offer("heads", heads, [1, H, L, dk]); // a patched run may put another run's heads here
+  const out = linear(merge(mixed, L, H, dk), L, p.Wo, p.bo, D, D);
   offer("out", out, [1, L, D]);
   return out;
 }
@@ -76,23 +77,27 @@ function embedded(model, ids, offer, standIn) {
   if (standIn) tokens.set(standIn);
   offer("tokens", tokens, [1, L, D]);
   const x = standIn ? tokens.map((v, i) => v * Math.sqrt(D) + model.pe[i]) : model.embedding(ids, 0);
-  offer("embed", x.slice(), [1, L, D]);
-  return x;
+  return offer("embed", x, [1, L, D]).slice();
 }
 
-/** Post-LN: x = LayerNorm(x + sublayer), offered as "resid". */
+/** Post-LN: x = LayerNorm(x + sublayer), offered as "resid" (and where a patched run replaces it, the replacement
+    goes on). */
 function residual(model, x, out, L, norm, offer) {
   addNorm(x, out, L, model.D, norm.g, norm.b);
-  offer("resid", x.slice(), [1, L, model.D]);
-  return x;
+  return offer("resid", x.slice(), [1, L, model.D]).slice();
 }
 
 /** Every tap of the teacher-forced pass over source `ids` (ending in EOS) and decoder `input` (BOS and the
-    translation but its last piece), as a Map of name -> {shape, data}; `standIn` (S x D), the source's token
-    embedding in place of the model's (the page's why-not). */
-export function tapPass(model, ids, input, standIn) {
+    translation but its last piece), as a Map of name -> {shape, data}. `standIn` (S x D): the source's token
+    embedding in place of the model's (the page's why-not); `replace(name, data)`: another tensor for a tap, which
+    the pass then goes on with (lens/stream.py's replacing: the page's patching), or undefined to keep it. */
+export function tapPass(model, ids, input, { standIn = null, replace = null } = {}) {
   const taps = new Map(), S = ids.length, T = input.length;
-  const under = (prefix) => (name, data, shape) => taps.set(`${prefix}.${name}`, { shape, data });
+  const under = (prefix) => (name, data, shape) => {
+    const full = `${prefix}.${name}`, other = replace ? replace(full, data) : undefined, kept = other || data;
+    taps.set(full, { shape, data: kept });
+    return kept;
+  };
   const enc = under("encoder");
   let x = embedded(model, ids, enc, standIn);
   model.encoderLayers.forEach((L, i) => {

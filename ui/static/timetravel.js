@@ -1,7 +1,7 @@
 // @ts-check
 /* Attention Lens, the time-travel view: a slider over the snapshots of a training run. Each
    snapshot's explanation of the user's sentence arrives from the server (streamed, one snapshot
-   at a time); moving the slider shows another one at once with the shared Viewer, and marks
+   at a time), or on the static site from the page's model when the slider first shows it; moving the slider shows another one at once with the shared Viewer, and marks
    it on the val BLEU curve and on the sharpness chart (mean entropy of cross-attention rows). */
 import { el, svg } from "./draw.js";
 import { answerText, fixed, t } from "./i18n.js";
@@ -90,6 +90,9 @@ export class History {
     this.viewer = null; // built with the first snapshot read: until then the page holds one viewer
     this.data = null;
     this.current = 0;
+    /** @type {((i: number) => void) | null} asked for snapshot i when the slider lands on one not read yet (the
+        static site reads each when first shown: travel.js); the app's server streams them all */
+    this.want = null;
   }
 
   show(x) {
@@ -123,6 +126,7 @@ export class History {
     const ready = !!s.explanation;
     this.root.classList.toggle("al-empty", !ready);
     this.root.classList.toggle("al-h-waiting", !!x.text && !ready && !x.error);
+    if (!ready && x.text && !x.error && this.want) this.want(i);
     this.english.textContent = ready ? (s.translation || t("timetravel.wrote_nothing"))
       : x.text && !x.error ? t("timetravel.reading") : t("timetravel.press_travel");
     this.drawCharts();
@@ -178,9 +182,10 @@ export class History {
   }
 }
 
-/** js_on_load of the time-travel view's gr.HTML. */
-export function mountHistory(element, props, watch) {
+/** js_on_load of the time-travel view's gr.HTML; `server.want(i)`, where given, reads snapshot i when first shown. */
+export function mountHistory(element, props, watch, server) {
   const view = new History(element.querySelector(".al-mount") || element);
+  if (server && server.want) view.want = (i) => server.want(i);
   register("history", view); // tests and benchmarks find it: attentionLens.view("history")
   if (props.value) view.show(props.value);
   watch("value", () => props.value && view.show(props.value));

@@ -506,6 +506,9 @@ interface PublicApi {
   headMask?(): string | null;
   labBusy?(id: string): void;
   /** The static site: train the copy lab in the page with these settings; a Promise of its last report. */
+  /** The static site: time travel's value for a text (the trained snapshot read), and snapshot i read too. */
+  travel?(text: string): Promise<any>;
+  travelTo?(i: number): Promise<any>;
   copyLab?(settings: { n_layers: number | string; n_heads: number | string; d_model: number | string; lr: number | string; steps: number | string }): Promise<any>;
 }
 

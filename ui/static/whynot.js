@@ -28,7 +28,7 @@ export function alternativeId(bpe, alternative) {
 
 /** z_chosen - z_other at the last row of a teacher-forced pass over `prefix`, with `standIn` token embeddings. */
 function difference(model, ids, prefix, chosen, other, standIn) {
-  const logits = tapPass(model, ids, prefix, standIn).get("logits").data, V = model.V, at = (prefix.length - 1) * V;
+  const logits = tapPass(model, ids, prefix, { standIn }).get("logits").data, V = model.V, at = (prefix.length - 1) * V;
   return logits[at + chosen] - logits[at + other];
 }
 
