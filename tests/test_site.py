@@ -3,12 +3,10 @@ request refused: the page's tokenizer, model and search against the Python ones 
 Greedy translations equal Translator.translate(num_beams=1), the maps match the server's to 1e-3, the pieces and
 the sentences are the tokenizer's and tokenizer.sentences', and bad input gets the server's words."""
 
-import functools
 import gzip
 import http.server
 import os
 import re
-import threading
 
 import numpy as np
 import pytest
@@ -19,7 +17,7 @@ from tests.test_ui_page import CHECKPOINT, CHROMIUM, browser, open_page, server 
 from tokenizer import load_tokenizer
 from tokenizer.sentences import split_sentences
 from training_data.domain import load_domain
-from ui.export_site import FIRST_VISIT_BYTES, MAX_BYTES, export_site
+from ui.export_site import FIRST_VISIT_BYTES, MAX_BYTES
 from ui.pair import Pair
 from ui.translate import page_handler
 
@@ -124,15 +122,12 @@ def page(site, browser):
 
 
 @pytest.fixture(scope="module")
-def pair_page(tmp_path_factory, browser):
-    """The site as python -m ui.export_site writes it by default: the default model, and the everyday model that each
-    sentence of everyday German goes to."""
-    folder = tmp_path_factory.mktemp("pair-site")
-    sizes = export_site(folder, CHECKPOINT, everyday=EVERYDAY_CHECKPOINT)
+def pair_page(site, site_folder, browser):
+    """A fresh page of the session's site, with every request it makes recorded: the default model, and the everyday
+    model that each sentence of everyday German goes to (fetched when one first does)."""
+    url, sizes = site
+    folder, _ = site_folder
     assert sum(sizes.values()) <= MAX_BYTES and "everyday/weights.safetensors" in sizes and "language.json.gz" in sizes
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/"
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     errors, asked = [], []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -142,7 +137,6 @@ def pair_page(tmp_path_factory, browser):
     page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
     yield page, asked, folder
     page.close()
-    server.shutdown()
     assert errors == [], errors
 
 

@@ -25,7 +25,8 @@ def hub_env(hub: FakeHub) -> dict:
 
 def export(folder: Path, repo: str, hub: FakeHub) -> subprocess.CompletedProcess:
     env = hub_env(hub)
-    command = [sys.executable, "-m", "ui.export_site", str(folder), "--everyday", "none", "--push-to-hub", repo]
+    command = [sys.executable, "-m", "ui.export_site", str(folder), "--everyday", "none", "--no-snapshots"]
+    command += ["--push-to-hub", repo]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 

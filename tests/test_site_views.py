@@ -7,7 +7,7 @@ clicks in Chromium with every request but the site's refused."""
 import numpy as np
 import pytest
 
-from tests.test_site import page, pytestmark, shipped_translator, val  # noqa: F401  (fixtures)
+from tests.test_site import page, pair_page, pytestmark, shipped_translator, val  # noqa: F401  (fixtures)
 from tests.test_ui_page import browser  # noqa: F401  (a fixture)
 from ui.payload import dequantize
 from ui.step_through import trace_payload, view_payload
@@ -177,8 +177,16 @@ def test_the_head_lab_opens_and_answers_a_click(page):
     page.click("#site-headlab > summary")
     page.wait_for_selector("#site-headlab-controls .hl-head", timeout=30_000)
     page.locator("#site-headlab-controls .hl-head").nth(0).click()  # encoder layer 1, head 1 off
+    before = page.evaluate(
+        "() => (document.querySelector('#site-headlab-result .hl-root') || {dataset: {}}).dataset.shown"
+    )
     page.click("#site-headlab-go")
-    page.wait_for_selector("#site-headlab-result .hl-root:not(.hl-empty)", timeout=60_000)
+    page.wait_for_function(
+        "(b) => { const r = document.querySelector('#site-headlab-result .hl-root');"
+        " return r && !r.classList.contains('hl-empty') && r.dataset.shown !== b; }",
+        arg=before,
+        timeout=60_000,
+    )
     assert page.locator("#site-headlab-result .hl-root").get_attribute("data-off") == "encoder:1:1"
     assert page.locator("#site-headlab-result canvas").count() >= 1
     bad = page.evaluate("() => window.attentionLens.headLab('', '[]')")
@@ -297,3 +305,19 @@ def test_time_travel_reads_each_snapshot_when_the_slider_first_shows_it(page, si
         sharp = cross_sharpness(theirs.sentences[0].explanation.cross)
         assert np.allclose(reading["sharpness"], sharp, atol=2e-2), (reading["sharpness"], sharp)
     assert sizes["snapshots/index.json"] and sum(n for k, n in sizes.items() if k.startswith("snapshots/")) > 30 * 2**20
+
+
+def test_compare_shows_each_sentence_by_the_other_model_beside_the_page(pair_page):
+    from tests.test_site import everyday_of
+
+    page, asked, folder = pair_page
+    everyday = everyday_of(folder)
+    text = "Ein Mann fährt Fahrrad."
+    second = page.evaluate("(t) => window.attentionLens.compare(t, {num_beams: 1})", text)
+    assert second["sentences"][0]["route"]["model"] == "everyday"
+    assert second["sentences"][0]["translation"] == everyday.translate(text, num_beams=1)
+    assert any("everyday/weights.safetensors" in u for u in asked)  # fetched when the view opened
+    assert page.locator("#site-second").is_visible() and page.locator("#site-second-result canvas").count() >= 1
+    assert page.evaluate("() => document.body.classList.contains('al-comparing')")  # the picture waits
+    page.uncheck("#site-compare")
+    assert not page.locator("#site-second").is_visible()

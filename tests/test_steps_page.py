@@ -42,7 +42,7 @@ def stepped(request, site, browser):  # noqa: F811
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
     page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
-    page.evaluate("(text) => window.attentionLens.translate(text, {num_beams: 1})", TEXT)
+    page.evaluate("(text) => window.attentionLens.translate(text, {num_beams: 1, model: 'default'})", TEXT)
     yield page
     page.close()
     assert errors == [], errors

@@ -86,9 +86,13 @@ def page(title: str) -> str:
 {html("app.site.source", "label", 'for="site-source" class="site-label"')}
 <textarea id="site-source" rows="2" lang="de">{escape(EXAMPLE)}</textarea>
 <div id="site-actions">{html("app.translate.button", "button", 'id="site-translate" type="button" disabled')}
-<label><input id="site-greedy" type="checkbox"> {greedy}</label></div>
+<label><input id="site-greedy" type="checkbox"> {greedy}</label>
+<label id="site-compare-choice"><input id="site-compare" type="checkbox"> {html("app.translate.compare", "span")}</label></div>
 {html("app.site.loading", "p", 'id="site-status" aria-live="polite"')}
-<div id="site-result"></div>
+<div id="site-results"><div id="site-first">{html("app.translate.first_label", "div", 'class="al-model-label" hidden')}
+<div id="site-result"></div></div>
+<div id="site-second" hidden>{html("app.translate.second_label", "div", 'class="al-model-label"')}
+<div id="site-second-result"></div></div></div>
 {views()}
 </main>
 {scripts}
@@ -295,6 +299,7 @@ def export_site(
     model: str | Path = "checkpoints/de-en",
     precision: str = "int8",
     everyday: str | Path | None = None,
+    snapshots: bool = True,
 ) -> dict:
     """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES. `everyday`
     (a checkpoint) is the second model each sentence of everyday German goes to, as on the app."""
@@ -314,7 +319,8 @@ def export_site(
         language_file(model),
     )
     heads_file(out, model, translator)
-    snapshot_files(out, model, translator, precision)
+    if snapshots:
+        snapshot_files(out, model, translator, precision)
     (out / "static").mkdir(parents=True, exist_ok=True)
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:  # (SITE_SCRIPTS holds messages/*.json too)
         (out / "static" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -352,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         default=str(DEFAULT_EVERYDAY),
         help="the everyday checkpoint each sentence of everyday German goes to ('none': one model)",
     )
+    parser.add_argument(
+        "--no-snapshots", action="store_true", help="leave time travel's snapshots out (a site 44 MB smaller)"
+    )
     parser.add_argument("--push-to-hub", metavar="USER/NAME", help="then create or update this static Space with it")
     args = parser.parse_args(argv)
     everyday = None if args.everyday.lower() == "none" else args.everyday
@@ -360,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             from huggingface_hub.utils import validate_repo_id
 
             validate_repo_id(args.push_to_hub)
-        sizes = export_site(args.folder, args.model, args.precision, everyday)
+        sizes = export_site(args.folder, args.model, args.precision, everyday, snapshots=not args.no_snapshots)
     except (ValueError, OSError) as err:
         print(f"export_site: {err}", file=sys.stderr)
         return 1

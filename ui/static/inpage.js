@@ -157,7 +157,9 @@ export async function inPageTranslate(lens, text, options) {
   const shown = pairs.slice(0, MAX_SENTENCES), payloads = [];
   lens.lastMaps = [];
   for (const [written, read] of shown) { // each sentence by the model its route names (router.js)
-    const r = lens.router ? lens.router.route(read, o.model || "auto", written) : null;
+    let r = lens.router ? lens.router.route(read, o.model || "auto", written) : null;
+    // the compare view's second side: each sentence by the model its route did not pick (ui/translate.other_side)
+    if (r && o.other && lens.everyday) r = lens.router.route(read, r.model === "everyday" ? "default" : "everyday", written);
     const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
     const e = explainOne(by, r ? r.text : read, o);
     lens.lastMaps.push(e.maps);

@@ -9,12 +9,14 @@ import { startContent } from "./content.js";
 import { startGlossary } from "./glossary.js";
 import { publish } from "./door.js";
 import { number, t } from "./i18n.js";
-import { register } from "./store.js";
+import { register, set } from "./store.js";
 import { inPageTranslate, loadInPage } from "./inpage.js";
 import { answerInPage } from "./inside.js";
 import { Result } from "./result.js";
 import { splitSentences } from "./sentences.js";
 import { startSiteViews } from "./siteviews.js";
+// the two sides of the compare view laid out alike, their maps level
+import "./compare.js";
 import { drawSpine } from "./spine.js";
 import { loadKernels } from "./transformer.js";
 
@@ -43,15 +45,40 @@ async function boot() {
     status.textContent = t("site.load_failed", { error: err.message });
     return;
   }
+  const compare = /** @type {HTMLInputElement} */ ($("#site-compare"));
+  let second = /** @type {any} */ (null);
   const translate = async (text, options) => {
     const payload = await inPageTranslate(lens, text, options);
     result.show(payload);
     drawSpine(result);
+    set({ translated: payload });
+    if (compare.checked) await compared(text, options);
     return payload;
   };
+  /** The compare view: each sentence also by the model that did not translate it (its files fetched now). */
+  const compared = async (text, options) => {
+    second = second || new Result($("#site-second-result"));
+    register("second", second);
+    const payload = await inPageTranslate(lens, text, { ...options, other: true });
+    second.show(payload);
+    set({ compared: payload });
+    return payload;
+  };
+  const showSecond = (on) => {
+    $("#site-second").hidden = !on;
+    /** @type {HTMLElement} */ (document.querySelector("#site-first .al-model-label")).hidden = !on;
+    document.body.classList.toggle("site-comparing", on);
+    if (!on) set({ compared: null });
+  };
+  compare.addEventListener("change", () => {
+    showSecond(compare.checked);
+    if (compare.checked) compared(box.value, { num_beams: greedy.checked ? 1 : 4 });
+  });
+  $("#site-compare-choice").hidden = !lens.everyday; // one model: nothing to compare with
   publish({ translate, callApi, loadedMs: Math.round(performance.now() - t0), pieces: (text) => lens.bpe.encode(text),
     sentences: (text) => splitSentences(text), domain: (text) => lens.domain && lens.domain.report(text),
     route: (text) => lens.router && lens.router.split(text).map(([written, read]) => lens.router.route(read, "auto", written)),
+    compare: (text, options) => { compare.checked = true; showSecond(true); return compared(text, options || {}); },
     maps: () => (lens.lastMaps || []).map((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Array.from(v)]))) });
   startSiteViews(lens);
   const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4 });
