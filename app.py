@@ -39,7 +39,7 @@ from training_data.language import language_file
 from training_data.provenance import PAIRED, checkpoint_provenance
 from translation import Translator
 from ui import lanes, mcp_fairness, public
-from ui.assets import CJK_FONTS, PAGE_CSS
+from ui.assets import CJK_FONTS, PAGE_CSS, TOUR_CSS
 from ui.pair import Pair, Served
 from ui.routed import Router
 
@@ -176,5 +176,5 @@ mcp_fairness.fair_tool_calls()  # and a flood of one client is refused in the ap
 if __name__ == "__main__":
     public.start_sweeper(demo)
     demo.launch(
-        theme=THEME, css_paths=[PAGE_CSS], i18n=ui.locales.I18N, **public.launch_settings()
+        theme=THEME, css_paths=[PAGE_CSS, TOUR_CSS], i18n=ui.locales.I18N, **public.launch_settings()
     )  # mcp_server=True with gradio[mcp]

@@ -321,3 +321,25 @@ def test_compare_shows_each_sentence_by_the_other_model_beside_the_page(pair_pag
     assert page.evaluate("() => document.body.classList.contains('al-comparing')")  # the picture waits
     page.uncheck("#site-compare")
     assert not page.locator("#site-second").is_visible()
+
+
+def test_the_walk_visits_every_stop_on_the_site_opening_its_views(page):
+    stops = page.evaluate("() => window.attentionLens.walk()")
+    assert len(stops) >= 27 and "evidence" not in [s["view"] for s in stops]  # no training data in the page
+    header = page.locator("#site-header .al-tour-start")
+    assert f"({len(stops)} stops)" in header.inner_text()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    seen = {}
+    for i, stop in enumerate(stops):
+        page.evaluate("(i) => window.attentionLens.walkTo(i)", i)
+        card = page.locator(".al-tour")
+        assert card.is_visible() and card.get_attribute("data-stop") == str(i + 1)
+        seen[stop["view"]] = page.evaluate("() => [...document.querySelectorAll('.site-view[open]')].map((d) => d.id)")
+    assert "site-step" in seen["step"] and "site-headlab" in seen["headlab"] and "site-history" in seen["history"]
+    page.wait_for_function(
+        "() => { const h = document.querySelector('#site-history .al-history'); return h && h.dataset.ready === 'true'; }",
+        timeout=60_000,
+    )
+    page.keyboard.press("Escape")
+    assert not page.locator(".al-tour").count() and errors == [], errors

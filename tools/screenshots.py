@@ -274,6 +274,40 @@ SITE_SHOTS = {
     "site-everyday-phone": (PHONE, "ich möchte ein bier"),
     "site-zh-desktop": (DESKTOP, "Wo ist der Bahnhof? Ein Mann fährt Fahrrad."),
 }
+CAPTION = "Ein weißer Junge fegt eine Veranda mit einem großen Besen."
+HEADS_OFF = '{"encoder":[[1,1,1,1],[1,1,1,1],[1,1,1,1]],"decoder":[[1,1,1,1],[1,1,1,1],[1,1,1,1]],"cross":[[1,1,1,1],[1,1,1,1],[0,0,0,0]]}'
+# The site's views, each run in the page and shot where it opens: (its section, the script that runs it).
+VIEW_RUNS = {
+    "step": (
+        "#site-step",
+        "async () => { document.querySelector('#site-step').open = true; await window.attentionLens.step("
+        f"'{CAPTION}', 4); document.querySelectorAll('#site-step .st-cand')[1].click(); "
+        "await new Promise((r) => setTimeout(r, 1500)); }",
+    ),
+    "headlab": (
+        "#site-headlab",
+        "async () => { document.querySelector('#site-headlab').open = true; await window.attentionLens.headLab("
+        f"'Ein Mann isst in einem Restaurant zu Mittag.', '{HEADS_OFF}'); }}",
+    ),
+    "history": (
+        "#site-history",
+        "async () => { document.querySelector('#site-history').open = true; await window.attentionLens.travel("
+        "'Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau.'); await window.attentionLens.travelTo(1); "
+        "const s = document.querySelector('#site-history .al-h-slider'); s.value = 1; s.dispatchEvent(new Event('input')); }",
+    ),
+    "copylab": (
+        "#site-copylab",
+        "async () => { document.querySelector('#site-copylab').open = true; await window.attentionLens.copyLab("
+        "{n_layers: 1, n_heads: 2, d_model: 32, lr: 0.005, steps: 200}); }",
+    ),
+    "compare": (
+        "#site-results",
+        f"async () => {{ await window.attentionLens.compare('{CAPTION}', {{num_beams: 4}}); }}",
+    ),
+}
+for _view in VIEW_RUNS:
+    SITE_SHOTS[f"site-{_view}-desktop"] = (DESKTOP, CAPTION)
+    SITE_SHOTS[f"site-{_view}-phone"] = (PHONE, CAPTION)
 
 
 def site_shots(out: Path, names: list[str]) -> None:
@@ -301,6 +335,13 @@ def site_shots(out: Path, names: list[str]) -> None:
                 "return window.attentionLens.translate(t, {num_beams: 4}); }",
                 text,
             )
+            view = name.split("-")[1]
+            if view in VIEW_RUNS:  # a view beside the translation, run in the page and shot where it opens
+                section, run = VIEW_RUNS[view]
+                page.evaluate(run)
+                page.wait_for_timeout(600)
+                page.locator(section).scroll_into_view_if_needed()
+                page.evaluate("(s) => document.querySelector(s).scrollIntoView({block: 'start'})", section)
             page.wait_for_timeout(400)
             page.screenshot(path=str(out / f"{name}.png"))
             print("wrote", out / f"{name}.png", flush=True)

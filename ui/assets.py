@@ -19,6 +19,7 @@ from ui.standalone import VIEWER_STYLES, page_modules
 STATIC = Path(__file__).resolve().parent / "static"
 STYLES = list(VIEWER_STYLES)  # the viewer the page, a notebook and a saved file share
 PAGE_CSS = STATIC / "page.css"  # the page around the views: header, compact inputs, phones
+TOUR_CSS = STATIC / "tour.css"  # the guided walk's card, which the static site shows too
 # The fonts Chinese text is drawn in where the system has one (macOS, Windows, Linux with fonts-noto-cjk), after
 # the Latin ones: a browser takes each character from the first font that has it. site.css names the same.
 CJK_FONTS = ["PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", "Source Han Sans SC"]

@@ -26,16 +26,15 @@ import torch
 from safetensors.torch import save_file
 
 from lens.code import code_map
-from lens.time_travel import find_snapshots
+from lens.time_travel import SnapshotLibrary
 from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
 from translation import Translator
-from translation.snapshots import load_snapshot
 from ui.head_lab import EXAMPLE as HEADLAB_EXAMPLE
 from ui.head_lab_data import importance_payload, load_importance
 from ui.header import language_switch
-from ui.locales import html
+from ui.locales import html, message
 from ui.standalone import page_modules
 from ui.step_through import EXAMPLES as STEP_EXAMPLES
 from ui.time_travel import DEFAULT_SENTENCE as HISTORY_SENTENCE
@@ -62,6 +61,7 @@ SITE_STYLES = [
     "heads.css",
     "history.css",
     "copylab.css",
+    "tour.css",
     "site.css",
 ]  # the viewer's and the picture's, the views' (ui/assets.py's VIEW_STYLES), then the site's
 SITE_FILES = ["kernels.wasm"]
@@ -76,12 +76,13 @@ def page(title: str) -> str:
     scripts = f'<script type="module" src="static/{SITE_ENTRY}"></script>'
     greedy = html("app.site.greedy", "span")
     glossary = html("app.header.glossary", "button", "type='button' class='al-glossary-open'")
+    walk = f"<button type='button' class='al-tour-start'>{message('app.header.walk')}</button>"  # tour.js names it
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)}</title><link rel="icon" href="data:,">
 {styles}
 </head><body>
-<header id="site-header"><h1>Attention Lens</h1> {html("app.site.lead", "span")} {glossary} {language_switch()}</header>
+<header id="site-header"><h1>Attention Lens</h1> {html("app.site.lead", "span")} {walk} {glossary} {language_switch()}</header>
 <main>
 {html("app.site.source", "label", 'for="site-source" class="site-label"')}
 <textarea id="site-source" rows="2" lang="de">{escape(EXAMPLE)}</textarea>
@@ -264,13 +265,14 @@ def snapshot_files(folder: Path, model: str | Path, translator: Translator, prec
     """Time travel's snapshots (translation/snapshots.py's, of `model`) in `precision` under snapshots/, each its
     weights and config, with snapshots/index.json (their steps and val figures), named in site.json; fetched one at
     a time when the view first reads with one. Returns how many; 0 where the checkpoint has none."""
+    library = SnapshotLibrary(str(model), max_loaded=1, device="cpu")
     try:
-        found = find_snapshots(str(model))
+        found = library.snapshots()
     except (OSError, ValueError):
         return 0
     entries, out = [], folder / SNAPSHOTS_FOLDER
     for i, snapshot in enumerate(found):
-        reader = load_snapshot(str(model), snapshot, device="cpu")
+        reader = library.translator(snapshot)
         if reader.tokenizer.to_str() != translator.tokenizer.to_str():
             raise ValueError(f"snapshot at step {snapshot.step} has another tokenizer than the model's")
         name = f"{i:02d}-step-{snapshot.step}"

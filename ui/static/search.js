@@ -34,9 +34,12 @@ export function logSoftmax(row) {
   return out;
 }
 
-/** The probability of `token` under the model's own logits (before any ban). */
+/** The probability of `token` under the model's own logits (before any ban): exp(z_token - logsumexp(z)). */
 function probOf(logits, token) {
-  return Math.exp(logSoftmax(logits)[token]);
+  let m = -Infinity, s = 0;
+  for (let i = 0; i < logits.length; i++) if (logits[i] > m) m = logits[i];
+  for (let i = 0; i < logits.length; i++) s += Math.exp(logits[i] - m);
+  return Math.exp(logits[token] - m - Math.log(s));
 }
 
 /** The k largest entries of a row, best first: [[value, index]]; the lower index first among equals. */
@@ -93,9 +96,9 @@ export function beam(model, enc, K, lengthPenalty, maxNew, noRepeat) {
   };
   let done = false;
   for (let t = 0; t < maxNew && !done; t++) {
-    const cands = [];
+    const cands = [], steps = model.stepMany(enc, beams.map((b) => b.cache), beams.map((b) => b.tokens[b.tokens.length - 1]));
     beams.forEach((b, k) => {
-      const s = model.step(enc, b.cache, b.tokens[b.tokens.length - 1]);
+      const s = steps[k]; // every beam's step in one pass: each weight read once a step
       const logp = logSoftmax(ban(s.logits, b.tokens, config, noRepeat));
       for (const [v, token] of topk(logp, 2 * K)) cands.push({ score: b.score + v, from: k, token });
     });

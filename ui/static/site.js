@@ -17,6 +17,8 @@ import { splitSentences } from "./sentences.js";
 import { startSiteViews } from "./siteviews.js";
 // the two sides of the compare view laid out alike, their maps level
 import "./compare.js";
+// the guided walk, its stops opening the site's views
+import "./tour.js";
 import { drawSpine } from "./spine.js";
 import { loadKernels } from "./transformer.js";
 
@@ -78,6 +80,7 @@ async function boot() {
   publish({ translate, callApi, loadedMs: Math.round(performance.now() - t0), pieces: (text) => lens.bpe.encode(text),
     sentences: (text) => splitSentences(text), domain: (text) => lens.domain && lens.domain.report(text),
     route: (text) => lens.router && lens.router.split(text).map(([written, read]) => lens.router.route(read, "auto", written)),
+    compute: (text, options) => inPageTranslate(lens, text, options), // the payload, computed and not drawn (bench/site.py)
     compare: (text, options) => { compare.checked = true; showSecond(true); return compared(text, options || {}); },
     maps: () => (lens.lastMaps || []).map((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Array.from(v)]))) });
   startSiteViews(lens);

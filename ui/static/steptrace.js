@@ -13,10 +13,11 @@ import { splitSentences } from "./sentences.js";
 const TOP_K = 10, MAX_CHARACTERS = 400, MAX_WORD_CHARACTERS = 40; // ui/step_through.py's
 const UNK_ID = 3; // tokenizer/: <pad> 0, <s> 1, </s> 2, <unk> 3
 
-/** One step of one row: the model's log-probabilities before any ban and its attention rows. */
-function stepOf(model, enc, row) {
-  const s = model.step(enc, row.cache, row.tokens[row.tokens.length - 1]);
-  return { s, record: { logp: logSoftmax(s.logits), self: s.selfRows, cross: s.crossRows } };
+/** One step of every row at once: each row's logits and its record (the model's log-probabilities before any
+    ban, its attention rows). */
+function stepsOf(model, enc, rows) {
+  return model.stepMany(enc, rows.map((r) => r.cache), rows.map((r) => r.tokens[r.tokens.length - 1]))
+    .map((s) => ({ s, record: { logp: logSoftmax(s.logits), self: s.selfRows, cross: s.crossRows } }));
 }
 
 /** The beam tree's nodes (lens/trace.BeamNode) and how a node is made from its parent. */
@@ -40,9 +41,9 @@ export function tracedSearch(model, enc, K, lengthPenalty, maxNew, noRepeat, pre
   const offer = (score, ids) => { finished.push({ score, ids }); finished.sort((a, b) => b.score - a.score); finished.length = Math.min(finished.length, K); };
   let done = false, steps = 0;
   for (let t = 0; t < maxNew && !done && rows.length; t++, steps++) {
-    const forced = t < prefix.length ? prefix[t] : null, cands = [];
+    const forced = t < prefix.length ? prefix[t] : null, cands = [], stepped = stepsOf(model, enc, rows);
     rows.forEach((r, k) => {
-      const { s, record } = stepOf(model, enc, r);
+      const { s, record } = stepped[k];
       r.node.record = record;
       let logp = logSoftmax(ban(s.logits.slice(), r.tokens, config, forced === null ? noRepeat : 0));
       if (forced !== null) { const kept = logp[forced]; logp = new Float32Array(logp.length).fill(-Infinity); logp[forced] = kept; }

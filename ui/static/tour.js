@@ -8,22 +8,27 @@ import { el } from "./draw.js";
 import { SPECIAL, selectMap } from "./core.js";
 import { publish } from "./door.js";
 import { t } from "./i18n.js";
-import { openView } from "./walk.js";
 import { stepTitle } from "./steps.js";
-import { view } from "./store.js";
+import { act, view } from "./store.js";
 
 /** The walk on screen (null: none), and where the last one was left (null: finished or never started), kept in
     this tab's storage so that the header's button can resume it. */
 let tour = null, left = null;
 try { left = JSON.parse(sessionStorage.getItem("al-walk") || "null"); } catch (e) { left = null; }
-const $ = (s) => document.querySelector(s);
+// The static site's names for the parts of the page the stops point at (ui/export_site.py writes them).
+const ON_SITE = { "#result": "#site-result", "#source": "#site-source", "#view-step": "#site-step",
+  "#view-headlab": "#site-headlab", "#view-history": "#site-history", "#view-copylab": "#site-copylab",
+  "#page-header": "#site-header" };
+const onSite = () => !!document.querySelector("#site-result");
+const here = (selector) => (onSite() ? selector.replace(/#[\w-]+/g, (id) => ON_SITE[id] || id) : selector);
+const $ = (s) => document.querySelector(here(s));
 
 function viewer() {
   const result = view("translate");
   return result ? result.viewer : null;
 }
 const show = (kind, level) => () => { const v = viewer(); if (v) { v.choose("kind", kind); v.choose("level", level || "words"); } };
-const open = (name) => () => openView(name);
+const open = (name) => () => act("open", name); // walk.js on the app, siteviews.js on the static site
 const panel = (opener) => () => {
   const b = /** @type {HTMLElement | null} */ ($(`#result .al-inside [data-view="${opener}"]`));
   if (b && b.getAttribute("aria-pressed") !== "true") b.click();
@@ -168,7 +173,7 @@ const STOPS = [
     get text() { return t("tour.headlab.text"); } },
   { at: "#result .al-ladder-panel", view: "patching", before: panel("openPatch"), get title() { return t("tour.patching.title"); },
     get text() { return t("tour.patching.text"); } },
-  { at: "#result .al-evidence", view: "evidence", get title() { return t("tour.evidence.title"); },
+  { at: "#result .al-evidence", view: "evidence", app: true, get title() { return t("tour.evidence.title"); },
     get text() { return t("tour.evidence.text"); } },
   { at: "#view-history", view: "history", before: both(open("history"), travel(0)), get title() { return t("tour.history.title"); },
     get text() { return t("tour.history.text"); } },
@@ -177,6 +182,9 @@ const STOPS = [
   { at: "#view-copylab", view: "copylab", before: open("copylab"), get title() { return t("tour.copylab.title"); },
     get text() { return t("tour.copylab.text"); } },
 ];
+// The static site has no training data to show evidence from: its walk leaves that stop out.
+const ALL_STOPS = STOPS.splice(0, STOPS.length);
+STOPS.push(...ALL_STOPS.filter((s) => !(/** @type {any} */ (s).app && onSite())));
 export const walk = () => STOPS.map((s) => ({ title: s.title, view: s.view, guess: !!s.guess,
   concept: /** @type {any} */ (s).concept || null }));
 
@@ -315,7 +323,7 @@ publish({ walk, walkTo });
 
 // The page header's button starts the walk (app.py writes it, so nothing moves when this script arrives).
 (function bind(since) {
-  const b = /** @type {HTMLElement | null} */ (document.querySelector("#page-header .al-tour-start"));
+  const b = /** @type {HTMLElement | null} */ ($("#page-header .al-tour-start"));
   if (b && !b.dataset.bound) {
     b.dataset.bound = "true";
     b.addEventListener("click", () => startTour());

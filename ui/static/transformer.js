@@ -78,7 +78,9 @@ export async function loadKernels(bytes) {
 const SCRATCH = 1 << 20; // bytes for x and for y in the kernel's memory: 256 rows of 1,024, or one row of the output layer
 
 /** Every tensor copied into the kernel's memory once, then views of it in place of the arrays (the weights
-    first, then a scratch region for x and one for y); the product runs there. */
+    first, then a scratch region for x and one for y); the product runs there. (An int8 file's matrices arrive
+    dequantised: the product is bounded by its arithmetic here, not by the bytes it reads, and an int8 product
+    measured slower: bench/site.py.) */
 function intoKernel(kernel, tensors) {
   const names = Object.keys(tensors), bytes = names.reduce((n, k) => n + tensors[k].data.length * 4, 0);
   const need = bytes + 2 * SCRATCH, have = kernel.memory.buffer.byteLength;
@@ -267,10 +269,10 @@ export class Transformer {
     let x = this.embedding([token], t);
     if (read) read("decoder.embed", x.slice());
     this.decoderLayers.forEach((L, i) => {
-      const c = cache.layers[i];
-      const q = linear(x, 1, L.self.W, L.self.b, D, D, 0);
-      c.k.set(linear(x, 1, L.self.W, L.self.b, D, D, D), t * D);
-      c.v.set(linear(x, 1, L.self.W, L.self.b, D, D, 2 * D), t * D);
+      const c = cache.layers[i], qkv = linear(x, 1, L.self.W, L.self.b, D, 3 * D, 0); // q, k, v in one product
+      const q = qkv.subarray(0, D);
+      c.k.set(qkv.subarray(D, 2 * D), t * D);
+      c.v.set(qkv.subarray(2 * D), t * D);
       const a = this.attend(q, c.k, c.v, 1, t + 1, null, this.kept("decoder", i));
       const o = linear(a.out, 1, L.self.Wo, L.self.bo, D, D);
       if (read) read(`decoder.${i}.self_attn`, { q, k: c.k, v: c.v, weights: a.weights, heads: a.out, out: o });
@@ -288,6 +290,36 @@ export class Transformer {
     });
     cache.t = t + 1;
     return { logits: this.logits(x), state: x, selfRows, crossRows };
+  }
+
+  /** One decoder step of K rows at once (the beams of a search, each with its cache, all at the same step): the
+      tokens read -> each row's logits (V) and attention rows, as K calls of step() give them, number for number. The
+      products take all K rows in one call, so each weight is read once a step, not once a row. */
+  stepMany(enc, caches, tokens) {
+    const { D } = this, K = tokens.length, t = caches[0].t, rows = tokens.map(() => ({ self: [], cross: [] }));
+    let x = new Float32Array(K * D);
+    tokens.forEach((token, r) => x.set(this.embedding([token], t), r * D));
+    const each = (a, r) => a.subarray(r * D, (r + 1) * D);
+    this.decoderLayers.forEach((L, i) => {
+      const qkv = linear(x, K, L.self.W, L.self.b, D, 3 * D, 0), heads = new Float32Array(K * D);
+      caches.forEach((cache, r) => {
+        const c = cache.layers[i], at = r * 3 * D;
+        c.k.set(qkv.subarray(at + D, at + 2 * D), t * D); c.v.set(qkv.subarray(at + 2 * D, at + 3 * D), t * D);
+        const a = this.attend(qkv.subarray(at, at + D), c.k, c.v, 1, t + 1, null, this.kept("decoder", i));
+        heads.set(a.out, r * D); rows[r].self.push(a.weights);
+      });
+      x = addNorm(x, linear(heads, K, L.self.Wo, L.self.bo, D, D), K, D, L.norm1.g, L.norm1.b);
+      const qc = linear(x, K, L.cross.W, L.cross.b, D, D, 0), m = enc.cross[i], mixed = new Float32Array(K * D);
+      for (let r = 0; r < K; r++) {
+        const b = this.attend(each(qc, r), m.k, m.v, 1, enc.S, null, this.kept("cross", i));
+        mixed.set(b.out, r * D); rows[r].cross.push(b.weights);
+      }
+      x = addNorm(x, linear(mixed, K, L.cross.Wo, L.cross.bo, D, D), K, D, L.norm2.g, L.norm2.b);
+      x = addNorm(x, this.feedForward(x, K, L.ff), K, D, L.norm3.g, L.norm3.b);
+    });
+    caches.forEach((cache) => { cache.t = t + 1; });
+    const logits = linear(x, K, this.embed, null, D, this.V);
+    return rows.map((row, r) => ({ logits: logits.subarray(r * this.V, (r + 1) * this.V), selfRows: row.self, crossRows: row.cross }));
   }
 
   /** The output layer (the shared embedding, no bias): state (D) -> logits (V). */

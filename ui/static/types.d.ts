@@ -506,6 +506,8 @@ interface PublicApi {
   headMask?(): string | null;
   labBusy?(id: string): void;
   /** The static site: train the copy lab in the page with these settings; a Promise of its last report. */
+  /** The static site: the payload translate() draws, computed and not drawn. */
+  compute?(text: string, options?: { num_beams?: number; length_penalty?: number; max_new_tokens?: number | null; model?: string }): Promise<any>;
   /** The static site: the compare view's second side for a text (each sentence by the other model). */
   compare?(text: string, options?: { num_beams?: number }): Promise<any>;
   /** The static site: time travel's value for a text (the trained snapshot read), and snapshot i read too. */
