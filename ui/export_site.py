@@ -168,8 +168,9 @@ pinned: false
 
 German → English by a hand-written encoder-decoder Transformer, every attention map drawn, all computed in
 the visitor's browser (no server): the tokenizer, the encoder, the decoder with its key/value cache, greedy
-and beam search, Q/K/V and the logit lens. Who wrote each word, patching and the training data's evidence
-need the full app.
+and beam search, every map, the picture of the model step by step, the step-through with what-if and the beam
+tree, who wrote each word, why-not, patching, the head lab, time travel, the two models compared, and a copy lab
+that trains a tiny Transformer in the page. Only the training data's evidence needs the full app.
 """
 
 
