@@ -273,6 +273,15 @@ def test_beam_search_writes_what_the_server_writes(page, shipped_translator):
         for t in sentences
     ]
     assert got == expected
+    # the winner's maps and probabilities, kept by the search itself (no second pass), are the server's
+    for text in sentences[:4]:
+        payload = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 4, max_new_tokens: null})", text)
+        maps = page.evaluate("() => window.attentionLens.maps()")[0]
+        server = explain(shipped_translator, text, num_beams=4)
+        for kind in ("decoder", "cross"):
+            ours = getattr(server, kind)
+            assert np.abs(np.asarray(maps[kind]).reshape(ours.shape) - ours).max() < 1e-3, kind
+        assert np.allclose(payload["sentences"][0]["probs"], server.target_probs, atol=2e-3)
 
 
 def test_the_pieces_and_the_sentences_are_pythons(page):

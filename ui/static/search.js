@@ -34,12 +34,18 @@ export function logSoftmax(row) {
   return out;
 }
 
-/** The probability of `token` under the model's own logits (before any ban): exp(z_token - logsumexp(z)). */
-function probOf(logits, token) {
+/** logsumexp of a row as (its largest entry, the log of the sum of exp(z - that)). */
+function logSumExp(logits) {
   let m = -Infinity, s = 0;
   for (let i = 0; i < logits.length; i++) if (logits[i] > m) m = logits[i];
   for (let i = 0; i < logits.length; i++) s += Math.exp(logits[i] - m);
-  return Math.exp(logits[token] - m - Math.log(s));
+  return [m, Math.log(s)];
+}
+
+/** The probability of `token` under the model's own logits (before any ban): exp(z_token - logsumexp(z)). */
+function probOf(logits, token) {
+  const [m, ls] = logSumExp(logits);
+  return Math.exp(logits[token] - m - ls);
 }
 
 /** The k largest entries of a row, best first: [[value, index]]; the lower index first among equals. */
@@ -84,13 +90,14 @@ export function greedy(model, enc, maxNew, noRepeat) {
   return { out: tokens.slice(1), steps };
 }
 
-/** Beam search with K beams; the maps are read after it by replay. */
+/** Beam search with K beams. Each beam keeps the attention rows of its steps and the probability of each piece
+    it wrote (under the model's own logits, before any ban), so the winner's maps need no second pass. */
 export function beam(model, enc, K, lengthPenalty, maxNew, noRepeat) {
   const config = model.config, eos = config.eos_id;
-  let beams = [{ tokens: [config.bos_id], score: 0, cache: model.cache(maxNew) }];
-  const finished = []; // {score, ids}, best first, at most K
-  const offer = (score, ids) => {
-    finished.push({ score, ids });
+  let beams = [{ tokens: [config.bos_id], score: 0, cache: model.cache(maxNew), steps: [] }];
+  const finished = []; // {score, ids, steps}, best first, at most K
+  const offer = (score, ids, steps) => {
+    finished.push({ score, ids, steps });
     finished.sort((a, b) => b.score - a.score);
     if (finished.length > K) finished.length = K;
   };
@@ -99,24 +106,29 @@ export function beam(model, enc, K, lengthPenalty, maxNew, noRepeat) {
     const cands = [], steps = model.stepMany(enc, beams.map((b) => b.cache), beams.map((b) => b.tokens[b.tokens.length - 1]));
     beams.forEach((b, k) => {
       const s = steps[k]; // every beam's step in one pass: each weight read once a step
+      const [m, ls] = logSumExp(s.logits); // before the bans: what a teacher-forced pass reads
       const logp = logSoftmax(ban(s.logits, b.tokens, config, noRepeat));
-      for (const [v, token] of topk(logp, 2 * K)) cands.push({ score: b.score + v, from: k, token });
+      for (const [v, token] of topk(logp, 2 * K)) {
+        cands.push({ score: b.score + v, from: k, token, step: { self: s.selfRows, cross: s.crossRows, prob: Math.exp(s.logits[token] - m - ls) } });
+      }
     });
     cands.sort((a, b) => b.score - a.score || a.from - b.from);
     const top = cands.slice(0, 2 * K);
     const norm = (t + 1) ** lengthPenalty;
-    top.slice(0, K).forEach((c) => { if (c.token === eos && c.score > -Infinity) offer(c.score / norm, beams[c.from].tokens.slice(1).concat(eos)); });
+    top.slice(0, K).forEach((c) => {
+      if (c.token === eos && c.score > -Infinity) offer(c.score / norm, beams[c.from].tokens.slice(1).concat(eos), beams[c.from].steps.concat(c.step));
+    });
     const live = top.filter((c) => c.token !== eos).slice(0, K);
     if (finished.length === K && live.length && live[0].score / norm <= finished[K - 1].score) { done = true; break; }
     const used = new Set(); // a beam with two children: the second reads a copy of its cache
     beams = live.map((c) => {
       const parent = beams[c.from], cache = used.has(c.from) ? model.copyCache(parent.cache) : parent.cache;
       used.add(c.from);
-      return { tokens: parent.tokens.concat(c.token), score: c.score, cache };
+      return { tokens: parent.tokens.concat(c.token), score: c.score, cache, steps: parent.steps.concat(c.step) };
     });
   }
-  if (!done) for (const b of beams) offer(b.score / (b.tokens.length - 1) ** lengthPenalty, b.tokens.slice(1));
-  return { out: finished.length ? finished[0].ids : [] };
+  if (!done) for (const b of beams) offer(b.score / (b.tokens.length - 1) ** lengthPenalty, b.tokens.slice(1), b.steps);
+  return finished.length ? { out: finished[0].ids, steps: finished[0].steps } : { out: [], steps: [] };
 }
 
 /** The most new pieces a search takes for a source of S pieces, as Translator._max_new_tokens. */
