@@ -4,9 +4,8 @@
    switched off (each one's output scaled by 0 before W_O, as model/heads.HeadMask does), and the second
    translation's maps are read with those heads off; headlab.js draws the answer as it draws the server's. */
 import { changedWords } from "./steptext.js";
-import { inPageSentence, outputPayload } from "./inpage.js";
+import { inPageSentence, outputPayload, routed, unsure, written } from "./inpage.js";
 import { splitSentences } from "./sentences.js";
-import { fixed, t } from "./i18n.js";
 
 const MAX_CHARACTERS = 500; // ui/head_lab_data.py's: one sentence, with room
 const KINDS = ["encoder", "decoder", "cross"];
@@ -48,8 +47,6 @@ function withHeads(model, mask, fn) {
   try { return fn(); } finally { model.heads = null; }
 }
 
-const special = (config) => new Set([config.pad_id, config.bos_id, config.eos_id]);
-const written = (by, out) => by.bpe.decode(out.filter((i) => !special(by.config).has(i))).trim();
 
 /** The lab's answer for `text` with the heads of `maskJSON` off, by the model `by` (one sentence, routed). */
 export function ablation(by, text, maskJSON, left) {
@@ -60,8 +57,7 @@ export function ablation(by, text, maskJSON, left) {
   const ms = performance.now() - middle, before = written(by, original.out), after = written(by, ablated.out);
   const words = [before.split(/\s+/).filter(Boolean), after.split(/\s+/).filter(Boolean)], changed = changedWords(...words);
   explanation.status.method = "ablated";
-  const mean = original.probs.reduce((a, p) => a + Math.log(Math.max(p, 1e-12)), 0) / Math.max(1, original.probs.length);
-  const reasons = mean < by.rule.confidence_below ? [t("ablation.unsure", { mean: fixed(mean, 2), threshold: fixed(by.rule.confidence_below, 2) })] : [];
+  const { reasons } = unsure(by, original.probs);
   return {
     id: Date.now(), sentence: text, left_out: left, original: before, ablated: after,
     diff: { original_words: words[0], original_changed: changed.before, ablated_words: words[1], ablated_changed: changed.after },
@@ -75,11 +71,8 @@ export function ablation(by, text, maskJSON, left) {
 export function headLabServer(lens) {
   return async (text, maskJSON) => {
     try {
-      const [sentence, left] = firstSentence(text);
-      const r = lens.router ? lens.router.route(sentence, "auto", sentence) : null;
-      const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
-      const route = r ? (({ text: _, ...rest }) => rest)(r) : null;
-      return { ...ablation(by, r ? r.text : sentence, maskJSON, left), model: r ? r.model : "default", route };
+      const [sentence, left] = firstSentence(text), p = await routed(lens, sentence);
+      return { ...ablation(p.by, p.text, maskJSON, left), model: p.model, route: p.route };
     } catch (err) { return { id: Date.now(), error: String(err.message || err).slice(0, 300) }; }
   };
 }

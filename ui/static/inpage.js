@@ -106,6 +106,29 @@ function stackRows(rowsByStep, L, H, cols) {
   return out;
 }
 
+/** The English of piece ids `out` as the tokenizer writes it, the special pieces left out (Translator.decode). */
+export function written(lens, out) {
+  const c = lens.config, special = new Set([c.pad_id, c.bos_id, c.eos_id]);
+  return strip(lens.bpe.decode(out.filter((i) => !special.has(i))));
+}
+
+/** The alarm's confidence rule on a translation's piece probabilities: their mean log-probability, and the reason
+    in words where it is under the checkpoint's threshold (training_data/alarm.py's confidence_below). */
+export function unsure(lens, probs) {
+  const meanLogProb = probs.length ? probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / probs.length : 0;
+  const threshold = lens.rule.confidence_below;
+  const reasons = meanLogProb < threshold ? [t("inpage.unsure", { mean: fixed(meanLogProb, 2), threshold: fixed(threshold, 2) })] : [];
+  return { meanLogProb, reasons };
+}
+
+/** The model a sentence goes to, as the server's pair picks it (router.js; `model` "auto", "default" or "everyday"):
+    its lens, the sentence as that model reads it, the route's fields but its text (null without a router). */
+export async function routed(lens, sentence, model = "auto", writtenAs = sentence) {
+  const r = lens.router ? lens.router.route(sentence, model || "auto", writtenAs) : null;
+  const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
+  return { by, text: r ? r.text : sentence, route: r ? (({ text: _, ...rest }) => rest)(r) : null, model: r ? r.model : "default" };
+}
+
 /** One sentence through the model: its ids, search and maps; with `o.out`, the maps of that output instead of a
     search's (a teacher-forced pass, as lens/maps.teacher_forced). */
 export { explainOne as inPageSentence };
@@ -130,12 +153,9 @@ function explainOne(lens, source, o) {
     of German it reads like where the checkpoint has the guess: domain.js). */
 function sentencePayload(lens, source, e, route) {
   const { bpe, rule } = lens, tokens = { src: bpe.labels(e.ids), tgt: bpe.labels(e.out), in: bpe.labels(e.input) };
-  const meanLogProb = e.probs.length ? e.probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / e.probs.length : 0;
-  const reasons = meanLogProb < rule.confidence_below ? [t("inpage.unsure", { mean: fixed(meanLogProb, 2),
-    threshold: fixed(rule.confidence_below, 2) })] : [];
-  const special = new Set([lens.config.pad_id, lens.config.bos_id, lens.config.eos_id]);
+  const { meanLogProb, reasons } = unsure(lens, e.probs);
   return {
-    source, translation: strip(bpe.decode(e.out.filter((i) => !special.has(i)))), truncated: e.truncated, tokens,
+    source, translation: written(lens, e.out), truncated: e.truncated, tokens,
     words: { src: wordsOf(bpe, e.ids, tokens.src), tgt: wordsOf(bpe, e.out, tokens.tgt), in: wordsOf(bpe, e.input, tokens.in) },
     probs: e.probs.map((p) => Math.round(p * 1000) / 1000), mean_log_prob: Math.round(meanLogProb * 1000) / 1000,
     unfamiliar: reasons.length > 0, reasons, evidence: [],

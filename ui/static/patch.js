@@ -7,6 +7,7 @@
    d = logit(y) - logit(y') measures that choice. The corrupted run is repeated with one vector of the encoder's
    stream (a level, a position) taken from the clean run, and with one attention head's output (before W_O) taken
    from it: recovered = (d_patched - d_corrupted) / (d_clean - d_corrupted), 1 restoring the clean choice. */
+import { written } from "./inpage.js";
 import { tapPass } from "./taps.js";
 
 const KINDS = ["encoder", "decoder", "cross"];
@@ -72,8 +73,7 @@ export function patch(lens, clean, corrupted, step, decoded) {
     [...Array(config.n_heads).keys()].map((head) => share(headsFrom((k, l, h) => k === kind && l === layer && h === head))))]));
   const ranked = KINDS.flatMap((kind) => restored[kind].flatMap((row, layer) => row.map((value, head) => ({ kind, layer: layer + 1, head: head + 1, restored: value }))));
   ranked.sort((a, b) => b.restored - a.restored || (a.kind < b.kind ? 1 : a.kind > b.kind ? -1 : b.layer - a.layer || b.head - a.head));
-  const [cleanPiece, badPiece] = bpe.labels([y, yOther]), special = new Set([config.pad_id, config.bos_id, config.eos_id]);
-  const text = (ids) => bpe.decode(ids.filter((i) => !special.has(i))).trim();
+  const [cleanPiece, badPiece] = bpe.labels([y, yOther]), text = (ids) => written(lens, ids);
   return {
     step: at, clean_piece: cleanPiece, corrupted_piece: badPiece, clean_diff: dClean, corrupted_diff: dBad,
     levels: ["embedding", ...[...Array(config.n_encoder_layers).keys()].map((i) => `layer ${i + 1}`)],

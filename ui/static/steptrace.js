@@ -5,8 +5,7 @@
    tracedSearch is lens/trace.py's trace: the search of generation/search.py written out row by row, with a record of
    every step (the model's own distribution before any ban, its attention rows) and, with beams, every hypothesis
    the search kept (the beam tree) and the ranked n-best list. A forced prefix fixes the first pieces (what-if). */
-import { fixed, t } from "./i18n.js";
-import { outputPayload, quantize, wordsOf } from "./inpage.js";
+import { outputPayload, quantize, routed, unsure, wordsOf, written } from "./inpage.js";
 import { ban, logSoftmax, topk } from "./search.js";
 import { splitSentences } from "./sentences.js";
 
@@ -109,9 +108,9 @@ export function tracePayload(lens, ids, found, K, lengthPenalty, prefixLength) {
     r.cross.forEach((w, l) => cross.set(w, (step * L + l) * H * S));
     r.self.forEach((w, l) => { for (let h = 0; h < H; h++) decoder.set(w.subarray(h * (step + 1), (h + 1) * (step + 1)), ((step * L + l) * H + h) * T); });
   });
-  const src = bpe.labels(ids), tokens = bpe.labels(out), special = new Set([config.pad_id, config.bos_id, config.eos_id]);
+  const src = bpe.labels(ids), tokens = bpe.labels(out);
   return {
-    translation: bpe.decode(out.filter((i) => !special.has(i))).trim(), num_beams: K, length_penalty: lengthPenalty,
+    translation: written(lens, out), num_beams: K, length_penalty: lengthPenalty,
     prefix_length: prefixLength, src: { tokens: src, words: wordsOf(bpe, ids, src) }, tokens, ids: out,
     probs: records.map((r, i) => round(Math.exp(r.logp[out[i]]), 4)), entropy: records.map((r) => round(entropy(r.logp), 3)),
     forced: out.map((_, i) => i < prefixLength),
@@ -135,10 +134,8 @@ function oneSentence(text) {
 
 /** The lens and route of a sentence, as the server's pair picks them (router.js; "auto" by the router). */
 async function picked(lens, text, model) {
-  const read = oneSentence(text), r = lens.router ? lens.router.route(read, model || "auto", read) : null;
-  const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
-  const route = r ? (({ text: _, ...rest }) => rest)(r) : null;
-  return { by, text: r ? r.text : read, written: read, route, model: r ? r.model : "default" };
+  const read = oneSentence(text);
+  return { ...(await routed(lens, read, model)), written: read };
 }
 
 /** A search of `text` by `by` with K beams and a forced prefix, and its payload. */
@@ -153,8 +150,7 @@ function traced(by, text, K, prefix) {
 
 /** Whether the translation is unlike the checkpoint's (the alarm's confidence rule, as inpage.js applies it). */
 function notice(by, probs) {
-  const mean = probs.length ? probs.reduce((a, p) => a + Math.log(Math.min(1, Math.max(1e-12, p))), 0) / probs.length : 0;
-  const reasons = mean < by.rule.confidence_below ? [t("steptrace.unsure", { mean: fixed(mean, 2), threshold: fixed(by.rule.confidence_below, 2) })] : [];
+  const { reasons } = unsure(by, probs);
   return { unfamiliar: reasons.length > 0, reasons, alarms: [] };
 }
 
