@@ -23,16 +23,16 @@ def hub_env(hub: FakeHub) -> dict:
     return {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_test_token", "HF_HUB_DISABLE_TELEMETRY": "1"}
 
 
-def export(folder: Path, repo: str, hub: FakeHub) -> subprocess.CompletedProcess:
+def export(folder: Path, repo: str, hub: FakeHub, model: Path) -> subprocess.CompletedProcess:
     env = hub_env(hub)
-    command = [sys.executable, "-m", "ui.export_site", str(folder), "--everyday", "none", "--no-snapshots"]
-    command += ["--push-to-hub", repo]
+    command = [sys.executable, "-m", "ui.export_site", str(folder), "--model", str(model), "--everyday", "none"]
+    command += ["--no-snapshots", "--push-to-hub", repo]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_the_site_is_pushed_as_a_static_space_and_pushed_again_updates_it(tmp_path):
-    with FakeHub() as hub:
-        first = export(tmp_path / "site", "user/lens-static", hub)
+def test_the_site_is_pushed_as_a_static_space_and_pushed_again_updates_it(tmp_path, tiny_checkpoint):
+    with FakeHub() as hub:  # a tiny model: the push is what is tested, not the model
+        first = export(tmp_path / "site", "user/lens-static", hub, tiny_checkpoint)
         assert first.returncode == 0, first.stderr[-3000:]
         again = f"from ui.export_site import pushed; raise SystemExit(pushed({str(tmp_path / 'site')!r}, 'user/lens-static'))"
         second = subprocess.run(
@@ -49,8 +49,8 @@ def test_the_site_is_pushed_as_a_static_space_and_pushed_again_updates_it(tmp_pa
     assert "sdk: static" in files["README.md"].decode() and "pushed to" in first.stdout
 
 
-def test_a_name_the_hub_refuses_is_said_before_the_export(tmp_path):
+def test_a_name_the_hub_refuses_is_said_before_the_export(tmp_path, tiny_checkpoint):
     with FakeHub() as hub:
-        result = export(tmp_path / "site", "not a name/with spaces", hub)
+        result = export(tmp_path / "site", "not a name/with spaces", hub, tiny_checkpoint)
     assert result.returncode == 1 and "export_site:" in result.stderr and "Repo id" in result.stderr
     assert not (tmp_path / "site").exists() and hub.commits == []
