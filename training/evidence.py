@@ -32,6 +32,10 @@ def training_corpora(
     """{name: (german, english)} of the training splits a run of `--corpus` reads (each pair once); with
     `distilled` (`distilled_ding`), the English of Multi30k (of the Ding sentences) is a teacher's
     translations (recipes/distill.py)."""
+    if corpus == "tatoeba-zh":  # Chinese -> English: Tatoeba alone
+        chinese = data.load_split(data.find_chinese(data_dir), "train", "zh")
+        n = max_train_pairs or len(chinese)
+        return {"tatoeba-zh": (chinese.src[:n], chinese.tgt[:n])}
     multi30k = data.load_split(data.resolve_data_dir(data_dir), "train")
     n = max_train_pairs or len(multi30k)
     english = distilled_targets(distilled, len(multi30k)) if distilled else multi30k.tgt

@@ -18,7 +18,7 @@ from pathlib import Path
 from model import ConfigError, TransformerConfig
 
 TASKS = ("translate", "copy")
-CORPORA = ("multi30k", "multi30k+ding")
+CORPORA = ("multi30k", "multi30k+ding", "tatoeba-zh")
 PRECISIONS = ("auto", "fp32", "bf16")
 _MODEL = TransformerConfig()  # the demo's model: the translation defaults
 SNAPSHOT_COUNT = 8  # "auto" snapshots: step 0, then log-spaced up to the last step
@@ -46,11 +46,16 @@ class TrainSettings:
     corpus: str = _opt(
         "multi30k",
         "training data: Multi30k captions, or captions and the everyday example "
-        "sentences of the Ding dictionary (made by python -m corpora.everyday_corpus)",
+        "sentences of the Ding dictionary (made by python -m corpora.everyday_corpus), or "
+        "Tatoeba's Chinese-English pairs (python -m corpora.tatoeba_zh; a Chinese -> English model)",
         choices=CORPORA,
     )
     ding_dir: str | None = _opt(
         None, "Ding folder written by python -m corpora.everyday_corpus (default: $DING_DIR, else runs/corpora/ding)"
+    )
+    zh_dir: str | None = _opt(
+        None,
+        "Tatoeba Chinese folder written by python -m corpora.tatoeba_zh (default: $ZH_DIR, else runs/corpora/tatoeba-zh)",
     )
     init_from: str | None = _opt(
         None,

@@ -97,6 +97,36 @@ def weight_candidates(model: Transformer, best: Path, rotation: list[Path]) -> d
 # ----- translation -------------------------------------------------------------------------------
 
 
+def held_out_splits(folder: Path, chinese: bool) -> tuple[data.ParallelCorpus, data.ParallelCorpus]:
+    """(val, test): Multi30k's val and test2016, or the Tatoeba Chinese corpus's dev and test."""
+    if chinese:
+        return data.load_split(folder, "dev", "zh"), data.load_split(folder, "test", "zh")
+    return data.load_split(folder, "val"), data.load_split(folder, "test_2016_flickr")
+
+
+def chinese_info(settings: TrainSettings, train: int, val: int, test: int, sliced: bool) -> dict:
+    """What the model card and results.json say of the Tatoeba Chinese corpus: its source, licence and splits."""
+    folder = data.find_chinese(settings.zh_dir)
+    try:
+        source = json.loads((folder / "SOURCE.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        source = {}
+    return {
+        "corpus": "Tatoeba zh-en",
+        "source_language": "zh",
+        "package": source.get("package"),
+        "license": source.get("license"),
+        "attribution": source.get("attribution"),
+        "tsv_sha256": source.get("tsv_sha256"),
+        "train_pairs": train,
+        "val_sentences": val,
+        "test_sentences": test,
+        "test_set": "tatoeba-zh test",
+        "test_set_size": source.get("counts", {}).get("test", test),
+        "test_is_slice": sliced,
+    }
+
+
 def swapped(corpus: data.ParallelCorpus) -> data.ParallelCorpus:
     """The same pairs the other way round (--reverse)."""
     return data.ParallelCorpus(corpus.tgt, corpus.src)
@@ -114,7 +144,8 @@ class TranslationTask:
     def __init__(self, settings: TrainSettings, tokenizer_path: Path, rank: int = 0, world: int = 1):
         self.settings, self.rank, self.world = settings, rank, world
         self.more_repeats = settings.more_corpora_repeats() if settings.more_corpora else {}
-        data_dir = data.resolve_data_dir(settings.data_dir)
+        self.chinese = settings.corpus == "tatoeba-zh"
+        data_dir = data.find_chinese(settings.zh_dir) if self.chinese else data.resolve_data_dir(settings.data_dir)
         # Each training corpus once (the evidence index and the vocabulary read them so), then mixed.
         self.corpora = training_corpora(
             settings.corpus,
@@ -144,7 +175,7 @@ class TranslationTask:
                 self._sliced(data.load_split(ding_dir, "dev")),
                 self._sliced(data.load_split(ding_dir, "test")),
             )
-        val, test = data.load_split(data_dir, "val"), data.load_split(data_dir, "test_2016_flickr")
+        val, test = held_out_splits(data_dir, self.chinese)
         if settings.caption_tag:
             val, test = (data.ParallelCorpus(tagged(c.src, settings.caption_tag), c.tgt) for c in (val, test))
         if settings.reverse:  # English -> German: every split's sides swapped
@@ -176,7 +207,7 @@ class TranslationTask:
             # Only the training split: val and test stay unseen, even by the vocabulary.
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
-                train_tokenizer(text, self.settings.vocab_size).save(str(tmp))
+                train_tokenizer(text, self.settings.vocab_size, whole_han=self.chinese).save(str(tmp))
         if self.world > 1:
             torch.distributed.barrier()
         try:
@@ -191,6 +222,8 @@ class TranslationTask:
 
     def data_info(self) -> dict:
         sliced = len(self.test) < self.test_size
+        if self.chinese:
+            return chinese_info(self.settings, len(self.train_pairs), len(self.val), len(self.test), sliced)
         info = {
             "corpus": "Multi30k",
             "train_pairs": len(self.train_pairs),
