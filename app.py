@@ -3,7 +3,8 @@
 Run locally with `python app.py` (port 7860); on Hugging Face Spaces this file is the entry point.
 The default model comes from the Hub repo named by MODEL_ID (and MODEL_REVISION), else checkpoints/de-en; the
 everyday model from EVERYDAY_MODEL_ID, else checkpoints/de-en-everyday ("none": the default model alone). Each
-German sentence is translated by the model that knows its kind of German (ui/pair.py); ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU; ATTENTION_LENS_COMPILE=1 builds the
+German sentence is translated by the model that knows its kind of German, and Chinese by the Chinese model from
+ZH_MODEL_ID, else checkpoints/zh-en ("none": no Chinese model) (ui/pair.py); ATTENTION_LENS_INT8=1 translates with int8 weights on the CPU; ATTENTION_LENS_COMPILE=1 builds the
 whole search in C++ in the background (on by default on a CPU Space).
 The page is assembled from the views in ui/; each view builds its own widgets.
 Listens on 127.0.0.1 unless SPACE_ID or GRADIO_SERVER_NAME asks for more (ui/public.py); the API
@@ -83,6 +84,12 @@ EVERYDAY_ID = os.environ.get("EVERYDAY_MODEL_ID") or str(
     Path(__file__).resolve().parent / "checkpoints" / "de-en-everyday"
 )
 HAS_EVERYDAY = EVERYDAY_ID.lower() != "none" and bool(os.environ.get("EVERYDAY_MODEL_ID") or Path(EVERYDAY_ID).is_dir())
+# The Chinese checkpoint (ZH_MODEL_ID, else checkpoints/zh-en when it is there; ZH_MODEL_ID=none: Chinese text is
+# said to be Chinese, and the default model guesses).
+ZH_ID = os.environ.get("ZH_MODEL_ID") or str(Path(__file__).resolve().parent / "checkpoints" / "zh-en")
+HAS_CHINESE = ZH_ID.lower() != "none" and bool(
+    os.environ.get("ZH_MODEL_ID") or (Path(ZH_ID) / "model.safetensors").is_file()
+)
 QUANTIZE = "int8" if INT8 and not torch.cuda.is_available() else None
 
 # Loaded on the CPU, then moved at module level: on ZeroGPU cuda looks available here and the move
@@ -95,9 +102,10 @@ everyday = (
     if HAS_EVERYDAY
     else None
 )
-router = Router.of_checkpoint(MODEL_ID, MODEL_REVISION, everyday=HAS_EVERYDAY)
+chinese = Served("zh-en", load_required(ZH_ID, quantize=QUANTIZE), load_familiarity(ZH_ID)) if HAS_CHINESE else None
+router = Router.of_checkpoint(MODEL_ID, MODEL_REVISION, everyday=HAS_EVERYDAY, chinese=HAS_CHINESE)
 # What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
-FIRST_VISIT = ui.translate.first_visit(Pair(Served("default", translator, familiarity), everyday, router))
+FIRST_VISIT = ui.translate.first_visit(Pair(Served("default", translator, familiarity), everyday, router, chinese))
 # What the default model learned from, in the page's words (its results.json; captions only where it has none).
 LEARNED = PAIRED if HAS_EVERYDAY else checkpoint_provenance(MODEL_ID, MODEL_REVISION)
 
@@ -112,7 +120,9 @@ def on_device(model: Translator) -> Translator:
 translator = on_device(translator)
 if everyday is not None:
     everyday = Served("everyday", on_device(everyday.translator), everyday.familiarity)
-pair = Pair(Served("default", translator, familiarity), everyday, router)
+if chinese is not None:
+    chinese = Served("zh-en", on_device(chinese.translator), chinese.familiarity)
+pair = Pair(Served("default", translator, familiarity), everyday, router, chinese)
 # ATTENTION_LENS_COMPILE=1 (the default on a CPU Space, SPACE_ID set): the native search of each model is loaded
 # from $ATTENTION_LENS_COMPILE_CACHE, or built there by a child process while visitors are served by the eager
 # step (docs/spaces.md). 0: never compile.

@@ -6,7 +6,7 @@ fields (ui/static/taps.js), so a step is drawn by one piece of code from either.
     tap_values(translator, "Ich möchte ein Bier.", ["encoder.0.self_attn.q", "logits"])
     # {"source_ids": [...], "input_ids": [...], "taps": {"encoder.0.self_attn.q": {"shape": [1, 4, 6, 64],
     #   "data": [...]}, "logits": {"shape": [1, 5, 8000], "top_ids": [[...]], "top_tokens": [["▁I", ...], ...],
-    #   "top_values": [[...]]}}}
+    #   "top_values": [[...]], "log_z": {"0.2": [...], ..., "2.0": [...]}}}}
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from .explain import DecodingOptions, decode_one
 from .stream import read
 
 TOP = 50  # the likeliest pieces of each output row sent (the picture's softmax step draws the first ten)
+# The temperatures of the picture's slider: for each, the log of the softmax's denominator over the whole
+# vocabulary (log_z), so that the page's percentages are those of the full softmax, not of the TOP pieces.
+TEMPERATURES = tuple(round(0.2 + 0.1 * i, 1) for i in range(19))
 MOST_NAMES = 12  # the taps one answer may hold
 MOST_NUMBERS = 600_000  # the numbers one answer may hold (about 5 MB of JSON)
 DIGITS = 5  # decimals kept
@@ -49,10 +52,19 @@ def numbers(value: torch.Tensor) -> list:
     return [v if finite else None for v, finite in zip(rounded.tolist(), torch.isfinite(flat).tolist(), strict=True)]
 
 
+def log_z(logits: torch.Tensor) -> dict[str, list]:
+    """For each slider temperature τ ("0.2" ... "2.0"), log Σ_v exp(z_v / τ) of each row of (T, V) logits: the
+    softmax of a piece at τ is exp(z / τ − log_z[τ]), over all V pieces."""
+    rows = logits.float()
+    return {f"{tau:.1f}": numbers(torch.logsumexp(rows / tau, dim=-1)) for tau in TEMPERATURES}
+
+
 def top_rows(logits: torch.Tensor, tokenizer) -> dict:
-    """The output layer's (1, T, V) as the TOP likeliest pieces of each row: their ids, pieces and logits."""
+    """The output layer's (1, T, V) as the TOP likeliest pieces of each row: their ids, pieces and logits, and
+    each row's log_z (the full softmax's denominator) at the slider's temperatures."""
     values, ids = logits[0].float().topk(min(TOP, logits.shape[-1]), dim=-1)
     return {
+        "log_z": log_z(logits[0]),
         "shape": list(logits.shape),
         "top_ids": ids.tolist(),
         "top_tokens": [token_strings(tokenizer, row) for row in ids.tolist()],

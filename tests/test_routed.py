@@ -69,8 +69,9 @@ def test_a_lowercase_paragraph_is_split_where_its_sentences_end(router):
 @pytest.mark.parametrize(
     "text, why",
     [
-        ("你好，我是学生。", "script"),
+        ("안녕하세요, 저는 학생입니다.", "script"),
         ("こんにちは。", "script"),
+        ("私は学生です。", "script"),
         ("Where is the station?", "english"),
         ("The weather is nice today.", "english"),
         ("😀😀😀", "no letters"),
@@ -80,6 +81,35 @@ def test_a_lowercase_paragraph_is_split_where_its_sentences_end(router):
 def test_text_that_is_not_german_is_named_and_still_translated_by_the_default_model(router, text, why):
     route = router.route(text)
     assert (route.reads_like, route.why, route.model) == ("not German", why, "default")
+
+
+@pytest.mark.parametrize(
+    "written, read",
+    [
+        ("你好，我是学生。", "你好，我是学生。"),
+        ("我們說過這個東西.", "我们说过这个东西。"),  # Traditional, and an ASCII full stop after Han
+        ("我喜欢Python!", "我喜欢Python!"),
+        ("臺灣 的 天氣 很好", "台湾的天气很好"),
+    ],
+)
+def test_chinese_is_named_and_goes_to_the_chinese_model_in_simplified_characters(router, written, read):
+    chinese = Router(router.domain, router.language, router.truecaser, chinese=True)
+    route = chinese.route(written)
+    assert (route.reads_like, route.model, route.text, route.written) == ("Chinese", "zh-en", read, written)
+    without = router.route(written)  # no Chinese model: still named, and the default model guesses
+    assert (without.reads_like, without.model) == ("Chinese", "default")
+
+
+def test_a_paragraph_mixing_german_and_chinese_routes_each_sentence(router):
+    chinese = Router(router.domain, router.language, router.truecaser, chinese=True)
+    text = "Ich möchte ein Bier. 我想要一杯啤酒。你好吗？Wo ist der Bahnhof?"
+    routes = [chinese.route(read, written=written) for written, read in chinese.split(text)]
+    assert [r.model for r in routes] == ["everyday", "zh-en", "zh-en", "everyday"]
+    assert [r.text for r in routes[1:3]] == ["我想要一杯啤酒。", "你好吗？"]
+    assert chinese.route("Ich möchte ein Bier.", "zh-en").model == "zh-en"
+    assert chinese.route("Ich möchte ein Bier.", "zh-en").reads_like != "Chinese"
+    with pytest.raises(ValueError, match="no Chinese model"):
+        router.route("我想要一杯啤酒。", "zh-en")
 
 
 def test_full_width_marks_end_sentences_and_are_read_as_plain_ones(router):
@@ -94,7 +124,7 @@ def test_a_model_is_forced_by_name_and_a_wrong_name_is_refused(router):
     assert router.route("Wo ist der Bahnhof?", "default").model == "default"
     assert router.route("Wo ist der Bahnhof?", "default").forced
     assert router.route("Ein Hund rennt.", "everyday").model == "everyday"
-    with pytest.raises(ValueError, match="model must be one of auto, default, everyday, got 'big'"):
+    with pytest.raises(ValueError, match="model must be one of auto, default, everyday, zh-en, got 'big'"):
         checked_choice("big")
     with pytest.raises(ValueError, match="no everyday model"):
         Router(everyday=False).route("Wo ist der Bahnhof?", "everyday")

@@ -2,7 +2,8 @@
 
 The corpus (corpora/tatoeba_zh.py) is written in this form and typed text is put into it before it is
 translated, so "我們說過。" and "我们说过." reach the model as the same pieces. Conversion from Traditional
-characters is OpenCC's t2s table (opencc-python-reimplemented, pure Python).
+characters follows OpenCC's t2s table (the dictionary files of opencc-python-reimplemented), matched longest first
+as OpenCC matches it; ui/static/router.js does the same with the same table.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from pathlib import Path
 
 # One Han character (CJK ideographs, their extensions and the compatibility block; 〇 too).
 HAN = re.compile(r"[\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
@@ -32,15 +34,39 @@ def han_count(text: str) -> int:
 
 
 @lru_cache(maxsize=1)
-def _t2s():
-    from opencc import OpenCC  # imported on first use: German never needs it
+def t2s_table() -> dict[str, str]:
+    """OpenCC's t2s table: each Traditional phrase (TSPhrases) and character (TSCharacters) and its first Simplified
+    form; where both have a key, the phrase's. The page's router reads the same table (ui/export_site.py ships it)."""
+    import opencc  # opencc-python-reimplemented: its dictionary files, read once; German never needs them
 
-    return OpenCC("t2s")
+    folder = Path(opencc.__file__).parent / "dictionary"
+    table: dict[str, str] = {}
+    for name in ("TSCharacters.txt", "TSPhrases.txt"):  # phrases last: they win
+        for line in (folder / name).read_text(encoding="utf-8").splitlines():
+            key, _, values = line.partition("\t")
+            if key and values:
+                table[key] = values.split(" ")[0]
+    return table
 
 
 def to_simplified(text: str) -> str:
-    """Traditional characters written as Simplified ones (text already Simplified is unchanged)."""
-    return _t2s().convert(text) if HAN.search(text) else text
+    """Traditional characters written as Simplified ones: the longest key of t2s_table at each place, left to right
+    (OpenCC's maximum forward matching); text already Simplified is unchanged."""
+    if not HAN.search(text):
+        return text
+    table = t2s_table()
+    longest = max(map(len, table))
+    out, i = [], 0
+    while i < len(text):
+        for length in range(min(longest, len(text) - i), 0, -1):
+            if (found := table.get(text[i : i + length])) is not None:
+                out.append(found)
+                i += length
+                break
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def normalise_chinese(text: str) -> str:
@@ -56,3 +82,16 @@ def normalise_chinese(text: str) -> str:
 def normalise_english(text: str) -> str:
     """NFC, one space between words, the BOM and the line ends gone."""
     return " ".join(unicodedata.normalize("NFC", text).replace("\ufeff", "").split())
+
+
+# Kana and Hangul: text with them is Japanese or Korean, not Chinese, though Japanese has Han characters too.
+KANA_HANGUL = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+HAN_SHARE = 0.3  # of the letters: "我喜欢Python" is Chinese, "Ich trinke 绿茶" is not
+
+
+def reads_chinese(text: str) -> bool:
+    """Whether `text` is Chinese: Han characters, at least HAN_SHARE of its letters, and no kana or Hangul."""
+    han = han_count(text)
+    if not han or KANA_HANGUL.search(text):
+        return False
+    return han >= HAN_SHARE * sum(c.isalpha() for c in text)

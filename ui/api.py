@@ -293,7 +293,7 @@ def with_decoding_options(endpoint: Endpoint, options_of) -> Callable:
     return friendly_errors(call)
 
 
-Model = Literal["auto", "default", "everyday"]
+Model = Literal["auto", "default", "everyday", "zh-en"]
 MODEL_DOC = """            model: "auto" (each sentence by the model that knows its kind of German: the default model for photo
                 captions, the everyday model for everyday German), "default" or "everyday" to force one."""
 

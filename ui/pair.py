@@ -20,25 +20,26 @@ from ui.routed import MODELS, Route, Router
 from .shared_calls import batched_calls
 
 # What the page and the API call each model, and what each learned from.
-NAMES = {"default": "the default model", "everyday": "the everyday model"}
+NAMES = {"default": "the default model", "everyday": "the everyday model", "zh-en": "the Chinese model"}
 
 
 @dataclass
 class Served:
     """One checkpoint as the app serves it."""
 
-    name: str  # "default" or "everyday"
+    name: str  # "default", "everyday" or "zh-en"
     translator: Translator
     familiarity: Familiarity = field(default_factory=Familiarity)
 
 
 @dataclass
 class Pair:
-    """The default model, the everyday model (or None) and the router."""
+    """The default model, the everyday model (or None), the router, and the Chinese model (or None)."""
 
     default: Served
     everyday: Served | None = None
     router: Router = field(default_factory=lambda: Router(everyday=False))
+    chinese: Served | None = None
 
     @classmethod
     def single(cls, translator: Translator, familiarity: Familiarity | None = None) -> Pair:
@@ -47,7 +48,7 @@ class Pair:
 
     @property
     def models(self) -> dict[str, Served]:
-        return {m.name: m for m in (self.default, self.everyday) if m is not None}
+        return {m.name: m for m in (self.default, self.everyday, self.chinese) if m is not None}
 
     def served(self, name: str) -> Served:
         found = self.models.get(name)
@@ -56,7 +57,7 @@ class Pair:
         return found
 
     def pick(self, sentence: str, model: str = "auto") -> tuple[Route, Served]:
-        """A sentence's route and the model that translates it; `model` forces one ("default", "everyday")."""
+        """A sentence's route and the model that translates it; `model` forces one ("default", "everyday", "zh-en")."""
         route = self.router.route(sentence, model)
         return route, self.served(route.model)
 

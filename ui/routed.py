@@ -1,12 +1,14 @@
-"""Two checkpoints and a router: each sentence goes to the model whose kind of German it reads like.
+"""Three checkpoints and a router: each sentence goes to the model that reads its language and its kind of German.
 
 The default model (checkpoints/de-en: captions first, some everyday German) translates photo captions best,
 the everyday model (checkpoints/de-en-everyday) everyday speech. Before anything is translated, each sentence is
 made ready and routed (`Router.route`):
 1. German written all in lowercase or all in capitals gets its capitals back (training_data/truecase.py), and the
    full-width sentence marks of Chinese and Japanese ("。", "！", "？") become ".", "!", "?";
-2. text that does not look like German (training_data/language.py: no letters, another script, English) reads like
-   "not German": the default model still translates it, and the page says so;
+2. Chinese (Han characters, Simplified or Traditional, and no kana or Hangul: tokenizer/chinese.reads_chinese) reads
+   like "Chinese" and goes to the Chinese model (checkpoints/zh-en) in Simplified characters with Chinese punctuation;
+   other text that does not look like German (training_data/language.py: no letters, another script such as Japanese
+   or Korean, English) reads like "not German": the default model still translates it, and the page says so;
 3. the default checkpoint's domain guess (training_data/domain.py, domain.json.gz) tells captions from everyday German.
 A caller may force either model. recipes/everyday/route.py measures the pair on the dev sets (docs/everyday.md,
 "Routing").
@@ -27,15 +29,16 @@ from typing import Any
 import torch
 
 from model import CheckpointError
+from tokenizer.chinese import normalise_chinese, reads_chinese
 from tokenizer.sentences import split_sentences
 from training_data.domain import DOMAIN_FILE, DomainGuess, checked_domain, guess_from
 from training_data.language import LanguageCheck, load_language
 from training_data.truecase import Truecaser, word_changes
 from translation import Translator
 
-MODELS = ("default", "everyday")  # the two checkpoints, as the API and the page name them
+MODELS = ("default", "everyday", "zh-en")  # the checkpoints, as the API and the page name them
 CHOICES = ("auto", *MODELS)  # what a caller may ask for: the router's choice, or one model
-READS_LIKE = ("captions", "everyday", "not German")
+READS_LIKE = ("captions", "everyday", "Chinese", "not German")
 FULL_WIDTH_MARKS = str.maketrans({"。": ".", "！": "!", "？": "?", "．": "."})
 
 
@@ -44,8 +47,8 @@ class Route:
     """Where one sentence goes, and why."""
 
     text: str  # the sentence as the model reads it (recased, full-width marks made plain)
-    model: str  # "default" or "everyday"
-    reads_like: str  # "captions", "everyday" or "not German"
+    model: str  # "default", "everyday" or "zh-en"
+    reads_like: str  # "captions", "everyday", "Chinese" or "not German"
     forced: bool = False  # the caller chose the model
     words: list[str] = field(default_factory=list)  # the words that said so ("Bahnhof", "wo"; "the", "is")
     recased: list[tuple[str, str]] = field(default_factory=list)  # (as written, as read) per word changed
@@ -65,7 +68,7 @@ class Route:
 
 
 def checked_choice(model) -> str:
-    """The `model` argument: "auto" (the router's choice), "default" or "everyday"; a ValueError naming it else."""
+    """The `model` argument: "auto" (the router's choice), "default", "everyday" or "zh-en"; a ValueError naming it else."""
     if model is None or model == "":
         return "auto"
     if not isinstance(model, str) or model not in CHOICES:
@@ -77,20 +80,24 @@ def checked_choice(model) -> str:
 class Router:
     """The checks that pick a model for each sentence; any of them may be missing (its checkpoint file absent or
     refused): no truecaser leaves the case as written, no language check calls everything German, no domain guess
-    sends everything to the default model. `everyday=False`: there is no second model, all goes to the default."""
+    sends everything to the default model. `everyday=False`: there is no everyday model; `chinese=False`: no Chinese
+    model (Chinese still reads like "Chinese", and the default model guesses)."""
 
     domain: DomainGuess | None = None
     language: LanguageCheck | None = None
     truecaser: Truecaser | None = None
     everyday: bool = True
+    chinese: bool = False
 
     @classmethod
-    def of_checkpoint(cls, model_id: str | Path, revision: str | None = None, everyday: bool = True) -> Router:
+    def of_checkpoint(
+        cls, model_id: str | Path, revision: str | None = None, everyday: bool = True, chinese: bool = False
+    ) -> Router:
         """The default checkpoint's domain guess, language check and truecaser (the guess and the truecaser from one
         read of its domain file)."""
         found = checked_domain(model_id, revision)
         domain, truecaser = (guess_from(found[1]), Truecaser.from_counts(found[1]["counts"])) if found else (None, None)
-        return cls(domain, load_language(model_id, revision), truecaser, everyday)
+        return cls(domain, load_language(model_id, revision), truecaser, everyday, chinese)
 
     def prepared(self, sentence: str) -> tuple[str, list[tuple[str, str]]]:
         """The sentence (or text) as a model should read it, and the words recased."""
@@ -116,6 +123,8 @@ class Router:
         if not isinstance(sentence, str):
             raise TypeError(f"expected text, got {type(sentence).__name__}")
         model = checked_choice(model)
+        if reads_chinese(written if written is not None else sentence):
+            return self.chinese_route(written if written is not None else sentence, model)
         text, recased = self.prepared(sentence)
         if written is not None and written != sentence:
             recased = word_changes(written.translate(FULL_WIDTH_MARKS), text)
@@ -130,6 +139,11 @@ class Router:
         else:
             reads_like, words, why = "captions", [], ""
         chosen = "everyday" if reads_like == "everyday" and self.everyday else "default"
+        if model == "zh-en":  # German (or other text) forced onto the Chinese model: said as it reads
+            if not self.chinese:
+                raise ValueError("model='zh-en': this app has no Chinese model (ZH_MODEL_ID=none)")
+            text = normalise_chinese(sentence if written is None else written)
+            return Route(text, "zh-en", reads_like, True, words, [], why, sentence if written is None else written)
         if model != "auto":
             if model == "everyday" and not self.everyday:
                 raise ValueError("model='everyday': this app has no everyday model (EVERYDAY_MODEL_ID=none)")
@@ -137,6 +151,19 @@ class Router:
         return Route(
             text, chosen, reads_like, model != "auto", words, recased, why, sentence if written is None else written
         )
+
+    def chinese_route(self, sentence: str, model: str) -> Route:
+        """A Chinese sentence's route: in Simplified characters with Chinese punctuation to the Chinese model (or to
+        the model forced, or to the default one where the app has no Chinese model)."""
+        if model == "zh-en" and not self.chinese:
+            raise ValueError("model='zh-en': this app has no Chinese model (ZH_MODEL_ID=none)")
+        if model == "everyday" and not self.everyday:
+            raise ValueError("model='everyday': this app has no everyday model (EVERYDAY_MODEL_ID=none)")
+        text = normalise_chinese(sentence)
+        chosen = model if model != "auto" else ("zh-en" if self.chinese else "default")
+        if chosen != "zh-en":  # a German model given Chinese reads it as the German path would
+            text = self.prepared(sentence)[0]
+        return Route(text, chosen, "Chinese", model != "auto", [], [], "", sentence)
 
 
 class RoutedTranslator:

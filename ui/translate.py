@@ -138,6 +138,7 @@ MODEL_CHOICES = [
     (label("app.translate.model_auto"), "auto"),
     (label("app.translate.model_default"), "default"),
     (label("app.translate.model_everyday"), "everyday"),
+    (label("app.translate.model_chinese"), "zh-en"),
 ]
 # The search's codes (the API's too) with the words the page shows for them.
 SEARCH_CHOICES = [(label("app.translate.search_beam"), "beam search"), (label("app.translate.search_greedy"), "greedy")]
@@ -211,7 +212,7 @@ def input_widgets(pair: Pair, initial: tuple[str, dict] | None, two: bool) -> di
 def option_widgets(pair: Pair, two: bool) -> dict:
     """Options: the model, the search and its settings, and the choice to compute in the browser."""
     model = gr.Radio(
-        MODEL_CHOICES if two else MODEL_CHOICES[:2],
+        [(name, value) for name, value in MODEL_CHOICES if value in ("auto", *pair.models)],
         value="auto",
         label=label("app.translate.model"),
         info=label("app.translate.model_info"),

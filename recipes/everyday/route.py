@@ -99,6 +99,9 @@ def english_of_docs() -> list[str]:
     return found
 
 
+NOT_GERMAN = ("not German", "Chinese")  # what the router says of text that is not German
+
+
 def language_report(router: Router, sets: dict) -> dict:
     """Precision and recall of "not German" on the set built for it."""
     german = [s for c in sets.values() for s in c.src]
@@ -120,7 +123,7 @@ def language_report(router: Router, sets: dict) -> dict:
             "🇩🇪 🇬🇧",
         ],
     }
-    flagged = lambda texts: [router.route(t).reads_like == "not German" for t in texts]  # noqa: E731
+    flagged = lambda texts: [router.route(t).reads_like in NOT_GERMAN for t in texts]  # noqa: E731
     german_flagged = sum(flagged(german))
     other_flagged = {name: sum(flagged(texts)) for name, texts in other.items()}
     true_positives, positives = sum(other_flagged.values()), sum(len(t) for t in other.values())
@@ -131,7 +134,7 @@ def language_report(router: Router, sets: dict) -> dict:
         "precision": round(true_positives / max(1, true_positives + german_flagged), 4),
         "recall": round(true_positives / max(1, positives), 4),
     }
-    missed = [t for texts in other.values() for t in texts if router.route(t).reads_like != "not German"][:5]
+    missed = [t for texts in other.values() for t in texts if router.route(t).reads_like not in NOT_GERMAN][:5]
     wrong = [t for t in german if router.route(t).reads_like == "not German"][:5]
     print("not German:", json.dumps(report), "\n  missed:", missed, "\n  German called not German:", wrong, flush=True)
     return report

@@ -107,7 +107,7 @@ function questions(answer, root) {
       t("code.q_layernorm"), t("code.a_layernorm", { std: resid && resid.std != null ? fixed(resid.std, 2) : "?" })],
     ["pe-shape", embed ? embed.file : "model/transformer.py", embed ? embed.line : null,
       t("code.q_pe"), t("code.a_pe", { shape: embed ? shapeText(embed.shape) : "?", pieces: embed ? embed.shape[1] : "?",
-        width: embed ? embed.shape[2] : "?" })],
+        width: embed ? embed.shape[2] : "?", batch: embed ? embed.shape[0] : "?" })],
   ];
   const box = el("div", "al-code-questions");
   for (const [id, path, line, question, reply] of asked) {

@@ -208,6 +208,7 @@ export function keepStep(result, panel) {
 export function stepOfTap(tap) {
   const last = tap.split(".").pop();
   if (tap === "logits") return "logits-softmax";
+  if (/^(encoder|decoder)\.out$/.test(tap)) return "residual-layernorm"; // a stack's output: its last Add & Norm
   if (/\.(tokens)$/.test(tap)) return "embedding";
   if (tap.includes(".ff.")) return "feed-forward";
   if (/\.embed$/.test(tap)) return "positional-encoding";

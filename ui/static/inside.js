@@ -140,6 +140,16 @@ async function code(lens, [text, layer, decoding, beams, lp, maxLength], top) {
 }
 
 const TOP = 50; // lens/tap_values.py: the likeliest pieces of each output row
+// lens/tap_values.py's TEMPERATURES: the slider's, at which each row's log_z (the full softmax's denominator) is sent.
+const TEMPERATURES = Array.from({ length: 19 }, (_, i) => Math.round(2 + i) / 10);
+
+/** log Σ_v exp(z_v / τ) of one row of logits, over the whole vocabulary (lens/tap_values.log_z). */
+function logSumExp(row, tau) {
+  let top = -Infinity, sum = 0;
+  for (const z of row) if (z / tau > top) top = z / tau;
+  for (const z of row) sum += Math.exp(z / tau - top);
+  return top + Math.log(sum);
+}
 
 /** /taps: the tensors of named taps (at most 12) of the page's teacher-forced pass, "logits" as the TOP likeliest
     pieces of each row, in lens/tap_values.py's fields. */
@@ -159,14 +169,17 @@ function tapsAnswer(lens, [text, names, decoding, beams, lp, maxLength]) {
   return { source_ids: e.ids, input_ids: e.input, sizes, taps };
 }
 
-/** The output layer's (1, T, V) as the TOP likeliest pieces of each row: their ids, pieces and logits. */
+/** The output layer's (1, T, V) as the TOP likeliest pieces of each row: their ids, pieces and logits, and each
+    row's log_z at the slider's temperatures. */
 function topRows({ shape, data }, bpe) {
-  const [, T, V] = shape, ids = [], values = [];
+  const [, T, V] = shape, ids = [], values = [], logZ = /** @type {Record<string, number[]>} */ ({});
+  for (const tau of TEMPERATURES) logZ[tau.toFixed(1)] = [];
   for (let r = 0; r < T; r++) {
-    const best = topk(data.subarray(r * V, (r + 1) * V), TOP);
+    const row = data.subarray(r * V, (r + 1) * V), best = topk(row, TOP);
     ids.push(best.map(([, id]) => id)); values.push(best.map(([v]) => v));
+    for (const tau of TEMPERATURES) logZ[tau.toFixed(1)].push(logSumExp(row, tau));
   }
-  return { shape, top_ids: ids, top_tokens: ids.map((row) => bpe.labels(row)), top_values: values };
+  return { shape, top_ids: ids, top_tokens: ids.map((row) => bpe.labels(row)), top_values: values, log_z: logZ };
 }
 
 /** The model a call asks about, as the server picks it: the `model` its last value names ("default",

@@ -106,7 +106,7 @@ export function matrixTable(values, rows, cols, rowLabels, colLabels, caption, o
 export function numbersTable(caption, rows, n = 6) {
   const table = el("table", "al-step-numbers"), head = el("tr");
   table.append(el("caption", null, caption));
-  head.append(el("th", null, ""), ...[...Array(n).keys()].map((i) => el("th", null, `[${i + 1}]`)),
+  head.append(el("th", null, ""), ...[...Array(n).keys()].map((i) => el("th", null, `[${i}]`)),
     el("th", null, t("numbers.mean")), el("th", null, t("numbers.std")));
   const body = el("tbody");
   for (const [label, values] of rows) {

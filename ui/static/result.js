@@ -128,7 +128,8 @@ export function unfamiliarNotice(box, x) {
 
 const NAMED = { get "?"() { return t("result.question_mark"); }, get "!"() { return t("result.exclamation_mark"); } };
 const quoted = (words) => list(words.map((w) => NAMED[w] || t("result.quoted", { word: w })));
-const MODEL_NAMES = { get default() { return t("result.model.default"); }, get everyday() { return t("result.model.everyday"); } };
+const MODEL_NAMES = { get default() { return t("result.model.default"); }, get everyday() { return t("result.model.everyday"); },
+  get "zh-en"() { return t("result.model.chinese"); } };
 // Why a text is not German (lens/language.py's codes), in words.
 const NOT_GERMAN = {
   get "no letters"() { return t("result.not_german.no_letters"); },
@@ -138,6 +139,7 @@ const NOT_GERMAN = {
 
 /** Why a sentence went where it went, in one clause (lens/routed.Route). @param {Route} r */
 function reason(r) {
+  if (r.reads_like === "Chinese") return t("result.reason_chinese");
   if (r.reads_like !== "everyday") return t("result.reason_caption");
   return r.words.length ? t("result.reason_everyday_words", { words: quoted(r.words.slice(0, 3)) }) : t("result.reason_everyday");
 }
@@ -174,6 +176,7 @@ export function routeNotes(x) {
     const model = MODEL_NAMES[r.model], foreign = r.reads_like === "not German" && !r.forced;
     const line = r.other ? t("result.route_other", { model, picked: MODEL_NAMES[r.other] })
       : r.forced ? t("result.route_forced", { model })
+      : r.reads_like === "Chinese" && r.model !== "zh-en" ? t("result.route_chinese_no_model", { model })
       : foreign ? (r.words.length ? t("result.route_foreign_words", { why: NOT_GERMAN[r.why], words: quoted(r.words), model })
         : t("result.route_foreign", { why: NOT_GERMAN[r.why], model }))
       : t("result.route_reason", { model, reason: reason(r) });

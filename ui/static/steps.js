@@ -43,8 +43,11 @@ function headMatrix(tap, h) {
 
 /** The pieces along a place's rows and columns. */
 function labels(ctx) {
-  const src = pieceLabels(ctx.sentence, "src"), tgt = pieceLabels(ctx.sentence, "in"), k = ctx.place.kind;
-  return { rows: k === "encoder" ? src : tgt, cols: k === "decoder" ? tgt : src, stack: k === "encoder" ? src : tgt };
+  // One rule with the maps: a decoder row is named by the piece written there; a decoder column (and the stack's
+  // input) by the piece the decoder was given there, <s> first. The row writing "want" sees <s> and "I".
+  const src = pieceLabels(ctx.sentence, "src"), given = pieceLabels(ctx.sentence, "in"), k = ctx.place.kind;
+  const written = ctx.sentence.tokens.tgt ? pieceLabels(ctx.sentence, "tgt") : given;
+  return { rows: k === "encoder" ? src : written, cols: k === "decoder" ? given : src, stack: k === "encoder" ? src : given };
 }
 
 const lead = (text) => el("p", "al-step-lead", text);
@@ -88,7 +91,7 @@ function positions(ctx) {
     const x = row(tok, i).map((v) => v * root), total = row(sum, i), pe = total.map((v, k) => v - x[k]);
     box.append(...[piece(el("span", "al-strip-label", `${i + 1} ${p}`)), strip(x, p, 3), strip(pe, p, 3), strip(total, p, 3)]
       .map((node) => traced(node, i)));
-    table.push([t("steps.pe.row_wave", { piece: p, position: i + 1 }), pe], [t("steps.pe.row_sum", { piece: p }), total]);
+    table.push([t("steps.pe.row_wave", { piece: p, position: i }), pe], [t("steps.pe.row_sum", { piece: p }), total]);
   });
   const shape = el("p", "al-step-shape", t("steps.pe.shape", { L: pieces.length, D: ctx.config.D, shape: shapeOf(sum) }));
   const formula = el("p", "al-step-formula");
@@ -250,10 +253,13 @@ function logits(ctx) {
   label.append(t("steps.logits.temperature"), " ", slider, " ", shown);
   const bars = el("div", "al-step-bars");
   const draw = () => {
-    const T = Number(slider.value), p = softmax(values.map((v) => v / T));
+    const T = Number(slider.value), logZ = top.log_z?.[T.toFixed(1)]?.[r];
+    // The full softmax over all V pieces (log_z is its denominator); the top pieces alone would overstate each.
+    const p = Number.isFinite(logZ) ? values.map((v) => Math.exp(v / T - logZ)) : softmax(values.map((v) => v / T));
     shown.textContent = fixed(T, 1);
     bars.replaceChildren(...p.slice(0, 10).map((q, i) => {
       const line = el("div", "al-step-bar"), fill = el("span", "al-step-fill");
+      line.dataset.p = String(q); // the probability unrounded (tests compare it with the model's full softmax)
       fill.style.width = `${Math.round(q * 100)}%`;
       line.append(piece(el("span", "al-step-piece", candidate(top.top_tokens[r][i]))), fill, el("span", "al-step-p", percent(q)),
         el("span", "al-step-logit", fixed(values[i], 2)));
