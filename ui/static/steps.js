@@ -160,7 +160,7 @@ function scores(ctx) {
 function mask(ctx) {
   const a = attentionOf(ctx.place), h = ctx.place.head, names = labels(ctx), m = headMatrix(pick(ctx, `${a}.scores`), h);
   const masked = maskOf(ctx), big = Math.max(...m.values.map(Math.abs));
-  const text = masked ? t("steps.mask.causal", { T: m.rows }) : t("steps.mask.padding");
+  const text = masked ? t("steps.mask.causal") : t("steps.mask.padding");
   return [lead(text), matrixTable(m.values, m.rows, m.cols, names.rows, names.cols, t("steps.mask.caption", { head: h + 1 }),
     { paint: signed(big), masked: masked || undefined })];
 }
@@ -270,7 +270,7 @@ function logits(ctx) {
   draw();
   const chosen = r + 1 < english.length ? english[r + 1] : candidate(top.top_tokens[r][0]);
   box.append(label, bars);
-  return [lead(t("steps.logits.lead", { piece: english[r], V: number(top.shape[2]), top: top.top_values[r].length })), box,
+  return [lead(t("steps.logits.lead", { piece: english[r], V: number(top.shape[2]) })), box,
     el("p", "al-step-note", t("steps.logits.fed_back", { piece: chosen }))];
 }
 

@@ -72,8 +72,8 @@ interface Sentence extends MapSource {
 
 /** Where a sentence went (lens/routed.Route.to_dict). */
 interface Route {
-  model: "default" | "everyday";
-  reads_like: "captions" | "everyday" | "not German";
+  model: "default" | "everyday" | "zh-en";
+  reads_like: "captions" | "everyday" | "Chinese" | "not German";
   forced: boolean;
   words: string[];
   recased: [string, string][];
@@ -81,7 +81,7 @@ interface Route {
   /** The sentence as the visitor wrote it (`source` is as the model read it: recased, plain marks). */
   written: string;
   /** On the compare view's second side: the model the page picked, this sentence shown by the other one. */
-  other?: "default" | "everyday";
+  other?: "default" | "everyday" | "zh-en";
 }
 
 /** The explanation the viewer draws (lens.payload.page_payload; the same from every view). */
@@ -192,8 +192,8 @@ interface ImportancePayload {
 /** What every answer of an inside view carries besides its own fields: the model that made it and why
     (ui/api.py, routed). */
 interface Routed {
-  model: "default" | "everyday";
-  reads_like: "captions" | "everyday" | "not German";
+  model: "default" | "everyday" | "zh-en";
+  reads_like: "captions" | "everyday" | "Chinese" | "not German";
   route: Route;
 }
 
