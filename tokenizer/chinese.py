@@ -14,7 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 
 # One Han character (CJK ideographs, their extensions and the compatibility block; 〇 too).
-HAN = re.compile(r"[\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+# The pattern holds the characters themselves, not escapes, so that every regex engine reads it alike: Python's,
+# the tokenizers library's (Oniguruma, which takes "\\U00020000" for the letters U, 0, 2) and the page's.
+HAN = re.compile("[\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 # ASCII punctuation written between or after Han characters, and its Chinese form.
 _FULL = {",": "，", "?": "？", "!": "！", ":": "：", ";": "；", "(": "（", ")": "）"}
 _DOTS_AFTER_HAN = re.compile(r"(?<=[\u3007\u3400-\u9fff\uf900-\ufaff])\s*\.{2,}")

@@ -30,6 +30,7 @@ from lens.time_travel import SnapshotLibrary
 from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
+from tokenizer.chinese import t2s_table
 from translation import Translator
 from ui.head_lab import EXAMPLE as HEADLAB_EXAMPLE
 from ui.head_lab_data import importance_payload, load_importance
@@ -47,11 +48,14 @@ from .row_int8 import int8_weights, parameters
 MAX_BYTES = 80 * 2**20
 FIRST_VISIT_BYTES = 10 * 2**20  # what a first visit downloads before its first map (tests/test_site.py measures it)
 EVERYDAY_FOLDER = "everyday/"
+CHINESE_FOLDER = "zh-en/"  # the Chinese model's files, fetched when a Chinese sentence first needs them
+T2S_FILE = "t2s.json"  # OpenCC's t2s table, for the router's Traditional -> Simplified (tokenizer/chinese.py)
 CODE_FILE = "code.json"  # the Code view's files and tap lines (lens/code.py's code_map)
 COPYLAB_SECONDS = 60  # a copy-lab run in the page, at most (ui/static/copytrain.js: TIME_LIMIT_S)
 SNAPSHOTS_FOLDER = "snapshots/"  # time travel: snapshots/index.json and one folder a snapshot
 HEADS_FILE = "heads.json"  # the head lab's grid and the checkpoint's head-importance figures
 DEFAULT_EVERYDAY = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en-everyday"
+DEFAULT_CHINESE = Path(__file__).resolve().parent.parent / "checkpoints" / "zh-en"
 SITE_ENTRY = "site.js"  # the site's page (ui/static/site.js): it imports the viewer, the picture and the model
 SITE_SCRIPTS = page_modules(SITE_ENTRY, dynamic=True)  # every module it needs
 SITE_STYLES = [
@@ -252,6 +256,19 @@ def pair_files(
     return site
 
 
+def chinese_files(folder: Path, model: str | Path, precision: str) -> None:
+    """The Chinese model's files in `folder`/zh-en/ (fetched when a Chinese sentence first goes to it) and the t2s
+    table the router reads Traditional characters with, both named in site.json."""
+    translator = Translator.from_pretrained(model, device="cpu")
+    model_files(
+        folder / CHINESE_FOLDER.rstrip("/"), translator, load_familiarity(model).rule.confidence_below, precision
+    )
+    (folder / T2S_FILE).write_text(json.dumps(t2s_table(), ensure_ascii=False), encoding="utf-8")
+    site = json.loads((folder / "site.json").read_text(encoding="utf-8"))
+    site.update(chinese=CHINESE_FOLDER, t2s=T2S_FILE)
+    (folder / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
+
+
 def heads_file(folder: Path, model: str | Path, translator: Translator) -> None:
     """The head lab's grid and figures (head_importance.json's share, ui/head_lab_data.importance_payload) as
     heads.json, named in site.json; fetched when the lab is first opened."""
@@ -303,9 +320,11 @@ def export_site(
     precision: str = "int8",
     everyday: str | Path | None = None,
     snapshots: bool = True,
+    chinese: str | Path | None = None,
 ) -> dict:
     """Write the site into `folder`; returns {file: bytes}. A ValueError when it would pass MAX_BYTES. `everyday`
-    (a checkpoint) is the second model each sentence of everyday German goes to, as on the app."""
+    (a checkpoint) is the second model each sentence of everyday German goes to, as on the app; `chinese` (a
+    checkpoint) the model each Chinese sentence goes to."""
     checked_precision(precision)  # before the checkpoint is loaded
     out = Path(folder)
     # the checkpoint's files checked as the app checks them
@@ -321,6 +340,8 @@ def export_site(
         domain_file(model),
         language_file(model),
     )
+    if chinese is not None:
+        chinese_files(out, chinese, precision)
     heads_file(out, model, translator)
     if snapshots:
         snapshot_files(out, model, translator, precision)
@@ -362,6 +383,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the everyday checkpoint each sentence of everyday German goes to ('none': one model)",
     )
     parser.add_argument(
+        "--chinese",
+        default=str(DEFAULT_CHINESE) if (DEFAULT_CHINESE / "model.safetensors").is_file() else "none",
+        help="the Chinese checkpoint each Chinese sentence goes to ('none': no Chinese model)",
+    )
+    parser.add_argument(
         "--no-snapshots", action="store_true", help="leave time travel's snapshots out (a site 44 MB smaller)"
     )
     parser.add_argument("--push-to-hub", metavar="USER/NAME", help="then create or update this static Space with it")
@@ -372,7 +398,10 @@ def main(argv: list[str] | None = None) -> int:
             from huggingface_hub.utils import validate_repo_id
 
             validate_repo_id(args.push_to_hub)
-        sizes = export_site(args.folder, args.model, args.precision, everyday, snapshots=not args.no_snapshots)
+        chinese = None if args.chinese.lower() == "none" else args.chinese
+        sizes = export_site(
+            args.folder, args.model, args.precision, everyday, snapshots=not args.no_snapshots, chinese=chinese
+        )
     except (ValueError, OSError) as err:
         print(f"export_site: {err}", file=sys.stderr)
         return 1

@@ -2,7 +2,7 @@
 /* Attention Lens, the tokenizer in the page: the byte-level BPE of the checkpoint's tokenizer.json, the same pieces
    as the `tokenizers` library gives (tests/js/bpe.test.js and tests/test_site.py compare them).
 
-   Encoding, as tokenizer/__init__.py builds it: NFC, then the GPT-2 split into words, numbers, punctuation and
+   Encoding, as tokenizer/__init__.py builds it: NFC, (for the Chinese model) each Han character alone, then the GPT-2 split into words, numbers, punctuation and
    spaces; each part's UTF-8 bytes written as the 256 printable characters of the byte-level alphabet; then the
    merges, the lowest-ranked pair first, until none applies. A typed "<s>" is text, never a control token
    (tokenizer.text_only). Decoding is the way back; a byte sequence that is not UTF-8 becomes U+FFFD. */
@@ -48,6 +48,25 @@ export class BPE {
     this.cache = new Map();
     this.utf8 = new TextEncoder();
     this.text = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true }); // a typed U+FEFF stays
+    // The Chinese model's tokenizer (tokenizer/han_pieces.py) first makes each Han character a word of its own: a
+    // Split, before the byte-level one, whose pattern is the class of Han characters.
+    const pre = json.pre_tokenizer, steps = pre && pre.type === "Sequence" ? pre.pretokenizers : [];
+    const split = steps.find((p) => p.type === "Split" && p.behavior === "Isolated" && p.pattern && p.pattern.Regex);
+    this.isolate = split ? new RegExp(split.pattern.Regex, "gu") : null;
+  }
+
+  /** The text's parts before the byte-level split: itself, or its Han characters each alone and the runs between. */
+  parts(text) {
+    if (!this.isolate) return [text];
+    const out = [];
+    let at = 0;
+    for (const m of text.matchAll(this.isolate)) {
+      if (/** @type {number} */ (m.index) > at) out.push(text.slice(at, m.index));
+      out.push(m[0]);
+      at = /** @type {number} */ (m.index) + m[0].length;
+    }
+    if (at < text.length) out.push(text.slice(at));
+    return out;
   }
 
   /** One pre-tokenized word (in the byte alphabet) -> its pieces, by the merges' ranks. */
@@ -76,10 +95,12 @@ export class BPE {
   /** Text -> ids (no BOS or EOS: the caller adds them). */
   encode(text) {
     const out = [];
-    for (const m of text.normalize("NFC").matchAll(SPLIT)) {
-      let chars = "";
-      for (const b of this.utf8.encode(m[0])) chars += this.toChar[b];
-      for (const id of this.word(chars)) out.push(id);
+    for (const part of this.parts(text.normalize("NFC"))) {
+      for (const m of part.matchAll(SPLIT)) {
+        let chars = "";
+        for (const b of this.utf8.encode(m[0])) chars += this.toChar[b];
+        for (const id of this.word(chars)) out.push(id);
+      }
     }
     return out;
   }

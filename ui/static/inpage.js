@@ -10,6 +10,7 @@
 import { BPE } from "./bpe.js";
 import { domainGuess } from "./domain.js";
 import { fixed, number, t } from "./i18n.js";
+import { t2sTable } from "./chinese.js";
 import { languageCheck, makeRouter, readGzipJson, truecaser } from "./router.js";
 import { beam, greedy, maxNewTokens, replay } from "./search.js";
 import { pyStrip, splitSentences } from "./sentences.js";
@@ -36,10 +37,16 @@ export async function loadInPage(base, kernels) {
   /** @type {InPageLens} */
   const lens = { config, bpe: new BPE(tokenizer), model: new Transformer(config, readSafetensors(weights), kernels),
     noRepeat: site.no_repeat_ngram || 0, rule: site.alarm_rule || { confidence_below: -0.56 }, site, domain, router: null,
-    everyday: null, base };
+    everyday: null, chinese: null, base };
+  const t2s = site.chinese && site.t2s ? t2sTable(await get(site.t2s)) : null; // Traditional -> Simplified
   if (domain || language) {
     lens.router = makeRouter({ domain, language: language && language.counts ? languageCheck(language) : null,
-      truecaser: content && content.counts ? truecaser(content.counts) : null, everyday: !!site.everyday });
+      truecaser: content && content.counts ? truecaser(content.counts) : null, everyday: !!site.everyday, chinese: t2s });
+  }
+  if (site.chinese) { // the Chinese model's files, fetched when a Chinese sentence first goes to it
+    let loading = null;
+    lens.chinese = () => (loading = loading || (async () => loadInPage(base + site.chinese,
+      kernels && kernels.fresh ? await kernels.fresh() : null))());
   }
   if (site.everyday) { // the everyday model's files, fetched when a sentence first goes to it
     let loading = null;
@@ -121,11 +128,18 @@ export function unsure(lens, probs) {
   return { meanLogProb, reasons };
 }
 
+/** The lens of the model a route names: the everyday or the Chinese one (fetched on first use), else this one. */
+async function modelOf(lens, r) {
+  if (r && r.model === "everyday" && lens.everyday) return lens.everyday();
+  if (r && r.model === "zh-en" && lens.chinese) return lens.chinese();
+  return lens;
+}
+
 /** The model a sentence goes to, as the server's pair picks it (router.js; `model` "auto", "default" or "everyday"):
     its lens, the sentence as that model reads it, the route's fields but its text (null without a router). */
 export async function routed(lens, sentence, model = "auto", writtenAs = sentence) {
   const r = lens.router ? lens.router.route(sentence, model || "auto", writtenAs) : null;
-  const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
+  const by = await modelOf(lens, r);
   return { by, text: r ? r.text : sentence, route: r ? (({ text: _, ...rest }) => rest)(r) : null, model: r ? r.model : "default" };
 }
 
@@ -180,7 +194,7 @@ export async function inPageTranslate(lens, text, options) {
     let r = lens.router ? lens.router.route(read, o.model || "auto", written) : null;
     // the compare view's second side: each sentence by the model its route did not pick (ui/translate.other_side)
     if (r && o.other && lens.everyday) r = lens.router.route(read, r.model === "everyday" ? "default" : "everyday", written);
-    const by = r && r.model === "everyday" && lens.everyday ? await lens.everyday() : lens;
+    const by = await modelOf(lens, r);
     const e = explainOne(by, r ? r.text : read, o);
     lens.lastMaps.push(e.maps);
     let route = null;

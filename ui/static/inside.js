@@ -21,7 +21,7 @@ function translated(lens, text, decoding, beams, lengthPenalty, maxLength, prefi
   if (typeof text !== "string" || !text.trim()) throw new Error(t("inside.no_sentence"));
   const o = { num_beams: decoding === "greedy" ? 1 : Number(beams) || 4, length_penalty: Number(lengthPenalty ?? 1),
     max_new_tokens: Number(maxLength) || 128 };
-  if (typeof prefix !== "string" || !prefix.trim() || ["auto", "default", "everyday"].includes(prefix)) return inPageSentence(lens, text, o);
+  if (typeof prefix !== "string" || !prefix.trim() || ["auto", "default", "everyday", "zh-en"].includes(prefix)) return inPageSentence(lens, text, o);
   const { bpe, config, model } = lens, forced = bpe.encode(prefix.trim());
   const ids = bpe.encode(text).slice(0, config.max_len - 1).concat(config.eos_id);
   const out = tracedSearch(model, model.encode(ids), o.num_beams, o.length_penalty, maxNewTokens(config, ids.length, o.max_new_tokens),
@@ -183,11 +183,12 @@ function topRows({ shape, data }, bpe) {
 }
 
 /** The model a call asks about, as the server picks it: the `model` its last value names ("default",
-    "everyday"), else the router's choice for its sentence (router.js); the default model where the page has one. */
+    "everyday", "zh-en"), else the router's choice for its sentence (router.js); the default model where the page has one. */
 async function lensFor(lens, data) {
   const last = data[data.length - 1];
-  const named = typeof last === "string" && ["auto", "default", "everyday"].includes(last) ? last : "auto";
+  const named = typeof last === "string" && ["auto", "default", "everyday", "zh-en"].includes(last) ? last : "auto";
   const model = named !== "auto" || !lens.router ? named : lens.router.route(String(data[0])).model;
+  if (model === "zh-en" && lens.chinese) return lens.chinese();
   return model === "everyday" && lens.everyday ? lens.everyday() : lens;
 }
 

@@ -2,12 +2,14 @@
 /* Attention Lens, the router in the page: lens/routed.py's Router, lens/truecase.py and lens/language.py computed
    as the server computes them, so that the page without a server sends each sentence to the same model.
    German written all in lowercase (or capitals) gets its capitals back from the domain file's counts; text that is
-   not German is named; the domain guess (domain.js) picks the default or the everyday model.
+   not German is named; Chinese goes to the Chinese model (chinese.js); the domain guess (domain.js) picks the default or
+   the everyday model.
 
      const router = makeRouter({ domain: content, language: content, everyday: true });
      router.split("wo ist der bahnhof? ein hund rennt.") // [["wo ist der bahnhof?", "Wo ist der Bahnhof?"], ...]
      router.route("Wo ist der Bahnhof?") // {text, model: "everyday", reads_like: "everyday", words, recased, ...}  */
 import { domainGuess } from "./domain.js";
+import { normaliseChinese, readsChinese } from "./chinese.js";
 import { splitSentences } from "./sentences.js";
 
 const WORD = /\p{L}+/gu; // lens/truecase._WORD: [^\W\d_]+
@@ -93,9 +95,16 @@ export function languageCheck(content) {
 }
 
 /** lens/routed.Router: `domain` a guess (domainGuess) or null, `truecaser` and `language` or null, `everyday`
-    whether the page has the everyday model. */
-export function makeRouter({ domain = null, truecaser = null, language = null, everyday = true }) {
+    whether the page has the everyday model, `chinese` the t2s table (chinese.t2sTable) where it has the Chinese one. */
+export function makeRouter({ domain = null, truecaser = null, language = null, everyday = true, chinese = null }) {
   const prepared = (sentence) => (truecaser ? truecaser.recase(plainMarks(sentence)) : [plainMarks(sentence), []]);
+  /** ui/routed.Router.chinese_route. */
+  const chineseRoute = (sentence, model) => {
+    const chosen = model && model !== "auto" ? (model === "everyday" && !everyday ? "default" : model) : chinese ? "zh-en" : "default";
+    const text = chosen === "zh-en" ? normaliseChinese(sentence, chinese) : prepared(sentence)[0];
+    return /** @type {any} */ ({ text, model: chosen, reads_like: "Chinese", forced: !!model && model !== "auto",
+      words: [], recased: [], why: "", written: sentence });
+  };
   return {
     /** A sentence as a model reads it, and the words recased (ui/routed.Router.prepared). */
     prepared,
@@ -114,6 +123,7 @@ export function makeRouter({ domain = null, truecaser = null, language = null, e
     },
     /** @returns {Route & {text: string}} */
     route(sentence, model = "auto", written = null) {
+      if (readsChinese(written === null ? sentence : written)) return chineseRoute(written === null ? sentence : written, model);
       let [text, recased] = prepared(sentence);
       if (written !== null && written !== sentence) recased = wordChanges(plainMarks(written), text);
       const lang = language ? language.report(text) : { german: true, why: "", words: [] };
@@ -121,7 +131,11 @@ export function makeRouter({ domain = null, truecaser = null, language = null, e
       if (!lang.german) { readsLike = "not German"; words = lang.words; why = lang.why; }
       else if (domain) { const r = domain.report(text); readsLike = r.everyday ? "everyday" : "captions"; words = r.words; }
       let chosen = readsLike === "everyday" && everyday ? "everyday" : "default";
-      if (model && model !== "auto") chosen = model === "everyday" && !everyday ? "default" : model;
+      if (model === "zh-en" && chinese) {
+        return /** @type {any} */ ({ text: normaliseChinese(written === null ? sentence : written, chinese), model: "zh-en",
+          reads_like: readsLike, forced: true, words, recased: [], why, written: written === null ? sentence : written });
+      }
+      if (model && model !== "auto") chosen = (model === "everyday" && !everyday) || (model === "zh-en" && !chinese) ? "default" : model;
       return /** @type {any} */ ({ text, model: chosen, reads_like: readsLike, forced: !!model && model !== "auto",
         words, recased, why, written: written === null ? sentence : written });
     },

@@ -580,6 +580,7 @@ interface InPageLens {
   router: InPageRouter | null;
   /** The everyday model's lens, fetched on first use; null where the site ships one model. */
   everyday: (() => Promise<InPageLens>) | null;
+  chinese: (() => Promise<InPageLens>) | null;
   /** The folder its files came from (ending in '/'). */
   base: string;
   /** The Code view's files and tap lines (code.json, lens/code.py's code_map), fetched when the view first opens. */
