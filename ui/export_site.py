@@ -27,10 +27,10 @@ from safetensors.torch import save_file
 
 from lens.code import code_map
 from lens.time_travel import SnapshotLibrary
+from tokenizer.chinese import t2s_table
 from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
-from tokenizer.chinese import t2s_table
 from translation import Translator
 from ui.head_lab import EXAMPLE as HEADLAB_EXAMPLE
 from ui.head_lab_data import importance_payload, load_importance

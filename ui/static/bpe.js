@@ -56,7 +56,7 @@ export class BPE {
   }
 
   /** The text's parts before the byte-level split: itself, or its Han characters each alone and the runs between. */
-  parts(text) {
+  pieces(text) {
     if (!this.isolate) return [text];
     const out = [];
     let at = 0;
@@ -95,7 +95,7 @@ export class BPE {
   /** Text -> ids (no BOS or EOS: the caller adds them). */
   encode(text) {
     const out = [];
-    for (const part of this.parts(text.normalize("NFC"))) {
+    for (const part of this.pieces(text.normalize("NFC"))) {
       for (const m of part.matchAll(SPLIT)) {
         let chars = "";
         for (const b of this.utf8.encode(m[0])) chars += this.toChar[b];
