@@ -51,13 +51,17 @@ def t2s_table() -> dict[str, str]:
     return table
 
 
+@lru_cache(maxsize=1)
+def _longest_key() -> int:
+    return max(map(len, t2s_table()))
+
+
 def to_simplified(text: str) -> str:
     """Traditional characters written as Simplified ones: the longest key of t2s_table at each place, left to right
     (OpenCC's maximum forward matching); text already Simplified is unchanged."""
     if not HAN.search(text):
         return text
-    table = t2s_table()
-    longest = max(map(len, table))
+    table, longest = t2s_table(), _longest_key()
     out, i = [], 0
     while i < len(text):
         for length in range(min(longest, len(text) - i), 0, -1):
