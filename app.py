@@ -165,7 +165,7 @@ with gr.Blocks(title=ui.locales.message("app.title"), fill_width=True, delete_ca
     with gr.Column(elem_id="view-headlab", elem_classes=["al-view", "al-closed"]):
         ui.head_lab.build(pair, MODEL_ID, MODEL_REVISION)
     with gr.Column(elem_id="view-history", elem_classes=["al-view", "al-closed"]):
-        ui.time_travel.build(pair, MODEL_ID)
+        ui.time_travel.build(pair, MODEL_ID, ZH_ID if HAS_CHINESE else None)
     with gr.Column(elem_id="view-copylab", elem_classes=["al-view", "al-closed"]):
         ui.copylab.build()
     ui.api.build(pair)

@@ -9,6 +9,7 @@ import pytest
 from lens import cost
 from lens.explain import DecodingOptions
 from ui import api, head_lab, step_through
+from ui.locales import message
 from ui.pair import explain_routed
 from ui.time_travel import route_note
 from ui.translate import first_visit, page_handler
@@ -112,7 +113,10 @@ def test_the_views_follow_the_sentences_model(pair):
     lab = ablation("Wo ist der Bahnhof?", '["cross:1:1"]')
     assert lab["model"] == "everyday" and "error" not in lab
     note = route_note(pair)
-    assert "everyday model" in note("Wo ist der Bahnhof?") and note("Ein Mann fährt Fahrrad.") == ""
+    assert note("Wo ist der Bahnhof?") == "app.history.note_everyday" and note("Ein Mann fährt Fahrrad.") == ""
+    assert "everyday model" in message(note("Wo ist der Bahnhof?")) and "日常" in message(
+        note("Wo ist der Bahnhof?"), "zh-CN"
+    )
 
 
 def test_the_first_visit_is_routed_too(pair):

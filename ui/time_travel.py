@@ -23,7 +23,7 @@ from ui.payload import page_payload
 from .assets import mount_js, view_head
 from .gpu_time import GpuTime
 from .locales import html, label, message
-from .pair import Pair
+from .pair import Pair, Served
 from .runtime import checked_unicode, gpu
 
 SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
@@ -101,8 +101,8 @@ def reading_options(text: str, max_len: int) -> DecodingOptions:
 
 def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text: ""):
     """The view's handler: every snapshot's reading of a text, streamed one snapshot at a time;
-    `drawn(snapshot, text, options)` reads one (a sentence seen before is instant); `note_of(text)` says when
-    the page translates the text with another model than the one whose training is shown."""
+    `drawn(snapshot, text, options)` reads one (a sentence seen before is instant); `note_of(text)` (a catalogue
+    key, or "") says when the page translates the text with another model than the one whose training is shown."""
     readings = LRU(64)  # (snapshot, text) -> what the browser draws
 
     def run(text: str):
@@ -124,7 +124,8 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
                 "text": text,
                 "snapshots": [entry(s) for s in snapshots],
                 "done": False,
-                "note": note_of(text),
+                "note": message(note_of(text)) if note_of(text) else "",
+                "note_key": note_of(text),
             }
             for i, snapshot in enumerate(snapshots):
                 key = (snapshot.path or snapshot.revision, text)
@@ -152,26 +153,25 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
     return run
 
 
+NOTE_KEY = "app.history.note_everyday"
+
+
 def route_note(pair: Pair):
-    """The note for a text the page translates with the everyday model: these snapshots are the default model's."""
+    """The note (its catalogue key, or "") for a text the page translates with the everyday model: these
+    snapshots are the default model's."""
 
     def note_of(text: str) -> str:
         models = {pair.router.route(sentence).model for sentence in sentences_of(text)[0]}
-        if "everyday" not in models:
-            return ""
-        return (
-            "On the page this text is translated by the everyday model (it reads like everyday German); time "
-            "travel shows the training of the default model, so these readings are the default model's."
-        )
+        return NOTE_KEY if "everyday" in models else ""
 
     return note_of
 
 
-def build(pair: Pair, model_id: str) -> dict:
-    """The view's widgets and events: the default model's snapshots (`model_id`), with its familiarity
-    (training_data/alarm.py) for the unfamiliar-input notice."""
-    translator, familiarity = pair.default.translator, pair.default.familiarity
-    library = SnapshotLibrary(snapshot_source(model_id), max_loaded=cache_size(), device=translator.device.type)
+def model_run(served: Served, source: str, note_of=lambda text: ""):
+    """The traveller over one model's snapshots (`source`: a folder or Hub repo), with its familiarity
+    (training_data/alarm.py) for the unfamiliar-input notice; and its snapshot library."""
+    translator, familiarity = served.translator, served.familiarity
+    library = SnapshotLibrary(source, max_loaded=cache_size(), device=translator.device.type)
 
     @gpu(duration=GpuTime(cap=30, runs=lambda *_: 2))  # a snapshot read in, then its translation and maps
     def read(snapshot, text, options):
@@ -192,7 +192,36 @@ def build(pair: Pair, model_id: str) -> dict:
             "uniform": round(reading.uniform, 3),
         }
 
-    run = traveller(library, drawn, translator.config.max_len, route_note(pair))
+    return traveller(library, drawn, translator.config.max_len, note_of), library
+
+
+def routed_run(pair: Pair, default_run, chinese_run):
+    """Each text through the snapshots of the model that translates its first sentence: the Chinese model's for
+    Chinese (where it has snapshots), the default model's for the rest."""
+
+    def run(text: str):
+        chinese = chinese_run is not None and isinstance(text, str) and text.strip()
+        if chinese and pair.router.route(first_sentence(text)).model == "zh-en":
+            yield from chinese_run(text)
+        else:
+            yield from default_run(text)
+
+    return run
+
+
+def first_sentence(text: str) -> str:
+    try:
+        return sentences_of(text[:MAX_CHARACTERS])[0][0]
+    except (ValueError, TypeError, IndexError):
+        return text
+
+
+def build(pair: Pair, model_id: str, chinese_id: str | None = None) -> dict:
+    """The view's widgets and events: the default model's snapshots (`model_id`, or SNAPSHOTS_DIR), and the Chinese
+    model's (`chinese_id`) for Chinese text."""
+    default_run, library = model_run(pair.default, snapshot_source(model_id), route_note(pair))
+    chinese_run = model_run(pair.chinese, chinese_id)[0] if pair.chinese is not None and chinese_id else None
+    run = routed_run(pair, default_run, chinese_run)
 
     gr.HTML(html("app.history.intro"), padding=False)
     with gr.Row(elem_id="history-input"):

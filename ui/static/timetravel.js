@@ -100,7 +100,7 @@ export class History {
     const snaps = (x && x.snapshots) || [];
     const fresh = !this.data || !x.text || this.data.text !== x.text || this.data.snapshots.length !== snaps.length;
     this.data = x;
-    this.message.textContent = answerText(x) || answerText(x, "message") || x.note || "";
+    this.message.textContent = answerText(x) || answerText(x, "message") || answerText(x, "note") || "";
     this.message.classList.toggle("al-h-error", !!x.error);
     unfamiliarNotice(this.notice, x.done ? x : null);
     this.root.classList.toggle("al-h-none", !snaps.length);
