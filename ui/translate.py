@@ -33,6 +33,8 @@ EXAMPLES = [  # from the Multi30k validation split
     "Ich möchte ein Bier.",
     "Wo ist der Bahnhof?",
 ]
+# Chinese, which the Chinese model translates (shown where the app has it): a reordered clause among them
+CHINESE_EXAMPLES = ["我想要一杯啤酒。", "我昨天去了商店。"]
 EMPTY_MESSAGE = message("app.translate.empty")
 RUN_JS = "(...args) => { window.attentionLens && window.attentionLens.busy('#result'); return args; }"
 # the second model's viewer waits only when it is asked (compare ticked); unticked, it gets no answer
@@ -198,12 +200,13 @@ def input_widgets(pair: Pair, initial: tuple[str, dict] | None, two: bool) -> di
             )
             with gr.Accordion(label("app.translate.options"), open=False, elem_id="options"):
                 with gr.Column(elem_id="examples-column"):
+                    shown = EXAMPLES + (CHINESE_EXAMPLES if pair.chinese is not None else [])
                     examples = gr.Examples(
-                        EXAMPLES,
+                        shown,
                         inputs=[source],
                         label=label("app.translate.examples_label"),
-                        examples_per_page=len(EXAMPLES),
-                        example_labels=[short(e) for e in EXAMPLES],
+                        examples_per_page=len(shown),
+                        example_labels=[short(e) for e in shown],
                     )
                 options = option_widgets(pair, two)
     return {"source": source, "translate": translate, "examples": examples, **options}

@@ -3,7 +3,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { load, page as window } from "./load.js";
 
-const AL = await load("core.js", "walk.js", "door.js");
+const AL = await load("core.js", "walk.js", "views.js", "door.js");
 
 /** A first visit's state with `changes`. */
 const state = (changes) => Object.assign({ sentence: "", view: "translate", kind: "cross", layer: null, head: null,
@@ -57,4 +57,11 @@ test("window.attentionLens is the page's door (door.js), with state() and openVi
     "views"]);
   assert.deepEqual(st.views, { translate: null, step: null, headlab: null, history: null });
   assert.equal(AL.writeLink(st, false), "");
+});
+
+test("openView takes every view's name and refuses an unknown one", async () => {
+  assert.deepEqual(window.attentionLens.viewNames(), ["translate", "step", "headlab", "who", "patch", "why", "qkv", "ladder",
+    "history", "compare", "copylab", "code", "glossary"]);
+  await assert.rejects(window.attentionLens.openView("nope"), /unknown view 'nope'/);
+  await assert.rejects(window.attentionLens.openView("who"), /needs a translation first/); // nothing on the page yet
 });

@@ -11,6 +11,7 @@ import { startLocale } from "./locale.js";
 import { startContent } from "./content.js";
 import { startGlossary } from "./glossary.js";
 import "./walk.js";
+import "./views.js";
 import "./tour.js";
 import "./browser.js";
 import "./compare.js";

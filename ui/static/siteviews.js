@@ -8,7 +8,8 @@
    off in its grids and the sentence translated again. The copy lab (copylab.js, trained by copytrain.js): a tiny
    Transformer learning to copy, its gradients from a backward pass written by hand (backprop.js). */
 import { offered, publish } from "./door.js";
-import { handle } from "./store.js";
+import { get, handle, set } from "./store.js";
+import { pageSentence, sectionSentence } from "./views.js";
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 
@@ -139,8 +140,9 @@ function opening(name) {
   const section = /** @type {HTMLDetailsElement | null} */ (document.querySelector(`#site-${name}`));
   if (!section) return;
   section.open = true;
+  set({ view: name });
   const source = /** @type {HTMLInputElement | null} */ (section.querySelector("input[type=text]"));
-  const sentence = /** @type {HTMLTextAreaElement} */ ($("#site-source")).value.trim();
+  const sentence = pageSentence() || /** @type {HTMLTextAreaElement} */ ($("#site-source")).value.trim();
   if (source && sentence && source.value !== sentence) {
     source.value = sentence;
     const go = /** @type {HTMLButtonElement | null} */ (section.querySelector("button[id$='-go']"));
@@ -156,4 +158,7 @@ export function startSiteViews(lens) {
   startCopyLab();
   startHistory(lens);
   handle("open", opening);
+  // The door's state(), as the app's (walk.js) has it: the page's sentence, the view last opened, each view's sentence.
+  publish({ state: () => ({ sentence: pageSentence(), view: get().view || "translate",
+    views: { translate: pageSentence() || null, ...Object.fromEntries(["step", "headlab", "history"].map((n) => [n, sectionSentence(n)])) } }) });
 }

@@ -473,8 +473,14 @@ interface LinkState {
 
 /** window.attentionLens: the page's public API, for tests, benchmarks and the console (docs/page.md). */
 interface PublicApi {
-  /** The page's state now (walk.js). */
+  /** The page's state now (walk.js in the app; siteviews.js on the static site: sentence, view and views). */
   state(): PageState;
+  /** Open a view for the page's sentence (views.js): resolves once it shows it; an unknown name throws. */
+  openView?(name: string): Promise<void>;
+  /** The names openView takes (views.js). */
+  viewNames?(): string[];
+  /** The glossary's dialog, opened at a term (glossary.js). */
+  glossary?(id?: string): void;
   /** The guided walk's stops (tour.js). */
   walk?(): { title: string; view: string; guess: boolean; concept: string | null }[];
   /** The static site (site.js): translate in the page; a Promise of the payload the viewer draws. */

@@ -151,7 +151,7 @@ export function openView(name) {
   save();
 }
 handle("open", openView); // the picture's blocks and the walk's stops (spine.js, tour.js)
-publish({ state, openView });
+publish({ state }); // openView: views.js, the same on the static site
 
 /** Every view's section open, and the picture's whole-model views (?open=all: tests, screenshots). */
 export function openAll() {
