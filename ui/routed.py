@@ -3,8 +3,9 @@
 The default model (checkpoints/de-en: captions first, some everyday German) translates photo captions best,
 the everyday model (checkpoints/de-en-everyday) everyday speech. Before anything is translated, each sentence is
 made ready and routed (`Router.route`):
-1. German written all in lowercase or all in capitals gets its capitals back (training_data/truecase.py), and the
-   full-width sentence marks of Chinese and Japanese ("。", "！", "？") become ".", "!", "?";
+1. German typed without umlauts or ß gets them back ("mochte" -> "möchte": training_data/umlauts.py), German written
+   all in lowercase or all in capitals gets its capitals back (training_data/truecase.py), and the full-width
+   sentence marks of Chinese and Japanese ("。", "！", "？") become ".", "!", "?";
 2. Chinese (Han characters, Simplified or Traditional, and no kana or Hangul: tokenizer/chinese.reads_chinese) reads
    like "Chinese" and goes to the Chinese model (checkpoints/zh-en) in Simplified characters with Chinese punctuation;
    other text that does not look like German (training_data/language.py: no letters, another script such as Japanese
@@ -34,6 +35,7 @@ from tokenizer.sentences import split_sentences
 from training_data.domain import DOMAIN_FILE, DomainGuess, checked_domain, guess_from
 from training_data.language import LanguageCheck, load_language
 from training_data.truecase import Truecaser, word_changes
+from training_data.umlauts import Umlauts
 from translation import Translator
 
 MODELS = ("default", "everyday", "zh-en")  # the checkpoints, as the API and the page name them
@@ -88,6 +90,7 @@ class Router:
     truecaser: Truecaser | None = None
     everyday: bool = True
     chinese: bool = False
+    umlauts: Umlauts | None = None
 
     @classmethod
     def of_checkpoint(
@@ -97,12 +100,15 @@ class Router:
         read of its domain file)."""
         found = checked_domain(model_id, revision)
         domain, truecaser = (guess_from(found[1]), Truecaser.from_counts(found[1]["counts"])) if found else (None, None)
-        return cls(domain, load_language(model_id, revision), truecaser, everyday, chinese)
+        umlauts = Umlauts.from_counts(found[1]["counts"]) if found else None
+        return cls(domain, load_language(model_id, revision), truecaser, everyday, chinese, umlauts)
 
     def prepared(self, sentence: str) -> tuple[str, list[tuple[str, str]]]:
-        """The sentence (or text) as a model should read it, and the words recased."""
-        text = sentence.translate(FULL_WIDTH_MARKS)
-        return self.truecaser.recase(text) if self.truecaser is not None else (text, [])
+        """The sentence (or text) as a model should read it, and the words changed (umlauts given back, recased)."""
+        written = sentence.translate(FULL_WIDTH_MARKS)
+        text = self.umlauts.restore(written)[0] if self.umlauts is not None else written
+        text = self.truecaser.recase(text)[0] if self.truecaser is not None else text
+        return text, word_changes(written, text)
 
     def split(self, text: str) -> list[tuple[str, str]]:
         """A text's sentences, each (as written, as a model reads it). A text written all in lowercase is recased
@@ -111,9 +117,10 @@ class Router:
         if len(read) != len(text):  # a letter that changed length when recased: sentence by sentence
             return [(s, self.prepared(s)[0]) for s in split_sentences(text)]
         pairs, at = [], 0
-        for sentence in split_sentences(read):
+        for sentence in split_sentences(read):  # where the recased text ends its sentences; each read as written
             at = read.index(sentence, at)
-            pairs.append((text[at : at + len(sentence)], self.prepared(sentence)[0]))
+            written = text[at : at + len(sentence)]
+            pairs.append((written, self.prepared(written)[0]))
             at += len(sentence)
         return pairs
 

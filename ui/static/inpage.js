@@ -11,7 +11,7 @@ import { BPE } from "./bpe.js";
 import { domainGuess } from "./domain.js";
 import { fixed, number, t } from "./i18n.js";
 import { t2sTable } from "./chinese.js";
-import { languageCheck, makeRouter, readGzipJson, truecaser } from "./router.js";
+import { languageCheck, makeRouter, readGzipJson, truecaser, umlauts } from "./router.js";
 import { beam, greedy, maxNewTokens, replay } from "./search.js";
 import { pyStrip, splitSentences } from "./sentences.js";
 import { Transformer, loadKernels, readSafetensors } from "./transformer.js";
@@ -41,7 +41,8 @@ export async function loadInPage(base, kernels) {
   const t2s = site.chinese && site.t2s ? t2sTable(await get(site.t2s)) : null; // Traditional -> Simplified
   if (domain || language) {
     lens.router = makeRouter({ domain, language: language && language.counts ? languageCheck(language) : null,
-      truecaser: content && content.counts ? truecaser(content.counts) : null, everyday: !!site.everyday, chinese: t2s });
+      truecaser: content && content.counts ? truecaser(content.counts) : null, everyday: !!site.everyday, chinese: t2s,
+      restorer: content && content.counts ? umlauts(content.counts) : null });
   }
   if (site.chinese) { // the Chinese model's files, fetched when a Chinese sentence first goes to it
     let loading = null;

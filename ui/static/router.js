@@ -62,6 +62,43 @@ export function truecaser(counts) {
   };
 }
 
+const SPECIAL = /[äöüÄÖÜß]/u, PLAIN = { ä: "a", ö: "o", ü: "u", ß: "ss" };
+const plainWord = (w) => w.toLowerCase().replace(/[äöüß]/gu, (c) => PLAIN[c]);
+
+/** training_data/umlauts.Umlauts.from_counts: per plain key, the spelling with umlauts the training data used most. */
+export function umlauts(counts) {
+  const totals = new Map();
+  for (const [token, pair] of Object.entries(counts)) {
+    if (token.startsWith("<") || !new RegExp(`^${WORD.source}$`, "u").test(token)) continue;
+    const key = token.toLowerCase();
+    totals.set(key, (totals.get(key) || 0) + pair[0] + pair[1]);
+  }
+  const best = new Map();
+  for (const [word, n] of totals) {
+    if (!SPECIAL.test(word) || n < 2) continue;
+    const had = best.get(plainWord(word));
+    if (!had || n > had[0] || (n === had[0] && word > had[1])) best.set(plainWord(word), [n, word]);
+  }
+  const withCaseOf = (typed, word) => (typed.length > 1 && typed === typed.toUpperCase() ? word.toUpperCase()
+    : typed[0] !== typed[0].toLowerCase() ? word[0].toUpperCase() + word.slice(1) : word);
+  const restored = (word) => {
+    const low = word.toLowerCase();
+    if (totals.has(low)) return null;
+    let found = best.get(low);
+    if (!found) { const undone = low.replace(/ae/g, "a").replace(/oe/g, "o").replace(/ue/g, "u"); if (undone !== low) found = best.get(undone); }
+    return found ? withCaseOf(word, found[1]) : null;
+  };
+  return {
+    /** [text with umlauts given back, [[as typed, as read], ...]]; a text with an umlaut or ß: as it is. */
+    restore(text) {
+      if (SPECIAL.test(text)) return [text, []];
+      const changes = [];
+      const out = text.replace(WORD, (w) => { const r = restored(w); if (r === null) return w; changes.push([w, r]); return r; });
+      return [out, changes];
+    },
+  };
+}
+
 /** lens/truecase.word_changes. */
 function wordChanges(written, read) {
   const before = written.match(WORD) || [], after = read.match(WORD) || [];
@@ -95,9 +132,16 @@ export function languageCheck(content) {
 }
 
 /** lens/routed.Router: `domain` a guess (domainGuess) or null, `truecaser` and `language` or null, `everyday`
-    whether the page has the everyday model, `chinese` the t2s table (chinese.t2sTable) where it has the Chinese one. */
-export function makeRouter({ domain = null, truecaser = null, language = null, everyday = true, chinese = null }) {
-  const prepared = (sentence) => (truecaser ? truecaser.recase(plainMarks(sentence)) : [plainMarks(sentence), []]);
+    whether the page has the everyday model, `chinese` the t2s table (chinese.t2sTable) where it has the Chinese one,
+    `restorer` the umlauts (umlauts()) or null. */
+export function makeRouter({ domain = null, truecaser = null, language = null, everyday = true, chinese = null, restorer = null }) {
+  /** ui/routed.Router.prepared: umlauts given back, then capitals; the words changed. */
+  const prepared = (sentence) => {
+    const written = plainMarks(sentence);
+    let text = restorer ? restorer.restore(written)[0] : written;
+    if (truecaser) text = truecaser.recase(text)[0];
+    return /** @type {[string, string[][]]} */ ([text, wordChanges(written, text)]);
+  };
   /** ui/routed.Router.chinese_route. */
   const chineseRoute = (sentence, model) => {
     const chosen = model && model !== "auto" ? (model === "everyday" && !everyday ? "default" : model) : chinese ? "zh-en" : "default";
@@ -116,7 +160,7 @@ export function makeRouter({ domain = null, truecaser = null, language = null, e
       let at = 0;
       return splitSentences(read).map((sentence) => {
         at = read.indexOf(sentence, at);
-        const pair = /** @type {[string, string]} */ ([text.slice(at, at + sentence.length), prepared(sentence)[0]]);
+        const written = text.slice(at, at + sentence.length), pair = /** @type {[string, string]} */ ([written, prepared(written)[0]]);
         at += sentence.length;
         return pair;
       });
