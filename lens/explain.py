@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from tokenizer.chinese import HAN
 from tokenizer.sentences import split_sentences
 from translation.translator import Translator
 
@@ -132,8 +133,9 @@ def explain_one(
 
 
 def word_spans(tokens: list[str]) -> list[list[int]]:
-    """Group token positions into words: a piece starting with '▁' starts a word, punctuation and
-    special tokens stand alone, and the byte pieces of one character (an emoji) stay together."""
+    """Group token positions into words: a piece starting with '▁' starts a word, punctuation, special tokens and
+    each Han character (Chinese has no spaces to tell its words by) stand alone, and the byte pieces of one character
+    (an emoji) stay together."""
     spans: list[list[int]] = []
     breaks = True  # the next piece starts a word
     for i, token in enumerate(tokens):
@@ -141,11 +143,12 @@ def word_spans(tokens: list[str]) -> list[list[int]]:
         partial = "\ufffd" in token and bool(spans) and "\ufffd" in tokens[spans[-1][-1]]
         special = token in SPECIAL
         punct = not special and text != "" and all(not c.isalnum() for c in text) and "\ufffd" not in text
-        if not partial and (breaks or special or punct or token.startswith("▁")):
+        han = bool(HAN.fullmatch(text))
+        if not partial and (breaks or special or punct or han or token.startswith("▁")):
             spans.append([i])
         else:
             spans[-1].append(i)
-        breaks = special or punct
+        breaks = special or punct or han
     return spans
 
 

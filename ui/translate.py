@@ -91,10 +91,14 @@ def page_handler(pair: Pair, other: bool = False):
 
 
 def other_side(pair: Pair, sentences: list[tuple[str, str]], model: str) -> list[str]:
-    """The compare view's second side: for each sentence the model the first side did not use."""
-    names = list(pair.models)
+    """The compare view's second side: for each sentence the other German model than the first side's; a Chinese
+    sentence keeps the Chinese model (there is no other model of its direction)."""
+    names = [n for n in pair.models if n != "zh-en"]
     routes, _ = pair.grouped(sentences, model)
-    return [next((n for n in names if n != route.model), route.model) for route in routes]
+    return [
+        route.model if route.model == "zh-en" else next((n for n in names if n != route.model), route.model)
+        for route in routes
+    ]
 
 
 def routed_payload(pair: Pair, found: list, options: DecodingOptions, left_out: int, seconds: float) -> dict:

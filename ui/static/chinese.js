@@ -15,6 +15,9 @@ const HALF_AFTER_HAN = new RegExp(`(?<=[${BMP_HAN}])\\s*([,?!:;.])`, "gu");
 const SPACE_BETWEEN_HAN = new RegExp(`(?<=[${BMP_HAN}，。？！：；、])\\s+(?=[${BMP_HAN}])`, "gu");
 const FULLWIDTH_ALNUM = /[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/gu;
 
+/** Whether `text` is one Han character (a word of its own on the maps: lens/explain.word_spans). */
+export const isHan = (text) => new RegExp(`^[${HAN_CLASS}]$`, "u").test(text);
+
 /** How many Han characters `text` holds. */
 export const hanCount = (text) => (text.match(HAN) || []).length;
 

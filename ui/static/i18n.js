@@ -30,11 +30,19 @@ export function locale() {
   return CATALOGUES[wanted] ? wanted : "en";
 }
 
+// The language of the sentence the page shows ("de" or "zh", the store's `source`): the lesson's messages say
+// "German" for a German sentence and "Chinese" for a Chinese one, in each locale's own word. The router's, the
+// app's and the glossary's messages keep theirs (they speak of German as such).
+const SOURCE_NAMES = { en: [/\bGerman\b/g, "Chinese"], "zh-CN": [/德语/g, "中文"] };
+const ABOUT_GERMAN = /^(app|result\.(route|reason|not_german|recased|everyday)|glossary|umlaut|router)/;
+
 /** The text of message `key` in the page's locale, English where its catalogue lacks it; a key English lacks throws. */
 function message(key) {
   const text = CATALOGUES[locale()][key] ?? en[key];
   if (text === undefined) throw new Error(`no message "${key}" in messages/en.json`);
-  return text;
+  if (get().source !== "zh" || ABOUT_GERMAN.test(key)) return text;
+  const [german, chinese] = SOURCE_NAMES[locale()] || SOURCE_NAMES.en;
+  return text.replace(german, chinese);
 }
 
 /** `text` (the message `key`) with each {name} replaced by String(values[name]); a missing value throws. */

@@ -10,7 +10,7 @@
 import { BPE } from "./bpe.js";
 import { domainGuess } from "./domain.js";
 import { fixed, number, t } from "./i18n.js";
-import { t2sTable } from "./chinese.js";
+import { isHan, t2sTable } from "./chinese.js";
 import { languageCheck, makeRouter, readGzipJson, truecaser, umlauts } from "./router.js";
 import { beam, greedy, maxNewTokens, replay } from "./search.js";
 import { pyStrip, splitSentences } from "./sentences.js";
@@ -80,8 +80,9 @@ export function wordSpans(tokens) {
     const text = strip(token.replace(/\u2581/g, "")), special = SPECIAL.has(token);
     const partial = token.includes("\ufffd") && spans.length > 0 && tokens[spans[spans.length - 1].slice(-1)[0]].includes("\ufffd");
     const punct = !special && text !== "" && ![...text].some((c) => /[\p{L}\p{N}]/u.test(c)) && !text.includes("\ufffd");
-    if (!partial && (breaks || special || punct || token.startsWith("\u2581"))) spans.push([i]); else spans[spans.length - 1].push(i);
-    breaks = special || punct;
+    const han = isHan(text); // Chinese has no spaces: each character is a word of its own
+    if (!partial && (breaks || special || punct || han || token.startsWith("\u2581"))) spans.push([i]); else spans[spans.length - 1].push(i);
+    breaks = special || punct || han;
   });
   return spans;
 }
@@ -194,7 +195,7 @@ export async function inPageTranslate(lens, text, options) {
   for (const [written, read] of shown) { // each sentence by the model its route names (router.js)
     let r = lens.router ? lens.router.route(read, o.model || "auto", written) : null;
     // the compare view's second side: each sentence by the model its route did not pick (ui/translate.other_side)
-    if (r && o.other && lens.everyday) r = lens.router.route(read, r.model === "everyday" ? "default" : "everyday", written);
+    if (r && o.other && lens.everyday && r.model !== "zh-en") r = lens.router.route(read, r.model === "everyday" ? "default" : "everyday", written);
     const by = await modelOf(lens, r);
     const e = explainOne(by, r ? r.text : read, o);
     lens.lastMaps.push(e.maps);

@@ -247,10 +247,13 @@ export class Result {
 
   /** The route line gets one button that shows (or hides) the other model's answer: the compare view's tick,
       on the page that has one. */
-  offerOther() {
+  /** @param {Explanation} x */
+  offerOther(x) {
     const line = this.notes.querySelector(".al-route");
     const compare = /** @type {HTMLInputElement | null} */ (document.querySelector("#compare input"));
     if (!line || !compare || this.root.closest("#second-result")) return;
+    // Chinese has one model: no other translation to offer
+    if (x.sentences.every((s) => s.route && s.route.model === "zh-en")) return;
     const button = el("button", "al-see-other");
     button.type = "button";
     otherLabel(button, compare.checked);
@@ -286,6 +289,9 @@ export class Result {
     }
     this.root.classList.remove("al-empty");
     this.english.classList.remove("al-error");
+    // the lesson says "Chinese" where it said "German" (i18n.js) when every sentence is the Chinese model's
+    const chinese = x.sentences.every((s) => s.route && s.route.model === "zh-en");
+    if (!this.root.closest("#second-result, #site-second-result")) set({ source: chinese ? "zh" : "de" });
     this.ladder.replaceChildren();
     this.inside.hidden = false;
     this.inside.querySelectorAll("button").forEach((b) => b.removeAttribute("aria-pressed"));
@@ -297,7 +303,7 @@ export class Result {
     this.status.textContent = t("result.status", { method, sentences: plural("result.sentences",
       x.sentences.length), pieces, out, ms: x.status.ms, device: x.status.device });
     this.notes.replaceChildren(...notices(x).map(([cls, text]) => el("div", "al-notice " + cls, text)));
-    this.offerOther();
+    this.offerOther(x);
     const evidence = evidenceLine(x);
     if (evidence) this.notes.append(evidence);
     this.viewer.show(x);

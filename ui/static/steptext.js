@@ -2,6 +2,7 @@
 /* Attention Lens, the words of the step-through view: pieces grouped into words, a step's choice
    described for a learner, and which words a forced word changed. No DOM, no state. */
 import { nodeLabel } from "./beam.js";
+import { isHan } from "./chinese.js";
 import { SPECIAL } from "./core.js";
 import { fixed, percent, t } from "./i18n.js";
 
@@ -9,16 +10,16 @@ import { fixed, percent, t } from "./i18n.js";
 const pct = (p) => (p > 0 && p < 0.005 ? t("steptext.under_one_percent", { percent: percent(0.01) }) : percent(p));
 export { pct as percent };
 
-/** Pieces grouped into words: a '▁' piece starts one; punctuation and <s>, </s> stand alone. */
+/** Pieces grouped into words: a '▁' piece starts one; punctuation, <s>, </s> and each Han character stand alone. */
 export function wordsOf(pieces) {
   const words = [];
   let breaks = true;
   pieces.forEach((p, i) => {
     const text = p.replace(/▁/g, ""), special = p in SPECIAL;
-    const punct = !special && text !== "" && !/[\p{L}\p{N}]/u.test(text);
-    if (breaks || special || punct || p.startsWith("▁") || !words.length) words.push({ text: special ? p : text, span: [i] });
+    const punct = !special && text !== "" && !/[\p{L}\p{N}]/u.test(text), han = isHan(text);
+    if (breaks || special || punct || han || p.startsWith("▁") || !words.length) words.push({ text: special ? p : text, span: [i] });
     else { words[words.length - 1].text += text; words[words.length - 1].span.push(i); }
-    breaks = special || punct;
+    breaks = special || punct || han;
   });
   return words;
 }

@@ -13,7 +13,7 @@ import { publish } from "./door.js";
 
 /** @type {PageStore} */
 const state = {
-  sentence: "", view: "translate", step: null, locale: "en", backend: "server", allOpen: false,
+  sentence: "", view: "translate", step: null, locale: "en", backend: "server", allOpen: false, source: "de",
   translated: null, compared: null, mounted: [],
 };
 /** @type {Map<string, Set<(state: PageStore, changed: string[]) => void>>} */

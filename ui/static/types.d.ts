@@ -532,6 +532,8 @@ interface PageStore {
   step: number | null;
   /** The language the page speaks: "en". */
   locale: string;
+  /** The language of the sentence the page shows: "de", or "zh" where the Chinese model translated it (i18n.js). */
+  source: "de" | "zh";
   /** Where the views' questions go: the app's "server", or the model in this "page". */
   backend: "server" | "page";
   /** Every view's section is open, and the picture's whole-model views (?open=all: tests, screenshots). */
