@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from model import CheckpointError
-from tokenizer.chinese import normalise_chinese, reads_chinese
+from tokenizer.chinese import normalise_chinese, reads_chinese, to_simplified
 from tokenizer.sentences import split_sentences
 from training_data.domain import DOMAIN_FILE, DomainGuess, checked_domain, guess_from
 from training_data.language import LanguageCheck, load_language
@@ -53,7 +53,8 @@ class Route:
     reads_like: str  # "captions", "everyday", "Chinese" or "not German"
     forced: bool = False  # the caller chose the model
     words: list[str] = field(default_factory=list)  # the words that said so ("Bahnhof", "wo"; "the", "is")
-    recased: list[tuple[str, str]] = field(default_factory=list)  # (as written, as read) per word changed
+    recased: list[tuple[str, str]] = field(default_factory=list)  # (as written, as read) per word changed (Chinese:
+    # per Traditional character read as Simplified)
     why: str = ""  # for "not German": "no letters", "script" or "english"
     written: str = ""  # the sentence as the visitor wrote it
 
@@ -169,8 +170,16 @@ class Router:
         text = normalise_chinese(sentence)
         chosen = model if model != "auto" else ("zh-en" if self.chinese else "default")
         if chosen != "zh-en":  # a German model given Chinese reads it as the German path would
-            text = self.prepared(sentence)[0]
-        return Route(text, chosen, "Chinese", model != "auto", [], [], "", sentence)
+            return Route(self.prepared(sentence)[0], chosen, "Chinese", model != "auto", [], [], "", sentence)
+        return Route(text, chosen, "Chinese", model != "auto", [], simplified(sentence), "", sentence)
+
+
+def simplified(sentence: str) -> list[tuple[str, str]]:
+    """The Traditional characters of a Chinese sentence and the Simplified ones read instead, each pair once."""
+    read = to_simplified(sentence)
+    if len(read) != len(sentence):
+        return [(sentence, read)] if read != sentence else []
+    return list(dict.fromkeys((a, b) for a, b in zip(sentence, read) if a != b))
 
 
 class RoutedTranslator:

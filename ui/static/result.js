@@ -185,10 +185,12 @@ export function routeNotes(x) {
       : plural("result.route_sentences", picked.length, { sentences: list(picked.map((i) => String(i + 1))), line });
     out.push([foreign ? "al-route al-not-german" : "al-route", foreign ? t("result.warning", { text }) : text]);
   }
-  const recased = routed.flatMap((s) => s.route ? s.route.recased : []);
-  if (recased.length) {
+  for (const chinese of [false, true]) { // German recased or given its umlauts; Chinese read in Simplified characters
+    const recased = routed.flatMap((s) => s.route && (s.route.reads_like === "Chinese") === chinese ? s.route.recased : []);
+    if (!recased.length) continue;
     const changes = recased.slice(0, 6).map(([a, b]) => t("result.recased_change", { from: a, to: b }));
-    out.push(["al-recased", t("result.recased", { changes: list(recased.length > 6 ? [...changes, "\u2026"] : changes) })]);
+    const all = list(recased.length > 6 ? [...changes, "\u2026"] : changes);
+    out.push(["al-recased", chinese ? t("result.simplified", { changes: all }) : t("result.recased", { changes: all })]);
   }
   return out;
 }

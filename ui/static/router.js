@@ -9,7 +9,7 @@
      router.split("wo ist der bahnhof? ein hund rennt.") // [["wo ist der bahnhof?", "Wo ist der Bahnhof?"], ...]
      router.route("Wo ist der Bahnhof?") // {text, model: "everyday", reads_like: "everyday", words, recased, ...}  */
 import { domainGuess } from "./domain.js";
-import { normaliseChinese, readsChinese } from "./chinese.js";
+import { normaliseChinese, readsChinese, toSimplified } from "./chinese.js";
 import { splitSentences } from "./sentences.js";
 
 const WORD = /\p{L}+/gu; // lens/truecase._WORD: [^\W\d_]+
@@ -131,6 +131,15 @@ export function languageCheck(content) {
   };
 }
 
+/** ui/routed.simplified: the Traditional characters of a sentence and the Simplified ones read instead. */
+function simplified(sentence, table) {
+  const read = toSimplified(sentence, table), a = Array.from(sentence), b = Array.from(read);
+  if (a.length !== b.length) return read !== sentence ? [[sentence, read]] : [];
+  const seen = new Set(), out = [];
+  a.forEach((c, i) => { if (c !== b[i] && !seen.has(c + b[i])) { seen.add(c + b[i]); out.push([c, b[i]]); } });
+  return out;
+}
+
 /** lens/routed.Router: `domain` a guess (domainGuess) or null, `truecaser` and `language` or null, `everyday`
     whether the page has the everyday model, `chinese` the t2s table (chinese.t2sTable) where it has the Chinese one,
     `restorer` the umlauts (umlauts()) or null. */
@@ -147,7 +156,7 @@ export function makeRouter({ domain = null, truecaser = null, language = null, e
     const chosen = model && model !== "auto" ? (model === "everyday" && !everyday ? "default" : model) : chinese ? "zh-en" : "default";
     const text = chosen === "zh-en" ? normaliseChinese(sentence, chinese) : prepared(sentence)[0];
     return /** @type {any} */ ({ text, model: chosen, reads_like: "Chinese", forced: !!model && model !== "auto",
-      words: [], recased: [], why: "", written: sentence });
+      words: [], recased: chosen === "zh-en" ? simplified(sentence, chinese) : [], why: "", written: sentence });
   };
   return {
     /** A sentence as a model reads it, and the words recased (ui/routed.Router.prepared). */
