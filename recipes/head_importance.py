@@ -1,6 +1,7 @@
 """Score every attention head of a checkpoint and write <checkpoint>/head_importance.json.
 
     python recipes/head_importance.py --checkpoint checkpoints/de-en [--data-dir DIR] [--sentences 200] [--seed S]
+    python recipes/head_importance.py --checkpoint checkpoints/zh-en --zh-dir runs/corpora/tatoeba-zh
                           [--attribution integrated_gradients|input_x_gradient] [--steps 32] [--threads 1]
                           [--reuse-agreement JSON]
 
@@ -39,6 +40,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--data-dir", default=None, help="Multi30k folder (default: $MULTI30K_DIR, else ../shared/data/multi30k)"
     )
     parser.add_argument("--sentences", type=int, default=200, help="val sentences to score on")
+    parser.add_argument(
+        "--zh-dir", default=None, help="score on the Tatoeba Chinese dev split in this folder (the Chinese model)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="sample the slice at random with this seed")
     parser.add_argument(
         "--attribution",
@@ -65,7 +69,12 @@ def main(argv=None) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed or 0)  # nothing here samples, but a seed keeps it that way
     translator = Translator.from_pretrained(args.checkpoint)
-    val = choose_slice(data.load_split(data.find_corpus(args.data_dir), "val"), args.sentences, args.seed)
+    dev = (
+        data.load_split(data.find_chinese(args.zh_dir), "dev", "zh")  # the Chinese model: Tatoeba's dev split
+        if args.zh_dir is not None
+        else data.load_split(data.find_corpus(args.data_dir), "val")
+    )
+    val = choose_slice(dev, args.sentences, args.seed)
     output = Path(args.output) if args.output else Path(args.checkpoint) / "head_importance.json"
     if not output.parent.is_dir():
         raise SystemExit(f"--output: folder {output.parent} does not exist; give --output a path in an existing folder")

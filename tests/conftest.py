@@ -132,13 +132,19 @@ def shipped_pair():
 @pytest.fixture(scope="session")
 def site_folder(tmp_path_factory):
     """The static site of the shipped checkpoints as python -m ui.export_site writes it by default (the default model,
-    the everyday model each sentence of everyday German goes to, time travel's snapshots), one for the session: its
-    folder and its files' sizes."""
+    the everyday model each sentence of everyday German goes to, the Chinese model, time travel's snapshots), one for
+    the session: its folder and its files' sizes."""
     from tests.test_site import CHECKPOINT, EVERYDAY_CHECKPOINT
     from ui.export_site import export_site
 
     folder = tmp_path_factory.mktemp("site")
-    return folder, export_site(folder, CHECKPOINT, everyday=EVERYDAY_CHECKPOINT)
+    chinese = CHECKPOINT.parent / "zh-en"
+    return folder, export_site(
+        folder,
+        CHECKPOINT,
+        everyday=EVERYDAY_CHECKPOINT,
+        chinese=chinese if (chinese / "model.safetensors").is_file() else None,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -132,13 +132,13 @@ def test_the_switch_keeps_the_state_and_its_link_opens_in_chinese(browser, serve
     other.close()
 
 
-def test_chinese_typed_in_is_told_in_chinese_that_it_is_not_german(browser, server):
+def test_japanese_typed_in_is_told_in_chinese_that_it_is_not_german_or_chinese(browser, server):
     page, errors = chinese_page(browser, server + "?lang=zh-CN")
-    page.fill("#source textarea", "我想要一杯啤酒。")
+    page.fill("#source textarea", "私はビールが欲しい。")
     page.click("#translate")
     notice = page.wait_for_selector("#result .al-not-german", timeout=60_000)
     text = notice.inner_text()
-    assert "德语" in text and "不像" in text and "日常" not in text, text
+    assert "德语" in text and "不像" in text and "汉字" in text and "日常" not in text, text
     assert english(page, "#result .al-notes") == []
     assert errors == []
     page.context.close()

@@ -187,7 +187,7 @@ def test_everyday_german_is_translated_by_the_everyday_model_in_the_page(pair_pa
         "(t) => window.attentionLens.translate(t, {num_beams: 1, model: 'default'})", "Wo ist der Bahnhof?"
     )
     assert forced["sentences"][0]["route"]["model"] == "default" and forced["sentences"][0]["route"]["forced"]
-    other = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", "你好，我是学生。")
+    other = page.evaluate("(t) => window.attentionLens.translate(t, {num_beams: 1})", "私はビールが欲しい。")
     assert other["sentences"][0]["route"]["reads_like"] == "not German"
     assert "does not look like German" in page.locator("#site-result .al-not-german").inner_text()
 

@@ -344,7 +344,7 @@ def test_each_sentence_is_translated_by_the_model_that_knows_it_and_the_page_say
     lines = page.locator("#result .al-route").all_inner_texts()
     assert any("Sentence 1: translated by the everyday model" in t for t in lines), lines
     assert any("Sentence 2: translated by the default model" in t for t in lines), lines
-    translate(page, "你好，我想喝啤酒。")
+    translate(page, "私はビールが飲みたい。")
     assert "does not look like German" in page.locator("#result .al-not-german").inner_text()
     page.locator("#options > button").first.click()
     page.locator("#model-choice label", has_text="The default model").click()

@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from tokenizer.chinese import HAN
+
 from .checked_json import (
     CheckpointFileError,
     checked_object,
@@ -60,8 +62,15 @@ class EvidenceError(CheckpointFileError):
 
 
 def german_words(text: str) -> list[str]:
-    """The words of a German text as the index keys them: lowercased, in order, repeats kept."""
-    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+    """The words of a source text as the index keys them: lowercased, in order, repeats kept; Chinese, written
+    without spaces, counts each Han character as a word ("我想要" -> 我, 想, 要)."""
+    words = []
+    for w in _WORD.findall(text):
+        if HAN.search(w):
+            words.extend(part for part in re.split(f"({HAN.pattern})", w) if part)
+        else:
+            words.append(w.lower().replace("’", "'"))
+    return words
 
 
 def build_index(corpora: dict[str, tuple[list[str], list[str]]]) -> dict:

@@ -13,6 +13,31 @@ from .hub import HUB_METADATA, HUB_REPO_ID
 
 DEMO_URL = f"https://huggingface.co/spaces/{HUB_REPO_ID}"
 TEST_SET = "Multi30k test_2016_flickr"
+# What the card says of each source language (results.json's data.source_language; German where it says none).
+LANGUAGES = {
+    "de": {
+        "name": "German",
+        "test_set": TEST_SET,
+        "val": "Multi30k val",
+        "dataset": "bentrevett/multi30k",
+        "model_name": "attention-lens-de-en",
+        "example": "Ein Mann fährt Fahrrad.",
+        "trained_on": "trained on Multi30k",
+    },
+    "zh": {
+        "name": "Chinese",
+        "test_set": "Tatoeba zh-en test (held out by corpora/tatoeba_zh.py)",
+        "val": "Tatoeba zh-en dev",
+        "dataset": "tatoeba",
+        "model_name": "attention-lens-zh-en",
+        "example": "我想要一杯啤酒。",
+        "trained_on": "trained on Tatoeba's Chinese-English sentence pairs",
+    },
+}
+
+
+def _language(info: dict) -> dict:
+    return LANGUAGES.get(info.get("data", {}).get("source_language", "de"), LANGUAGES["de"])
 
 
 def _test_is_slice(info: dict) -> bool:
@@ -24,10 +49,10 @@ def _test_name(info: dict) -> str:
     data = info.get("data", {})
     if _test_is_slice(info):
         return (
-            f"{TEST_SET}, first {data['test_sentences']:,} of {data['test_set_size']:,} sentences "
+            f"{_language(info)['test_set']}, first {data['test_sentences']:,} of {data['test_set_size']:,} sentences "
             "(a slice: not comparable with published scores)"
         )
-    return TEST_SET
+    return _language(info)["test_set"]
 
 
 def card_data(info: dict) -> ModelCardData:
@@ -39,9 +64,9 @@ def card_data(info: dict) -> ModelCardData:
             eval_results.append(
                 EvalResult(
                     task_type="translation",
-                    task_name="Translation German to English",
-                    dataset_type="bentrevett/multi30k",
-                    dataset_name=TEST_SET,
+                    task_name=f"Translation {_language(info)['name']} to English",
+                    dataset_type=_language(info)["dataset"],
+                    dataset_name=_language(info)["test_set"],
                     dataset_split="test",
                     metric_type=metric,
                     metric_name=name,
@@ -51,9 +76,9 @@ def card_data(info: dict) -> ModelCardData:
             )
     return ModelCardData(
         **{**HUB_METADATA, "tags": [*HUB_METADATA["tags"], "pytorch_model_hub_mixin"]},
-        datasets=["bentrevett/multi30k"],
+        datasets=[_language(info)["dataset"]],
         metrics=["bleu", "chrf"],
-        model_name="attention-lens-de-en" if eval_results else None,
+        model_name=_language(info)["model_name"] if eval_results else None,
         eval_results=eval_results or None,
     )
 
@@ -76,7 +101,7 @@ def _results_table(info: dict) -> str:
     decoding = results.get("decoding", {})
     rows = ["| split | BLEU (cased) | chrF | BLEU (lowercased) |", "|---|---|---|---|"]
     names = {
-        "val": "Multi30k val",
+        "val": _language(info)["val"],
         "test": _test_name(info),
         "everyday_dev": "Ding everyday dev (1,000)",
         "everyday_test": "Ding everyday test (1,000)",
@@ -113,6 +138,12 @@ def _more_corpora(data: dict) -> str:
 
 def _data_line(info: dict) -> str:
     data, settings = info.get("data", {}), info.get("settings", {})
+    if data.get("source_language") == "zh":
+        return (
+            f"- Data: {data.get('attribution') or 'Tatoeba Chinese-English pairs, CC-BY 2.0 FR'}: "
+            f"{data['train_pairs']:,} pairs in Simplified characters, no Chinese or English sentence of dev or test "
+            f"among them; checkpoint chosen on dev ({data['val_sentences']:,} sentences).\n"
+        )
     if "train_pairs" not in data:
         return "- Data: Multi30k train (German-English image descriptions), checkpoint chosen on val.\n"
     cut = f", the first {settings['max_train_pairs']:,} pairs only" if settings.get("max_train_pairs") else ""
@@ -261,17 +292,41 @@ def _heads_section(info: dict) -> str:
     return f"\n## What each head is worth\n\n{table}\nThe numbers are in `head_importance.json`.\n"
 
 
+def _whole_han(info: dict) -> str:
+    if info.get("data", {}).get("source_language") != "zh":
+        return ""
+    return " (each Han character of the training text one token: tokenizer/han_pieces.py)"
+
+
+def _limits(info: dict) -> str:
+    if info.get("data", {}).get("source_language") == "zh":
+        return (
+            "Tatoeba's sentences are short everyday sentences written by volunteers (a median of 10 Chinese\n"
+            "characters); news, long or technical text are far outside what the model saw, and it will produce fluent\n"
+            "but wrong English for them. Traditional characters are read as Simplified (OpenCC's t2s table) before\n"
+            "translation. It must not be used where a wrong translation matters.\n\n"
+            "The training data: Tatoeba (https://tatoeba.org), CC-BY 2.0 FR, by Tatoeba's contributors."
+        )
+    return (
+        f"Multi30k is a corpus of short image descriptions (people, animals, places, actions){_everyday_limit(info)}. The model\n"
+        "translates such sentences best; news, dialogue, long or technical text are far outside what it\n"
+        "saw, and it will produce fluent but wrong English for them. It was trained on one domain only,\n"
+        "has no knowledge of the world beyond it, and must not be used where a wrong translation matters."
+    )
+
+
 def render_model_card(config: TransformerConfig, model, info: dict) -> str:
     """Full README.md text; it parses back with huggingface_hub.ModelCard."""
     n_params = sum(p.numel() for p in model.parameters())
     data = card_data(info)
     layers = f"{config.n_encoder_layers}+{config.n_decoder_layers}"
     repo_id = info.get("repo_id") or HUB_REPO_ID
+    language = _language(info)
     body = f"""
-# Attention Lens: German → English Transformer
+# Attention Lens: {language["name"]} → English Transformer
 
 A from-scratch implementation of the encoder-decoder Transformer of
-["Attention Is All You Need"](https://arxiv.org/abs/1706.03762), trained on Multi30k, written to be
+["Attention Is All You Need"](https://arxiv.org/abs/1706.03762), {language["trained_on"]}, written to be
 read: every attention map of every layer and head can be inspected. See the demo: {DEMO_URL}
 
 ## Use
@@ -280,7 +335,7 @@ read: every attention map of every layer and head can be inspected. See the demo
 ```python
 from translation import Translator
 translator = Translator.from_pretrained("{repo_id}")
-print(translator.translate("Ein Mann fährt Fahrrad."))
+print(translator.translate("{language["example"]}"))
 ```
 
 `lens.maps.explain(translator, text)` returns the translation with the encoder, decoder and cross-attention
@@ -292,7 +347,7 @@ maps as arrays of shape (layers, heads, rows, columns).
 |---|---|
 | layers (encoder + decoder) | {layers} |
 | d_model / heads / d_ff | {config.d_model} / {config.n_heads} / {config.d_ff} |
-| vocabulary | {config.vocab_size} byte-level BPE tokens shared by German and English |
+| vocabulary | {config.vocab_size} byte-level BPE tokens shared by {language["name"]} and English{_whole_han(info)} |
 | parameters | {n_params / 1e6:.1f} M (source, target and output embeddings tied) |
 | normalisation | {"Pre-LN" if config.norm_first else "Post-LN (as in the paper)"} |
 | max length | {config.max_len} tokens |
@@ -305,9 +360,6 @@ maps as arrays of shape (layers, heads, rows, columns).
 {_results_table(info)}{_snapshots_section(info)}{_heads_section(info)}
 ## Limits
 
-Multi30k is a corpus of short image descriptions (people, animals, places, actions){_everyday_limit(info)}. The model
-translates such sentences best; news, dialogue, long or technical text are far outside what it
-saw, and it will produce fluent but wrong English for them. It was trained on one domain only,
-has no knowledge of the world beyond it, and must not be used where a wrong translation matters.
+{_limits(info)}
 """
     return str(ModelCard(f"---\n{data.to_yaml()}\n---\n{body}"))

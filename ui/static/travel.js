@@ -24,23 +24,31 @@ function sharpness(cross, L, H, T, S) {
 
 const round3 = (x) => Math.round(x * 1000) / 1000;
 
-/** Time travel on the page's model `lens` (inpage.js), from the site's snapshots/index.json. */
+/** Time travel on the page's model `lens` (inpage.js), from the site's snapshots/index.json; a Chinese text reads the
+    Chinese model's snapshots (zh-en/snapshots/, fetched when first needed). */
 export function travelServer(lens) {
-  const base = lens.base + (lens.site.snapshots || "snapshots/");
-  let index = /** @type {Promise<any> | null} */ (null), current = /** @type {any} */ (null), show = (_x) => {};
-  const models = new Map(); // path -> Promise of a lens-like {config, bpe, model, ...}, the KEPT last used
-  const catalog = () => (index = index || fetch(base + "index.json").then((r) => {
+  let current = /** @type {any} */ (null), show = (_x) => {};
+  const sources = new Map(); // snapshots folder -> {lens, base, index, models}
+  const sourceOf = (of) => {
+    const base = of.base + (of.site.snapshots || "snapshots/");
+    if (!sources.has(base)) sources.set(base, { lens: of, base, index: null, models: new Map() });
+    return sources.get(base);
+  };
+  let source = sourceOf(lens);
+  const readFrom = new WeakMap(); // each text's reading -> the snapshots it reads
+  const catalog = (from = source) => (from.index = from.index || fetch(from.base + "index.json").then((r) => {
     if (!r.ok) throw new Error(`the snapshots could not be fetched (index.json: HTTP ${r.status})`);
     return r.json();
   }));
-  const snapshotLens = (entry) => {
+  const snapshotLens = (entry, from = source) => {
+    const { models, base } = from; // the models of the KEPT snapshots last used: path -> Promise of a lens-like object
     if (!models.has(entry.path)) {
       models.set(entry.path, Promise.all([fetch(base + entry.path + "config.json").then((r) => r.json()),
         fetch(base + entry.path + "weights.safetensors").then((r) => {
           if (!r.ok) throw new Error(`snapshot at step ${entry.step} could not be fetched (HTTP ${r.status})`);
           return r.arrayBuffer();
-        })]).then(([config, bytes]) => ({ ...lens, config, model: new Transformer(config, readSafetensors(bytes), null),
-        noRepeat: 0, router: null, everyday: null, domain: null })));
+        })]).then(([config, bytes]) => ({ ...from.lens, config, model: new Transformer(config, readSafetensors(bytes), null),
+        noRepeat: 0, router: null, everyday: null, chinese: null, domain: null })));
       while (models.size > KEPT) models.delete(models.keys().next().value);
     }
     return /** @type {Promise<any>} */ (models.get(entry.path));
@@ -48,7 +56,8 @@ export function travelServer(lens) {
   const entryOf = (s) => ({ step: s.step, val_bleu: s.val_bleu, val_loss: s.val_loss, phase: s.phase });
   /** Snapshot i's reading of the text (ui/time_travel.py's drawn). */
   const read = async (x, i) => {
-    const s = (await catalog()).snapshots[i], by = await snapshotLens(s), t0 = performance.now();
+    const from = readFrom.get(x) || source;
+    const s = (await catalog(from)).snapshots[i], by = await snapshotLens(s, from), t0 = performance.now();
     const words = x.text.split(/\s+/).filter(Boolean).length;
     const payload = await inPageTranslate(by, x.text, { num_beams: 1, max_new_tokens: Math.min(64, by.config.max_len, 8 + 3 * words) });
     if (payload.error || payload.message) throw new Error(payload.error || payload.message);
@@ -78,10 +87,15 @@ export function travelServer(lens) {
   };
   /** The view's value for a text: every snapshot listed, the trained one read first. */
   const run = async (text) => {
+    const sentences = typeof text === "string" ? splitSentences(text.slice(0, MAX_CHARACTERS)).slice(0, 2) : [];
+    const route = sentences.length && lens.router ? lens.router.route(sentences[0]) : null; // ui/time_travel.routed_run
+    const chinese = route && route.model === "zh-en" && lens.chinese;
+    source = sourceOf(chinese ? await lens.chinese() : lens);
     const shown = { id: Date.now(), source: "snapshots", snapshots: (await catalog()).snapshots.map(entryOf) };
     if (typeof text !== "string" || !text.trim()) return { ...shown, message: "app.history.empty", message_key: "app.history.empty" };
-    const sentences = splitSentences(text.slice(0, MAX_CHARACTERS)).slice(0, 2);
-    current = { ...shown, text: sentences.join(" "), done: false, note: "" };
+    const read = chinese ? sentences.map((s) => lens.router.route(s).text) : sentences; // as the Chinese model reads it
+    current = { ...shown, text: read.join(" "), done: false, note: "" };
+    readFrom.set(current, source);
     await want(current.snapshots.length - 1);
     return current;
   };
