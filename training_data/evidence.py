@@ -64,7 +64,7 @@ class EvidenceError(CheckpointFileError):
 def german_words(text: str) -> list[str]:
     """The words of a source text as the index keys them: lowercased, in order, repeats kept; Chinese, written
     without spaces, counts each Han character as a word ("我想要" -> 我, 想, 要)."""
-    words = []
+    words: list[str] = []
     for w in _WORD.findall(text):
         if HAN.search(w):
             words.extend(part for part in re.split(f"({HAN.pattern})", w) if part)
