@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lens.explain import explain
+from lens.maps import explain
 from tests.test_chinese import corpus, split_lines  # noqa: F401  (the corpus fixture)
 from tests.test_door import NAMES, SCRIPT, SHOWS
 from tests.test_site import pytestmark  # noqa: F401  (browser)
