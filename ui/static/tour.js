@@ -20,6 +20,8 @@ const ON_SITE = { "#result": "#site-result", "#source": "#site-source", "#view-s
   "#view-headlab": "#site-headlab", "#view-history": "#site-history", "#view-copylab": "#site-copylab",
   "#page-header": "#site-header" };
 const onSite = () => !!document.querySelector("#site-result");
+// The copy lab's time limit: training/lab.py's MAX_TIME_S on the app; on the site copytrain.js's TIME_LIMIT_S.
+const COPYLAB_SECONDS = 20, TIME_LIMIT_S = 60;
 const here = (selector) => (onSite() ? selector.replace(/#[\w-]+/g, (id) => ON_SITE[id] || id) : selector);
 const $ = (s) => document.querySelector(here(s));
 
@@ -60,8 +62,10 @@ function lookGuess(kind, pickRow, question, at = {}) {
     const { map } = m, rows = [...Array(map.rows).keys()].filter((r) => real(map.rowLabels[r]));
     const r = pickRow(rows, map);
     if (r == null) return null;
+    // the encoder's row itself is no choice; the decoder's column r is the piece it was given there (the word
+    // before the one it writes, often where it looks most), a choice like any other
     const cols = [...Array(map.cols).keys()].filter((c) => real(map.colLabels[c]) && !map.masked[r * map.cols + c] &&
-      !(kind !== "cross" && c === r));
+      !(kind === "encoder" && c === r));
     if (cols.length < 2) return null;
     const best = cols.reduce((a, c) => (map.values[r * map.cols + c] > map.values[r * map.cols + a] ? c : a), cols[0]);
     return { question: question(map.rowLabels[r]), choices: cols.slice(0, 8).map((c) => map.colLabels[c]),
@@ -180,7 +184,7 @@ const STOPS = [
   { at: "#view-history", view: "history", before: both(open("history"), travel(-1)),
     get title() { return t("tour.history_after.title"); }, get text() { return t("tour.history_after.text"); } },
   { at: "#view-copylab", view: "copylab", before: open("copylab"), get title() { return t("tour.copylab.title"); },
-    get text() { return t("tour.copylab.text"); } },
+    get text() { return t("tour.copylab.text", { seconds: onSite() ? TIME_LIMIT_S : COPYLAB_SECONDS }); } },
 ];
 // The static site has no training data to show evidence from: its walk leaves that stop out.
 const ALL_STOPS = STOPS.splice(0, STOPS.length);
