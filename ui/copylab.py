@@ -89,11 +89,13 @@ def progress_payload(p: CopyLabProgress, limit: float) -> dict:
 def stream(settings: CopyLabSettings, limit: float):
     """Run train_copy in a thread and yield each progress report as it comes."""
     reports, stop = queue.Queue(), threading.Event()
+    run = settings.train_settings().validate()  # what the loss is made of: its floor (copylab.js draws it)
+    loss_terms = {"label_smoothing": run.label_smoothing, "vocab_size": run.vocab_size}
 
     def report(p: CopyLabProgress) -> None:
         if stop.is_set():
             raise Stopped
-        reports.put(progress_payload(p, limit))  # built now: the progress object changes as training goes
+        reports.put({**progress_payload(p, limit), **loss_terms})  # built now: the progress object changes
 
     def work() -> None:
         try:

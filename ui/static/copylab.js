@@ -9,8 +9,16 @@ import { answerText, fixed, t } from "./i18n.js";
 import { themeOf } from "./viewer.js";
 import { register } from "./store.js";
 
-/** The training loss against the step, with the planned last step as the x range. */
-function lossChart(box, losses, total, theme) {
+/** The lowest loss a label-smoothed cross-entropy can reach: the entropy of its target, 1 − ε + ε/V on the right
+    symbol and ε/V on each of the V − 1 others (a model exactly as unsure as the smoothing asks). */
+export function lossFloor(smoothing, vocab) {
+  if (!(smoothing > 0) || !(vocab > 1)) return 0;
+  const right = 1 - smoothing + smoothing / vocab, other = smoothing / vocab;
+  return -right * Math.log(right) - (vocab - 1) * other * Math.log(other);
+}
+
+/** The training loss against the step, with the planned last step as the x range, and the floor as a dashed line. */
+function lossChart(box, losses, total, theme, floor = 0) {
   const W = 340, H = 170, L = 36, R = 10, T = 20, B = 28;
   const root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "al-h-chart al-c-loss", role: "img",
     "aria-label": t("copylab.loss_label") });
@@ -28,6 +36,12 @@ function lossChart(box, losses, total, theme) {
   if (losses.length) {
     root.append(svg("polyline", { points: losses.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "),
       fill: "none", stroke: theme.accent, "stroke-width": 1.6 }));
+  }
+  if (floor > 0) {
+    root.append(svg("line", { x1: L, x2: W - R, y1: y(floor), y2: y(floor), class: "al-c-floor", stroke: theme.text,
+      "stroke-dasharray": "4 3", "stroke-width": 1 }));
+    root.append(svg("text", { x: W - R, y: y(floor) - 3, class: "al-h-tick", "text-anchor": "end" },
+      t("copylab.floor_tick", { floor: fixed(floor, 2) })));
   }
   box.replaceChildren(root);
 }
@@ -69,7 +83,10 @@ export class CopyLab {
     this.overview = el("canvas", "al-c-overview");
     this.overview.addEventListener("click", (e) => this.pickHead(e));
     this.mapBox.append(this.mapTitle, this.canvas, el("div", "al-c-title", t("copylab.overview")), this.overview);
-    this.body.append(this.lossBox, this.examplesBox, this.mapBox);
+    this.floorNote = el("p", "al-c-floor-note"); // why the loss stops where it stops, and the accuracy beside it
+    const lossColumn = el("div", "al-c-losscolumn");
+    lossColumn.append(this.lossBox, this.floorNote);
+    this.body.append(lossColumn, this.examplesBox, this.mapBox);
     this.root.append(this.status, this.body);
     this.layer = null; this.head = null; // last layer, mean of heads until the user picks
     this.updates = 0; this.data = null;
@@ -107,7 +124,11 @@ export class CopyLab {
   draw() {
     const x = this.data, theme = themeOf(this.root);
     if (!x) return;
-    lossChart(this.lossBox, x.losses, x.total, theme);
+    const floor = lossFloor(x.label_smoothing, x.vocab_size);
+    lossChart(this.lossBox, x.losses, x.total, theme, floor);
+    const right = Math.round(x.accuracy * x.examples.length);
+    this.floorNote.textContent = floor > 0 ? t("copylab.floor", { floor: fixed(floor, 2), smoothing: x.label_smoothing,
+      vocab: x.vocab_size, right, examples: x.examples.length }) : "";
     examplesTable(this.examplesBox, x.examples);
     const m = x.map, layers = m.layers.cross, sentence = m.sentences[0];
     const layer = shownLayer(this.layer, layers);

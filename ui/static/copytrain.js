@@ -156,7 +156,7 @@ function report(P, c, held, state) {
   return {
     id: Date.now() + state.step, step: state.step, total: c.steps, elapsed: Math.round(state.elapsed * 100) / 100, limit: TIME_LIMIT_S,
     losses: state.losses.slice(), examples, accuracy: examples.filter((e) => e[1] === e[2]).length / examples.length,
-    done: state.done, stopped_by_time: state.stopped,
+    done: state.done, stopped_by_time: state.stopped, label_smoothing: SMOOTHING, vocab_size: VOCAB,
     map: { layers: { cross: c.n_layers }, heads: c.n_heads, sentences: [{ tokens: { src, tgt, in: [] },
       words: { src: words(src), tgt: words(tgt), in: [] }, maps: { cross: quantize(maps) } }] },
   };
