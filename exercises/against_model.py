@@ -217,7 +217,8 @@ def swap(exercise: str, fn: Callable, run: Run) -> str | None:
         tokens = greedy(model, src, ok.greedy_step, _replacing_tap(exercise, fn, model, src))
     english = run.translator.decode(tokens[0].tolist())
     if english != run.english:
-        return say("swap.translation", got=repr(english), want=repr(run.english))
+        shown = CHECKPOINT.relative_to(ROOT) if CHECKPOINT.is_relative_to(ROOT) else CHECKPOINT.name
+        return say("swap.translation", got=repr(english), want=repr(run.english), checkpoint=f"{shown}, greedy")
     return None
 
 

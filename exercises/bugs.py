@@ -75,6 +75,10 @@ def attention_without_scale(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None
     return ok.attention(Q * math.sqrt(Q.size(-1)), K, V, mask)  # Q K^T, never divided by sqrt(d_k)
 
 
+def attention_divided_by_d_k(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = None):
+    return ok.attention(Q / math.sqrt(Q.size(-1)), K, V, mask)  # Q K^T / d_k: divided by d_k, not sqrt(d_k)
+
+
 def attention_mask_inverted(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = None):
     scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
     if mask is not None:
@@ -159,6 +163,7 @@ BUGS: dict[str, list[Bug]] = {
     ],
     "attention": [
         Bug("no sqrt(d_k)", "sqrt(d_k)", "除以 sqrt(d_k)", attention_without_scale),
+        Bug("divided by d_k, not sqrt(d_k)", "instead of sqrt(d_k)", "而不是 sqrt(d_k)", attention_divided_by_d_k),
         Bug("the mask inverted", "mask", "掩码", attention_mask_inverted),
         Bug("softmax over the queries", "sum to 1", "之和不为 1", attention_softmax_over_queries),
     ],

@@ -10,6 +10,7 @@ The report speaks English or Chinese, as exercises/words.py says.
 from __future__ import annotations
 
 import importlib.util
+import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,4 +97,14 @@ def check(name: str | None = None, path: str | Path = LEARNER_FILE, sentence: st
     results = [check_function(n, getattr(learner, n), sentence) for n in names]
     for result in results:
         print(result.report())
+    first = next((r for r in results if not r.written), None)
+    if first is not None:  # where to start: the file, the function and its line
+        shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+        print(say("report.write_first", file=shown, exercise=first.exercise, line=line_of(path, first.exercise)))
     return all(result.passed for result in results)
+
+
+def line_of(path: str | Path, function: str) -> int | str:
+    """The line of `def function` in the learner's file ("?" where it is not found)."""
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    return next((i for i, line in enumerate(lines, 1) if line.startswith(f"def {function}(")), "?")

@@ -63,6 +63,25 @@ def split_heads(fn) -> str | None:
     return say("split.columns")
 
 
+def _entropy(weights: torch.Tensor) -> float:
+    """The mean entropy of the rows of attention weights (nats): lower is sharper."""
+    return float(-(weights * weights.clamp_min(1e-12).log()).sum(-1).mean())
+
+
+def _which_way(weights, want, scaled, d_k: int) -> str:
+    """Weights that differ from the paper's, said with the way they are off: the common scalings named (no
+    division, a division by d_k), else sharper or flatter than the model's."""
+    if _close(weights, scaled(math.sqrt(d_k))):
+        return say("attention.sharp")
+    if _close(weights, scaled(1 / math.sqrt(d_k))):
+        return say("attention.by_d_k")
+    if _entropy(weights) < _entropy(want) - 1e-3:
+        return say("attention.sharper", yours=f"{_entropy(weights):.2f}", model=f"{_entropy(want):.2f}")
+    if _entropy(weights) > _entropy(want) + 1e-3:
+        return say("attention.flatter", yours=f"{_entropy(weights):.2f}", model=f"{_entropy(want):.2f}")
+    return say("attention.differ")
+
+
 def attention(fn) -> str | None:
     B, h, L, M, d_k = 2, 3, 5, 6, 8
     Q, K, V = torch.randn(B, h, L, d_k), torch.randn(B, h, M, d_k), torch.randn(B, h, M, d_k)
@@ -82,10 +101,7 @@ def attention(fn) -> str | None:
         return say("attention.sum")
     want_out, want = ok.attention(Q, K, V, mask)
     if not _close(weights, want):
-        unscaled = ok.attention(Q * math.sqrt(d_k), K, V, mask)[1]
-        if _close(weights, unscaled):
-            return say("attention.sharp")
-        return say("attention.differ")
+        return _which_way(weights, want, lambda factor: ok.attention(Q * factor, K, V, mask)[1], d_k)
     if not _close(out, want_out):
         return say("attention.output")
     return None
