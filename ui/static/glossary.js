@@ -1,6 +1,7 @@
 // @ts-check
 /* Attention Lens, the glossary: the words of the Transformer as the page uses them, in the page's language (the
-   Chinese ones those of d2l-zh and the Chinese Hugging Face course). One dialog lists them all (the header's
+   Chinese ones those of the Chinese tutorials and the Hugging Face course, with d2l-zh's beside them where it says
+   otherwise). One dialog lists them all (the header's
    "Glossary" button, or window.attentionLens.glossary(id)); in the page's explanations the first use of a term in
    each paragraph is underlined, its meaning in a tooltip, and a click opens the dialog at it.
 
@@ -21,9 +22,11 @@ const TERMS = {
   cross_attention: () => [t("glossary.cross_attention.term"), t("glossary.cross_attention.match"), t("glossary.cross_attention.gloss")],
   multi_head: () => [t("glossary.multi_head.term"), t("glossary.multi_head.match"), t("glossary.multi_head.gloss")],
   mask: () => [t("glossary.mask.term"), t("glossary.mask.match"), t("glossary.mask.gloss")],
+  score: () => [t("glossary.score.term"), t("glossary.score.match"), t("glossary.score.gloss")],
   softmax: () => [t("glossary.softmax.term"), t("glossary.softmax.match"), t("glossary.softmax.gloss")],
   residual: () => [t("glossary.residual.term"), t("glossary.residual.match"), t("glossary.residual.gloss")],
   layernorm: () => [t("glossary.layernorm.term"), t("glossary.layernorm.match"), t("glossary.layernorm.gloss")],
+  add_norm: () => [t("glossary.add_norm.term"), t("glossary.add_norm.match"), t("glossary.add_norm.gloss")],
   feed_forward: () => [t("glossary.feed_forward.term"), t("glossary.feed_forward.match"), t("glossary.feed_forward.gloss")],
   logits: () => [t("glossary.logits.term"), t("glossary.logits.match"), t("glossary.logits.gloss")],
   beam_search: () => [t("glossary.beam_search.term"), t("glossary.beam_search.match"), t("glossary.beam_search.gloss")],

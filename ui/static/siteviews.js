@@ -137,6 +137,12 @@ function startHistory(lens) {
 /** The picture's whole-model blocks and the walk open a view (store.js's "open"): its section, unfolded, with the
     page's sentence in it, run. */
 function opening(name) {
+  if (name === "compare") { // the second model beside the first: the tick under the sentence
+    const tick = /** @type {HTMLInputElement | null} */ (document.querySelector("#site-compare"));
+    if (tick && !tick.checked) tick.click();
+    if (tick) tick.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    return;
+  }
   const section = /** @type {HTMLDetailsElement | null} */ (document.querySelector(`#site-${name}`));
   if (!section) return;
   section.open = true;

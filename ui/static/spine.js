@@ -173,18 +173,22 @@ function stack(result, x, sentence, which, detail) {
   return row;
 }
 
+/** Whether this page has a second model to compare with: the app's tick, or the site's where it is not hidden. */
+const canCompare = () => { const c = document.querySelector("#compare input, #site-compare"); return !!c && !c.closest("[hidden]"); };
+
 /** The whole-model views hanging from the picture, behind one button (its state kept on the picture, `box`,
     across answers). */
 function whole(result, box) {
   const row = el("div", "al-spine-row al-spine-whole");
-  const toggle = el("button", "al-spine-toggle", t("spine.whole_closed"));
+  const toggle = el("button", "al-spine-toggle");
   toggle.type = "button";
   toggle.title = t("spine.whole_label");
   const flow = el("div", "al-spine-flow");
   const show = (on) => {
     flow.hidden = !on;
     toggle.setAttribute("aria-expanded", String(on));
-    toggle.textContent = on ? t("spine.whole_open") : t("spine.whole_closed");
+    const n = flow.childElementCount; // the views this page offers: the count is the buttons'
+    toggle.textContent = on ? t("spine.whole_open", { n }) : t("spine.whole_closed", { n });
     box.dataset.whole = on ? "1" : "";
   };
   toggle.addEventListener("click", () => show(flow.hidden));
@@ -194,11 +198,11 @@ function whole(result, box) {
     block("al-b-view", t("spine.headlab"), null, t("spine.headlab_name"), open("headlab")),
     opens(block("al-b-view", t("spine.patching"), null, t("spine.patching_name"), () => openPanel(result, "openPatch")),
       "openPatch"),
-    block("al-b-view", t("spine.evidence"), null, t("spine.evidence_name"),
-      () => { const e = result.root.querySelector(".al-evidence"); if (e) e.scrollIntoView({ block: "nearest" }); }),
+    ...(result.root.querySelector(".al-evidence") ? [block("al-b-view", t("spine.evidence"), null, t("spine.evidence_name"),
+      () => { const e = result.root.querySelector(".al-evidence"); if (e) e.scrollIntoView({ block: "nearest" }); })] : []),
     block("al-b-view", t("spine.history"), null, t("spine.history_name"), open("history")),
     block("al-b-view", t("spine.copylab"), null, t("spine.copylab_name"), open("copylab")),
-    block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare")),
+    ...(canCompare() ? [block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare"))] : []),
     opens(block("al-b-view", t("spine.code"), null, t("spine.code_name"), () => openPanel(result, "openCode")), "openCode"),
     block("al-b-view", t("spine.glossary"), null, t("spine.glossary_name"), () => openGlossary()));
   row.append(flow);
