@@ -232,7 +232,9 @@ class Tour {
     if (stop.before) stop.before();
     document.querySelectorAll(".al-tour-spot").forEach((n) => n.classList.remove("al-tour-spot"));
     const target = $(stop.at);
-    if (target) { target.classList.add("al-tour-spot"); target.scrollIntoView({ block: "center" }); }
+    // on a phone the part goes to the top of the screen, clear of the card at the bottom (tour.css)
+    const phone = typeof matchMedia === "function" && matchMedia("(max-width: 480px)").matches;
+    if (target) { target.classList.add("al-tour-spot"); target.scrollIntoView({ block: phone ? "start" : "center" }); }
     this.title.textContent = t("tour.numbered", { n: i + 1, title: stop.title });
     this.text.textContent = stop.text;
     this.ask(stop);
