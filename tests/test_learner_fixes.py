@@ -83,3 +83,18 @@ def test_the_patching_box_reads_in_dark_mode(browser, server):  # noqa: F811
     page.wait_for_selector("#result .al-patch-input", timeout=90_000)
     assert page.evaluate(CONTRAST, "#result .al-patch-input") >= 4.5
     page.close()
+
+
+def test_on_a_phone_the_walks_card_never_covers_what_it_reveals(browser, server):  # noqa: F811
+    page = open_page(browser, server, 390, 844, closed=True)
+    translated(page, WALK)
+    stops = page.evaluate("() => window.attentionLens.walk().map((s) => [s.view, s.guess])")
+    for i in [i for i, (view, guess) in enumerate(stops) if guess and view in ("cross", "encoder", "decoder")]:
+        page.evaluate(f"window.attentionLens.walkTo({i})")
+        page.wait_for_selector(".al-tour-choice", timeout=30_000)
+        page.locator(".al-tour-choice").first.click()
+        page.wait_for_timeout(300)
+        card, spot = (page.locator(sel).first.bounding_box() for sel in (".al-tour", ".al-tour-spot"))
+        assert card["height"] <= 0.4 * 844, (i, card)
+        assert spot["y"] + min(spot["height"], 844 - card["height"] - 16) <= card["y"], (i, spot, card)
+    page.close()

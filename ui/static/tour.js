@@ -234,6 +234,7 @@ class Tour {
     const target = $(stop.at);
     // on a phone the part goes to the top of the screen, clear of the card at the bottom (tour.css)
     const phone = typeof matchMedia === "function" && matchMedia("(max-width: 480px)").matches;
+    this.box.classList.toggle("al-tour-phone", phone);
     if (target) { target.classList.add("al-tour-spot"); target.scrollIntoView({ block: phone ? "start" : "center" }); }
     this.title.textContent = t("tour.numbered", { n: i + 1, title: stop.title });
     this.text.textContent = stop.text;
