@@ -91,6 +91,8 @@ async function boot() {
   const model = { parameters: t("site.parameters", { count: number(lens.site.parameters, { notation: "compact",
     maximumFractionDigits: 1 }) }), precision: lens.site.precision };
   status.textContent = lens.model.kernel ? t("site.ready", model) : t("site.ready_plain", model);
+  // int8 weights move a probability a little (measured: docs/site.md): said once, under the numbers' source
+  if (lens.site.precision === "int8") status.textContent += " " + t("site.int8_note");
   const first = await run();
   publish({ firstMs: Math.round(performance.now() - t0), ready: !!first });
 }
