@@ -165,3 +165,15 @@ def test_the_glossary_lists_the_terms_and_explains_each_where_it_is_used(browser
     page.click(".al-glossary-close")
     assert errors == []
     page.context.close()
+
+
+def test_gradios_own_screen_reader_labels_speak_chinese_too(browser, server):
+    page, errors = chinese_page(browser, server + "?lang=zh-CN&open=all")
+    page.wait_for_selector("#view-copylab input[type=range]", state="attached", timeout=60_000)
+    labels = page.evaluate(
+        "() => [...document.querySelectorAll('[aria-label]')].map((e) => e.getAttribute('aria-label'))"
+    )
+    assert not [label for label in labels if re.search(r"number input for|range slider for|Reset to default", label)]
+    assert any(label.endswith("的滑块") for label in labels), labels
+    assert errors == []
+    page.context.close()

@@ -57,6 +57,27 @@ async function tellGradio(locale) {
   if (typeof core.changeLocale === "function") core.changeLocale(locale);
 }
 
+// Gradio's own screen-reader labels it has no translation for, as the page's catalogue says them: a slider's
+// "number input for X", "range slider for X" and its reset button.
+/** @type {[RegExp, (name: string) => string][]} */
+const GRADIO_LABELS = [
+  [/^number input for (.+)$/, (name) => t("locale.number_input", { name })],
+  [/^range slider for (.+)$/, (name) => t("locale.range_slider", { name })],
+  [/^Reset to default value$/, () => t("locale.reset_default")],
+];
+
+/** Gradio's English aria-labels under `root` in the page's locale (English: left as they are). */
+export function localizeGradioLabels(root) {
+  if (get().locale === "en") return;
+  for (const el of root.querySelectorAll("[aria-label]")) {
+    const label = el.getAttribute("aria-label") || "";
+    for (const [pattern, say] of GRADIO_LABELS) {
+      const m = label.match(pattern);
+      if (m) { el.setAttribute("aria-label", say(m[1])); break; }
+    }
+  }
+}
+
 /** The header's switch (ui/header.py): one button naming both languages; it opens the page in the other one. */
 function wireSwitch(root) {
   const switches = root instanceof Element && root.matches(".al-lang") ? [root] : [...root.querySelectorAll(".al-lang")];
@@ -90,7 +111,7 @@ export function startLocale() {
   const locale = get().locale;
   document.documentElement.lang = locale;
   tellGradio(locale).catch(() => {}); // Gradio starts in the browser's language: it may differ
-  const follow = (root) => { localize(root); wireSwitch(root); };
+  const follow = (root) => { localize(root); wireSwitch(root); localizeGradioLabels(root); };
   follow(document.body);
   new MutationObserver((records) => {
     for (const r of records) for (const node of r.addedNodes) if (node instanceof Element) follow(node);
