@@ -314,3 +314,22 @@ def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
     final_card = main["README.md"].decode()
     assert "--push-to-hub user/attention-lens" in final_card and "`step-00002`" in final_card
     assert "model-index" not in final_card  # scored on a 10-sentence slice: no benchmark claim
+
+
+@pytest.mark.skipif(not (Path(__file__).resolve().parents[1] / "checkpoints" / "zh-en" / "model.safetensors").is_file(),
+                    reason="no checkpoints/zh-en")
+def test_the_chinese_checkpoint_pushes_to_its_own_repo_with_its_own_card():
+    """The same push as the German models' (Translator.push_to_hub), tested at the HTTP boundary (a local Hub)."""
+    folder = Path(__file__).resolve().parents[1] / "checkpoints" / "zh-en"
+    with FakeHub() as hub:
+        code = f"""
+from translation import Translator
+t = Translator.from_pretrained({str(folder)!r}, device="cpu")
+print(t.push_to_hub("attention-lens/transformer-zh-en", commit_message="The Chinese model"))
+"""
+        result = python(code, {"HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_test_token", "HF_HUB_DISABLE_TELEMETRY": "1"})
+        assert result.returncode == 0, result.stderr[-3000:]
+    files = hub.commits[0]["files"]
+    assert set(files) == FILES and files["model.safetensors"] == (folder / "model.safetensors").read_bytes()
+    card = files["README.md"].decode()
+    assert "Chinese → English" in card and "Tatoeba" in card and "CC-BY 2.0 FR" in card and "Multi30k" not in card

@@ -176,6 +176,10 @@ function stack(result, x, sentence, which, detail) {
 /** Whether this page has a second model to compare with: the app's tick, or the site's where it is not hidden. */
 const canCompare = () => { const c = document.querySelector("#compare input, #site-compare"); return !!c && !c.closest("[hidden]"); };
 
+/** Whether every sentence shown is the Chinese model's: no other model of its direction to compare with. */
+const chineseOnly = (result) => { const x = result.viewer.explanation;
+  return !!x && x.sentences.every((s) => s.route && s.route.model === "zh-en"); };
+
 /** The whole-model views hanging from the picture, behind one button (its state kept on the picture, `box`,
     across answers). */
 function whole(result, box) {
@@ -202,7 +206,7 @@ function whole(result, box) {
       () => { const e = result.root.querySelector(".al-evidence"); if (e) e.scrollIntoView({ block: "nearest" }); })] : []),
     block("al-b-view", t("spine.history"), null, t("spine.history_name"), open("history")),
     block("al-b-view", t("spine.copylab"), null, t("spine.copylab_name"), open("copylab")),
-    ...(canCompare() ? [block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare"))] : []),
+    ...(canCompare() && !chineseOnly(result) ? [block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare"))] : []),
     opens(block("al-b-view", t("spine.code"), null, t("spine.code_name"), () => openPanel(result, "openCode")), "openCode"),
     block("al-b-view", t("spine.glossary"), null, t("spine.glossary_name"), () => openGlossary()));
   row.append(flow);
