@@ -1,4 +1,4 @@
-"""python -m exercises check [NAME] [--file PATH] [--sentence TEXT] [--lang zh-CN] | selftest [--lang zh-CN]
+"""python -m exercises check [NAME] [--file PATH] [--sentence TEXT] [--time-limit S] [--lang zh-CN] | selftest [--lang zh-CN]
 
 --lang picks the language of the messages, en or zh-CN; without it the environment picks (exercises/words.py).
 """
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .against_model import SENTENCE
 from .checks import EXERCISES, LEARNER_FILE, check
+from .contained import TIME_LIMIT_S
 from .selftest import selftest
 from .words import LANGUAGES, say, set_language
 
@@ -28,6 +29,16 @@ def _file(path: str) -> str:
     return path
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 1 <= value <= 600:
+        raise argparse.ArgumentTypeError(say("main.bad_time_limit", value=text))
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     language = argparse.ArgumentParser(add_help=False)
     language.add_argument("--lang", choices=LANGUAGES, help=say("main.lang"))
@@ -37,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     one.add_argument("name", nargs="?", choices=EXERCISES, help=say("main.name"))
     one.add_argument("--file", type=_file, default=str(LEARNER_FILE), help=say("main.file"))
     one.add_argument("--sentence", default=SENTENCE, help=say("main.sentence", sentence=repr(SENTENCE)))
+    one.add_argument(
+        "--time-limit", type=_seconds, default=TIME_LIMIT_S, help=say("main.time_limit", seconds=TIME_LIMIT_S)
+    )
     commands.add_parser("selftest", parents=[language], help=say("main.selftest"))
     return parser
 
@@ -46,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "selftest":
         return 0 if selftest() else 1
-    return 0 if check(args.name, args.file, args.sentence) else 1
+    return 0 if check(args.name, args.file, args.sentence, args.time_limit) else 1
 
 
 if __name__ == "__main__":

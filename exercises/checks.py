@@ -19,7 +19,7 @@ from types import ModuleType
 
 import torch
 
-from . import against_model, shapes
+from . import against_model, contained, shapes
 from .words import say
 
 EXERCISES = list(shapes.CHECKS)  # in the order the tutorials build them
@@ -32,13 +32,16 @@ class Result:
     exercise: str
     written: bool
     problems: dict[str, str]  # check -> what is wrong; empty when all three pass
+    stopped: str = ""  # why the checks could not run at all (a hang, an exit, a file that does not load), one line
 
     @property
     def passed(self) -> bool:
-        return self.written and not self.problems
+        return self.written and not self.problems and not self.stopped
 
     def report(self) -> str:
         """What the checks found, in plain words, in the current language."""
+        if self.stopped:
+            return self.stopped
         if not self.written:
             return say("report.not_written", exercise=self.exercise)
         if self.passed:
@@ -66,7 +69,7 @@ def _attempt(check: Callable[[], str | None]) -> str | None:
     except Exception as err:  # the learner's code may fail in any way: say how, and where in their code
         frame = traceback.extract_tb(err.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
-        return say("check.raised", error=type(err).__name__, message=err, where=where)
+        return say("check.raised", error=type(err).__name__, message=contained.bounded(err), where=where)
 
 
 def check_function(exercise: str, fn: Callable, sentence: str = against_model.SENTENCE) -> Result:
@@ -87,15 +90,30 @@ def check_function(exercise: str, fn: Callable, sentence: str = against_model.SE
     return Result(exercise, True, {check: problem for check, problem in found.items() if problem})
 
 
-def check(name: str | None = None, path: str | Path = LEARNER_FILE, sentence: str = against_model.SENTENCE) -> bool:
-    """Check one exercise of the learner's file (or all of them), print what is wrong; True if all pass."""
+MAX_SENTENCE = 300  # characters: one or two sentences, as the page's own limit for a view
+
+
+def check(
+    name: str | None = None,
+    path: str | Path = LEARNER_FILE,
+    sentence: str = against_model.SENTENCE,
+    time_limit: float = contained.TIME_LIMIT_S,
+) -> bool:
+    """Check one exercise of the learner's file (or all of them), each in a child process with a time and a memory
+    limit (exercises/contained.py); print what is wrong; True only if every check of every exercise passed."""
     names = EXERCISES if name is None else [name]
     unknown = [n for n in names if n not in EXERCISES]
     if unknown:
         raise SystemExit(say("check.unknown", name=repr(unknown[0]), names=", ".join(EXERCISES)))
-    learner = load_learner(path)
-    results = [check_function(n, getattr(learner, n), sentence) for n in names]
-    for result in results:
+    if not isinstance(sentence, str) or not sentence.strip() or len(sentence) > MAX_SENTENCE:
+        raise SystemExit(say("check.sentence", characters=len(str(sentence)), limit=MAX_SENTENCE))
+    results = []
+    for exercise in names:
+        outcome = contained.run(exercise, path, sentence, time_limit)
+        if outcome.output.strip():  # what the learner's code printed, bounded
+            print(outcome.output.rstrip())
+        result = Result(exercise, outcome.written, outcome.problems, outcome.stopped)
+        results.append(result)
         print(result.report())
     first = next((r for r in results if not r.written), None)
     if first is not None:  # where to start: the file, the function and its line

@@ -107,11 +107,40 @@ def test_selftest_passes_the_solutions_and_catches_and_names_every_bug(lang):
     done = _run("selftest", "--lang", lang, lang="en")
     lines = done.stdout.splitlines()
     assert done.returncode == 0, done.stdout + done.stderr
-    assert len(lines) == 7, done.stdout
-    for line in lines:
+    exercises, contained = lines[:7], lines[7:]
+    for line in exercises:
         assert ("reference ... pass" if lang == "en" else "参考答案 ... 通过") in line, line
         caught, planted = re.search(r"(\d+)/(\d+)$", line).groups()
         assert caught == planted and int(planted) >= 3, line
+    # the learner's code misbehaving (a hang, an exit, a syntax error, a crash): each said in its own line
+    assert len(contained) == 5 and not any("Traceback" in line for line in contained), contained
+    said = {
+        "en": ["stopped after", "exit code 0", "when it is loaded", "not valid Python", "SIGSEGV"],
+        "zh-CN": ["秒内没有给出结果", "退出码 0", "被加载时", "不是合法的 Python", "SIGSEGV"],
+    }[lang]
+    assert all(word in line for word, line in zip(said, contained)), contained
+
+
+@slow
+def test_check_contains_what_the_learners_file_does(tmp_path):
+    """A hang, an exit at import, os._exit, a binary file, a huge message, a child process: one bounded line each,
+    exit 1, and nothing left running."""
+    source = (Path(__file__).resolve().parents[1] / "exercises" / "solutions.py").read_text()
+    cases = {
+        "hang.py": source + "\ndef attention(*a, **k):\n    import time\n    time.sleep(600)\n",
+        "osexit.py": source + "\ndef attention(*a, **k):\n    import os\n    os._exit(0)\n",
+        "huge.py": source + "\ndef attention(*a, **k):\n    raise ValueError('x' * 10_000_000)\n",
+        "spawns.py": source + "\ndef attention(*a, **k):\n    import subprocess, time\n"
+        "    subprocess.Popen(['sleep', '424242'])\n    time.sleep(600)\n",
+    }
+    for name, code in cases.items():
+        (tmp_path / name).write_text(code)
+    (tmp_path / "binary.py").write_bytes(bytes(range(256)) * 10)
+    for name in [*cases, "binary.py"]:
+        done = _run("check", "attention", "--file", str(tmp_path / name), "--time-limit", "5", lang="en")
+        assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, (name, done.stdout, done.stderr)
+        assert len(done.stdout) < 3000, (name, len(done.stdout))
+    assert subprocess.run(["pgrep", "-f", "sleep 424242"], capture_output=True).returncode == 1  # no child left
 
 
 @slow

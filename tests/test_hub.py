@@ -316,8 +316,10 @@ def test_train_pushes_intermediate_and_final_checkpoints(tmp_path):
     assert "model-index" not in final_card  # scored on a 10-sentence slice: no benchmark claim
 
 
-@pytest.mark.skipif(not (Path(__file__).resolve().parents[1] / "checkpoints" / "zh-en" / "model.safetensors").is_file(),
-                    reason="no checkpoints/zh-en")
+@pytest.mark.skipif(
+    not (Path(__file__).resolve().parents[1] / "checkpoints" / "zh-en" / "model.safetensors").is_file(),
+    reason="no checkpoints/zh-en",
+)
 def test_the_chinese_checkpoint_pushes_to_its_own_repo_with_its_own_card():
     """The same push as the German models' (Translator.push_to_hub), tested at the HTTP boundary (a local Hub)."""
     folder = Path(__file__).resolve().parents[1] / "checkpoints" / "zh-en"
