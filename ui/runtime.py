@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import functools
-import unicodedata
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -121,12 +120,45 @@ def checked_unicode(value: str, name: str) -> str:
 
 
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+# The one list of what a typed field refuses (a prefix, a forced word, an alternative, time travel's sentence; the
+# page's inpage.js typedRefusal holds the same ranges): control characters but tab and newline, the invisible format
+# characters (soft hyphen, zero-width space and joiners, the bidirectional marks and isolates, the byte-order mark,
+# tags, ...), line and paragraph separators, and noncharacters (U+FDD0..U+FDEF, U+xFFFE and U+xFFFF). Written out,
+# not read from a Unicode database: Python and the browser know different Unicode versions.
+REFUSED_RANGES = (
+    (0x00, 0x08),
+    (0x0B, 0x0C),
+    (0x0E, 0x1F),
+    (0x7F, 0x9F),
+    (0xAD, 0xAD),
+    (0x600, 0x605),
+    (0x61C, 0x61C),
+    (0x6DD, 0x6DD),
+    (0x70F, 0x70F),
+    (0x890, 0x891),
+    (0x8E2, 0x8E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x2028, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFDD0, 0xFDEF),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
 
 
 def unsafe_character(ch: str) -> bool:
-    """A control character (tab and newline aside: they are white space) or a bidirectional override or isolate,
-    which would turn the English the model writes around on the page."""
-    return (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r") or ch in BIDI_CONTROLS
+    """A character a typed field refuses: it would be echoed into the translation unseen, or turn it around."""
+    code = ord(ch)
+    return (code & 0xFFFE) == 0xFFFE or any(low <= code <= high for low, high in REFUSED_RANGES)
 
 
 def checked_typed(value: str, name: str) -> str:

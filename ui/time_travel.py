@@ -24,7 +24,7 @@ from .assets import mount_js, view_head
 from .gpu_time import GpuTime
 from .locales import html, label, message
 from .pair import Pair, Served
-from .runtime import checked_unicode, gpu
+from .runtime import checked_typed, gpu
 
 SOURCE_ENV, CACHE_ENV = "SNAPSHOTS_DIR", "SNAPSHOT_CACHE"
 APP_ROOT = Path(__file__).resolve().parent.parent  # paths under it are named relative to it
@@ -115,7 +115,7 @@ def traveller(library: SnapshotLibrary, drawn, max_len: int, note_of=lambda text
             yield {**shown, "message": message("app.history.empty"), "message_key": "app.history.empty"}
             return
         try:
-            sentences, _ = sentences_of(checked_unicode(text[:MAX_CHARACTERS], "text"))
+            sentences, _ = sentences_of(checked_typed(text[:MAX_CHARACTERS], "text"))
             text = " ".join(sentences[:2])
             options = reading_options(text, max_len)
             snapshots = library.snapshots()

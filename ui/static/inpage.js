@@ -57,6 +57,24 @@ export async function loadInPage(base, kernels) {
   return lens;
 }
 
+/** ui/runtime.REFUSED_RANGES: what a typed field refuses (control characters but tab and newline, invisible
+    format characters, line and paragraph separators, noncharacters), written out as Python writes them. */
+const REFUSED_RANGES = [[0x00, 0x08], [0x0b, 0x0c], [0x0e, 0x1f], [0x7f, 0x9f], [0xad, 0xad], [0x600, 0x605], [0x61c, 0x61c],
+  [0x6dd, 0x6dd], [0x70f, 0x70f], [0x890, 0x891], [0x8e2, 0x8e2], [0x180e, 0x180e], [0x200b, 0x200f], [0x2028, 0x202e],
+  [0x2060, 0x2064], [0x2066, 0x206f], [0xfdd0, 0xfdef], [0xfeff, 0xfeff], [0xfff9, 0xfffb], [0x110bd, 0x110bd],
+  [0x110cd, 0x110cd], [0x13430, 0x1343f], [0x1bca0, 0x1bca3], [0x1d173, 0x1d17a], [0xe0001, 0xe0001], [0xe0020, 0xe007f]];
+const unsafe = (c) => { const code = /** @type {number} */ (c.codePointAt(0));
+  return (code & 0xfffe) === 0xfffe || REFUSED_RANGES.some(([low, high]) => code >= low && code <= high); };
+
+/** ui/runtime.checked_typed's refusal of a typed field `name` (a forced word, a prefix, time travel's sentence), in
+    the server's words: null when it may be used. */
+export function typedRefusal(value, name) {
+  const chars = [...value], at = chars.findIndex(unsafe);
+  if (at < 0) return null;
+  const code = chars[at].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+  return `${name} has a control or text-direction character at position ${at + 1} (U+${code}), which would be echoed into the translation: remove it`;
+}
+
 /** The server's refusals, in its words: null when the text may be translated. */
 function refusal(text) {
   const chars = [...text];

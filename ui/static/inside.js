@@ -6,7 +6,7 @@
    /taps (lens/tap_values.py). answerInPage(lens) puts them behind backend.callApi. */
 import { useInPage } from "./backend.js";
 import { t } from "./i18n.js";
-import { inPageSentence } from "./inpage.js";
+import { inPageSentence, typedRefusal } from "./inpage.js";
 import { contributions } from "./alti.js";
 import { maxNewTokens, replay, topk } from "./search.js";
 import { tracedSearch } from "./steptrace.js";
@@ -22,6 +22,8 @@ function translated(lens, text, decoding, beams, lengthPenalty, maxLength, prefi
   const o = { num_beams: decoding === "greedy" ? 1 : Number(beams) || 4, length_penalty: Number(lengthPenalty ?? 1),
     max_new_tokens: Number(maxLength) || 128 };
   if (typeof prefix !== "string" || !prefix.trim() || ["auto", "default", "everyday", "zh-en"].includes(prefix)) return inPageSentence(lens, text, o);
+  const refused = typedRefusal(prefix, "prefix");
+  if (refused) throw new Error(refused);
   const { bpe, config, model } = lens, forced = bpe.encode(prefix.trim());
   const ids = bpe.encode(text).slice(0, config.max_len - 1).concat(config.eos_id);
   const out = tracedSearch(model, model.encode(ids), o.num_beams, o.length_penalty, maxNewTokens(config, ids.length, o.max_new_tokens),

@@ -5,7 +5,7 @@
    tracedSearch is lens/trace.py's trace: the search of generation/search.py written out row by row, with a record of
    every step (the model's own distribution before any ban, its attention rows) and, with beams, every hypothesis
    the search kept (the beam tree) and the ranked n-best list. A forced prefix fixes the first pieces (what-if). */
-import { outputPayload, quantize, routed, unsure, wordsOf, written } from "./inpage.js";
+import { outputPayload, quantize, routed, typedRefusal, unsure, wordsOf, written } from "./inpage.js";
 import { ban, logSoftmax, topk } from "./search.js";
 import { splitSentences } from "./sentences.js";
 
@@ -205,6 +205,8 @@ function withWord(by, ids, word) {
   if (typeof word !== "string" || !word.trim() || word.length > MAX_WORD_CHARACTERS) {
     throw new Error(`type one English word (at most ${MAX_WORD_CHARACTERS} characters) to force it`);
   }
+  const refused = typedRefusal(word, "the typed word");
+  if (refused) throw new Error(refused);
   const w = word.trim(), pieces = by.bpe.encode((ids.length && /^[\p{L}\p{N}]/u.test(w) ? " " : "") + w);
   if (pieces.includes(UNK_ID)) throw new Error(`the word '${w}' has characters the tokenizer cannot encode (they became <unk>)`);
   return ids.concat(pieces);

@@ -4,7 +4,7 @@
    computed by the page with each snapshot's weights (int8, snapshots/ beside the page). A snapshot's weights are
    fetched the first time the slider shows it; the trained end of the run is read first, as the slider starts
    there. The snapshots run without the SIMD kernel (one kernel memory a model): a sentence takes a moment more. */
-import { inPageTranslate } from "./inpage.js";
+import { inPageTranslate, typedRefusal } from "./inpage.js";
 import { splitSentences } from "./sentences.js";
 import { Transformer, readSafetensors } from "./transformer.js";
 
@@ -93,6 +93,8 @@ export function travelServer(lens) {
     source = sourceOf(chinese ? await lens.chinese() : lens);
     const shown = { id: Date.now(), source: "snapshots", snapshots: (await catalog()).snapshots.map(entryOf) };
     if (typeof text !== "string" || !text.trim()) return { ...shown, message: "app.history.empty", message_key: "app.history.empty" };
+    const refused = typedRefusal(text.slice(0, MAX_CHARACTERS), "text"); // ui/time_travel.py's check_typed
+    if (refused) return { ...shown, error: refused };
     const read = chinese ? sentences.map((s) => lens.router.route(s).text) : sentences; // as the Chinese model reads it
     current = { ...shown, text: read.join(" "), done: false, note: "" };
     readFrom.set(current, source);
