@@ -85,3 +85,22 @@ def test_one_script_opens_every_view_on_the_static_site(site, browser):  # noqa:
     drive(page)
     assert errors == []
     page.close()
+
+
+def test_one_view_per_url_on_the_static_site(site, browser):  # noqa: F811
+    """?view=NAME&embed=1 (embed.js): that view alone, for the link's sentence, without the header and the walk; a
+    name the door does not know is said on the page, as text."""
+    from urllib.parse import quote
+
+    url, _ = site
+    page = browser.new_page(viewport={"width": 800, "height": 600})
+    page.goto(f"{url}?embed=1&view=translate&concept=mask&s={quote(SENTENCE)}")
+    page.wait_for_selector("html.al-embed-ready", timeout=90_000)
+    assert page.locator("[data-concept='mask']").is_visible()
+    assert not page.locator("#site-header").is_visible() and not page.locator(".al-tour-start").first.is_visible()
+    assert not page.locator("#site-step").is_visible()
+    assert page.evaluate("() => window.attentionLens.state().sentence") == SENTENCE
+    page.goto(f"{url}?embed=1&view=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E")
+    page.wait_for_selector(".al-embed-error", timeout=90_000)
+    assert "no such view" in page.inner_text(".al-embed-error") and page.locator("img[src=x]").count() == 0
+    page.close()

@@ -12,6 +12,7 @@ import { startContent } from "./content.js";
 import { startGlossary } from "./glossary.js";
 import "./walk.js";
 import "./views.js";
+import { startEmbed } from "./embed.js";
 import "./tour.js";
 import "./browser.js";
 import "./compare.js";
@@ -49,3 +50,4 @@ startGlossary();
 
 // Gradio's buttons call these before their request leaves (ui/translate.py, ui/copylab.py).
 publish({ busy, markStale, copyLabWaiting });
+startEmbed().catch(() => {}); // ?view=NAME&embed=1: that view alone (embed.js)

@@ -15,6 +15,7 @@ import { answerInPage } from "./inside.js";
 import { Result } from "./result.js";
 import { splitSentences } from "./sentences.js";
 import { startSiteViews } from "./siteviews.js";
+import { startEmbed } from "./embed.js";
 // the two sides of the compare view laid out alike, their maps level
 import "./compare.js";
 // the guided walk, its stops opening the site's views
@@ -84,13 +85,16 @@ async function boot() {
     compare: (text, options) => { compare.checked = true; showSecond(true); return compared(text, options || {}); },
     maps: () => (lens.lastMaps || []).map((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Array.from(v)]))) });
   startSiteViews(lens);
-  const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4 });
+  const linked = new URLSearchParams(location.search); // a link's sentence and model (?s=, ?model=): read as text
+  if (linked.get("s")) box.value = linked.get("s").slice(0, 2000);
+  const model = ["default", "everyday", "zh-en"].includes(linked.get("model") || "") ? linked.get("model") : "auto";
+  const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4, model });
   go.addEventListener("click", run);
   box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });
   go.disabled = false;
-  const model = { parameters: t("site.parameters", { count: number(lens.site.parameters, { notation: "compact",
+  const said = { parameters: t("site.parameters", { count: number(lens.site.parameters, { notation: "compact",
     maximumFractionDigits: 1 }) }), precision: lens.site.precision };
-  status.textContent = lens.model.kernel ? t("site.ready", model) : t("site.ready_plain", model);
+  status.textContent = lens.model.kernel ? t("site.ready", said) : t("site.ready_plain", said);
   // int8 weights move a probability a little (measured: docs/site.md): said once, under the numbers' source
   if (lens.site.precision === "int8") status.textContent += " " + t("site.int8_note");
   const first = await run();
@@ -101,5 +105,6 @@ function start() {
   startContent();
   startGlossary();
   boot();
+  startEmbed().catch(() => {});
 }
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
