@@ -265,7 +265,11 @@ SHOTS.update(
         "walk-guess-phone-zh": (PHONE, {}, walk_stop(3)),
         "guess-zh": (DESKTOP, {"s": SENTENCE, "view": "step"}, guess),
         "glossary-zh": (DESKTOP, {}, glossary),
-        "not-german-zh": (DESKTOP, {"s": "我想要一杯啤酒。"}, routed),
+        "not-german-zh": (DESKTOP, {"s": "私はビールが欲しい。"}, routed),
+        # the Chinese model (checkpoints/zh-en): its cross-attention, in Chinese and in English, and on a phone
+        "chinese-zh": (DESKTOP, {"s": "我昨天去了商店。"}, None),
+        "chinese-phone-zh": (PHONE, {"s": "我想要一杯啤酒。"}, None),
+        "chinese-desktop": (DESKTOP, {"s": "我們昨天去了商店，買了很多東西。"}, routed),
     }
 )
 # The static site (python -m ui.export_site, both models), served from a local folder: name -> (viewport, text)
