@@ -30,7 +30,7 @@ class Budget:
     advice: str  # what to shorten, said when the budget is past
 
 
-# Measured in bench/abuse.py: the largest answer each allows, its size and its time.
+# Measured in load/abuse.py: the largest answer each allows, its size and its time.
 EXPLAIN = Budget(
     "/explain",
     2_500_000,
@@ -40,13 +40,13 @@ PAGE = Budget("the page", 6_000_000, "translate fewer or shorter sentences at on
 TRACE = Budget("/trace", 1_000_000, "send a shorter sentence or lower max_length")
 ABLATE = Budget("/ablate", 2_500_000, "send a shorter sentence or lower max_length")
 INSIDE = Budget("/qkv, /logit_lens and /contributions", 2_500_000, "send a shorter sentence or lower max_length")
-ATTRIBUTION_WORK = 200_000  # interpolation steps x T x (S + T): ~20 s of one core, ~300 MB (bench/abuse.py)
+ATTRIBUTION_WORK = 200_000  # interpolation steps x T x (S + T): ~20 s of one core, ~300 MB (load/abuse.py)
 
 
 # Work of the inside views, which replay the model many times over (patching, contrast, contributions): the
 # largest intermediate of one replayed run is held to CHUNK_CELLS numbers by running the runs in chunks, and a
 # request's whole work is held to its budget's `max_work` attention cells, runs x L H (S^2 + T^2 + T S),
-# measured in bench/abuse.py (the worst allowed of each endpoint, its seconds and memory, docs/limits.md).
+# measured in load/abuse.py (the worst allowed of each endpoint, its seconds and memory, docs/limits.md).
 CHUNK_CELLS = 4_000_000  # numbers in the largest tensor of one chunk of replayed runs (16 MB in fp32)
 
 

@@ -10,7 +10,7 @@ exactly as written: a properly written caption is never changed.
 
 The counts are those of the default checkpoint's domain file (training_data/domain.py counts every token of the German
 training sentences as written, and separately the first token of each), so no other file is needed; the page
-does the same in ui/static/truecase.js.
+does the same in ui/static/router.js.
 
     from training_data.truecase import load_truecaser
     load_truecaser("checkpoints/de-en").recase("ich möchte ein bier")  # ("Ich möchte ein Bier", [("ich", "Ich"), ...])

@@ -1,7 +1,7 @@
 """The step-through view: watch a translation being made word by word, force a word, see the beam.
 
 The server traces the decoding once for greedy and once for beam search (lens/trace.py) and sends
-both; the browser (ui/static/step.js, beam.js) steps, shades and switches layer/head locally.
+both; the browser (ui/static/stepthrough.js, beam.js) steps, shades and switches layer/head locally.
 Forcing a word or opening the maps of a hypothesis asks the server once (server functions of the
 view's gr.HTML); the maps are drawn by the shared viewer (ui/static/viewer.js).
 Shape legend: T output steps, L decoder layers, H heads, S source tokens.

@@ -1,4 +1,4 @@
-// domain.js: lens/domain.py's guess in the page. The expected reports are lens.domain.guess_from's on the same
+// domain.js: training_data/domain.py's guess in the page. The expected reports are lens.domain.guess_from's on the same
 // table (python -c "from lens.domain import guess_from; ..."); tests/test_site.py compares the shipped table.
 import test from "node:test";
 import assert from "node:assert/strict";

@@ -23,7 +23,7 @@ export async function load(...names) {
 /** The page's `window` (where door.js puts `attentionLens`). */
 export const page = globalThis.window;
 
-/** base64 of bytes, as lens/payload.py's quantize sends a map. */
+/** base64 of bytes, as ui/payload.py's quantize sends a map. */
 export function base64(bytes) {
   return Buffer.from(Uint8Array.from(bytes)).toString("base64");
 }

@@ -5,7 +5,7 @@
 import { t } from "./i18n.js";
 import { set } from "./store.js";
 
-let apiRoot = ""; // a running app's address, for a notebook's viewer (lens/standalone.py); "" on the app's own page
+let apiRoot = ""; // a running app's address, for a notebook's viewer (ui/standalone.py); "" on the app's own page
 /** @type {((name: string, data: any[]) => Promise<any>) | null} */
 let inPage = null;
 

@@ -1,6 +1,6 @@
 // @ts-check
 /* Attention Lens, the tokenizer in the page: the byte-level BPE of the checkpoint's tokenizer.json, the same pieces
-   as the `tokenizers` library gives (tests/js/bpe.test.js and tests/test_site.py compare them).
+   as the `tokenizers` library gives (tests/test_site.py and tests/test_site.py compare them).
 
    Encoding, as tokenizer/__init__.py builds it: NFC, (for the Chinese model) each Han character alone, then the GPT-2 split into words, numbers, punctuation and
    spaces; each part's UTF-8 bytes written as the 256 printable characters of the byte-level alphabet; then the

@@ -1,6 +1,6 @@
 // @ts-check
 /* Attention Lens, Chinese text in the page as the Chinese model reads it: tokenizer/chinese.py's twin (the same
-   class of Han characters, the same rule for Chinese, the same normalisation; tests/test_chinese_twin.py holds the
+   class of Han characters, the same rule for Chinese, the same normalisation; tests/test_chinese.py holds the
    two to the same output on the whole corpus). Traditional characters become Simplified by OpenCC's t2s table,
    shipped by the static site as t2s.json (tokenizer/chinese.t2s_table), matched longest first. */
 

@@ -1,5 +1,5 @@
 // @ts-check
-/* Attention Lens, the lens in the page: German text in, the payload the viewer draws out (lens/payload.py's
+/* Attention Lens, the lens in the page: German text in, the payload the viewer draws out (ui/payload.py's
    page_payload, field for field), computed in the visitor's browser by the page's own tokenizer (bpe.js), model
    (transformer.js) and search (search.js); no server. The inside views that need only the model (how a row was
    computed, when each word was decided) are answered here too, through backend.callApi; the others say that they

@@ -130,7 +130,7 @@ const NAMED = { get "?"() { return t("result.question_mark"); }, get "!"() { ret
 const quoted = (words) => list(words.map((w) => NAMED[w] || t("result.quoted", { word: w })));
 const MODEL_NAMES = { get default() { return t("result.model.default"); }, get everyday() { return t("result.model.everyday"); },
   get "zh-en"() { return t("result.model.chinese"); } };
-// Why a text is not German (lens/language.py's codes), in words.
+// Why a text is not German (training_data/language.py's codes), in words.
 const NOT_GERMAN = {
   get "no letters"() { return t("result.not_german.no_letters"); },
   get script() { return t("result.not_german.script"); },
@@ -339,7 +339,7 @@ export function mountResult(element, props, watch) {
     .observe(document.body, { attributes: true, attributeFilter: ["class"] });
 }
 
-/** The viewer outside the page (a notebook cell, a saved file, lens/standalone.py): one payload drawn as the page
+/** The viewer outside the page (a notebook cell, a saved file, ui/standalone.py): one payload drawn as the page
     draws it. `apiRoot`, a running app's address, lets the buttons that ask the model more call its API;
     without it they are hidden. `locale` ("en", "zh-CN"): the language it speaks (else the browser's). */
 export function mountStandalone(element, payload, apiRoot, locale) {

@@ -1,5 +1,5 @@
 // @ts-check
-/* Attention Lens, the router in the page: lens/routed.py's Router, lens/truecase.py and lens/language.py computed
+/* Attention Lens, the router in the page: ui/routed.py's Router, training_data/truecase.py and training_data/language.py computed
    as the server computes them, so that the page without a server sends each sentence to the same model.
    German written all in lowercase (or capitals) gets its capitals back from the domain file's counts; text that is
    not German is named; Chinese goes to the Chinese model (chinese.js); the domain guess (domain.js) picks the default or

@@ -61,7 +61,7 @@ function showMap(result, kind, layer, level) {
 }
 
 /** A block that opens one of the result's inside panels, marked with the panel's opener (tests find it by it).
-    Drawn with no server to ask (a notebook's saved file: lens/standalone.py) it says so instead. */
+    Drawn with no server to ask (a notebook's saved file: ui/standalone.py) it says so instead. */
 function opens(b, opener) {
   b.dataset.opens = opener;
   if (b.closest(".al-standalone") || standalone) {

@@ -1,6 +1,6 @@
 /* Attention Lens, the types of the page scripts (ui/static/*.js), for `npm run check` (tsc, no build step).
 
-   1. The payloads the server sends: above all the explanation the viewer draws (lens/payload.py,
+   1. The payloads the server sends: above all the explanation the viewer draws (ui/payload.py,
       page_payload and sentence_payload), then each view's own (the step view's trace, the head lab's,
       time travel's, the copy lab's) and the answers of the endpoints the buttons call.
    2. window.AttentionLens, the one namespace the scripts share: every name a file puts on it.
@@ -20,7 +20,7 @@ type Scale = "auto" | "fixed";
 /** A word as a reader writes it and the positions of its pieces (lens.explain.Word). */
 type Word = [text: string, pieces: number[]];
 
-/** What the training data says of one German word (lens/evidence.py). */
+/** What the training data says of one German word (training_data/evidence.py). */
 interface Evidence {
   word: string;
   count: number;
@@ -61,7 +61,7 @@ interface Sentence extends MapSource {
   /** The same reasons as data (training_data/alarm.py's judge), for the page to say in its language. */
   alarms: Alarm[];
   evidence: Evidence[];
-  /** Which kind of German it reads like (lens/domain.py), where the checkpoint has the guess. */
+  /** Which kind of German it reads like (training_data/domain.py), where the checkpoint has the guess. */
   domain?: { everyday: boolean; log_odds: number; words: string[] };
   /** Which model translated it and why (lens/routed.Route); absent where the page has one model. */
   route?: Route;
@@ -156,7 +156,7 @@ interface StepPayload {
   error?: string;
 }
 
-/** A payload that may say the sentence is unlike the training data (lens/alarm.py). */
+/** A payload that may say the sentence is unlike the training data (training_data/alarm.py). */
 interface Familiar {
   unfamiliar?: boolean;
   reasons?: string[];
@@ -497,7 +497,7 @@ interface PublicApi {
   maps?(): Record<string, number[]>[];
   pieces?(text: string): number[];
   sentences?(text: string): string[];
-  /** The static site: lens/domain.py's report on a text (null without the checkpoint's guess). */
+  /** The static site: training_data/domain.py's report on a text (null without the checkpoint's guess). */
   domain?(text: string): { everyday: boolean; log_odds: number; words: string[] } | null;
   /** The static site: each sentence of a text as the router sends it (router.js), null without the router's files. */
   route?(text: string): (Route & { text: string })[] | null;
@@ -568,7 +568,7 @@ interface InPageTokenizer {
   labels(ids: number[]): string[];
 }
 
-/** lens/domain.py's guess of which kind of German a text is (domain.js). */
+/** training_data/domain.py's guess of which kind of German a text is (domain.js). */
 interface DomainGuess {
   threshold: number;
   logOdds(text: string): number;
