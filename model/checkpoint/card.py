@@ -23,6 +23,9 @@ LANGUAGES = {
         "model_name": "attention-lens-de-en",
         "example": "Ein Mann fährt Fahrrad.",
         "trained_on": "trained on Multi30k",
+        "language": ["de", "en"],
+        "corpus_tag": "multi30k",
+        "repo_id": HUB_REPO_ID,
     },
     "zh": {
         "name": "Chinese",
@@ -32,6 +35,9 @@ LANGUAGES = {
         "model_name": "attention-lens-zh-en",
         "example": "我想要一杯啤酒。",
         "trained_on": "trained on Tatoeba's Chinese-English sentence pairs",
+        "language": ["zh", "en"],
+        "corpus_tag": "tatoeba",
+        "repo_id": "attention-lens/transformer-zh-en",
     },
 }
 
@@ -74,8 +80,10 @@ def card_data(info: dict) -> ModelCardData:
                     metric_config=test.get(f"{metric}_signature"),
                 )
             )
+    language = _language(info)
+    tags = [t if t != "multi30k" else language["corpus_tag"] for t in HUB_METADATA["tags"]]
     return ModelCardData(
-        **{**HUB_METADATA, "tags": [*HUB_METADATA["tags"], "pytorch_model_hub_mixin"]},
+        **{**HUB_METADATA, "language": language["language"], "tags": [*tags, "pytorch_model_hub_mixin"]},
         datasets=[_language(info)["dataset"]],
         metrics=["bleu", "chrf"],
         model_name=_language(info)["model_name"] if eval_results else None,
@@ -241,7 +249,7 @@ def _snapshots_section(info: dict) -> str:
     snapshots = info.get("snapshots")
     if not snapshots:
         return ""
-    repo = info.get("repo_id") or HUB_REPO_ID
+    repo = info.get("repo_id") or _language(info)["repo_id"]
     rows = ["| step | revision | val loss | val BLEU (greedy) |", "|---|---|---|---|"]
     for s in snapshots:
         loss = f"{s['val_loss']:.3f}" if s.get("val_loss") is not None else "–"
@@ -320,7 +328,7 @@ def render_model_card(config: TransformerConfig, model, info: dict) -> str:
     n_params = sum(p.numel() for p in model.parameters())
     data = card_data(info)
     layers = f"{config.n_encoder_layers}+{config.n_decoder_layers}"
-    repo_id = info.get("repo_id") or HUB_REPO_ID
+    repo_id = info.get("repo_id") or _language(info)["repo_id"]
     language = _language(info)
     body = f"""
 # Attention Lens: {language["name"]} → English Transformer
