@@ -37,7 +37,7 @@ from model import CheckpointError, ConfigError
 from training_data.alarm import load_familiarity
 from training_data.domain import domain_file
 from training_data.language import language_file
-from training_data.provenance import PAIRED, checkpoint_provenance
+from training_data.provenance import PAIRED, PAIRED_CHINESE, checkpoint_provenance
 from translation import Translator
 from ui import lanes, mcp_fairness, public
 from ui.assets import CJK_FONTS, PAGE_CSS, TOUR_CSS
@@ -107,7 +107,9 @@ router = Router.of_checkpoint(MODEL_ID, MODEL_REVISION, everyday=HAS_EVERYDAY, c
 # What a visitor sees on arrival: an example already translated and drawn, computed once here on the CPU.
 FIRST_VISIT = ui.translate.first_visit(Pair(Served("default", translator, familiarity), everyday, router, chinese))
 # What the default model learned from, in the page's words (its results.json; captions only where it has none).
-LEARNED = PAIRED if HAS_EVERYDAY else checkpoint_provenance(MODEL_ID, MODEL_REVISION)
+LEARNED = (
+    (PAIRED_CHINESE if HAS_CHINESE else PAIRED) if HAS_EVERYDAY else checkpoint_provenance(MODEL_ID, MODEL_REVISION)
+)
 
 
 def on_device(model: Translator) -> Translator:

@@ -3,7 +3,7 @@ records, said in the page header by the catalogue's app.provenance.<kind>."""
 
 import json
 
-from training_data.provenance import CAPTIONS_ONLY, EVERYDAY, PAIRED, checkpoint_provenance, provenance
+from training_data.provenance import CAPTIONS_ONLY, EVERYDAY, PAIRED, PAIRED_CHINESE, checkpoint_provenance, provenance
 from ui.locales import LOCALES, message
 
 
@@ -22,7 +22,7 @@ def test_captions_only_and_both_corpora_are_told_apart():
 def test_each_kind_is_one_short_sentence_in_every_locale():
     for locale in LOCALES:
         captions = message(f"app.provenance.{CAPTIONS_ONLY}", locale)
-        for kind in (EVERYDAY, PAIRED):  # a phone shows it above the first map
+        for kind in (EVERYDAY, PAIRED, PAIRED_CHINESE):  # a phone shows it above the first map
             assert len(message(f"app.provenance.{kind}", locale)) <= len(captions) + 10, (kind, locale)
 
 

@@ -10,7 +10,7 @@ from model.checkpoint.hub import CheckpointError, resolve_file
 
 from .checked_json import optional, read_json
 
-Provenance = Literal["captions", "everyday", "paired"]
+Provenance = Literal["captions", "everyday", "paired", "paired_chinese"]
 
 RESULTS_FILE = "results.json"
 MAX_RESULTS_BYTES = 1 << 20  # the shipped ones are 8 kB
@@ -22,6 +22,7 @@ MAX_RESULTS_DEPTH = 16  # the shipped ones nest 7
 CAPTIONS_ONLY: Provenance = "captions"
 EVERYDAY: Provenance = "everyday"
 PAIRED: Provenance = "paired"
+PAIRED_CHINESE: Provenance = "paired_chinese"  # the two German models and the Chinese one
 
 
 def provenance(data: dict | None) -> Provenance:
