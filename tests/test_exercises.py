@@ -137,7 +137,7 @@ def test_check_contains_what_the_learners_file_does(tmp_path):
         (tmp_path / name).write_text(code)
     (tmp_path / "binary.py").write_bytes(bytes(range(256)) * 10)
     for name in [*cases, "binary.py"]:
-        done = _run("check", "attention", "--file", str(tmp_path / name), "--time-limit", "5", lang="en")
+        done = _run("check", "attention", "--file", str(tmp_path / name), "--time-limit", "3", lang="en")
         assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, (name, done.stdout, done.stderr)
         assert len(done.stdout) < 3000, (name, len(done.stdout))
     assert subprocess.run(["pgrep", "-f", "sleep 424242"], capture_output=True).returncode == 1  # no child left

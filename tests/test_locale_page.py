@@ -156,7 +156,7 @@ def test_the_glossary_lists_the_terms_and_explains_each_where_it_is_used(browser
     names = box.eval_on_selector_all("dt", "(dts) => dts.map((d) => d.textContent)")
     for expected in (
         "查询、键、值（Q、K、V）",
-        "交叉注意力（cross-attention）",
+        "交叉注意力 / 编码器－解码器注意力（cross-attention）",
         "层归一化（LayerNorm）",
         "束搜索（beam search）",
     ):

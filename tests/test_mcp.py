@@ -56,7 +56,7 @@ def test_translate_and_explain_are_tools_with_typed_described_arguments(tools):
             "model": None,
         }, types
         assert schema["properties"]["decoding"]["enum"] == ["beam search", "greedy"]
-        assert schema["properties"]["model"]["enum"] == ["auto", "default", "everyday"]
+        assert schema["properties"]["model"]["enum"] == ["auto", "default", "everyday", "zh-en"]
         assert all(len(spec.get("description", "")) > 20 for spec in schema["properties"].values()), schema
     assert not [name for name in tools if "run" in name], "page events must not be tools"
 

@@ -141,11 +141,12 @@ def pair_page(site, site_folder, browser):
 
 
 def test_the_page_routes_every_sentence_as_the_server_does(pair_page):
-    """lens/routed.Router in the page (router.js): the same split, recasing, language check and model for each text."""
+    """ui/routed.Router in the page (router.js): the same split, umlauts, recasing, Chinese, language check and model
+    for each text."""
     from ui.routed import Router
 
-    page, _, _ = pair_page
-    router = Router.of_checkpoint(CHECKPOINT)
+    page, _, folder = pair_page
+    router = Router.of_checkpoint(CHECKPOINT, chinese=(folder / "zh-en").is_dir())  # the site's models, as the app's
     texts = (
         val(150)
         + EVERYDAY
