@@ -105,3 +105,19 @@ def test_every_view_opens_with_a_chinese_sentence_in_the_app(browser, server):  
 def test_the_chinese_models_translations_are_said_in_its_card():
     card = (CHINESE / "README.md").read_text(encoding="utf-8")
     assert "Tatoeba" in card and "CC-BY 2.0 FR" in card
+
+
+@needs_chinese
+def test_the_sites_examples_include_chinese_and_translate_it(site_page, chinese_translator):
+    example = site_page.locator(".site-example[lang=zh]").first
+    text = example.inner_text()
+    before = site_page.evaluate("() => document.querySelector('#site-result .al-result').dataset.shown")
+    example.click()
+    site_page.wait_for_function(
+        "(b) => { const r = document.querySelector('#site-result .al-result'); return r.dataset.shown && r.dataset.shown !== b; }",
+        arg=before,
+        timeout=60_000,
+    )
+    assert site_page.input_value("#site-source") == text
+    shown = site_page.locator("#site-result .al-english").inner_text()
+    assert shown.strip() == chinese_translator.translate(text, num_beams=4, length_penalty=1.4).strip()

@@ -27,7 +27,7 @@ from safetensors.torch import save_file
 
 from lens.code import code_map
 from lens.time_travel import SnapshotLibrary
-from tokenizer.chinese import t2s_table
+from tokenizer.chinese import han_count, t2s_table
 from training_data.alarm import load_familiarity
 from training_data.domain import DOMAIN_FILE, domain_file
 from training_data.language import LANGUAGE_FILE, language_file
@@ -39,6 +39,7 @@ from ui.locales import html, message
 from ui.standalone import page_modules
 from ui.step_through import EXAMPLES as STEP_EXAMPLES
 from ui.time_travel import DEFAULT_SENTENCE as HISTORY_SENTENCE
+from ui.translate import CHINESE_EXAMPLES
 
 from .assets import STATIC
 from .row_int8 import int8_weights, parameters
@@ -71,9 +72,21 @@ SITE_STYLES = [
 SITE_FILES = ["kernels.wasm"]
 PRECISIONS = {"int8": torch.int8, "fp16": torch.float16, "fp32": torch.float32}  # int8: ui/row_int8.py
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
+SITE_EXAMPLES = ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Ich möchte ein Bier."]
 
 
-def page(title: str) -> str:
+def examples(chinese: bool) -> str:
+    """The examples row: a few of the app's sentences (and its Chinese ones where the site has the Chinese model), each
+    a button that translates it (site.js)."""
+    texts = [*SITE_EXAMPLES, *(CHINESE_EXAMPLES if chinese else [])]
+    buttons = " ".join(
+        f"<button type='button' class='site-example' lang='{'zh' if han_count(t) else 'de'}'>{escape(t)}</button>"
+        for t in texts
+    )
+    return f"<div id='site-examples'>{html('app.translate.examples_label', 'span', 'class=site-label')} {buttons}</div>"
+
+
+def page(title: str, chinese: bool = False) -> str:
     """index.html: the header, one sentence box, the translation and the viewer; the scripts do the rest. Its texts
     are the catalogue's (ui/locales.py), written in the visitor's language by the page (locale.js)."""
     styles = "\n".join(f'<link rel="stylesheet" href="static/{n}">' for n in SITE_STYLES)
@@ -93,6 +106,7 @@ def page(title: str) -> str:
 <div id="site-actions">{html("app.translate.button", "button", 'id="site-translate" type="button" disabled')}
 <label><input id="site-greedy" type="checkbox"> {greedy}</label>
 <label id="site-compare-choice"><input id="site-compare" type="checkbox"> {html("app.translate.compare", "span")}</label></div>
+{examples(chinese)}
 {html("app.site.loading", "p", 'id="site-status" aria-live="polite"')}
 <div id="site-results"><div id="site-first">{html("app.translate.first_label", "div", 'class="al-model-label" hidden')}
 <div id="site-result"></div></div>
@@ -350,7 +364,7 @@ def export_site(
     for name in SITE_SCRIPTS + SITE_STYLES + SITE_FILES:  # (SITE_SCRIPTS holds messages/*.json too)
         (out / "static" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(STATIC / name, out / "static" / name)
-    (out / "index.html").write_text(page("Attention Lens"), encoding="utf-8")
+    (out / "index.html").write_text(page("Attention Lens", chinese is not None), encoding="utf-8")
     (out / "README.md").write_text(space_readme("Attention Lens"), encoding="utf-8")
     sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
     if sum(sizes.values()) > MAX_BYTES:

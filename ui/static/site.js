@@ -90,6 +90,9 @@ async function boot() {
   const model = ["default", "everyday", "zh-en"].includes(linked.get("model") || "") ? linked.get("model") : "auto";
   const run = () => translate(box.value, { num_beams: greedy.checked ? 1 : 4, model });
   go.addEventListener("click", run);
+  document.querySelectorAll(".site-example").forEach((b) => b.addEventListener("click", () => {
+    box.value = b.textContent || ""; box.lang = /** @type {HTMLElement} */ (b).lang; run();
+  }));
   box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });
   go.disabled = false;
   const said = { parameters: t("site.parameters", { count: number(lens.site.parameters, { notation: "compact",
