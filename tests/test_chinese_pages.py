@@ -9,7 +9,7 @@ import pytest
 
 from lens.maps import explain
 from tests.test_chinese import corpus, split_lines  # noqa: F401  (the corpus fixture)
-from tests.test_door import NAMES, SCRIPT, SHOWS
+from tests.test_door import NAMES, SCRIPT, SHOWS, open_site
 from tests.test_site import pytestmark  # noqa: F401  (browser)
 from tests.test_ui_page import browser, open_page, server, translate  # noqa: F401  (fixtures)
 
@@ -30,12 +30,7 @@ def chinese_translator(site_folder):
 
 @pytest.fixture(scope="module")
 def site_page(site, browser):  # noqa: F811
-    url, _ = site
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url)
-    page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+    page, errors = open_site(browser, site[0])
     yield page
     page.close()
     assert errors == []

@@ -73,14 +73,20 @@ def test_one_script_opens_every_view_in_the_app(browser, server):  # noqa: F811
     page.close()
 
 
-@pytest.mark.slow
-def test_one_script_opens_every_view_on_the_static_site(site, browser):  # noqa: F811
-    url, _ = site
+def open_site(browser, url: str):  # noqa: F811
+    """A fresh page of the static site at 1366x768, once its model is ready, and the list of its page errors."""
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
     page.wait_for_function("() => window.attentionLens && window.attentionLens.ready", timeout=60_000)
+    return page, errors
+
+
+@pytest.mark.slow
+def test_one_script_opens_every_view_on_the_static_site(site, browser):  # noqa: F811
+    url, _ = site
+    page, errors = open_site(browser, url)
     page.evaluate("(text) => window.attentionLens.translate(text, {num_beams: 4})", SENTENCE)
     drive(page)
     assert errors == []
