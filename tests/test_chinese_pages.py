@@ -103,7 +103,8 @@ def test_the_chinese_models_translations_are_said_in_its_card():
 
 
 @needs_chinese
-def test_the_sites_examples_include_chinese_and_translate_it(site_page, chinese_translator):
+def test_the_sites_examples_include_chinese_and_translate_it(site, browser, chinese_translator):  # noqa: F811
+    site_page, errors = open_site(browser, site[0])  # a fresh page: the views test leaves the glossary open
     example = site_page.locator(".site-example[lang=zh]").first
     text = example.inner_text()
     before = site_page.evaluate("() => document.querySelector('#site-result .al-result').dataset.shown")
@@ -116,3 +117,5 @@ def test_the_sites_examples_include_chinese_and_translate_it(site_page, chinese_
     assert site_page.input_value("#site-source") == text
     shown = site_page.locator("#site-result .al-english").inner_text()
     assert shown.strip() == chinese_translator.translate(text, num_beams=4, length_penalty=1.4).strip()
+    site_page.close()
+    assert errors == []
