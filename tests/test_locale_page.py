@@ -14,11 +14,11 @@ from tests.test_ui_page import (  # noqa: F401  (fixtures)
 SENTENCE = "Zwei Hunde spielen im Schnee."
 MOST = 12  # English words of the page's own text one screen may show
 # What the page keeps in Latin letters on purpose: names (of the project, its tools, a paper's author), terms the
-# Chinese material keeps in English (softmax, logits, Logit Lens, LayerNorm, ALTI+), units and file formats.
+# Chinese material keeps in English (softmax, logits, Logit Lens, LayerNorm, Post-LN, ALTI+), units and file formats.
 KEPT = {
     "attention", "lens", "transformer", "softmax", "logit", "logits", "layernorm", "alti", "bleu", "cpu", "gpu",
     "api", "mcp", "gradio", "hugging", "face", "multi30k", "d_model", "d_ff", "d_k", "relu", "bpe", "ffn", "ms",
-    "mb", "png", "svg", "json", "ferrando", "webassembly", "simd", "english",
+    "mb", "png", "svg", "json", "ferrando", "webassembly", "simd", "english", "post-ln", "pre-ln",
 }  # fmt: skip
 # The English words of the page's own text shown in `scope` (a selector; the viewport when null): text outside
 # lang="de"/"en", translate="no", code and the language switch, on an element a visitor can see.

@@ -10,7 +10,7 @@ import { callApi } from "./backend.js";
 import { openStep, placeOfTap, stepOfTap } from "./concepts.js";
 import { stepTitle } from "./steps.js";
 import { modelOf } from "./core.js";
-import { el } from "./draw.js";
+import { el, withCode } from "./draw.js";
 import { fixed, list, t } from "./i18n.js";
 import { get, set } from "./store.js";
 
@@ -113,10 +113,11 @@ function questions(answer, root) {
   for (const [id, path, line, question, reply] of asked) {
     const item = el("div", "al-code-question");
     item.dataset.question = id;
-    const go = el("button", "al-code-goto", t("code.goto", { path, line: line ?? "?" }));
+    const go = el("button", "al-code-goto");
+    go.append(...withCode(t("code.goto", { path: "`" + path + "`", line: line ?? "?" })));
     go.type = "button";
     go.addEventListener("click", () => showLine(root, path, line));
-    item.append(el("b", null, question), " ", reply, " ", go);
+    item.append(el("b", null, question), " ", ...withCode(reply), " ", go);
     box.append(item);
   }
   return box;

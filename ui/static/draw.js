@@ -15,6 +15,10 @@ export function el(tag, cls, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
+/** A message's text as nodes, each `span in backticks` a <code> (code keeps its own language on any page). */
+export function withCode(text) {
+  return String(text).split(/`([^`]+)`/).map((part, i) => (i % 2 ? el("code", null, part) : part)).filter((x) => x !== "");
+}
 /** A panel's explanation as a reader meets it: `lead` (one or two sentences) shown, the rest behind "more". */
 export function explainer(cls, lead, rest) {
   const box = el("div", "al-explainer " + cls, lead);
