@@ -26,6 +26,7 @@ import torch
 
 import ui.api
 import ui.copylab
+import ui.lab
 import ui.head_lab
 import ui.header
 import ui.in_browser
@@ -170,6 +171,8 @@ with gr.Blocks(title=ui.locales.message("app.title"), fill_width=True, delete_ca
         ui.time_travel.build(pair, MODEL_ID, ZH_ID if HAS_CHINESE else None)
     with gr.Column(elem_id="view-copylab", elem_classes=["al-view", "al-closed"]):
         ui.copylab.build()
+    with gr.Column(elem_id="view-lab", elem_classes=["al-view", "al-closed"]):
+        ui.lab.build()
     ui.api.build(pair)
 
 # api_open=False: POST /gradio_api/run/<name> may not skip the queue (Gradio opens it off Spaces).

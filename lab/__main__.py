@@ -20,7 +20,7 @@ def table_rows(name: str, pair: str | None, seeds: list[int], steps: int | None)
         runs = {"a": train(a), "b": train(b)}
         finals = {k: r.final for k, r in runs.items()}
         rows.append({"seed": seed, **{k: {**f, "diverged_at": runs[k].diverged_at} for k, f in finals.items()},
-                     "holds": holds(experiment.expect, finals["a"], finals["b"])})  # fmt: skip
+                     "holds": holds(experiment.expected(pair), finals["a"], finals["b"])})  # fmt: skip
     return rows
 
 
@@ -48,11 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rows))
         return 0
-    print(f"{'seed':>4}  {'A loss':>7} {'A forced':>8} {'A greedy':>8}  {'B loss':>7} {'B forced':>8} {'B greedy':>8}  as said")
+    print(
+        f"{'seed':>4}  {'A loss':>7} {'A forced':>8} {'A greedy':>8}  {'B loss':>7} {'B forced':>8} {'B greedy':>8}  as said"
+    )
     for r in rows:
         a, b = r["a"], r["b"]  # type: ignore[index]
-        print(f"{r['seed']:>4}  {a['loss']:7.3f} {a['forced']:8.1%} {a['greedy']:8.1%}  "  # type: ignore[index]
-              f"{b['loss']:7.3f} {b['forced']:8.1%} {b['greedy']:8.1%}  {'yes' if r['holds'] else 'NO'}")  # type: ignore[index]
+        print(
+            f"{r['seed']:>4}  {a['loss']:7.3f} {a['forced']:8.1%} {a['greedy']:8.1%}  "  # type: ignore[index]
+            f"{b['loss']:7.3f} {b['forced']:8.1%} {b['greedy']:8.1%}  {'yes' if r['holds'] else 'NO'}"
+        )  # type: ignore[index]
     return 0
 
 

@@ -13,7 +13,8 @@ from typing import Any
 from .settings import LabSettings
 
 TABLE = Path(__file__).resolve().parents[1] / "ui" / "static" / "experiments.json"
-METRICS = ("loss", "forced", "greedy")  # the final training loss; teacher-forced and greedy accuracy held out
+# the final training loss, the mean loss of the first third (how fast it fell), teacher-forced and greedy accuracy
+METRICS = ("loss", "early", "forced", "greedy")
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,11 @@ class Experiment:
     pairs: list[dict[str, Any]]
     expect: dict[str, Any]
     code: dict[str, str]
+
+    def expected(self, pair: str | None = None) -> dict[str, Any]:
+        """The direction the text states for `pair`: its own where it has one, else the experiment's."""
+        chosen = next((p for p in self.pairs if p["id"] == pair), self.pairs[0])
+        return chosen.get("expect", self.expect)
 
     def pair_ids(self) -> list[str]:
         return [p["id"] for p in self.pairs]
@@ -47,7 +53,7 @@ def better(metric: str, a: float, b: float) -> str:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if a == b:
         return "neither"
-    return ("a" if a < b else "b") if metric == "loss" else ("a" if a > b else "b")
+    return ("a" if a < b else "b") if metric in ("loss", "early") else ("a" if a > b else "b")
 
 
 def holds(expect: dict[str, Any], a: dict[str, float], b: dict[str, float]) -> bool:

@@ -1,6 +1,6 @@
 """The lab's Transformer: model/transformer.py's encoder-decoder at toy size, in float64, with switches that build it
 differently from the paper (settings.SWITCHES). Its parameters are drawn from the page's generator in the page's order
-(ui/static/copytrain.js `parameters`), so that the page and this model start from the same numbers; every variant
+(ui/static/trainer.js `parameters`), so that the page and this model start from the same numbers; every variant
 holds every parameter (a learned position table, final norms, an output matrix of its own), used or not, so that
 A and B of an experiment start from the same weights.
 

@@ -1,4 +1,4 @@
-"""The lab's random numbers: mulberry32, the generator the page uses (ui/static/copytrain.js `generator`), so that
+"""The lab's random numbers: mulberry32, the generator the page uses (ui/static/trainer.js `generator`), so that
 the page and PyTorch start from the same weights and draw the same batches. 32-bit arithmetic as JavaScript does it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What one lab run is: the task, the model's size, the training, and the switches that build it differently from
-the paper. The page's trainer takes the same fields (ui/static/copytrain.js `checkedSettings`) under the same BOUNDS."""
+the paper. The page's trainer takes the same fields (ui/static/trainer.js `labSettings`) under the same BOUNDS."""
 
 from __future__ import annotations
 
@@ -40,11 +40,11 @@ class LabSettings:
     """One run. The defaults are the paper's Transformer, shrunk to a toy task."""
 
     task: str = "copy"
-    n_layers: int = 2
+    n_layers: int = 1
     n_heads: int = 4
     d_model: int = 32
     steps: int = 300
-    lr: float = 3e-3
+    lr: float = 1e-2
     warmup: int = 75
     smoothing: float = 0.1
     seed: int = 0
@@ -73,7 +73,9 @@ class LabSettings:
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 1:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.d_model % 2:
-            raise ValueError(f"d_model must be even (the positional encoding pairs sines and cosines), got {self.d_model}")
+            raise ValueError(
+                f"d_model must be even (the positional encoding pairs sines and cosines), got {self.d_model}"
+            )
         return self
 
     def changed(self, **switches: object) -> LabSettings:

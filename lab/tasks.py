@@ -1,4 +1,4 @@
-"""The lab's toy tasks, drawn as the page draws them (ui/static/copytrain.js `pair`): a sequence of 4 to 12
+"""The lab's toy tasks, drawn as the page draws them (ui/static/trainer.js `pair`): a sequence of 4 to 12
 symbols, and its copy or its reversal. Symbols are ids FIRST..VOCAB-1, shown as the letters A, B, C, ..."""
 
 from __future__ import annotations

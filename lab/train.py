@@ -1,4 +1,4 @@
-"""One lab run in PyTorch, step for step as the page trains it (ui/static/copytrain.js `train`): batches of 18
+"""One lab run in PyTorch, step for step as the page trains it (ui/static/trainer.js `train`): batches of 18
 sequences drawn after the weights, label-smoothed cross-entropy summed over the batch's pieces and divided by their
 count, gradients clipped to norm 1, Adam (β 0.9, 0.98, ε 1e-9) on the paper's warm-up schedule or a constant rate."""
 
@@ -38,7 +38,13 @@ class LabRun:
     def final(self) -> dict[str, float]:
         step, forced, greedy = self.accuracy[-1] if self.accuracy else (0, 0.0, 0.0)
         recent = [v for _, v in self.losses[-3:]]
-        return {"loss": sum(recent) / max(1, len(recent)), "forced": forced, "greedy": greedy}
+        early = [v for step, v in self.losses if step <= self.settings.steps // 3]
+        return {
+            "loss": sum(recent) / max(1, len(recent)),
+            "early": sum(early) / max(1, len(early)),  # how fast it fell: the mean loss of the first third
+            "forced": forced,
+            "greedy": greedy,
+        }
 
 
 def lr_at(step: int, s: LabSettings) -> float:
@@ -53,7 +59,9 @@ def by_length(batch: list[Pair]) -> list[tuple[Tensor, Tensor, Tensor]]:
     groups: dict[int, list[Pair]] = {}
     for p in batch:
         groups.setdefault(len(p.src), []).append(p)
-    return [tuple(torch.tensor([getattr(p, f) for p in g]) for f in ("src", "tgt_in", "tgt_out")) for g in groups.values()]  # type: ignore[misc]
+    return [
+        tuple(torch.tensor([getattr(p, f) for p in g]) for f in ("src", "tgt_in", "tgt_out")) for g in groups.values()
+    ]  # type: ignore[misc]
 
 
 def loss_of(model: LabTransformer, batch: list[Pair]) -> Tensor:

@@ -1,4 +1,4 @@
-"""The page's trainer (ui/static/copytrain.js, backprop.js's backward pass written by hand) against its PyTorch
+"""The page's trainer (ui/static/trainer.js, backprop.js's backward pass written by hand) against its PyTorch
 twin (lab/, autograd), switch by switch: the same initial weights, the same losses for 20 steps (to 1e-4 relative)
 and the same gradients, node running the page's module."""
 
@@ -18,17 +18,17 @@ STEPS = 20
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node runs the page's modules")
 
 PROBE = """
-import { startRun, trainStep } from "./ui/static/copytrain.js";
+import { startRun, trainStep } from "./ui/static/trainer.js";
 const run = startRun(JSON.parse(process.argv[1])), first = run.P.all.map((p) => Array.from(p.v));
 const losses = [], norms = [];
 let grads = null;
-for (let i = 0; i < %d; i++) {
+for (let i = 0; i < STEPS; i++) {
   const r = trainStep(run);
   losses.push(r.loss); norms.push(r.norm);
   if (i === 0) grads = run.P.all.map((p) => Array.from(p.g));
 }
 console.log(JSON.stringify({ first, losses, norms, grads }));
-""" % STEPS
+""".replace("STEPS", str(STEPS))
 
 
 def page_run(settings: dict[str, object]) -> dict[str, list]:
@@ -48,7 +48,9 @@ def twin_run(s: LabSettings) -> dict[str, list]:
         losses.append(loss)
         norms.append(norm)
         if i == 0:
-            grads = [(p.grad if p.grad is not None else torch.zeros_like(p)).flatten().tolist() for p in stepper.model.order]
+            grads = [
+                (p.grad if p.grad is not None else torch.zeros_like(p)).flatten().tolist() for p in stepper.model.order
+            ]
     return {"first": first, "losses": losses, "norms": norms, "grads": grads}
 
 
@@ -58,7 +60,11 @@ def as64(values: list[float]) -> torch.Tensor:
 
 # Every switch's other values, each on its own; small sizes, so that 20 steps of both take a second.
 SMALL = {"n_layers": 2, "n_heads": 2, "d_model": 16, "steps": 20, "warmup": 5}
-CASES = [{}] + [{name: value} for name, values in SWITCHES.items() for value in values[1:]] + [{"n_heads": 4, "split": "view"}]
+CASES = (
+    [{}]
+    + [{name: value} for name, values in SWITCHES.items() for value in values[1:]]
+    + [{"n_heads": 4, "split": "view"}]
+)
 
 
 @pytest.mark.parametrize("switch", CASES, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "paper")

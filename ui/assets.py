@@ -31,6 +31,7 @@ VIEW_STYLES: dict[str, list[str]] = {
     "headlab": ["heads.css"],
     "history": ["history.css"],
     "copylab": ["history.css", "copylab.css"],
+    "lab": ["history.css", "lab.css"],
 }
 
 PRELOADED = [n for n in page_modules(PAGE_ENTRY) if n.endswith(".js")]  # what page.js imports before it runs

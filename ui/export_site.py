@@ -66,10 +66,11 @@ SITE_STYLES = [
     "heads.css",
     "history.css",
     "copylab.css",
+    "lab.css",
     "tour.css",
     "site.css",
 ]  # the viewer's and the picture's, the views' (ui/assets.py's VIEW_STYLES), then the site's
-SITE_FILES = ["kernels.wasm"]
+SITE_FILES = ["kernels.wasm", "labworker.js", "experiments.json"]  # fetched by URL, not imported
 PRECISIONS = {"int8": torch.int8, "fp16": torch.float16, "fp32": torch.float32}  # int8: ui/row_int8.py
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 SITE_EXAMPLES = ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Ich möchte ein Bier."]
@@ -166,6 +167,7 @@ def views() -> str:
             view("headlab", "app.site.view_headlab", heads),
             view("history", "app.site.view_history", history),
             view("copylab", "app.site.view_copylab", copy),
+            view("lab", "app.site.view_lab", html("app.lab.intro", "div")),
         ]
     )
 

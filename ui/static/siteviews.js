@@ -109,6 +109,16 @@ function startCopyLab() {
   publish({ copyLab });
 }
 
+/** The lab: the app's lab.js, mounted when its section first opens; its runs train in workers (labworker.js). */
+function startLab() {
+  const section = /** @type {HTMLDetailsElement | null} */ ($("#site-lab"));
+  if (!section) return;
+  let mounted = null;
+  const mount = () => { if (!mounted) mounted = import("./lab.js").then((m) => m.mountLab($("#site-lab-result"))); return mounted; };
+  section.addEventListener("toggle", () => { if (section.open) mount(); });
+  if (section.open) mount();
+}
+
 /** Time travel: the app's timetravel.js, each snapshot read by the page when the slider first shows it (travel.js). */
 function startHistory(lens) {
   const go = /** @type {HTMLButtonElement} */ ($("#site-history-go")), box = /** @type {HTMLInputElement} */ ($("#site-history-source"));
@@ -162,6 +172,7 @@ export function startSiteViews(lens) {
   startStep(lens);
   startHeadLab(lens);
   startCopyLab();
+  startLab();
   startHistory(lens);
   handle("open", opening);
   // The door's state(), as the app's (walk.js) has it: the page's sentence, the view last opened, each view's sentence.

@@ -206,6 +206,7 @@ function whole(result, box) {
       () => { const e = result.root.querySelector(".al-evidence"); if (e) e.scrollIntoView({ block: "nearest" }); })] : []),
     block("al-b-view", t("spine.history"), null, t("spine.history_name"), open("history")),
     block("al-b-view", t("spine.copylab"), null, t("spine.copylab_name"), open("copylab")),
+    block("al-b-view", t("spine.lab"), null, t("spine.lab_name"), open("lab")),
     ...(canCompare() && !chineseOnly(result) ? [block("al-b-view", t("spine.compare"), null, t("spine.compare_name"), open("compare"))] : []),
     opens(block("al-b-view", t("spine.code"), null, t("spine.code_name"), () => openPanel(result, "openCode")), "openCode"),
     block("al-b-view", t("spine.glossary"), null, t("spine.glossary_name"), () => openGlossary()));

@@ -17,7 +17,7 @@ let tour = null, left = null;
 try { left = JSON.parse(sessionStorage.getItem("al-walk") || "null"); } catch (e) { left = null; }
 // The static site's names for the parts of the page the stops point at (ui/export_site.py writes them).
 const ON_SITE = { "#result": "#site-result", "#source": "#site-source", "#view-step": "#site-step",
-  "#view-headlab": "#site-headlab", "#view-history": "#site-history", "#view-copylab": "#site-copylab",
+  "#view-headlab": "#site-headlab", "#view-history": "#site-history", "#view-copylab": "#site-copylab", "#view-lab": "#site-lab",
   "#page-header": "#site-header" };
 const onSite = () => !!document.querySelector("#site-result");
 // The copy lab's time limit: training/lab.py's MAX_TIME_S on the app; on the site copytrain.js's TIME_LIMIT_S.
@@ -185,6 +185,8 @@ const STOPS = [
     get title() { return t("tour.history_after.title"); }, get text() { return t("tour.history_after.text"); } },
   { at: "#view-copylab", view: "copylab", before: open("copylab"), get title() { return t("tour.copylab.title"); },
     get text() { return t("tour.copylab.text", { seconds: onSite() ? TIME_LIMIT_S : COPYLAB_SECONDS }); } },
+  { at: "#view-lab", view: "lab", before: open("lab"), get title() { return t("tour.lab.title"); },
+    get text() { return t("tour.lab.text"); } },
 ];
 // The static site has no training data to show evidence from: its walk leaves that stop out.
 const ALL_STOPS = STOPS.splice(0, STOPS.length);

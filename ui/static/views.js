@@ -14,9 +14,9 @@ const PANELS = {
   ladder: ["openLadder", ".al-ladder-table"],
   code: ["openCode", ".al-code-view"],
 };
-const SECTIONS = ["step", "headlab", "history", "copylab"];
+const SECTIONS = ["step", "headlab", "history", "copylab", "lab"];
 export const VIEW_NAMES = ["translate", "step", "headlab", "who", "patch", "why", "qkv", "ladder", "history", "compare",
-  "copylab", "code", "glossary"];
+  "copylab", "lab", "code", "glossary"];
 const TIMEOUT_MS = 120000;
 const $ = (s) => /** @type {HTMLElement | null} */ (document.querySelector(s));
 const same = (a, b) => !!a && !!b && a.replace(/\s+/g, " ").trim() === b.replace(/\s+/g, " ").trim();
@@ -83,7 +83,7 @@ async function openWhy(sentence) {
 
 async function openSection(name, sentence) {
   act("open", name);
-  if (name === "copylab") { await until(() => mounted("copylab"), name); return; }
+  if (name === "copylab" || name === "lab") { await until(() => mounted(name), name); return; }
   await until(() => same(sectionSentence(name), sentence) || (name === "history" && sentence.startsWith(sectionSentence(name) || "\u0000")), name);
 }
 
@@ -100,7 +100,7 @@ export async function openView(name) {
   const sentence = pageSentence();
   if (name === "translate") { const r = $("#result, #site-result"); if (r) r.scrollIntoView({ block: "start" }); return; }
   if (name === "glossary") { offered().glossary(); await until(() => /** @type {any} */ ($("dialog.al-glossary"))?.open, name); return; }
-  if (!sentence && name !== "copylab") throw new Error(`the ${name} view needs a translation first`);
+  if (!sentence && name !== "copylab" && name !== "lab") throw new Error(`the ${name} view needs a translation first`);
   if (PANELS[name]) return openPanel(name);
   if (name === "qkv") return openQkv();
   if (name === "why") return openWhy(sentence);
@@ -108,4 +108,7 @@ export async function openView(name) {
   if (SECTIONS.includes(name)) return openSection(name, sentence);
 }
 
-publish({ openView, viewNames: () => VIEW_NAMES.slice() });
+/** The lab's experiments (lab.js): {id, title, confusion, variants, run()}; run() trains A and B in the page. */
+const experiments = () => import("./lab.js").then((m) => m.experiments());
+
+publish({ openView, viewNames: () => VIEW_NAMES.slice(), experiments });

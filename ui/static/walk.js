@@ -54,7 +54,7 @@ const GO = { step: "#step-go", headlab: "#headlab-apply", history: "#history-go"
 const LABEL = { get step() { return t("walk.button.step"); }, get headlab() { return t("walk.button.headlab"); },
   get history() { return t("walk.button.history"); } };
 // Each view's section of the page: closed (class al-closed) until the picture, the walk or a link opens it.
-const CONTAINERS = { step: "#view-step", headlab: "#view-headlab", history: "#view-history", copylab: "#view-copylab" };
+const CONTAINERS = { step: "#view-step", headlab: "#view-headlab", history: "#view-history", copylab: "#view-copylab", lab: "#view-lab" };
 const $ = (s) => document.querySelector(s);
 let restoring = null, started = false;
 const link = readLink(location.hash); // read before anything rewrites it
