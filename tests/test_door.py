@@ -20,6 +20,7 @@ NAMES = [
     "history",
     "compare",
     "copylab",
+    "lab",
     "code",
 ]
 SHOWS = {  # what each view shows once open (a selector that exists only then)
@@ -49,6 +50,7 @@ def drive(page) -> dict:
         *NAMES[:9],
         "compare",
         "copylab",
+        "lab",
         "code",
         "glossary",
     ]

@@ -76,7 +76,7 @@ export async function runPair(experiment, pairId, overrides, onReport, signal = 
 /** Curves of A and B against the step (`key`: "losses" or "norms"), the planned last step as the x range; `floor`
     a dashed line (the loss a label-smoothed run cannot go below). */
 function chart(title, runs, key, total, floor = 0) {
-  const W = 340, H = 160, L = 36, R = 10, T = 20, B = 26, series = ["a", "b"].filter((k) => runs[k]);
+  const W = 340, H = 168, L = 36, R = 18, T = 30, B = 26, series = ["a", "b"].filter((k) => runs[k]);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "al-lab-chart", role: "img", "aria-label": title });
   const values = series.flatMap((k) => runs[k][key].map((p) => p[1])).filter(Number.isFinite);
   const hi = Math.max(floor, ...values, 1e-9) * 1.05;
@@ -163,7 +163,7 @@ function codeDiff(code, line) {
   const box = el("div", "al-lab-code");
   box.append(el("p", "al-lab-code-where", t("lab.code_where", { file: code.file, line: line ?? "?" })));
   const pre = el("pre", "al-lab-diff");
-  pre.append(el("span", "al-lab-del", "- " + code.says), "\n", el("span", "al-lab-add", "+ " + code.changed));
+  pre.append(el("span", "al-lab-del", "- " + code.paper), "\n", el("span", "al-lab-add", "+ " + code.changed));
   box.append(pre);
   return box;
 }
@@ -232,12 +232,16 @@ export class Lab {
     }
     this.go = /** @type {HTMLButtonElement} */ (el("button", "al-lab-go", t("lab.train")));
     this.go.type = "button"; this.go.disabled = true;
-    this.go.addEventListener("click", () => this.run().catch((err) => this.fail(err)));
+    this.go.addEventListener("click", () => this.run({ steps: Number(this.steps.value) }).catch((err) => this.fail(err)));
     this.halt = /** @type {HTMLButtonElement} */ (el("button", "al-lab-stop", t("lab.stop")));
     this.halt.type = "button"; this.halt.hidden = true;
     this.halt.addEventListener("click", () => this.stop());
+    this.steps = /** @type {HTMLInputElement} */ (el("input", "al-lab-steps"));
+    Object.assign(this.steps, { type: "number", min: "10", max: "1000", step: "10", value: String({ ...DEFAULTS, ...e.base }.steps) });
+    const steps = el("label", "al-lab-label", t("lab.steps") + " ");
+    steps.append(this.steps);
     card.append(guesses, el("div", "al-lab-actions"));
-    /** @type {HTMLElement} */ (card.lastChild).append(this.go, this.halt, el("span", "al-lab-status", t("lab.predict_first")));
+    /** @type {HTMLElement} */ (card.lastChild).append(steps, this.go, this.halt, el("span", "al-lab-status", t("lab.predict_first")));
   }
 
   /** The learner's prediction: marked, and the Train button opens. */
