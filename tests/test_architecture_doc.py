@@ -25,6 +25,7 @@ FOLDERS = (
     "recipes/everyday",
     "tools",
     "exercises",
+    "lab",
 )
 TOP = ("app.py", "train.py", "data.py")
 

@@ -70,7 +70,7 @@ SITE_STYLES = [
     "tour.css",
     "site.css",
 ]  # the viewer's and the picture's, the views' (ui/assets.py's VIEW_STYLES), then the site's
-SITE_FILES = ["kernels.wasm", "labworker.js", "experiments.json"]  # fetched by URL, not imported
+SITE_FILES = ["kernels.wasm"]
 PRECISIONS = {"int8": torch.int8, "fp16": torch.float16, "fp32": torch.float32}  # int8: ui/row_int8.py
 EXAMPLE = "Ein Junge mit Kopfhörern sitzt auf den Schultern einer Frau."
 SITE_EXAMPLES = ["Ein Mann fährt Fahrrad. Zwei Kinder bauen am Strand eine Sandburg.", "Ich möchte ein Bier."]

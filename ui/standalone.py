@@ -31,7 +31,8 @@ VIEWER = Path(__file__).resolve().parent.parent / "ui" / "static"  # the page's 
 VIEWER_ENTRY = "result.js"  # the translate view's result (mountStandalone) and what it imports
 VIEWER_STYLES = ("lens.css", "spine.css")  # the page's own stylesheets: a notebook figure looks like the page
 IMPORT = re.compile(r'^import (?:\{ ([^}]*) \} from |(\w+) from )?"\./([\w./-]+)"(?: with \{ type: "json" \})?;$', re.M)
-DYNAMIC_IMPORT = re.compile(r'\bimport\("\./([\w.]+)"\)')
+# import("./x.js") when it runs, or a file fetched by its URL beside the module (a worker, a table)
+DYNAMIC_IMPORT = re.compile(r'\bimport\("\./([\w.]+)"\)|\bnew URL\("\./([\w.]+)", import\.meta\.url\)')
 EXPORT = re.compile(r"^export (?:async )?(?:function|class|const) (\w+)", re.M)
 EXPORT_LIST = re.compile(r"^export \{ ([^}]*) \};$", re.M)
 
@@ -43,7 +44,7 @@ def imports(name: str, dynamic: bool = False) -> list[str]:
         return []
     code = (VIEWER / name).read_text(encoding="utf-8")
     found = [m.group(3) for m in IMPORT.finditer(code)]
-    return found + (DYNAMIC_IMPORT.findall(code) if dynamic else [])
+    return found + ([a or b for a, b in DYNAMIC_IMPORT.findall(code)] if dynamic else [])
 
 
 def page_modules(entry: str, dynamic: bool = False) -> list[str]:

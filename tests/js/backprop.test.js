@@ -8,7 +8,7 @@ import { checkedSettings, trainCopy } from "../../ui/static/copytrain.js";
 
 let seed = 11;
 const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1;
-const filled = (shape) => node(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, random), shape);
+const filled = (shape) => node(Float64Array.from({ length: shape.reduce((a, b) => a * b, 1) }, random), shape);
 
 /** A loss that runs through every operation: embedding, linear, attention (causal and not), add, ReLU,
     LayerNorm, the tied output layer and label-smoothed cross-entropy. */
@@ -39,6 +39,36 @@ test("every gradient of the backward pass is the finite-difference slope of the 
     }
   }
   assert.ok(checked > 60);
+});
+
+/** The lab's operations (trainer.js's switches): learned positions (a node), the first rows of the memory as queries
+    (the swapped cross-attention), heads split by view alone, no ÷√dk. */
+function labNetwork(p, tape) {
+  const x = tape.embed(p.E, [1, 3, 2, 4], 1, p.P);
+  const m = tape.embed(p.E, [4, 0, 2, 1, 3], 2, null);
+  const self = tape.attention(tape.linear(x, p.Wq, p.bq), tape.linear(x, p.Wk, null), x, 2, true, { view: true });
+  const q = tape.rows(m, 4), cross = tape.attention(q, self, tape.linear(self, p.Wk, null), 4, false, { scale: false, view: true });
+  return tape.crossEntropy(tape.linear(tape.add(cross, x), p.E, null), [2, 0, 1, 4], 0, 4);
+}
+
+test("the lab's operations have the finite-difference slope of the loss too", () => {
+  const p = { E: filled([5, 8]), P: filled([4, 8]), Wq: filled([8, 8]), bq: filled([8]), Wk: filled([8, 8]) };
+  const tape = new Tape();
+  tape.backward(labNetwork(p, tape));
+  const loss = () => labNetwork(p, new Tape()).v[0];
+  let checked = 0;
+  for (const [name, t] of Object.entries(p)) {
+    for (let i = 0; i < t.v.length; i += 2) {
+      const keep = t.v[i], h = 1e-5;
+      t.v[i] = keep + h; const up = loss();
+      t.v[i] = keep - h; const down = loss();
+      t.v[i] = keep;
+      const slope = (up - down) / (2 * h);
+      assert.ok(Math.abs(slope - t.g[i]) <= 1e-6 + 1e-4 * Math.abs(slope), `${name}[${i}]: backward ${t.g[i]}, slope ${slope}`);
+      checked++;
+    }
+  }
+  assert.ok(checked > 80);
 });
 
 test("the copy lab's settings are held to the server's caps", () => {

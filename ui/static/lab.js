@@ -328,6 +328,11 @@ export async function mountLab(root, id = null) {
   return lab;
 }
 
+/** The app's mount (page.js): the lab in its gr.HTML's element. */
+export function mountLabView(element) {
+  return mountLab(element.querySelector(".al-mount") || element);
+}
+
 /** The door's list (attentionLens.experiments()): {id, title, confusion, variants, run({pair, steps, seed})}, where
     run() trains A and B of that pair in workers and resolves to {pair, a, b}: each run's final figures, curves and
     outputs. Independent of the view. */

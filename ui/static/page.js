@@ -29,7 +29,7 @@ const MOUNTS = {
   attribution: () => import("./attribution.js").then((m) => m.mountAttribution),
   history: () => import("./timetravel.js").then((m) => m.mountHistory),
   copylab: () => import("./copylab.js").then((m) => m.mountCopyLab),
-  lab: () => import("./lab.js").then((m) => (element) => m.mountLab(element.querySelector(".al-mount") || element)),
+  lab: () => import("./lab.js").then((m) => m.mountLabView),
 };
 
 /** Build view `name` in `element`: its gr.HTML's js_on_load. */
