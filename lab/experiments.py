@@ -1,7 +1,8 @@
 """The ten experiments, one for each question learners ask most, read from the table the page reads too
 (ui/static/experiments.json): each a base (changes to the lab's defaults), pairs (A as the paper has it, B with one
 thing changed; the first pair is the default), the direction the page's text states (`expect`: which of A and B ends
-better on which measure), and the one line of model code B changes."""
+better on which measure; a pair may have its own), the one line of model code B changes, and `short`, a reduced
+number of steps at which the default pair already goes that way (tests/test_lab_page.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ class Experiment:
     base: dict[str, Any]
     pairs: list[dict[str, Any]]
     expect: dict[str, Any]
-    code: dict[str, str]
+    code: dict[str, Any]
+    short: int  # the fewest steps (seed 0) at which the runs already go the way the text says: the browser tests' size
 
     def expected(self, pair: str | None = None) -> dict[str, Any]:
         """The direction the text states for `pair`: its own where it has one, else the experiment's."""
