@@ -24,9 +24,9 @@ def test_at_least_the_ten_experiments_each_with_its_texts_pairs_and_code_line():
         words = json.loads((MESSAGES / f"{locale}.json").read_text(encoding="utf-8"))
         for name, e in table.items():
             for key in ("title", "question", "predict", "explain"):
-                assert words.get(f"lab.{name}.{key}"), (locale, name, key)
+                assert words.get(f"lab.{name.replace('-', '_')}.{key}"), (locale, name, key)
             for pair in e.pair_ids():
-                assert words.get(f"lab.{name}.pair.{pair}"), (locale, name, pair)
+                assert words.get(f"lab.{name.replace('-', '_')}.pair.{pair.replace('-', '_')}"), (locale, name, pair)
     for name, e in table.items():
         for pair in e.pair_ids():
             a, b = e.settings(pair)  # inside the bounds, or a ValueError

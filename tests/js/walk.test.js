@@ -61,7 +61,7 @@ test("window.attentionLens is the page's door (door.js), with state() and openVi
 
 test("openView takes every view's name and refuses an unknown one", async () => {
   assert.deepEqual(window.attentionLens.viewNames(), ["translate", "step", "headlab", "who", "patch", "why", "qkv", "ladder",
-    "history", "compare", "copylab", "code", "glossary"]);
+    "history", "compare", "copylab", "lab", "code", "glossary"]);
   await assert.rejects(window.attentionLens.openView("nope"), /unknown view 'nope'/);
   await assert.rejects(window.attentionLens.openView("who"), /needs a translation first/); // nothing on the page yet
 });

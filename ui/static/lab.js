@@ -35,6 +35,36 @@ export function better(metric, a, b) {
   return metric === "loss" || metric === "early" ? (a < b ? "a" : "b") : a > b ? "a" : "b";
 }
 
+/** Each experiment's words, every key written out (tests/js/messages.test.js reads them): its title, the question it
+    answers, the prediction it asks for, the explanation, and what B changes in each pair. */
+const WORDS = {
+  "layernorm": () => ({ title: t("lab.layernorm.title"), question: t("lab.layernorm.question"), predict: t("lab.layernorm.predict"),
+    explain: t("lab.layernorm.explain"), pairs: { "pre": t("lab.layernorm.pair.pre"), "none": t("lab.layernorm.pair.none"), "pre-warmup": t("lab.layernorm.pair.pre_warmup") } }),
+  "causal-mask": () => ({ title: t("lab.causal_mask.title"), question: t("lab.causal_mask.question"), predict: t("lab.causal_mask.predict"),
+    explain: t("lab.causal_mask.explain"), pairs: { "no-mask": t("lab.causal_mask.pair.no_mask") } }),
+  "scale": () => ({ title: t("lab.scale.title"), question: t("lab.scale.question"), predict: t("lab.scale.predict"),
+    explain: t("lab.scale.explain"), pairs: { "dk64": t("lab.scale.pair.dk64"), "dk8": t("lab.scale.pair.dk8") } }),
+  "positions": () => ({ title: t("lab.positions.title"), question: t("lab.positions.question"), predict: t("lab.positions.predict"),
+    explain: t("lab.positions.explain"), pairs: { "none-reverse": t("lab.positions.pair.none_reverse"), "learned-reverse": t("lab.positions.pair.learned_reverse"), "none-copy": t("lab.positions.pair.none_copy") } }),
+  "embedding-scale": () => ({ title: t("lab.embedding_scale.title"), question: t("lab.embedding_scale.question"), predict: t("lab.embedding_scale.predict"),
+    explain: t("lab.embedding_scale.explain"), pairs: { "no-scale": t("lab.embedding_scale.pair.no_scale"), "untied": t("lab.embedding_scale.pair.untied") } }),
+  "heads": () => ({ title: t("lab.heads.title"), question: t("lab.heads.question"), predict: t("lab.heads.predict"),
+    explain: t("lab.heads.explain"), pairs: { "view": t("lab.heads.pair.view"), "one-head": t("lab.heads.pair.one_head"), "two-heads": t("lab.heads.pair.two_heads"), "eight-heads": t("lab.heads.pair.eight_heads") } }),
+  "residual": () => ({ title: t("lab.residual.title"), question: t("lab.residual.question"), predict: t("lab.residual.predict"),
+    explain: t("lab.residual.explain"), pairs: { "two-layers": t("lab.residual.pair.two_layers"), "six-layers": t("lab.residual.pair.six_layers") } }),
+  "cross-attention-wiring": () => ({ title: t("lab.cross_attention_wiring.title"), question: t("lab.cross_attention_wiring.question"), predict: t("lab.cross_attention_wiring.predict"),
+    explain: t("lab.cross_attention_wiring.explain"), pairs: { "swapped": t("lab.cross_attention_wiring.pair.swapped") } }),
+  "label-smoothing": () => ({ title: t("lab.label_smoothing.title"), question: t("lab.label_smoothing.question"), predict: t("lab.label_smoothing.predict"),
+    explain: t("lab.label_smoothing.explain"), pairs: { "none": t("lab.label_smoothing.pair.none") } }),
+  "learning-rate": () => ({ title: t("lab.learning_rate.title"), question: t("lab.learning_rate.question"), predict: t("lab.learning_rate.predict"),
+    explain: t("lab.learning_rate.explain"), pairs: { "constant-high": t("lab.learning_rate.pair.constant_high") } }),
+};
+const GUESSES = { a: () => t("lab.guess_a"), b: () => t("lab.guess_b"), neither: () => t("lab.guess_neither") };
+const METRICS = { loss: () => t("lab.metric_loss"), early: () => t("lab.metric_early"), forced: () => t("lab.metric_forced"),
+  greedy: () => t("lab.metric_greedy") };
+/** The words of experiment `id` (its pairs' by their ids). */
+export const words = (id) => WORDS[id]();
+const plain = (text) => text.replace(/`/g, ""); // a message's code marks, where only text can go (an option)
 const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
 /** The final figures of a run's last report (lab/train.LabRun.final): the mean of its last three losses, the mean
@@ -186,7 +216,7 @@ export class Lab {
     const select = el("select", "al-lab-experiment");
     select.setAttribute("aria-label", t("lab.pick"));
     for (const name of Object.keys(this.table)) {
-      const o = /** @type {HTMLOptionElement} */ (el("option", null, t(`lab.${name}.title`)));
+      const o = /** @type {HTMLOptionElement} */ (el("option", null, words(name).title));
       o.value = name;
       select.append(o);
     }
@@ -210,22 +240,24 @@ export class Lab {
 
   drawCard() {
     const e = this.table[this.id], card = this.card;
-    card.replaceChildren(el("h3", "al-lab-question", t(`lab.${this.id}.question`)));
+    card.replaceChildren(el("h3", "al-lab-question", words(this.id).question));
     const pairs = el("select", "al-lab-pair");
     pairs.setAttribute("aria-label", t("lab.pair"));
     for (const p of e.pairs) {
-      const o = /** @type {HTMLOptionElement} */ (el("option", null, t(`lab.${this.id}.pair.${p.id}`)));
+      const o = /** @type {HTMLOptionElement} */ (el("option", null, plain(words(this.id).pairs[p.id])));
       o.value = p.id;
       pairs.append(o);
     }
     pairs.value = this.pair;
     pairs.addEventListener("change", () => this.choose(this.id, pairs.value));
     const runs = el("div", "al-lab-ab");
-    runs.append(el("p", "al-lab-run-a", t("lab.a")), el("p", "al-lab-run-b", t("lab.b", { change: t(`lab.${this.id}.pair.${this.pair}`) })));
-    card.append(el("label", "al-lab-label", t("lab.pair")), pairs, runs, el("p", "al-lab-predict", t(`lab.${this.id}.predict`)));
+    const b = el("p", "al-lab-run-b");
+    b.append(...withCode(t("lab.b", { change: words(this.id).pairs[this.pair] })));
+    runs.append(el("p", "al-lab-run-a", t("lab.a")), b);
+    card.append(el("label", "al-lab-label", t("lab.pair")), pairs, runs, el("p", "al-lab-predict", words(this.id).predict));
     const guesses = el("div", "al-lab-guesses");
     for (const g of ["a", "b", "neither"]) {
-      const b = /** @type {HTMLButtonElement} */ (el("button", "al-lab-guess", t(`lab.guess_${g}`)));
+      const b = /** @type {HTMLButtonElement} */ (el("button", "al-lab-guess", GUESSES[g]()));
       b.type = "button"; b.dataset.guess = g;
       b.addEventListener("click", () => this.predict(g));
       guesses.append(b);
@@ -290,7 +322,7 @@ export class Lab {
   drawLive(total, e) {
     const floor = lossFloor({ ...DEFAULTS, ...e.base }.smoothing, 24);
     const legend = el("p", "al-lab-legend");
-    legend.append(el("span", "al-lab-run-a", "A ― " + t("lab.a_short")), " ", el("span", "al-lab-run-b", "B - - " + t(`lab.${this.id}.pair.${this.pair}`)));
+    legend.append(el("span", "al-lab-run-a", "A ― " + t("lab.a_short")), " ", el("span", "al-lab-run-b", "B - - " + plain(words(this.id).pairs[this.pair])));
     const charts = el("div", "al-lab-charts");
     charts.append(chart(t("lab.loss_chart"), this.runs, "losses", total, floor), chart(t("lab.norm_chart"), this.runs, "norms", total));
     const notes = ["a", "b"].filter((k) => this.runs[k] && this.runs[k].diverged_at).map((k) => el("p", "al-lab-diverged", t("lab.diverged", { run: k.toUpperCase(), step: this.runs[k].diverged_at })));
@@ -300,14 +332,16 @@ export class Lab {
   /** What the runs showed, against the prediction; the outputs and maps; the explanation; the line of code. */
   drawEnd(e, result, seconds) {
     const x = expected(e, this.pair), a = finalOf(result.a), b = finalOf(result.b), shown = better(x.metric, a[x.metric], b[x.metric]);
-    const verdict = el("p", "al-lab-verdict", t(shown === "neither" ? "lab.verdict_same" : "lab.verdict", {
-      winner: shown.toUpperCase(), metric: t(`lab.metric_${x.metric}`), seconds: fixed(seconds, 1) }));
-    const guessed = el("p", "al-lab-guessed", t(this.guess === shown ? "lab.guess_right" : "lab.guess_wrong", { guess: t(`lab.guess_${this.guess || "neither"}`) }));
+    const metric = METRICS[x.metric](), time = fixed(seconds, 1);
+    const verdict = el("p", "al-lab-verdict", shown === "neither" ? t("lab.verdict_same", { metric, seconds: time })
+      : t("lab.verdict", { winner: shown.toUpperCase(), metric, seconds: time }));
+    const guess = { guess: GUESSES[this.guess || "neither"]() };
+    const guessed = el("p", "al-lab-guessed", this.guess === shown ? t("lab.guess_right", guess) : t("lab.guess_wrong", guess));
     const maps = el("div", "al-lab-maps");
     if (result.a.last && result.b.last) maps.append(crossMap(result.a.last, "a"), crossMap(result.b.last, "b"));
     const explain = el("div", "al-lab-explain");
     explain.append(el("h4", null, t("lab.why")), el("p", null, ""));
-    /** @type {HTMLElement} */ (explain.lastChild).append(...withCode(t(`lab.${this.id}.explain`)));
+    /** @type {HTMLElement} */ (explain.lastChild).append(...withCode(words(this.id).explain));
     this.end.replaceChildren(verdict, guessed, el("h4", null, t("lab.outputs")), outputsTable(result),
       el("h4", null, t("lab.maps")), maps, explain, el("h4", null, t("lab.code")), codeDiff(e.code, e.code.line));
     this.status(t("lab.done"));
@@ -339,7 +373,7 @@ export function mountLabView(element) {
 export async function experiments() {
   const all = await experimentTable();
   return Object.entries(all).map(([id, e]) => ({
-    id, title: t(`lab.${id}.title`), confusion: t(`lab.${id}.question`), variants: e.pairs.map((p) => p.id),
+    id, title: words(id).title, confusion: words(id).question, variants: e.pairs.map((p) => p.id),
     expect: Object.fromEntries(e.pairs.map((p) => [p.id, expected(e, p.id)])),
     run: async ({ pair = e.pairs[0].id, ...overrides } = {}) => {
       const r = await runPair(e, pair, overrides, () => {});
