@@ -241,6 +241,9 @@ class NativeSearch:
         generation/search.py's greedy and beam search return. `prefix` (P,): ids every output starts with. Anything
         the engine cannot take is refused here (ValueError, in words), never handed to the C++."""
         c = self.model.config
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in (no_repeat_ngram, max_new_tokens)):
+            if c.max_len >= no_repeat_ngram > max_new_tokens > 0:  # an n-gram longer than the output: no rule at all
+                no_repeat_ngram = 0
         checked_call(c, src, num_beams, length_penalty, max_new_tokens, min_new_tokens, no_repeat_ngram, prefix)
         if not self.ready:
             raise ValueError("the native search is not loaded (call compile() first)")

@@ -15,7 +15,7 @@ from tests.test_ui_page import browser, open_page, server  # noqa: F401  (fixtur
 # module, lab.js, on both): the site's also against the twin.
 ON_SITE = ("scale", "learning-rate", "label-smoothing", "positions", "embedding-scale")
 IN_APP = ("causal-mask", "heads", "cross-attention-wiring", "residual", "layernorm")
-TWIN = ("scale", "learning-rate", "label-smoothing")
+TWIN = ("scale",)  # (tests/test_lab_parity.py holds every switch to the twin; one run here, in the browser)
 
 RUN = """async (names) => {
   const all = await window.attentionLens.experiments(), out = {};

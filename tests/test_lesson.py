@@ -54,8 +54,8 @@ def test_the_picture_is_the_models_own_shape_and_every_block_is_a_named_button(b
     assert page.locator(".al-spine-encoder .al-b-layer").count() == L
     assert page.locator(".al-spine-decoder .al-b-layer").count() == M
     names = page.eval_on_selector_all(".al-spine .al-block", "bs => bs.map(b => [b.tagName, b.dataset.name])")
-    # input, embedding, layers, memory or softmax; the whole-model views, the code and the glossary
-    assert len(names) == (L + 3) + (M + 3) + 7 + 2
+    # input, embedding, layers, memory or softmax; the whole-model views (the lab among them), the code and the glossary
+    assert len(names) == (L + 3) + (M + 3) + 8 + 2
     assert all(tag == "BUTTON" and label for tag, label in names)
     assert len({label for _, label in names}) == len(names)  # each block says what it is
     # live figures of the page's sentence: the output's word and probability, where cross-attention looks

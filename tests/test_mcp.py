@@ -196,6 +196,64 @@ def test_one_address_cannot_take_every_mcp_session(server):
             close_session(server, source, session)
 
 
+def open_at_once(url: str, source: str, count: int) -> list[tuple[int, str | None, str]]:
+    """`count` MCP initialize requests from `source`, all sent at once (one connection each)."""
+    import asyncio
+
+    import httpx
+
+    async def one() -> tuple[int, str | None, str]:
+        async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(local_address=source), timeout=60) as client:
+            answer = await client.post(
+                url + "gradio_api/mcp/", json=INITIALIZE, headers={"Accept": "application/json, text/event-stream"}
+            )
+            return answer.status_code, answer.headers.get("mcp-session-id"), answer.text
+
+    async def all_at_once():
+        return await asyncio.gather(*(one() for _ in range(count)))
+
+    return asyncio.run(all_at_once())
+
+
+def test_sessions_opened_at_once_are_held_to_the_address_cap(server):
+    """200 initialize requests sent at once from one address open MCP_SESSIONS_PER_ADDRESS sessions; the others are
+    refused, each in the app's words (the count and the registration happen under one lock)."""
+    from ui.mcp_fairness import MCP_SESSIONS_PER_ADDRESS
+
+    answers = open_at_once(server, "127.0.0.3", 200)
+    opened = [a for a in answers if a[0] == 200 and a[1]]
+    try:
+        assert len(opened) == MCP_SESSIONS_PER_ADDRESS, sorted({a[0] for a in answers})
+        refused = [a for a in answers if a[0] != 200]
+        assert len(refused) == 200 - MCP_SESSIONS_PER_ADDRESS and all(a[0] == 429 for a in refused)
+        assert all(f"already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open" in a[2] for a in refused)
+    finally:
+        for _, session, _ in opened:
+            close_session(server, "127.0.0.3", session)
+
+
+def test_a_handful_of_addresses_cannot_fill_the_app_for_the_others(server):
+    """When the app holds MCP_SESSIONS, an address holding fewer than the biggest holder still gets a session: the
+    biggest holder's longest idle one ends (its ID then answers 404). The biggest holder itself is refused (503)."""
+    from ui.mcp_fairness import MCP_SESSIONS, MCP_SESSIONS_PER_ADDRESS
+
+    opened: list[tuple[str, str]] = []
+    try:
+        for i in range(-(-MCP_SESSIONS // MCP_SESSIONS_PER_ADDRESS)):  # fill the app from 13 addresses
+            source = f"127.0.1.{i + 1}"
+            want = min(MCP_SESSIONS_PER_ADDRESS, MCP_SESSIONS - len(opened))
+            opened += [(source, a[1]) for a in open_at_once(server, source, want) if a[0] == 200 and a[1]]
+        assert len(opened) == MCP_SESSIONS
+        status, session, body = open_session(server, "127.0.2.1")  # a newcomer: one of the biggest holders gives way
+        assert status == 200 and session, (status, body)
+        opened.append(("127.0.2.1", session))
+        status, session, body = open_session(server, "127.0.1.1")  # a biggest holder: refused
+        assert status == 503 and session is None and "none of them an address's more than yours" in body, body
+    finally:
+        for source, session in opened:
+            close_session(server, source, session)
+
+
 def test_a_client_that_disconnects_is_one_line_in_the_log():
     import logging
 

@@ -58,6 +58,7 @@ CHILD = textwrap.dedent(r"""
         "native: negative min": lambda: native(src, least=-5),
         "native: huge no-repeat": lambda: native(src, ngram=10**6),
         "native: negative no-repeat": lambda: native(src, ngram=-2),
+        "native: no-repeat longer than a short output": lambda: native(src, new=2, ngram=3),  # no rule: answered
         "native: prefix too long": lambda: native(src, new=4, prefix=torch.tensor([5] * 5)),
         "native: prefix past the vocabulary": lambda: native(src, prefix=torch.tensor([c.vocab_size + 7])),
         "native: prefix of two dimensions": lambda: native(src, prefix=torch.tensor([[5]])),
@@ -85,6 +86,46 @@ CHILD = textwrap.dedent(r"""
         except ValueError as err:
             assert str(err).strip(), name
             print("REFUSED", str(err)[:160], flush=True)
+
+    # The C++ entry called directly (no checked_call before it): what Python refuses, it refuses too (-1).
+    import ctypes
+    from compiled.native_search import MAX_BEAMS
+    ints = ctypes.POINTER(ctypes.c_int)
+
+    def direct(ids=(5, 7, c.eos_id), lengths=(3,), beams=1, penalty=1.0, new=16, least=0, ngram=0, prefix=(),
+               null=None):
+        arrays = {"ids": (ctypes.c_int * max(1, len(ids)))(*ids), "lengths": (ctypes.c_int * max(1, len(lengths)))(*lengths),
+                  "prefix": (ctypes.c_int * max(1, len(prefix)))(*prefix), "out": (ctypes.c_int * (max(1, len(lengths)) * max(1, new)))()}
+        pointer = {k: None if k == null else ctypes.cast(v, ints) for k, v in arrays.items()}
+        engine = None if null == "model" else search._engine
+        return search._lib.al_translate(engine, pointer["ids"], pointer["lengths"], len(lengths), beams, penalty, new,
+                                        least, ngram, pointer["prefix"], len(prefix), pointer["out"])
+
+    direct_cases = {
+        "direct: no model": dict(null="model"), "direct: no ids": dict(null="ids"), "direct: no lengths": dict(null="lengths"),
+        "direct: no output": dict(null="out"), "direct: a prefix length and no prefix": dict(prefix=(5,), null="prefix"),
+        "direct: no sentence": dict(lengths=()), "direct: a length of 0": dict(lengths=(0,), ids=()),
+        "direct: too long": dict(ids=(5,) * (c.max_len + 1), lengths=(c.max_len + 1,)),
+        "direct: padding inside": dict(ids=(5, c.pad_id, c.eos_id)), "direct: id past the vocabulary": dict(ids=(c.vocab_size, 5, 2)),
+        "direct: negative id": dict(ids=(-1, 5, 2)), "direct: 0 beams": dict(beams=0), "direct: more beams than kept": dict(beams=MAX_BEAMS + 1),
+        "direct: a million beams": dict(beams=10**6), "direct: NaN penalty": dict(penalty=float("nan")),
+        "direct: infinite penalty": dict(penalty=float("inf")), "direct: minus infinite penalty": dict(penalty=float("-inf")),
+        "direct: 0 new": dict(new=0), "direct: new past max_len": dict(new=c.max_len + 1), "direct: negative min": dict(least=-1),
+        "direct: min above max": dict(least=17), "direct: negative no-repeat": dict(ngram=-1), "direct: no-repeat above max": dict(ngram=17),
+        "direct: prefix too long": dict(new=2, prefix=(5, 6, 7)),
+        "direct: prefix of padding": dict(prefix=(c.pad_id,)), "direct: prefix of BOS": dict(prefix=(c.bos_id,)),
+        "direct: prefix of EOS": dict(prefix=(c.eos_id,)), "direct: prefix past the vocabulary": dict(prefix=(c.vocab_size,)),
+    }
+    for name, kwargs in direct_cases.items():
+        print("CASE", name, flush=True)
+        status = direct(**kwargs)
+        assert status == -1, (name, status)
+        print("REFUSED", flush=True)
+    assert direct() == 0 and direct(prefix=(5,)) == 0, "a valid direct call answers"
+    three, one, room = (ctypes.c_int * 3)(5, 7, c.eos_id), (ctypes.c_int * 1)(3), (ctypes.c_int * 16)()
+    negative = search._lib.al_translate(search._engine, ctypes.cast(three, ints), ctypes.cast(one, ints), 1, 1, 1.0, 16,
+                                        0, 0, None, -1, ctypes.cast(room, ints))
+    assert negative == -1, "a negative prefix length"
 
     # valid random inputs: the native search answers as the Python search does
     for trial in range(12):
@@ -119,3 +160,6 @@ def test_no_input_kills_the_process_and_valid_ones_answer_as_eager(tmp_path):
     refused = [lines[i - 1] for i, line in enumerate(lines) if line.startswith("REFUSED")]
     for case in ("empty batch", "empty sources", "prefix [2] at beam 4", "huge no-repeat", "NaN length penalty"):
         assert any(case in line for line in refused), (case, refused)
+    assert not any("no-repeat longer than a short output" in line for line in refused), "an n-gram that cannot bind"
+    direct = [line for line in lines if line.startswith("CASE direct:")]
+    assert len(direct) >= 28 and all(lines[lines.index(line) + 1] == "REFUSED" for line in direct), direct

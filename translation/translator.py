@@ -188,7 +188,10 @@ class Translator:
             if prefix_ids:
                 max_new_tokens = max(max_new_tokens, len(prefix_ids) + src_len + 10)  # room to go on after it
             return max(1, min(max_new_tokens, self.config.max_len))
-        return max(1, int(max_new_tokens))  # generate() names the problem when a prefix does not fit
+        whole = isinstance(max_new_tokens, int) or (isinstance(max_new_tokens, float) and max_new_tokens.is_integer())
+        if isinstance(max_new_tokens, bool) or not whole or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}")
+        return int(max_new_tokens)  # generate() names the problem when a prefix does not fit
 
     def encode_target(self, text: str, what: str = "the text") -> list[int]:
         """English text as target ids (no BOS/EOS), as written (a leading space starts a word); a

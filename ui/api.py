@@ -373,7 +373,7 @@ def inside_endpoints(run: dict, pair: Pair) -> list[Endpoint]:
 
     def patch(text: str, corrupted: str = "", step: int = 0, options=None, model: Model = "auto") -> dict:
         checked_whole(step, "step", 0, max_len, " (a piece of the translation, or 0 for the first that differs)")
-        corrupted = pair.router.prepared(step_sentence(checked_text(corrupted)))[0]
+        corrupted = pair.router.prepared(step_sentence(checked_text(corrupted, "corrupted")))[0]
         return run["patch"](step_sentence(checked_text(text)), corrupted, step, options, model=checked_choice(model))
 
     def code(text: str, layer: int = 1, options=None, model: Model = "auto") -> dict:

@@ -1,10 +1,11 @@
 """The files the app serves (the in-browser model's weights and tables, /gradio_api/file=...): one byte range at a
 time, and answers that carry their own headers only.
 
-Gradio's ranged answers copy the request's headers into the response (a client's `Set-Cookie` comes back) and fail
+Gradio's ranged answers copy the request's headers into the response (a client's `Set-Cookie`, its `ETag` or
+`Content-Type` come back) and fail
 with HTTP 500 on several or malformed ranges (`bytes=0-1,2-3`, `bytes=--`, `bytes=1-2-3`). This ASGI middleware
 answers a Range header that is not one well-formed range with 416 in words, before Gradio sees it, and lets only
-the headers a file answer has through. The page's modules (ui/static/*.js, and the catalogues they import,
+the headers a file answer has through, none of them the request's own. The page's modules (ui/static/*.js, and the catalogues they import,
 messages/*.json) import each other by plain names, so no URL of theirs carries a version: their answers say
 `Cache-Control: no-cache`, and a browser checks each one (a 304 when it has not changed) instead of running an old
 module beside a new one.
@@ -70,10 +71,14 @@ class SingleRanges:
         has = {v for k, v in scope.get("headers", []) if k.lower() == b"if-none-match"}
         unchanged = False
 
+        sent = {(k.lower(), v) for k, v in scope.get("headers", [])}
+
         async def own_headers_only(message):
             nonlocal unchanged
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() in KEPT_HEADERS]
+                if message["status"] == 206:
+                    headers = not_echoed(headers, sent)
                 if module:
                     headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"] + [REVALIDATE]
                     unchanged = message["status"] == 200 and any(k.lower() == b"etag" and v in has for k, v in headers)
@@ -88,6 +93,20 @@ class SingleRanges:
             await send(message)
 
         return await self.app(scope, receive, own_headers_only)
+
+
+def not_echoed(headers: list, sent: set) -> list:
+    """A ranged answer's headers without the request's own: Gradio builds a 206 from a copy of the request's headers
+    and then sets its Content-Type and Content-Disposition after them, so of those two the last is the file's, and
+    any other header the request carried with the same value is the request's."""
+    own = [
+        (k, v)
+        for k, v in headers
+        if k.lower() not in (b"content-type", b"content-disposition") and (k.lower(), v) not in sent
+    ]
+    for name in (b"content-type", b"content-disposition"):
+        own += [(k, v) for k, v in headers if k.lower() == name][-1:]
+    return own
 
 
 def not_modified(headers: list) -> list:

@@ -4,9 +4,11 @@ Gradio's MCP server answers over stateless streamable HTTP and sends every tool 
 gradio_client, so all MCP clients look like one caller to the queue's caps (ui/lanes.py), and a refused call
 comes back as gradio_client's "Queue is full! Please try again.". Here:
 - `stateful_sessions` gives each MCP client a session of its own (the `mcp-session-id` header, which Gradio
-  passes on to the queue with the call), at most MCP_SESSIONS of them and at most MCP_SESSIONS_PER_ADDRESS from
-  one client address (on a Space, the address the proxy saw), dropped after SESSION_IDLE_S idle; a session
-  refused is refused in the app's words;
+  passes on to the queue with the call), at most MCP_SESSIONS_PER_ADDRESS from one client address (on a Space,
+  the address the proxy saw), counted and registered under the transport's lock so that sessions opened at once
+  are held to it too, and at most MCP_SESSIONS in all: when the app is full, the address holding the most
+  sessions gives up its longest idle one to an address holding fewer, so a handful of addresses cannot keep the
+  others out; sessions are dropped after SESSION_IDLE_S idle; a session refused is refused in the app's words;
 - `fair_tool_calls` checks a tool call against the same caps before it is queued (lanes.refusal, with the
   client's session as the caller) and refuses it with lanes.BUSY, so one client's flood leaves the
   others' calls their own places.
@@ -14,8 +16,11 @@ comes back as gradio_client's "Queue is full! Please try again.". Here:
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
+import time
+from collections import Counter
 
 from . import lanes
 from .public import SESSION_CAPACITY, SESSION_IDLE_S
@@ -24,6 +29,28 @@ MCP_SESSIONS = SESSION_CAPACITY  # MCP clients kept at once, as browser sessions
 MCP_IN_FLIGHT = lanes.PER_SESSION  # tool calls one MCP client may have running or waiting, as a browser tab may wait
 MCP_SESSIONS_PER_ADDRESS = 16  # one address cannot hold every session: 200 / 16 addresses fill the cap at least
 _OPENING_ADDRESS: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_opening_address", default=None)
+
+
+class SessionRefused(Exception):
+    """A session that may not open: its HTTP status and why, in the app's words."""
+
+    def __init__(self, status: int, why: str):
+        super().__init__(why)
+        self.status = status
+
+
+def address_full() -> str:
+    return (
+        f"this address already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open: close one (HTTP DELETE with its "
+        "mcp-session-id) or let one end, then connect again"
+    )
+
+
+def app_full() -> str:
+    return (
+        f"the app has {MCP_SESSIONS} MCP sessions open, as many as it keeps, none of them an address's more than "
+        "yours: try again in a few minutes, when idle ones have ended"
+    )
 
 
 def refused_session(status: int, why: str):
@@ -50,48 +77,65 @@ def stateful_sessions() -> bool:
         one_session_per_client = True
 
         def __init__(self, app, *args, **kwargs):
-            kwargs.update(stateless=False, session_idle_timeout=SESSION_IDLE_S, max_sessions=MCP_SESSIONS)
+            kwargs.update(stateless=False, session_idle_timeout=SESSION_IDLE_S, max_sessions=None)  # the cap: below
             super().__init__(app, *args, **kwargs)
             self._address_of = lanes.MCP_ADDRESSES  # session id -> the client address that opened it, for the queue too
+            self._last_used: dict[str, float] = {}  # session id -> when it was last asked anything
 
         def sessions_of(self, address: str) -> int:
             """Open sessions of one address (ended ones forgotten first)."""
             for session in [s for s in self._address_of if s not in self._server_instances]:
                 del self._address_of[session]
+                self._last_used.pop(session, None)
             return sum(1 for a in self._address_of.values() if a == address)
 
         def _admit_session(self, requestor):
-            transport = super()._admit_session(requestor)
+            """Under the manager's lock, with no await between the count and the registration: the per-address cap
+            and the global one hold however many sessions are opened at once."""
             address = _OPENING_ADDRESS.get()
+            if address is not None and self.sessions_of(address) >= MCP_SESSIONS_PER_ADDRESS:
+                raise SessionRefused(429, address_full())
+            if len(self._server_instances) >= MCP_SESSIONS and not self._evict_for(address):
+                raise SessionRefused(503, app_full())
+            transport = super()._admit_session(requestor)
             if transport is not None and address is not None:
                 self._address_of[transport.mcp_session_id] = address
+                self._last_used[transport.mcp_session_id] = time.monotonic()
             return transport
+
+        def _evict_for(self, address: str | None) -> bool:
+            """The app is full: the address holding the most sessions gives up its longest idle one, if it holds
+            more than the opener would then (so a handful of addresses cannot keep the others out). False: none."""
+            held = Counter(a for s, a in self._address_of.items() if s in self._server_instances)
+            if not held:
+                return False
+            biggest, count = held.most_common(1)[0]
+            if count <= held.get(address, 0) + 1:
+                return False
+            oldest = min((s for s, a in self._address_of.items() if a == biggest and s in self._server_instances),
+                         key=lambda s: self._last_used.get(s, 0.0))  # fmt: skip
+            transport = self._server_instances.pop(oldest)
+            self._session_owners.pop(oldest, None)
+            self._address_of.pop(oldest, None)
+            self._last_used.pop(oldest, None)
+            asyncio.get_running_loop().create_task(transport.terminate())  # its ID answers 404 from now on
+            return True
 
         async def _handle_stateful_request(self, scope, receive, send):
             from starlette.requests import Request
 
             request = Request(scope, receive)
-            if request.headers.get("mcp-session-id") is None:  # a client opening a session
-                address = lanes.client_address(request)
-                self.sessions_of(address)  # ended sessions forgotten (here and in the queue's map)
-                if self.sessions_of(address) >= MCP_SESSIONS_PER_ADDRESS:
-                    why = (
-                        f"this address already has {MCP_SESSIONS_PER_ADDRESS} MCP sessions open: close one (HTTP "
-                        "DELETE with its mcp-session-id) or let one end, then connect again"
-                    )
-                    return await refused_session(429, why)(scope, receive, send)
-                if len(self._server_instances) >= MCP_SESSIONS:
-                    why = (
-                        f"the app has {MCP_SESSIONS} MCP sessions open, as many as it keeps: try again in a few "
-                        "minutes, when idle ones have ended"
-                    )
-                    return await refused_session(503, why)(scope, receive, send)
-                token = _OPENING_ADDRESS.set(address)
-                try:
-                    return await super()._handle_stateful_request(scope, receive, send)
-                finally:
-                    _OPENING_ADDRESS.reset(token)
-            return await super()._handle_stateful_request(scope, receive, send)
+            session = request.headers.get("mcp-session-id")
+            if session is not None:
+                self._last_used[session] = time.monotonic()
+                return await super()._handle_stateful_request(scope, receive, send)
+            token = _OPENING_ADDRESS.set(lanes.client_address(request))  # a client opening a session
+            try:
+                return await super()._handle_stateful_request(scope, receive, send)
+            except SessionRefused as refused:
+                return await refused_session(refused.status, str(refused))(scope, receive, send)
+            finally:
+                _OPENING_ADDRESS.reset(token)
 
     GradioMCPServer.StreamableHTTPSessionManager = SessionPerClient
     return True

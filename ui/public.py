@@ -27,6 +27,7 @@ from gradio.route_utils import FnIndexInferError
 from starlette.middleware import Middleware
 
 from .file_ranges import SingleRanges
+from .json_bodies import BoundedJson, know_endpoints
 from .locales import english
 
 QUEUE_SIZE = 64  # requests waiting; past it a client is told the Space is busy
@@ -89,7 +90,7 @@ def launch_settings(env: Mapping[str, str] = os.environ) -> dict:
         "state_session_capacity": SESSION_CAPACITY,
         "app_kwargs": {
             "exception_handlers": {FnIndexInferError: _no_such_endpoint, KeyError: _no_such_endpoint},
-            "middleware": [Middleware(RefuseUploads), Middleware(SingleRanges)],
+            "middleware": [Middleware(RefuseUploads), Middleware(SingleRanges), Middleware(BoundedJson)],
         },
     }
 
@@ -282,6 +283,7 @@ def name_missing_arguments(demo: gr.Blocks) -> None:
         validate(block_fn, inputs)
 
     demo.validate_inputs = validate_inputs
+    know_endpoints(demo)  # a body refused before Gradio reads it names its argument too (json_bodies.py)
 
 
 def name_choice_errors(demo: gr.Blocks) -> None:

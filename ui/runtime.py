@@ -173,17 +173,26 @@ def checked_typed(value: str, name: str) -> str:
     return value
 
 
-def checked_text(text) -> str:
-    """The user's text, refused before any work (ValueError/TypeError naming `text`) when it is not a
-    string, empty, longer than MAX_CHARACTERS or has more than MAX_SENTENCES sentences."""
+def checked_text(text, name: str = "text") -> str:
+    """The user's text, refused before any work (ValueError/TypeError naming the argument, `name`) when it is not a
+    string, empty, longer than MAX_CHARACTERS or has more than MAX_SENTENCES sentences. The main text's refusals
+    are the page's own words (Refused); another argument's (/patch's `corrupted`) name it."""
     if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
-    checked_unicode(text, "text")
+        raise TypeError(f"{name} must be a string, got {type(text).__name__}")
+    checked_unicode(text, name)
+    count = len(split_sentences(text)) if text.strip() and len(text) <= MAX_CHARACTERS else 0
+    if name != "text":
+        if not text.strip():
+            raise ValueError(f"{name} must be German text, got an empty string")
+        if len(text) > MAX_CHARACTERS:
+            raise ValueError(f"{name} is {len(text):,} characters long; at most {MAX_CHARACTERS:,}")
+        if count > MAX_SENTENCES:
+            raise ValueError(f"{name} has {count} sentences; at most {MAX_SENTENCES}")
+        return text
     if not text.strip():
         raise Refused("app.refusal.empty")
     if len(text) > MAX_CHARACTERS:
         raise Refused("app.refusal.too_long", characters=f"{len(text):,}", most=f"{MAX_CHARACTERS:,}")
-    count = len(split_sentences(text))
     if count > MAX_SENTENCES:
         raise Refused("app.refusal.too_many_sentences", sentences=count, most=MAX_SENTENCES)
     return text

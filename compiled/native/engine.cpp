@@ -1,6 +1,7 @@
 // The native search's C interface, called by compiled/native_search.py through ctypes (which lets go of the
 // interpreter lock for the call). One call translates a batch: the encoder, then greedy or beam search.
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -86,15 +87,21 @@ void* al_model_new(const int* config, float eps, const float* const* tensors, in
 
 void al_model_free(void* model) { delete static_cast<Model*>(model); }
 
+constexpr int MAX_BEAMS = 64;  // the most beams one search keeps (compiled/native_search.py's MAX_BEAMS)
+
 // Translates B sentences packed end to end (ids, lengths (B,)) into out (B, max_new_tokens), right-padded
 // with pad; every output starts with the prefix_length ids of `prefix`. Returns 0, -1 for an id, a length or an option out of range, -2 when memory runs out.
 int al_translate(void* model, const int* ids, const int* lengths, int B, int num_beams, float length_penalty,
                  int max_new_tokens, int min_new_tokens, int no_repeat_ngram, const int* prefix, int prefix_length,
                  int* out) {
+  // What compiled/native_search.py's checked_call refuses, refused here too for a caller that skips it.
+  if (model == nullptr || ids == nullptr || lengths == nullptr || out == nullptr || (prefix_length > 0 && prefix == nullptr))
+    return -1;
   const Model& M = *static_cast<Model*>(model);
-  if (B < 1 || num_beams < 1 || 2 * num_beams > M.vocab || max_new_tokens < 1 || max_new_tokens > M.max_len ||
-      prefix_length < 0 || prefix_length > max_new_tokens || min_new_tokens < 0 || min_new_tokens > max_new_tokens ||
-      no_repeat_ngram < 0 || no_repeat_ngram > max_new_tokens || !(length_penalty == length_penalty))
+  if (B < 1 || num_beams < 1 || num_beams > MAX_BEAMS || 2 * num_beams > M.vocab || max_new_tokens < 1 ||
+      max_new_tokens > M.max_len || prefix_length < 0 || prefix_length > max_new_tokens || min_new_tokens < 0 ||
+      min_new_tokens > max_new_tokens || no_repeat_ngram < 0 || no_repeat_ngram > max_new_tokens ||
+      !std::isfinite(length_penalty))
     return -1;
   for (int i = 0; i < prefix_length; ++i)  // an ordinary token: never padding, BOS or EOS
     if (prefix[i] < 0 || prefix[i] >= M.vocab || prefix[i] == M.pad || prefix[i] == M.bos || prefix[i] == M.eos) return -1;
@@ -103,8 +110,8 @@ int al_translate(void* model, const int* ids, const int* lengths, int B, int num
     if (lengths[b] < 1 || lengths[b] > M.max_len) return -1;
     total += lengths[b];
   }
-  for (long i = 0; i < total; ++i)
-    if (ids[i] < 0 || ids[i] >= M.vocab) return -1;
+  for (long i = 0; i < total; ++i)  // the sentences end to end: padding has no place in them
+    if (ids[i] < 0 || ids[i] >= M.vocab || ids[i] == M.pad) return -1;
   try {
     Scratch s;
     Options o{num_beams, max_new_tokens, min_new_tokens, no_repeat_ngram, length_penalty,

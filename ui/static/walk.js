@@ -34,18 +34,33 @@ export function writeLink(st, layerChosen) {
 }
 
 /** A link's fragment ('#' optional) read back: what it sets, numbers as numbers (counted from 1); a key it
-    leaves out (or leaves empty) is absent. */
+    leaves out (or leaves empty), or gives a value the page does not have, is absent (a crafted link restores what
+    it can and nothing else: tests/test_links.py). */
 export function readLink(fragment) {
-  const p = new URLSearchParams(fragment.replace(/^#/, "")), out = /** @type {LinkState} */ ({});
-  const text = { sentence: "s", view: "view", kind: "kind", display: "display", level: "level", panel: "panel",
-    model: "model" };
-  for (const [key, name] of Object.entries(text)) if (p.get(name)) out[key] = p.get(name);
-  for (const name of ["layer", "head", "step"]) if (p.get(name)) out[name] = +p.get(name);
+  const p = new URLSearchParams(String(fragment).replace(/^#/, "")), out = /** @type {LinkState} */ ({});
+  const sentence = p.get("s");
+  if (sentence && sentence.trim()) out.sentence = sentence.slice(0, MAX_LINKED_TEXT);
+  for (const [key, name] of Object.entries({ view: "view", kind: "kind", display: "display", level: "level", panel: "panel",
+    model: "model" })) {
+    const value = p.get(name);
+    if (value && LINK_CHOICES[key].includes(value)) out[key] = value;
+  }
+  for (const name of ["layer", "head", "step"]) {
+    const value = Number(p.get(name));
+    if (p.get(name) && Number.isInteger(value) && value >= 1 && value <= MAX_LINKED_NUMBER) out[name] = value;
+  }
   if (p.get("compare") === "1") out.compare = true;
   if (p.get("whole") === "1") out.whole = true;
   return out;
 }
 
+const MAX_LINKED_TEXT = 5000, MAX_LINKED_NUMBER = 1000; // a sentence longer is cut (the box refuses it in words)
+// The values a link may set: the views and panels the page has, the map's choices, the models a page can name.
+const LINK_CHOICES = {
+  view: ["translate", "step", "headlab", "history", "copylab", "lab", "compare"], kind: ["encoder", "decoder", "cross"],
+  display: ["matrix", "lines"], level: ["words", "pieces"], panel: ["ladder", "who", "patch", "qkv"],
+  model: ["auto", "default", "everyday", "zh-en"],
+};
 const VIEWS = { translate: "#result", step: "#step-result", headlab: "#headlab-result", history: "#history" };
 const SECTIONS = { translate: "#input-row", step: "#step-view", headlab: "#headlab", history: "#history-input" };
 const BOXES = { step: "#step-source textarea", headlab: "#headlab-source textarea", history: "#history-source textarea" };
@@ -212,7 +227,7 @@ function restore() {
 /** The model of a link chosen in Options before its sentence is translated: Options opened (its choices are
     drawn only then), the choice clicked once it is there. */
 function chooseModel(model, then) {
-  const pick = () => /** @type {HTMLInputElement | null} */ ($(`#model-choice input[value="${model}"]`));
+  const pick = () => /** @type {HTMLInputElement | null} */ ($(`#model-choice input[value="${CSS.escape(model)}"]`));
   let tries = 0, opened = false;
   const wait = () => {
     const input = pick(), options = /** @type {HTMLElement | null} */ ($("#options > button"));
@@ -238,10 +253,11 @@ function translateOnce(text, tries) {
 function finishRestore() {
   const p = restoring, v = mainViewer();
   restoring = null;
-  if (v) {
-    if (p.kind) v.choose("kind", p.kind);
-    if (p.layer !== undefined) v.choose("layer", p.layer - 1);
-    if (p.head !== undefined) v.choose("head", p.head - 1);
+  if (v && v.explanation) {
+    const layers = v.explanation.layers || {}, heads = v.explanation.heads || 0;
+    if (p.kind && Object.hasOwn(layers, p.kind)) v.choose("kind", p.kind);
+    if (p.layer !== undefined && p.layer <= (layers[v.state.kind] || 0)) v.choose("layer", p.layer - 1);
+    if (p.head !== undefined && p.head <= heads) v.choose("head", p.head - 1);
     if (p.display) v.choose("view", p.display);
     if (p.level) v.choose("level", p.level);
   }
@@ -249,10 +265,11 @@ function finishRestore() {
   share(shown("translate") || "");
   const r = mainResult();
   if (p.whole && r) { const t = /** @type {HTMLElement | null} */ (r.root.querySelector(".al-spine-toggle[aria-expanded='false']")); if (t) t.click(); }
-  if (p.panel && r && PANELS[p.panel]) /** @type {HTMLElement} */ (r.inside.querySelector(`[data-view="${PANELS[p.panel]}"]`)).click();
-  else if (p.panel === "qkv" && v) v.openCell.click();
+  const opener = p.panel && r && Object.hasOwn(PANELS, p.panel) ? r.inside.querySelector(`[data-view="${PANELS[p.panel]}"]`) : null;
+  if (opener) /** @type {HTMLElement} */ (opener).click();
+  else if (p.panel === "qkv" && v && v.openCell) v.openCell.click();
   if (p.compare) openView("compare");
-  if (name && SECTIONS[name]) {
+  if (name && Object.hasOwn(SECTIONS, name)) {
     set({ view: name });
     const section = $(CONTAINERS[name]);
     if (section) section.classList.remove("al-closed");
@@ -260,7 +277,7 @@ function finishRestore() {
     const target = $(SECTIONS[name]);
     if (target) target.scrollIntoView({ block: "start" });
     if (name === "step" && p.step !== undefined) stepTo(p.step - 1, Date.now());
-  }
+  } else if (name && name !== "compare" && Object.hasOwn(CONTAINERS, name)) openView(name);
   save();
 }
 
