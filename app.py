@@ -26,10 +26,10 @@ import torch
 
 import ui.api
 import ui.copylab
-import ui.lab
 import ui.head_lab
 import ui.header
 import ui.in_browser
+import ui.lab
 import ui.locales
 import ui.step_through
 import ui.time_travel

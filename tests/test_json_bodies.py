@@ -30,6 +30,6 @@ def test_the_app_refuses_them_before_gradio_and_answers_a_good_call(server):  # 
     status, body = post(url, b'{"data": ["Ein Hund.", ' + b"[" * 5000 + b"]" * 5000 + b', null, "auto"]}')
     assert status == 400 and "names nests 5,002 levels deep" in body, (status, body[:300])
     status, body = post(url, b'{"data": ["Ein Hund.", ["logits"]')
-    assert status == 400 and "not JSON" in body and '[text, names, decoding' in body, (status, body[:300])
+    assert status == 400 and "not JSON" in body and "[text, names, decoding" in body, (status, body[:300])
     status, body = post(url, {"data": ["Ein Hund.", ["encoder.0.self_attn.weights"], "greedy", 1, 1.0, 64, "auto"]})
     assert status == 200 and "event_id" in body, (status, body[:300])
