@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 import torch
 
@@ -13,7 +14,7 @@ from .experiments import experiments, holds
 from .train import train
 
 
-def table_rows(name: str, pair: str | None, seeds: list[int], steps: int | None) -> list[dict[str, object]]:
+def table_rows(name: str, pair: str | None, seeds: list[int], steps: int | None) -> list[dict[str, Any]]:
     experiment, rows = experiments()[name], []
     for seed in seeds:
         a, b = experiment.settings(pair, seed, **({"steps": steps} if steps else {}))
@@ -52,11 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{'seed':>4}  {'A loss':>7} {'A forced':>8} {'A greedy':>8}  {'B loss':>7} {'B forced':>8} {'B greedy':>8}  as said"
     )
     for r in rows:
-        a, b = r["a"], r["b"]  # type: ignore[index]
+        a, b = r["a"], r["b"]
         print(
-            f"{r['seed']:>4}  {a['loss']:7.3f} {a['forced']:8.1%} {a['greedy']:8.1%}  "  # type: ignore[index]
+            f"{r['seed']:>4}  {a['loss']:7.3f} {a['forced']:8.1%} {a['greedy']:8.1%}  "
             f"{b['loss']:7.3f} {b['forced']:8.1%} {b['greedy']:8.1%}  {'yes' if r['holds'] else 'NO'}"
-        )  # type: ignore[index]
+        )
     return 0
 
 

@@ -9,6 +9,7 @@ Shapes: B sequences of one length L (source) or T (target); D = d_model; H heads
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
@@ -112,7 +113,7 @@ class FeedForward(nn.Module):
         return torch.relu(x @ self.w_1.T + self.b_1) @ self.w_2.T + self.b_2
 
 
-def sublayer(x: Tensor, f, norm: Norm, s: LabSettings) -> Tensor:  # type: ignore[no-untyped-def]
+def sublayer(x: Tensor, f: Callable[[Tensor], Tensor], norm: Norm, s: LabSettings) -> Tensor:
     """Add & Norm as the switches build it: Post-LN norm(x + f(x)), Pre-LN x + f(norm(x)), or no norm; the
     residual (x +) present or not."""
     if s.norm == "pre":
@@ -170,6 +171,7 @@ class LabTransformer(nn.Module):
         self.encoder_norm, self.decoder_norm = Norm(draw, d), Norm(draw, d)  # the last norm of a Pre-LN stack
         self.output = draw.normal(VOCAB, d)  # the output layer when it is not tied to the embedding
         self.learned_positions = draw.normal(MAX_LEN, d)
+        self.pe: Tensor
         self.register_buffer("pe", sinusoids(MAX_LEN, d), persistent=False)
         self.order = draw.made  # the page's order, for tests/test_lab_parity.py
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
 
 from .tasks import TASKS
 
@@ -78,7 +79,7 @@ class LabSettings:
             )
         return self
 
-    def changed(self, **switches: object) -> LabSettings:
+    def changed(self, **switches: Any) -> LabSettings:
         return replace(self, **switches).validate()
 
     def as_dict(self) -> dict[str, object]:

@@ -59,9 +59,11 @@ def by_length(batch: list[Pair]) -> list[tuple[Tensor, Tensor, Tensor]]:
     groups: dict[int, list[Pair]] = {}
     for p in batch:
         groups.setdefault(len(p.src), []).append(p)
+    tensor = torch.tensor
     return [
-        tuple(torch.tensor([getattr(p, f) for p in g]) for f in ("src", "tgt_in", "tgt_out")) for g in groups.values()
-    ]  # type: ignore[misc]
+        (tensor([p.src for p in g]), tensor([p.tgt_in for p in g]), tensor([p.tgt_out for p in g]))
+        for g in groups.values()
+    ]
 
 
 def loss_of(model: LabTransformer, batch: list[Pair]) -> Tensor:
