@@ -212,7 +212,13 @@ export class Lab {
   }
 
   async start(id = null) {
-    this.table = await experimentTable();
+    try {
+      this.table = await experimentTable();
+    } catch (err) {
+      table = null; // the next start asks again
+      this.card.replaceChildren(el("p", "al-lab-status", t("lab.error", { error: String((err && err.message) || err) })));
+      return;
+    }
     const select = el("select", "al-lab-experiment");
     select.setAttribute("aria-label", t("lab.pick"));
     for (const name of Object.keys(this.table)) {
