@@ -9,7 +9,7 @@ import re
 
 from starlette.responses import JSONResponse
 
-from model.checkpoint.json_file import nesting_depth
+from training_data.checked_json import nesting_depth
 
 MAX_DEPTH = 32  # the body, "data", an argument and its own nesting: the deepest page event nests 8
 ROUTES = re.compile(r"/gradio_api/(?:call|run)/(?P<name>[\w-]+)/?$|/gradio_api/queue/join/?$")
@@ -18,13 +18,9 @@ _STRUCTURE = re.compile(rb"[^\[\]{},]")
 ARGUMENTS: dict[str, list[str]] = {}  # endpoint -> its arguments' names, in order (know_endpoints)
 
 
-def know_endpoints(demo) -> None:
-    """Learn each API endpoint's arguments, so that a refusal can name one."""
-    from .public import input_names
-
-    for fn in demo.fns.values():
-        if fn.api_name:
-            ARGUMENTS[str(fn.api_name)] = input_names(fn)
+def know_endpoints(arguments: dict[str, list[str]]) -> None:
+    """Learn each API endpoint's arguments' names (ui/public.py hands them over), so that a refusal can name one."""
+    ARGUMENTS.update(arguments)
 
 
 def too_deep(raw: bytes) -> tuple[int, int] | None:

@@ -283,7 +283,8 @@ def name_missing_arguments(demo: gr.Blocks) -> None:
         validate(block_fn, inputs)
 
     demo.validate_inputs = validate_inputs
-    know_endpoints(demo)  # a body refused before Gradio reads it names its argument too (json_bodies.py)
+    # a body refused before Gradio reads it names its argument too (json_bodies.py)
+    know_endpoints({str(fn.api_name): input_names(fn) for fn in demo.fns.values() if fn.api_name})
 
 
 def name_choice_errors(demo: gr.Blocks) -> None:
