@@ -11,10 +11,9 @@ from tests.test_door import open_site
 from tests.test_site import pytestmark  # noqa: F401  (browser)
 from tests.test_ui_page import browser, open_page, server  # noqa: F401  (fixtures)
 
-# Every experiment runs in CI at its reduced size (experiments.json's `short`), half on each front door (the same
-# module, lab.js, on both): the site's also against the twin.
-ON_SITE = ("scale", "learning-rate", "label-smoothing", "positions", "embedding-scale")
-IN_APP = ("causal-mask", "heads", "cross-attention-wiring", "residual", "layernorm")
+# Every experiment runs in CI at its reduced size (experiments.json's `short`) on both front doors; on the site one
+# also against the twin.
+EVERY = tuple(experiments())
 TWIN = ("scale",)  # (tests/test_lab_parity.py holds every switch to the twin; one run here, in the browser)
 
 RUN = """async (names) => {
@@ -49,10 +48,10 @@ def run_every(page, names: tuple[str, ...]) -> dict:
 
 
 @pytest.mark.slow
-def test_half_the_experiments_on_the_static_site_go_as_said_and_train_as_the_twin_does(site, browser):  # noqa: F811
+def test_every_experiment_on_the_static_site_goes_as_said_and_trains_as_the_twin_does(site, browser):  # noqa: F811
     url, _ = site
     page, errors = open_site(browser, url)
-    out = run_every(page, ON_SITE)
+    out = run_every(page, EVERY)
     for name in TWIN:  # the same run: equal to 1e-4 over the 20 steps of tests/test_lab_parity.py; over 100 the last
         fa, fb = twin(name)  # digits of Math.exp and of torch's differ, and a saturated softmax carries them further
         assert out[name]["a"]["loss"] == pytest.approx(fa["loss"], rel=2e-2) and out[name]["b"][
@@ -63,7 +62,7 @@ def test_half_the_experiments_on_the_static_site_go_as_said_and_train_as_the_twi
 
 
 @pytest.mark.slow
-def test_the_lab_in_the_app_asks_first_then_trains_and_explains_and_the_other_half_go_as_said(browser, server):  # noqa: F811
+def test_the_lab_in_the_app_asks_first_then_trains_and_explains_and_every_experiment_goes_as_said(browser, server):  # noqa: F811
     page = open_page(browser, server, closed=True)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -83,7 +82,7 @@ def test_the_lab_in_the_app_asks_first_then_trains_and_explains_and_the_other_ha
     )
     assert "training/loop.py, line" in page.inner_text("#view-lab .al-lab-code-where")
     assert page.locator("#view-lab polyline[data-run='b']").count() == 2  # the loss and the gradient norm
-    run_every(page, IN_APP)
+    run_every(page, EVERY)
     page.fill("#view-lab .al-lab-steps", "5")
     page.click("#view-lab .al-lab-go")
     page.wait_for_function(
