@@ -18,6 +18,7 @@ from .tasks import BOS, EOS, MAX_SEQ, VOCAB, Pair, held_out, letters, pair
 
 PER_BATCH = 256 // (MAX_SEQ + 2)  # 18 sequences, at most 256 pieces
 CLIP, BETAS, EPS = 1.0, (0.9, 0.98), 1e-9
+DIVERGED = 1000.0  # a loss past it has diverged (it starts near ln 24 = 3.2)
 REPORT_EVERY, EVAL_EVERY, HELD, SHOWN = 10, 50, 16, 4
 
 
@@ -37,6 +38,8 @@ class LabRun:
     @property
     def final(self) -> dict[str, float]:
         step, forced, greedy = self.accuracy[-1] if self.accuracy else (0, 0.0, 0.0)
+        if self.diverged_at is not None:  # diverged: the worst loss, whatever it reached before
+            return {"loss": math.inf, "early": math.inf, "forced": forced, "greedy": greedy}
         recent = [v for _, v in self.losses[-3:]]
         early = [v for step, v in self.losses if step <= self.settings.steps // 3]
         return {
@@ -139,14 +142,14 @@ class Stepper:
 
     def __call__(self) -> tuple[float, float, bool]:
         """One step (the page's `trainStep`): the loss, the gradient norm before clipping, and whether it diverged
-        (a loss or norm that is not a number; the weights are then left as they were). The clipped gradients stay
-        on the parameters."""
+        (a loss past DIVERGED, or a loss or norm that is not a number; the weights are then left as they were). The
+        clipped gradients stay on the parameters."""
         batch = [pair(self.random, self.s.task) for _ in range(PER_BATCH)]
         self.optimizer.zero_grad(set_to_none=False)
         loss = loss_of(self.model, batch)
         loss.backward()
         norm, self.step = grad_norm_and_clip(self.model), self.step + 1
-        if not (math.isfinite(loss.item()) and math.isfinite(norm)):
+        if not (math.isfinite(loss.item()) and math.isfinite(norm)) or loss.item() > DIVERGED:
             return loss.item(), norm, True
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.step, self.s)

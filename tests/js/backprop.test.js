@@ -71,6 +71,14 @@ test("the lab's operations have the finite-difference slope of the loss too", ()
   assert.ok(checked > 80);
 });
 
+test("a lab run that diverges is stopped at that step and says so, its loss the worst", async () => {
+  const { train } = await import("../../ui/static/trainer.js");
+  const { finalOf } = await import("../../ui/static/lab.js");
+  const last = await train({ lr: 1.0, schedule: "constant", steps: 60, norm: "none" }, () => {});
+  assert.ok(last.done && last.diverged_at >= 1 && last.diverged_at < 60 && last.step === last.diverged_at, JSON.stringify(last.diverged_at));
+  assert.equal(finalOf(last).loss, Infinity);
+});
+
 test("the copy lab's settings are held to the server's caps", () => {
   assert.throws(() => checkedSettings({ n_layers: 3, n_heads: 4, d_model: 64, lr: 3e-3, steps: 300 }), /n_layers must be between 1 and 2/);
   assert.throws(() => checkedSettings({ n_layers: 2, n_heads: 4, d_model: 50, lr: 3e-3, steps: 300 }), /must be divisible/);

@@ -71,6 +71,7 @@ const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
     loss of the first third of the run (how fast it fell), the last accuracies. */
 export function finalOf(report) {
   const last = report.accuracy[report.accuracy.length - 1] || [0, 0, 0], third = Math.floor(report.total / 3);
+  if (report.diverged_at) return { loss: Infinity, early: Infinity, forced: last[1], greedy: last[2] }; // diverged: worst
   return { loss: mean(report.losses.slice(-3).map((x) => x[1])), early: mean(report.losses.filter((x) => x[0] <= third).map((x) => x[1])),
     forced: last[1], greedy: last[2] };
 }

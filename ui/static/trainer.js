@@ -16,6 +16,7 @@ import { Tape, node } from "./backprop.js";
 const PAD = 0, BOS = 1, EOS = 2, FIRST = 4, VOCAB = 24, MIN_LEN = 4, MAX_SEQ = 12, MAX_LEN = 16, HELD_OUT_SEED = 99;
 // lab/train.py: 18 sequences a step (at most 256 pieces)
 const PER_BATCH = Math.floor(256 / (MAX_SEQ + 2)), CLIP = 1.0, BETAS = [0.9, 0.98], EPS = 1e-9;
+export const DIVERGED = 1000; // a loss past it has diverged (lab/train.py's DIVERGED)
 export const REPORT_EVERY = 10, EVAL_EVERY = 50, HELD = 16, SHOWN = 4, VOCAB_SIZE = VOCAB;
 export const TIME_LIMIT_S = 120; // a run that outlasts it stops and says so
 // lab/settings.py: inclusive bounds, each with its reason, and the switches (the first value is the paper's)
@@ -172,12 +173,13 @@ function gradients(run, batch) {
   return { loss, norm: Math.sqrt(square) };
 }
 
-/** One step: a batch drawn, its gradients clipped to norm CLIP, Adam at the schedule's rate. A loss or gradient that
-    is not a number stops the run before it touches the weights ({diverged: true}). */
+/** One step: a batch drawn, its gradients clipped to norm CLIP, Adam at the schedule's rate. A loss past DIVERGED
+    (it starts near ln 24 ≈ 3.2) or a loss or gradient that is not a number stops the run before it touches the
+    weights ({diverged: true}). */
 export function trainStep(run) {
   const batch = [...Array(PER_BATCH)].map(() => pair(run.random, run.c.task)), { loss, norm } = gradients(run, batch);
   run.step += 1;
-  if (!Number.isFinite(loss) || !Number.isFinite(norm)) return { loss, norm, diverged: true };
+  if (!Number.isFinite(loss) || !Number.isFinite(norm) || loss > DIVERGED) return { loss, norm, diverged: true };
   const clip = Math.min(1, CLIP / (norm + 1e-6)), lr = lrAt(run.step, run.c), { adam } = run;
   adam.t += 1;
   const [b1, b2] = BETAS, c1 = 1 - b1 ** adam.t, c2 = 1 - b2 ** adam.t;
