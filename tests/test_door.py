@@ -111,4 +111,8 @@ def test_one_view_per_url_on_the_static_site(site, browser):  # noqa: F811
     page.goto(f"{url}?embed=1&view=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E")
     page.wait_for_selector(".al-embed-error", timeout=90_000)
     assert "no such view" in page.inner_text(".al-embed-error") and page.locator("img[src=x]").count() == 0
+    hostile = "<img src=x onerror=window.hit=1> Ein Hund."  # the link's sentence is text, wherever it is shown
+    page.goto(f"{url}?embed=1&view=translate&s={quote(hostile)}")
+    page.wait_for_selector("html.al-embed-ready", timeout=90_000)
+    assert page.locator("img[src=x]").count() == 0 and page.evaluate("() => window.hit === undefined")
     page.close()

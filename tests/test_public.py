@@ -189,10 +189,12 @@ def test_unknown_endpoints_get_a_message_not_a_500(server):
     assert status == 404 and "names no endpoint" in body, body
     status, body = post(f"{server}gradio_api/queue/join", {"data": [], "fn_index": 999, "session_hash": "x1"})
     assert status == 400 and "fn_index 999 names no endpoint" in body, body
-    for text in ("not json", json.dumps({"data": "not a list"})):
-        status, body = post(f"{server}gradio_api/call/translate", text.encode())
-        assert status == 422, body
-        assert_no_internals(body)
+    status, body = post(f"{server}gradio_api/call/translate", b"not json")  # said before Gradio reads it
+    assert status == 400 and "not JSON" in body and '{\\"data\\": [text, decoding' in body, body
+    assert_no_internals(body)
+    status, body = post(f"{server}gradio_api/call/translate", json.dumps({"data": "not a list"}).encode())
+    assert status == 422, body
+    assert_no_internals(body)
 
 
 def test_uploads_are_refused_whatever_their_size_or_count(server):
