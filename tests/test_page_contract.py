@@ -109,3 +109,22 @@ def test_the_notebook_bundle_holds_the_viewer_once_in_order():
     text = bundle(VIEWER_ENTRY)
     assert [m for m in re.findall(r'^modules\["([\w./-]+)"\] = ', text, re.M)] == order
     assert not re.search(r"^(?:import|export) ", text, re.M)
+
+
+TWIN = re.compile(r"^// twin of: (?P<originals>[^(]+?) \((?P<test>[\w/.]+)\)$", re.M)
+
+
+def test_every_twin_names_its_original_and_the_test_that_holds_them_equal():
+    """A module that computes what Python code computes (the model, the search, the lens, the trainer, ...) says so in
+    its second line, `// twin of: ORIGINAL[, ORIGINAL] (TEST)`: each original exists, and the test exists and is one
+    that runs the page (a browser, node) beside Python."""
+    root = STATIC.parent.parent
+    twins = {name: TWIN.search(SOURCES[name]) for name in FILES}
+    found = {name: m for name, m in twins.items() if m}
+    assert len(found) >= 17, sorted(found)  # the model, the search, the lens's views, the router, the trainer, ...
+    for name, m in found.items():
+        assert SOURCES[name].splitlines()[1] == m.group(0), f"{name}: the twin line comes second"
+        for original in m.group("originals").split(", "):
+            assert (root / original).is_file(), f"{name}: {original} does not exist"
+        test = (root / m.group("test")).read_text(encoding="utf-8")
+        assert "chromium" in test.lower() or "node" in test or "page" in test, f"{name}: {m.group('test')} runs no page"

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: lens/ablate.py, ui/head_lab_data.py (tests/test_site_views.py)
 /* Attention Lens, the head lab answered in the page: what ui/head_lab_data.py's ablation_payload answers, computed
    by the page's model. The sentence is translated with every head on, then again with the heads of the lab's grids
    switched off (each one's output scaled by 0 before W_O, as model/heads.HeadMask does), and the second

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: lens/contributions.py (tests/test_site_views.py)
 /* Attention Lens, who wrote each word, in the page: lens/contributions.py's ALTI+ (Ferrando et al. 2022) read off
    the page's own teacher-forced pass (taps.js), in /contributions' fields.
 

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: tokenizer/han_pieces.py (tests/test_site.py)
 /* Attention Lens, the tokenizer in the page: the byte-level BPE of the checkpoint's tokenizer.json, the same pieces
    as the `tokenizers` library gives (tests/test_site.py and tests/test_site.py compare them).
 

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: tokenizer/chinese.py (tests/test_chinese.py)
 /* Attention Lens, Chinese text in the page as the Chinese model reads it: tokenizer/chinese.py's twin (the same
    class of Han characters, the same rule for Chinese, the same normalisation; tests/test_chinese.py holds the
    two to the same output on the whole corpus). Traditional characters become Simplified by OpenCC's t2s table,

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: training_data/domain.py (tests/test_site.py)
 /* Attention Lens, which kind of German a text is, in the page: training_data/domain.py's naive Bayes guess (photo caption
    or everyday speech) from the checkpoint's domain.json.gz, computed as the server computes it, so that the page
    without a server says what the server says.

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: ui/payload.py, lens/explain.py (tests/test_site.py)
 /* Attention Lens, the lens in the page: German text in, the payload the viewer draws out (ui/payload.py's
    page_payload, field for field), computed in the visitor's browser by the page's own tokenizer (bpe.js), model
    (transformer.js) and search (search.js); no server. The inside views that need only the model (how a row was

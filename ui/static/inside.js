@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: lens/qkv.py, lens/logit_lens.py, lens/code.py, lens/tap_values.py (tests/test_site.py)
 /* Attention Lens, the inside views answered in the page, computed by the page's model (transformer.js) over the
    page's own translation, in the server's fields, so that the views draw them as they draw the server's: /qkv
    (lens/qkv.py), /logit_lens (lens/logit_lens.py), /contributions (lens/contributions.py; alti.js), /contrast

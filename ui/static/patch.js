@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: lens/patching.py, lens/patching_heads.py (tests/test_site_views.py)
 /* Attention Lens, activation patching answered in the page: /patch's fields (lens/patching.py and
    lens/patching_heads.py) from replays of the page's model (taps.js's pass, its taps replaced).
 

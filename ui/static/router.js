@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: ui/routed.py, training_data/truecase.py, training_data/language.py, training_data/umlauts.py (tests/test_site.py)
 /* Attention Lens, the router in the page: ui/routed.py's Router, training_data/truecase.py and training_data/language.py computed
    as the server computes them, so that the page without a server sends each sentence to the same model.
    German written all in lowercase (or capitals) gets its capitals back from the domain file's counts; text that is

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: generation/search.py, generation/bans.py (tests/test_site.py)
 /* Attention Lens, the search in the page: greedy and beam search over the page's Transformer (transformer.js),
    step for step the rules of generation/search.py and generation/bans.py, so that the page writes what the
    server writes. Padding and BOS are never written; with no_repeat_ngram = n no n pieces in a row twice.

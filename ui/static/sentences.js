@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: tokenizer/sentences.py (tests/test_site.py)
 /* Attention Lens, German text -> sentences in the page: the rules of tokenizer/sentences.py, for a model trained on
    single sentences. A full stop ends a sentence only when it is not part of an abbreviation ("z. B.", "Dr."), an
    ordinal or date ("1. Mai"), a decimal number ("3.5") or an initial, and when what follows starts a sentence

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: lens/trace.py, ui/step_through.py (tests/test_site_views.py)
 /* Attention Lens, the step view answered in the page: what ui/step_through.py's run, force and hypothesis answer,
    computed by the page's model, so that stepthrough.js draws the page's answer as it draws the server's.
 

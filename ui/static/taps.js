@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: model/taps.py, lens/stream.py (tests/test_site.py)
 /* Attention Lens, the taps in the page: one teacher-forced pass of the page's model (transformer.js) over a
    sentence and its translation, every intermediate under model/taps.py's name and in its shape (batch 1), so that
    the views drawn from taps (the Code view, the picture's steps) read here the numbers the server reads with

@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: model/transformer.py, model/layers.py, model/attention.py (tests/test_site.py)
 /* Attention Lens, the model in the page: the encoder-decoder Transformer of model/transformer.py, by hand, from
    the checkpoint's weights (a safetensors file, fp16 or fp32), computing in fp32. Post-LayerNorm as the shipped
    config has it (norm_first false): x = LayerNorm(x + Sublayer(x)). One embedding, scaled by sqrt(D), is the

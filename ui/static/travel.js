@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: lens/time_travel.py, ui/time_travel.py (tests/test_site_views.py)
 /* Attention Lens, time travel answered in the page: what ui/time_travel.py's view streams (each snapshot of the
    training run reading the visitor's sentence: its translation, its maps, how spread its cross-attention is),
    computed by the page with each snapshot's weights (int8, snapshots/ beside the page). A snapshot's weights are

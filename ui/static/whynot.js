@@ -1,4 +1,5 @@
 // @ts-check
+// twin of: lens/contrast.py (tests/test_site_views.py)
 /* Attention Lens, "why X and not Y" answered in the page: /contrast's fields (lens/contrast.py) from forward passes
    of the page's model, with no gradients.
 
