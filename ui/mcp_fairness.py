@@ -95,31 +95,13 @@ def stateful_sessions() -> bool:
             address = _OPENING_ADDRESS.get()
             if address is not None and self.sessions_of(address) >= MCP_SESSIONS_PER_ADDRESS:
                 raise SessionRefused(429, address_full())
-            if len(self._server_instances) >= MCP_SESSIONS and not self._evict_for(address):
+            if len(self._server_instances) >= MCP_SESSIONS and not evict_for(self, address):
                 raise SessionRefused(503, app_full())
             transport = super()._admit_session(requestor)
             if transport is not None and address is not None:
                 self._address_of[transport.mcp_session_id] = address
                 self._last_used[transport.mcp_session_id] = time.monotonic()
             return transport
-
-        def _evict_for(self, address: str | None) -> bool:
-            """The app is full: the address holding the most sessions gives up its longest idle one, if it holds
-            more than the opener would then (so a handful of addresses cannot keep the others out). False: none."""
-            held = Counter(a for s, a in self._address_of.items() if s in self._server_instances)
-            if not held:
-                return False
-            biggest, count = held.most_common(1)[0]
-            if count <= held.get(address, 0) + 1:
-                return False
-            oldest = min((s for s, a in self._address_of.items() if a == biggest and s in self._server_instances),
-                         key=lambda s: self._last_used.get(s, 0.0))  # fmt: skip
-            transport = self._server_instances.pop(oldest)
-            self._session_owners.pop(oldest, None)
-            self._address_of.pop(oldest, None)
-            self._last_used.pop(oldest, None)
-            asyncio.get_running_loop().create_task(transport.terminate())  # its ID answers 404 from now on
-            return True
 
         async def _handle_stateful_request(self, scope, receive, send):
             from starlette.requests import Request
@@ -138,6 +120,27 @@ def stateful_sessions() -> bool:
                 _OPENING_ADDRESS.reset(token)
 
     GradioMCPServer.StreamableHTTPSessionManager = SessionPerClient
+    return True
+
+
+def evict_for(manager, address: str | None) -> bool:
+    """The app is full: the address holding the most sessions gives up its longest idle one, if it holds more than
+    the opener would then (so a handful of addresses cannot keep the others out). False: none. Called under the
+    manager's session lock, with no await."""
+    live = manager._server_instances
+    held = Counter(a for s, a in manager._address_of.items() if s in live)
+    if not held:
+        return False
+    biggest, count = held.most_common(1)[0]
+    if count <= held.get(address, 0) + 1:
+        return False
+    oldest = min((s for s, a in manager._address_of.items() if a == biggest and s in live),
+                 key=lambda s: manager._last_used.get(s, 0.0))  # fmt: skip
+    transport = live.pop(oldest)
+    manager._session_owners.pop(oldest, None)
+    manager._address_of.pop(oldest, None)
+    manager._last_used.pop(oldest, None)
+    asyncio.get_running_loop().create_task(transport.terminate())  # its ID answers 404 from now on
     return True
 
 
